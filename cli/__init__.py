@@ -1,0 +1,1 @@
+"""The `kg` command: the maintainers' tool over the `kg` library."""

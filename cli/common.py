@@ -1,0 +1,94 @@
+"""What every command shares: opening the store, printing, turning errors into exit codes."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from collections.abc import Callable, Coroutine, Iterator
+from contextlib import contextmanager
+from datetime import UTC, date, datetime
+from typing import Any, NoReturn, TypeVar
+
+import typer
+from pydantic import BaseModel
+from rich.console import Console
+
+from kg.api import Memory, SyncMemory
+from kg.errors import AmbiguousEntity, KgError
+from kg.settings import Settings
+
+T = TypeVar("T")
+
+# The driver logs each retry as a warning; the CLI reports the final error in one line.
+logging.getLogger("neo4j").setLevel(logging.ERROR)
+
+out = Console(highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+JsonOpt = typer.Option(False, "--json", help="Print JSON for machines instead of text.")
+
+
+def fail(error: KgError) -> NoReturn:
+    err.print(f"[red]error:[/red] {error}", markup=True)
+    if isinstance(error, AmbiguousEntity):
+        for k in error.kandidaten:
+            err.print(f"  {k.id}  {k.name} ({k.typ}) {'; '.join(k.merkmale)}", markup=False)
+    raise typer.Exit(error.exit_code)
+
+
+@contextmanager
+def memory(check_schema: bool = True) -> Iterator[SyncMemory]:
+    """A connected store for one command; domain errors become one line and an exit code."""
+    try:
+        with SyncMemory(Settings(), check_schema=check_schema) as sync:
+            yield sync
+    except KgError as error:
+        fail(error)
+
+
+def call(fn: Callable[[Memory], Coroutine[Any, Any, T]], check_schema: bool = True) -> T:
+    """Open the store, make one library call, close."""
+    with memory(check_schema) as sync:
+        try:
+            return sync.run(fn(sync.memory))
+        except KgError as error:
+            fail(error)
+
+
+def to_jsonable(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    if isinstance(value, list):
+        return [to_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {k: to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, (datetime, date)):
+        return value.isoformat()
+    return value
+
+
+def print_json(value: Any) -> None:
+    sys.stdout.write(json.dumps(to_jsonable(value), ensure_ascii=False, indent=2) + "\n")
+
+
+def parse_when(text: str | None, name: str) -> datetime | None:
+    """A date or datetime option; a bare date means the end of that day (UTC)."""
+    if text is None:
+        return None
+    try:
+        if len(text) == 10:
+            return datetime.combine(date.fromisoformat(text), datetime.max.time(), tzinfo=UTC)
+        value = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        err.print(f"error: {name} {text!r} is not a date (YYYY-MM-DD) or ISO datetime")
+        raise typer.Exit(2) from None
+    return value if value.tzinfo else value.replace(tzinfo=UTC)
+
+
+def parse_day(text: str, name: str) -> date:
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        err.print(f"error: {name} {text!r} is not a date (YYYY-MM-DD)")
+        raise typer.Exit(2) from None

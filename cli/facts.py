@@ -1,0 +1,246 @@
+"""`kg write`, `kg correct`, `kg entities`, `kg mappe`, `kg history`, `kg audit`."""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from cli.common import JsonOpt, call, err, fail, out, parse_when, print_json
+from kg.api import Memory, parse_order
+from kg.errors import InvalidInput
+from kg.mappe import Mappe, MappeFakt, render
+from kg.models import AuftragErgebnis, Berichtigung, Tripel
+
+UserOpt = typer.Option(..., "--user", "-u", help="The human's user_id.")
+CharOpt = typer.Option(..., "--character", "-c", help="The character_id of the pair.")
+
+
+def _read_json(source: str) -> object:
+    try:
+        text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
+    except OSError as exc:
+        err.print(f"error: cannot read {source}: {exc.strerror}")
+        raise typer.Exit(2) from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        err.print(f"error: {source} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})")
+        raise typer.Exit(2) from None
+
+
+def _print_result(result: AuftragErgebnis, as_json: bool) -> None:
+    if as_json:
+        print_json(result)
+    else:
+        head = f"order {result.auftrag_id}: {result.status}"
+        out.print(head + (" (wiederholt — already written, nothing written again)" if result.wiederholt else ""), markup=False)
+        for r in result.ergebnisse:
+            detail = r.meldung or (f"fact {r.fakt_id}" if r.fakt_id else "")
+            if r.abgeloest:
+                detail += f"; retired {', '.join(r.abgeloest)}"
+            out.print(f"  [{r.index}] {r.ausgang:<12} {detail}", markup=False)
+            for k in r.kandidaten:
+                out.print(f"        candidate {k.id} {k.name} ({k.typ}) {'; '.join(k.merkmale)}", markup=False)
+    if result.status != "ok":
+        raise typer.Exit(1)
+
+
+def write(
+    source: str = typer.Argument(..., help="Order JSON file, or - for standard input."),
+    as_json: bool = JsonOpt,
+) -> None:
+    """Write one order (Auftrag) through the Fakten-Agent; exit 1 unless every triple held.
+
+    Example: echo '{"auftrag_id": "t1", "user_id": "u1", "character_id": "nova",
+    "tripel": [{"subjekt": "Lena", "beziehung": "wohnt_in", "objekt": "Kassel",
+    "herkunft": "mensch"}]}' | kg write -
+    """
+    data = _read_json(source)
+    try:
+        order = parse_order(data)
+    except InvalidInput as error:
+        fail(error)
+    result = call(lambda m: m.write(order))
+    _print_result(result, as_json)
+
+
+def correct(
+    user: str = UserOpt,
+    character: str = CharOpt,
+    subjekt: str = typer.Option(..., help="Subject name or id."),
+    beziehung: str = typer.Option(..., help="Relation of the wrong fact."),
+    objekt: str | None = typer.Option(None, help="Object entity name or id of the wrong fact."),
+    wert: str | None = typer.Option(None, help="Or its value."),
+    neu_objekt: str | None = typer.Option(None, help="Replacement object (optional)."),
+    neu_wert: str | None = typer.Option(None, help="Replacement value (optional)."),
+    herkunft: str = typer.Option("mensch", help="Herkunft of the replacement."),
+    auftrag_id: str | None = typer.Option(None, help="Idempotency id (default: generated)."),
+    as_json: bool = JsonOpt,
+) -> None:
+    """Correct a wrong fact: retired as never true, optionally with its replacement.
+
+    Example: kg correct -u u1 -c nova --subjekt Mittelmeer --beziehung ist_ein
+    --wert Ozean --neu-wert Nebenmeer
+    """
+    try:
+        data: dict[str, object] = {
+            "auftrag_id": auftrag_id or f"berichtigung-{datetime.now(UTC).isoformat()}",
+            "user_id": user,
+            "character_id": character,
+            "berichtigungen": [Berichtigung.model_validate(
+                {"subjekt": subjekt, "beziehung": beziehung, "objekt": objekt, "wert": wert}
+            ).model_dump(exclude_none=True)],
+        }
+        if neu_objekt or neu_wert:
+            data["tripel"] = [Tripel.model_validate(
+                {"subjekt": subjekt, "beziehung": beziehung, "objekt": neu_objekt,
+                 "wert": neu_wert, "herkunft": herkunft}
+            ).model_dump(exclude_none=True)]
+        order = parse_order(data)
+    except ValueError as exc:
+        err.print(f"error: {exc}")
+        raise typer.Exit(2) from None
+    except InvalidInput as error:
+        fail(error)
+    _print_result(call(lambda m: m.write(order)), as_json)
+
+
+def entities(
+    user: str = UserOpt,
+    character: str = CharOpt,
+    limit: int = typer.Option(1000, help="Most entities to list."),
+    as_json: bool = JsonOpt,
+) -> None:
+    """List a user's entities with their type and active fact count in the pair.
+
+    Example: kg entities -u u1 -c nova
+    """
+    rows = call(lambda m: m.entities(user, character, limit))
+    if as_json:
+        print_json(rows)
+        return
+    table = Table("id", "name", "typ", "fakten")
+    for e in rows:
+        table.add_row(e.id, e.name, e.typ, str(e.fakten))
+    out.print(table)
+
+
+def mappe(
+    entity: str = typer.Argument(..., help="Entity name or id."),
+    user: str = UserOpt,
+    character: str = CharOpt,
+    gueltig_am: str | None = typer.Option(None, help="Valid-time: true on this date."),
+    bekannt_am: str | None = typer.Option(None, help="System-time: as known on this date."),
+    cap: int | None = typer.Option(None, help="Most facts (default KG_MAPPE_CAP)."),
+    as_json: bool = JsonOpt,
+    text: bool = typer.Option(False, "--text", help="Only the prompt text block."),
+    budget: int = typer.Option(1500, help="Character budget of the prompt text."),
+) -> None:
+    """Show the Mappe of an entity: facts to degree 2, history, derived knowledge.
+
+    Example: kg mappe Lena -u u1 -c nova --json
+    """
+    v = parse_when(gueltig_am, "--gueltig-am")
+    x = parse_when(bekannt_am, "--bekannt-am")
+
+    async def read(m: Memory) -> Mappe:
+        eid = await m.entity_id(user, character, entity)
+        return await m.mappe(user, character, eid, v, x, cap)
+
+    result = call(read)
+    if as_json:
+        print_json(result)
+    elif text:
+        out.print(render(result, budget), markup=False)
+    else:
+        print_mappe(result, budget)
+
+
+def print_mappe(result: Mappe, budget: int = 1500) -> None:
+    out.print(render(result, budget), markup=False)
+    table = Table("grad", "subjekt", "beziehung", "objekt / wert", "herkunft", "ab", "stärke",
+                  title=f"Mappe {result.entitaet.name}")
+    for f in result.fakten:
+        table.add_row(str(f.grad), f.subjekt.name, f.beziehung,
+                      f.objekt.name if f.objekt else f"„{f.wert}“", f.herkunft, f.ab or "",
+                      f"{f.staerke:.2f}")
+    for h in result.historie:
+        table.add_row("hist", h.subjekt.name, h.beziehung,
+                      h.objekt.name if h.objekt else f"„{h.wert}“", h.herkunft,
+                      f"{h.ab} bis {h.bis}", f"{h.staerke:.2f}")
+    out.print(table)
+
+
+def history(
+    entity: str = typer.Argument(..., help="Entity name or id."),
+    user: str = UserOpt,
+    character: str = CharOpt,
+    beziehung: str | None = typer.Option(None, help="Only this relation."),
+    as_json: bool = JsonOpt,
+) -> None:
+    """Every value an entity's relations ever had ("where did Lena live before?").
+
+    Example: kg history Lena -u u1 -c nova --beziehung wohnt_in
+    """
+
+    async def read(m: Memory) -> list[MappeFakt]:
+        eid = await m.entity_id(user, character, entity)
+        return await m.history(user, character, eid, beziehung)
+
+    rows = call(read)
+    if as_json:
+        print_json(rows)
+        return
+    table = Table("beziehung", "objekt / wert", "ab", "bis", "aktiv", "herkunft")
+    for f in rows:
+        table.add_row(f.beziehung, f.objekt.name if f.objekt else f"„{f.wert}“", f.ab or "",
+                      f.bis or "", "ja" if f.aktiv else "nein", f.herkunft)
+    out.print(table)
+
+
+audit_app = typer.Typer(help="The audit of write orders (forensics, with retention).",
+                        no_args_is_help=True)
+
+
+@audit_app.command("list")
+def audit_list(
+    user: str = UserOpt,
+    character: str | None = typer.Option(None, "--character", "-c", help="Only this character."),
+    limit: int = typer.Option(20, help="Most orders."),
+    as_json: bool = JsonOpt,
+) -> None:
+    """The newest orders of a user or pair, with the outcome per triple.
+
+    Example: kg audit list -u u1 -c nova --limit 5
+    """
+    rows = call(lambda m: m.audit(user, character, limit))
+    if as_json:
+        print_json(rows)
+        return
+    table = Table("recorded", "auftrag_id", "character", "status", "outcomes")
+    for a in rows:
+        outcomes = ", ".join(r.ausgang for r in a.ergebnis.ergebnisse)
+        table.add_row(a.erfasst.isoformat(timespec="seconds"), a.auftrag_id, a.character_id,
+                      a.status, outcomes)
+    out.print(table)
+
+
+@audit_app.command("prune")
+def audit_prune(
+    days: int | None = typer.Option(None, help="Keep this many days (default KG_AUDIT_RETENTION_DAYS)."),
+) -> None:
+    """Delete orders older than the retention period.
+
+    Example: kg audit prune --days 365
+    """
+
+    async def prune(m: Memory) -> int:
+        keep = days if days is not None else m.db.settings.audit_retention_days
+        return await m.audit_prune(datetime.now(UTC) - timedelta(days=keep))
+
+    out.print(f"deleted {call(prune)} orders")

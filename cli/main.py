@@ -1,0 +1,38 @@
+"""The `kg` command: typer sub-apps by area, each command one library call.
+
+Exit codes: 0 ok; 1 an order not fully written or check violations; 2 bad input;
+3 Neo4j unreachable / auth / database; 4 schema not current; 5 launcher failed;
+6 unknown entity; 7 ambiguous name; 8 timeline rule broken.
+"""
+
+from __future__ import annotations
+
+import typer
+
+from cli import facts, server, timeline
+
+app = typer.Typer(
+    name="kg",
+    help="Faktengedächtnis: the fact memory of a chat companion, on Neo4j.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+app.add_typer(server.server_app, name="server")
+app.add_typer(server.schema_app, name="schema")
+app.command("status")(server.status)
+app.command("write")(facts.write)
+app.command("correct")(facts.correct)
+app.command("entities")(facts.entities)
+app.command("mappe")(facts.mappe)
+app.command("history")(facts.history)
+app.add_typer(facts.audit_app, name="audit")
+app.add_typer(timeline.timeline_app, name="timeline")
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,130 @@
+"""`kg server`, `kg schema` and `kg status`: the store itself."""
+
+from __future__ import annotations
+
+import time
+
+import typer
+from rich.table import Table
+
+from cli.common import JsonOpt, call, err, fail, out, print_json
+from kg import schema
+from kg.api import Memory, Status
+from kg.errors import KgError
+from kg.launcher import LocalServer
+
+server_app = typer.Typer(help="Run a local Neo4j 5.26 (no Docker needed).", no_args_is_help=True)
+schema_app = typer.Typer(help="Schema migrations under cypher/migrations.", no_args_is_help=True)
+
+
+@server_app.command("start")
+def server_start() -> None:
+    """Fetch Neo4j Community once, start it, return when Bolt answers.
+
+    Example: kg server start
+    """
+    server = LocalServer.from_env()
+    began = time.monotonic()
+    try:
+        server.start()
+    except KgError as error:
+        fail(error)
+    out.print(f"Neo4j {server.uri} is up ({time.monotonic() - began:.1f}s); "
+              f"Browser {server.browser_url}; logs {server.log_file}")
+
+
+@server_app.command("stop")
+def server_stop(
+    kill: bool = typer.Option(False, "--kill", help="SIGKILL instead of a clean shutdown."),
+) -> None:
+    """Stop the local Neo4j.
+
+    Example: kg server stop
+    """
+    server = LocalServer.from_env()
+    out.print("stopped" if server.stop(kill=kill) else "not running")
+
+
+@server_app.command("status")
+def server_status() -> None:
+    """Whether the local Neo4j runs, where its home and logs are.
+
+    Example: kg server status
+    """
+    server = LocalServer.from_env()
+    pid = server.pid()
+    answering = server.bolt_answers()
+    out.print(f"home   {server.home}")
+    out.print(f"logs   {server.log_file}")
+    out.print(f"pid    {pid or '-'}")
+    out.print(f"bolt   {server.uri} {'answering' if answering else 'not answering'}")
+    out.print(f"browser {server.browser_url}")
+    if not answering:
+        raise typer.Exit(3)
+
+
+@server_app.command("logs")
+def server_logs(lines: int = typer.Option(40, help="How many lines.")) -> None:
+    """Print the tail of the local server's log.
+
+    Example: kg server logs --lines 100
+    """
+    out.print(LocalServer.from_env().log_tail(lines), markup=False)
+
+
+@schema_app.command("apply")
+def schema_apply(as_json: bool = JsonOpt) -> None:
+    """Apply pending migrations in order and record them in the graph.
+
+    Example: kg schema apply
+    """
+    states = call(lambda m: schema.apply(m.db), check_schema=False)
+    _print_states(states, as_json)
+
+
+@schema_app.command("status")
+def schema_status(as_json: bool = JsonOpt) -> None:
+    """List migrations: applied, pending, or changed since applied.
+
+    Example: kg schema status --json
+    """
+    states = call(lambda m: schema.status(m.db), check_schema=False)
+    _print_states(states, as_json)
+    if any(s.status != "applied" for s in states):
+        raise typer.Exit(4)
+
+
+def _print_states(states: list[schema.MigrationState], as_json: bool) -> None:
+    if as_json:
+        print_json(states)
+        return
+    table = Table("version", "name", "status", "applied at")
+    for s in states:
+        table.add_row(f"{s.version:04d}", s.name, s.status,
+                      s.applied_at.isoformat(timespec="seconds") if s.applied_at else "-")
+    out.print(table)
+
+
+def status(as_json: bool = JsonOpt) -> None:
+    """Connect and show server, version, database, schema and counts.
+
+    Example: kg status
+    """
+
+    async def get(m: Memory) -> Status:
+        return await m.status()
+
+    result = call(get, check_schema=False)
+    if as_json:
+        print_json(result)
+        return
+    out.print(f"server    {result.uri}")
+    out.print(f"neo4j     {result.version} {result.edition}")
+    out.print(f"database  {result.database}")
+    out.print(f"schema    version {result.schema_version} of {result.schema_needed}"
+              + ("" if result.schema_version == result.schema_needed else "  (run `kg schema apply`)"))
+    out.print(f"entities  {result.entities}")
+    out.print(f"facts     {result.facts} ({result.active_facts} active)")
+    if result.schema_version != result.schema_needed:
+        err.print("error: schema is not current — run `kg schema apply`")
+        raise typer.Exit(4)

@@ -1,0 +1,137 @@
+"""`kg timeline`: add, move, cancel, show and list the entries of a pair."""
+
+from __future__ import annotations
+
+import typer
+from rich.table import Table
+
+from cli.common import JsonOpt, call, err, out, parse_day, print_json
+from kg.api import Memory
+from kg.models import NeuerEintrag
+from kg.timeline import Eintrag, month_window
+
+timeline_app = typer.Typer(help="Dated entries of a pair and their NACHFOLGER chains.",
+                           no_args_is_help=True)
+UserOpt = typer.Option(..., "--user", "-u", help="The human's user_id.")
+CharOpt = typer.Option(..., "--character", "-c", help="The character_id of the pair.")
+
+
+def _table(rows: list[Eintrag], as_json: bool) -> None:
+    if as_json:
+        print_json(rows)
+        return
+    table = Table("id", "typ", "titel", "wann", "genauigkeit", "aktiv", "betrifft")
+    for e in rows:
+        state = "abgesagt" if e.abgesagt else ("ja" if e.aktiv else "nein")
+        table.add_row(e.id, e.typ, e.titel, e.text, e.genauigkeit, state, e.person_name or "")
+    out.print(table)
+
+
+@timeline_app.command("add")
+def add(
+    user: str = UserOpt,
+    character: str = CharOpt,
+    typ: str = typer.Option(..., help="termin, geburtstag, deadline, jahrestag, erinnerung, ereignis."),
+    titel: str = typer.Option(..., help="Title."),
+    beginn: str = typer.Option(..., help="Start date YYYY-MM-DD."),
+    ende: str | None = typer.Option(None, help="End date of a span."),
+    monat: bool = typer.Option(False, "--monat", help="Only the month is known (precision monat)."),
+    betrifft: str | None = typer.Option(None, help="Entity (name or id) an event happens to."),
+    as_json: bool = JsonOpt,
+) -> None:
+    """Add an entry; an ereignis names the person it happens to.
+
+    Example: kg timeline add -u u1 -c nova --typ ereignis --titel "Lena zieht nach Kassel"
+    --beginn 2026-11-01 --monat --betrifft Lena
+    """
+    try:
+        entry = NeuerEintrag.model_validate({
+            "typ": typ, "titel": titel, "beginn": parse_day(beginn, "--beginn"),
+            "ende": parse_day(ende, "--ende") if ende else None,
+            "genauigkeit": "monat" if monat else "tag",
+        })
+    except ValueError as exc:
+        err.print(f"error: {exc}")
+        raise typer.Exit(2) from None
+
+    async def run(m: Memory) -> Eintrag:
+        person = await m.entity_id(user, character, betrifft) if betrifft else None
+        return await m.timeline_add(user, character, entry, person)
+
+    _table([call(run)], as_json)
+
+
+@timeline_app.command("move")
+def move(
+    eintrag_id: str = typer.Argument(..., help="The active entry of the chain."),
+    user: str = UserOpt,
+    character: str = CharOpt,
+    beginn: str = typer.Option(..., help="New start date YYYY-MM-DD."),
+    ende: str | None = typer.Option(None, help="New end date."),
+    monat: bool | None = typer.Option(None, "--monat/--tag", help="New precision."),
+    as_json: bool = JsonOpt,
+) -> None:
+    """Move an entry: a successor replaces it (old -[:NACHFOLGER]-> new, old inactive).
+
+    Example: kg timeline move 3f2a... -u u1 -c nova --beginn 2026-12-01 --monat
+    """
+    genauigkeit = None if monat is None else ("monat" if monat else "tag")
+    b = parse_day(beginn, "--beginn")
+    e = parse_day(ende, "--ende") if ende else None
+    _table([call(lambda m: m.timeline_move(user, character, eintrag_id, b, e, genauigkeit))], as_json)
+
+
+@timeline_app.command("cancel")
+def cancel(
+    eintrag_id: str = typer.Argument(..., help="The active entry of the chain."),
+    user: str = UserOpt,
+    character: str = CharOpt,
+    as_json: bool = JsonOpt,
+) -> None:
+    """Cancel an entry; facts valid from it are retired, values they replaced hold again.
+
+    Example: kg timeline cancel 3f2a... -u u1 -c nova
+    """
+    result = call(lambda m: m.timeline_cancel(user, character, eintrag_id))
+    if as_json:
+        print_json(result)
+    else:
+        out.print(f"cancelled; facts retired: {len(result['retired'])}, "
+                  f"reinstated: {len(result['reinstated'])}")
+
+
+@timeline_app.command("show")
+def show(
+    eintrag_id: str = typer.Argument(..., help="Any entry of the chain."),
+    user: str = UserOpt,
+    character: str = CharOpt,
+    as_json: bool = JsonOpt,
+) -> None:
+    """Show the whole chain of an entry, oldest first.
+
+    Example: kg timeline show 3f2a... -u u1 -c nova
+    """
+    _table(call(lambda m: m.timeline_chain(user, character, eintrag_id)), as_json)
+
+
+@timeline_app.command("list")
+def list_entries(
+    user: str = UserOpt,
+    character: str = CharOpt,
+    month: str | None = typer.Option(None, "--month", help="A named month YYYY-MM."),
+    von: str | None = typer.Option(None, "--from", help="Window start YYYY-MM-DD."),
+    bis: str | None = typer.Option(None, "--to", help="Window end YYYY-MM-DD."),
+    as_json: bool = JsonOpt,
+) -> None:
+    """The pair's active entries in a month or a window.
+
+    Example: kg timeline list -u u1 -c nova --month 2026-11
+    """
+    if month:
+        first, last = month_window(month)
+    elif von and bis:
+        first, last = parse_day(von, "--from"), parse_day(bis, "--to")
+    else:
+        err.print("error: give --month YYYY-MM, or --from and --to")
+        raise typer.Exit(2)
+    _table(call(lambda m: m.timeline_window(user, character, first, last)), as_json)

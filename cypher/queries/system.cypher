@@ -1,0 +1,30 @@
+// name: ping
+// The cheapest round trip: the floor every other query is compared with.
+RETURN 1 AS ok;
+
+// name: server_info
+// Version and edition of the server.
+CALL dbms.components() YIELD name, versions, edition
+RETURN name, versions[0] AS version, edition;
+
+// name: store_counts
+// How many entities and fact relationships (active and all) the store holds.
+CALL () { MATCH (e:Entitaet) RETURN count(e) AS entities }
+CALL () {
+  MATCH (:Entitaet)-[r]->()
+  WHERE r.herkunft IS NOT NULL
+  RETURN count(r) AS facts, count(CASE WHEN r.aktiv THEN 1 END) AS active_facts
+}
+RETURN entities, facts, active_facts;
+
+// name: schema_applied
+// The migrations recorded in the graph.
+MATCH (m:SchemaMigration)
+RETURN m.version AS version, m.name AS name, m.checksum AS checksum, m.applied_at AS applied_at
+ORDER BY m.version;
+
+// name: schema_record
+// Record one applied migration.
+// params: $version, $name, $checksum
+MERGE (m:SchemaMigration {version: $version})
+SET m.name = $name, m.checksum = $checksum, m.applied_at = datetime();

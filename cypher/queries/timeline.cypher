@@ -1,0 +1,94 @@
+// name: timeline_chain_ends
+// From any entry of a chain: its first entry (what facts reference) and its active end.
+// params: $user_id, $character_id, $eintrag_id
+MATCH (t:TimelineEintrag {id: $eintrag_id})
+WHERE t.user_id = $user_id AND t.character_id = $character_id
+MATCH (first:TimelineEintrag)-[:NACHFOLGER*0..]->(t)
+WHERE NOT (:TimelineEintrag)-[:NACHFOLGER]->(first)
+MATCH (t)-[:NACHFOLGER*0..]->(last:TimelineEintrag)
+WHERE NOT (last)-[:NACHFOLGER]->(:TimelineEintrag)
+RETURN first.id AS first_id, last.id AS active_id, t.aktiv AS aktiv,
+       coalesce(last.abgesagt, false) AS abgesagt, last AS active;
+
+// name: timeline_create
+// A new entry of the pair; an event is linked to the entity it happens to.
+// params: $user_id, $character_id, $props, $betrifft_id
+CREATE (t:TimelineEintrag)
+SET t = $props, t.user_id = $user_id, t.character_id = $character_id
+WITH t
+OPTIONAL MATCH (e:Entitaet {id: $betrifft_id})
+WHERE e.user_id = $user_id
+FOREACH (_ IN CASE WHEN e IS NULL THEN [] ELSE [1] END | CREATE (t)-[:BETRIFFT]->(e))
+RETURN t.id AS id;
+
+// name: timeline_move
+// Replace the active end of a chain by its successor: old -[:NACHFOLGER]-> new, old inactive.
+// Runs under the user's lock, so two moves of one entry cannot fork the chain.
+// params: $user_id, $character_id, $eintrag_id, $props, $zeitpunkt
+MATCH (old:TimelineEintrag {id: $eintrag_id})
+WHERE old.user_id = $user_id AND old.character_id = $character_id
+  AND old.aktiv AND NOT (old)-[:NACHFOLGER]->()
+CREATE (new:TimelineEintrag)
+SET new = $props, new.user_id = $user_id, new.character_id = $character_id
+SET old.aktiv = false, old.ersetzt_am = $zeitpunkt
+CREATE (old)-[:NACHFOLGER]->(new)
+WITH old, new
+OPTIONAL MATCH (old)-[:BETRIFFT]->(e:Entitaet)
+FOREACH (_ IN CASE WHEN e IS NULL THEN [] ELSE [1] END | CREATE (new)-[:BETRIFFT]->(e))
+RETURN new.id AS id;
+
+// name: timeline_cancel
+// The event does not happen: the active end becomes inactive and cancelled.
+// params: $user_id, $character_id, $eintrag_id, $zeitpunkt
+MATCH (t:TimelineEintrag {id: $eintrag_id})
+WHERE t.user_id = $user_id AND t.character_id = $character_id
+  AND t.aktiv AND NOT (t)-[:NACHFOLGER]->()
+SET t.aktiv = false, t.abgesagt = true, t.abgesagt_am = $zeitpunkt
+RETURN t.id AS id;
+
+// name: timeline_facts
+// The pair's facts that reference a chain (valid from it) or were superseded through it.
+// params: $user_id, $character_id, $first_id
+MATCH (s:Entitaet {user_id: $user_id})-[r]->()
+WHERE r.character_id = $character_id
+  AND (r.timeline_id = $first_id OR r.timeline_bis = $first_id)
+RETURN r.id AS id, s.id AS start_id, type(r) AS rel_type, r.aktiv AS aktiv,
+       r.grund AS grund, r.timeline_id = $first_id AS from_event;
+
+// name: fact_reinstate
+// Undo a supersession whose event was cancelled: the old value holds again.
+// params: $user_id, $start_id, $fakt_id
+MATCH (s:Entitaet {id: $start_id})-[r]->()
+WHERE s.user_id = $user_id AND r.id = $fakt_id AND r.grund = 'abgeloest'
+SET r.aktiv = true, r.grund = null, r.t_invalid = null, r.t_expired = null,
+    r.timeline_bis = null
+RETURN r.id AS id;
+
+// name: timeline_chain
+// Every entry of the chain an entry belongs to, oldest first.
+// params: $user_id, $character_id, $eintrag_id
+MATCH (t:TimelineEintrag {id: $eintrag_id})
+WHERE t.user_id = $user_id AND t.character_id = $character_id
+MATCH (first:TimelineEintrag)-[:NACHFOLGER*0..]->(t)
+WHERE NOT (:TimelineEintrag)-[:NACHFOLGER]->(first)
+MATCH p = (first)-[:NACHFOLGER*0..]->(last:TimelineEintrag)
+WHERE NOT (last)-[:NACHFOLGER]->(:TimelineEintrag)
+UNWIND nodes(p) AS e
+OPTIONAL MATCH (e)-[:BETRIFFT]->(person:Entitaet)
+RETURN e AS eintrag, person.id AS person_id, person.name AS person_name;
+
+// name: timeline_window
+// The pair's active entries overlapping [$von, $bis]; month-precision entries cover
+// their whole month, spans their whole span.
+// params: $user_id, $character_id, $von, $bis
+MATCH (t:TimelineEintrag)
+WHERE t.user_id = $user_id AND t.character_id = $character_id
+  AND t.beginn <= $bis AND t.aktiv
+WITH t, CASE
+  WHEN t.ende IS NOT NULL THEN t.ende
+  WHEN t.genauigkeit = 'monat' THEN date.truncate('month', t.beginn) + duration('P1M') - duration('P1D')
+  ELSE t.beginn END AS last
+WHERE last >= $von
+OPTIONAL MATCH (t)-[:BETRIFFT]->(person:Entitaet)
+RETURN t AS eintrag, person.id AS person_id, person.name AS person_name
+ORDER BY t.beginn, t.titel, t.id;

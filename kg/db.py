@@ -1,0 +1,143 @@
+"""The connection to Neo4j: one async driver, named queries, typed errors.
+
+Reads run as read transactions and writes as write transactions (managed, so
+transient errors are retried), all sessions share the driver's bookmark manager so
+a caller reads its own writes, also on a `neo4j://` cluster.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from neo4j import AsyncDriver, AsyncGraphDatabase, AsyncManagedTransaction, unit_of_work
+from neo4j.exceptions import (
+    AuthError,
+    ClientError,
+    DriverError,
+    Neo4jError,
+    ServiceUnavailable,
+    SessionExpired,
+    TransientError,
+)
+
+from kg.errors import (
+    AuthFailed,
+    DatabaseNotFound,
+    KgError,
+    ServerUnavailable,
+)
+from kg.queries import Registry, registry
+from kg.settings import Settings
+
+T = TypeVar("T")
+Record = dict[str, Any]
+
+START_HINT = "start it with `./run neo4j start` (no Docker) or `docker compose up -d`"
+
+
+class Tx:
+    """A transaction that runs named queries only."""
+
+    def __init__(self, tx: AsyncManagedTransaction, queries: Registry) -> None:
+        self._tx = tx
+        self._queries = queries
+
+    async def run(self, name: str, /, **params: Any) -> list[Record]:
+        query = self._queries[name]
+        result = await self._tx.run(query.text, params)
+        return [record.data() async for record in result]
+
+    async def one(self, name: str, /, **params: Any) -> Record | None:
+        rows = await self.run(name, **params)
+        return rows[0] if rows else None
+
+
+class Database:
+    """The driver, the database name and the query registry, passed around together."""
+
+    def __init__(self, driver: AsyncDriver, settings: Settings) -> None:
+        self.driver = driver
+        self.settings = settings
+        self.name = settings.neo4j_database
+        self.queries = registry()
+
+    @classmethod
+    def open(cls, settings: Settings) -> Database:
+        driver = AsyncGraphDatabase.driver(
+            settings.neo4j_uri,
+            auth=(settings.neo4j_username, settings.neo4j_password.get_secret_value()),
+            connection_timeout=settings.connection_timeout,
+            connection_acquisition_timeout=settings.connection_timeout * 2,
+            max_transaction_retry_time=settings.retry_time,
+            notifications_min_severity="OFF",
+        )
+        return cls(driver, settings)
+
+    async def close(self) -> None:
+        await self.driver.close()
+
+    async def verify(self) -> None:
+        """Fail fast with a typed error unless the server and database answer."""
+        try:
+            await self.driver.verify_connectivity()
+        except Exception as exc:
+            raise self.translate(exc) from exc
+        await self.read(lambda tx: tx.run("ping"))
+
+    def _session(self, access: str) -> Any:
+        return self.driver.session(
+            database=self.name,
+            default_access_mode=access,
+            bookmark_manager=self.driver.execute_query_bookmark_manager,
+        )
+
+    async def read(self, work: Callable[[Tx], Awaitable[T]]) -> T:
+        return await self._execute("READ", work)
+
+    async def write(self, work: Callable[[Tx], Awaitable[T]]) -> T:
+        return await self._execute("WRITE", work)
+
+    async def query(self, name: str, /, **params: Any) -> list[Record]:
+        """One named read query in its own read transaction."""
+        return await self.read(lambda tx: tx.run(name, **params))
+
+    async def _execute(self, access: str, work: Callable[[Tx], Awaitable[T]]) -> T:
+        @unit_of_work(timeout=self.settings.query_timeout)
+        async def unit(tx: AsyncManagedTransaction) -> T:
+            return await work(Tx(tx, self.queries))
+
+        try:
+            async with self._session(access) as session:
+                if access == "READ":
+                    return await session.execute_read(unit)
+                return await session.execute_write(unit)
+        except KgError:
+            raise
+        except Exception as exc:  # mapped to a typed error, or re-raised untouched
+            raise self.translate(exc) from exc
+
+    def translate(self, exc: Exception) -> Exception:
+        """A typed, actionable error for a driver failure (never with the password)."""
+        uri = self.settings.neo4j_uri
+        if isinstance(exc, AuthError):
+            return AuthFailed(
+                f"Neo4j at {uri} refused user {self.settings.neo4j_username!r}: wrong "
+                "password — set NEO4J_USERNAME / NEO4J_PASSWORD."
+            )
+        if isinstance(exc, ClientError) and exc.code and "DatabaseNotFound" in exc.code:
+            return DatabaseNotFound(
+                f"database {self.name!r} does not exist on {uri} — set NEO4J_DATABASE "
+                "(Community Edition has one user database, `neo4j`)."
+            )
+        if isinstance(exc, (ServiceUnavailable, SessionExpired, TransientError, OSError)):
+            return ServerUnavailable(
+                f"Neo4j is not reachable at {uri} ({type(exc).__name__}) — {START_HINT}."
+            )
+        if isinstance(exc, ClientError) and exc.code and "TransactionTimedOut" in exc.code:
+            return ServerUnavailable(
+                f"Neo4j at {uri} did not finish within {self.settings.query_timeout:.0f}s."
+            )
+        if isinstance(exc, (Neo4jError, DriverError)):
+            return KgError(f"Neo4j error at {uri}: {exc}")
+        return exc

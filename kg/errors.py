@@ -1,0 +1,104 @@
+"""One root for every failure a caller can act on.
+
+Each message says what happened and what to do next. The CLI turns these into a
+one-line message and an exit code; the library never prints.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class KgError(Exception):
+    """Root of all errors raised by the fact memory."""
+
+    exit_code = 1
+
+
+class ConfigError(KgError):
+    """The configuration (settings, canon file) is invalid."""
+
+    exit_code = 2
+
+
+class QueryLoadError(KgError):
+    """A `.cypher` file could not be parsed into named queries."""
+
+    exit_code = 2
+
+
+class ServerUnavailable(KgError):
+    """Neo4j does not answer (down, wrong address, or timed out)."""
+
+    exit_code = 3
+
+
+class AuthFailed(KgError):
+    """Neo4j refused the username or password."""
+
+    exit_code = 3
+
+
+class DatabaseNotFound(KgError):
+    """The configured database does not exist on the server."""
+
+    exit_code = 3
+
+
+class SchemaError(KgError):
+    """The schema in the graph does not match the migrations of this package."""
+
+    exit_code = 4
+
+
+class SchemaOutdated(SchemaError):
+    """The database's schema is older than this package needs."""
+
+
+class LauncherError(KgError):
+    """The local Neo4j launcher could not do what was asked."""
+
+    exit_code = 5
+
+
+class InvalidInput(KgError):
+    """Input (an order, a date, a file line) is malformed."""
+
+    exit_code = 2
+
+
+class UnknownRelation(InvalidInput):
+    """A relation name is not in the canon."""
+
+
+class EntityNotFound(KgError):
+    """No entity of this user has that id or name."""
+
+    exit_code = 6
+
+
+class AmbiguousEntity(KgError):
+    """A name matches several entities: ask the human which one and retry with an id."""
+
+    exit_code = 7
+
+    def __init__(self, message: str, kandidaten: list[Any]) -> None:
+        super().__init__(message)
+        self.kandidaten = kandidaten
+
+
+class TimelineError(KgError):
+    """A timeline operation is not allowed (unknown entry, inactive entry, ...)."""
+
+    exit_code = 8
+
+
+class WriteNotConfirmed(KgError):
+    """The server failed while an order was being written; its outcome is unknown.
+
+    Nothing of the order is half-applied (one order is one transaction). Replay the
+    same order with the same `auftrag_id`: it is either written now or reported as
+    `wiederholt` if it had committed.
+    """
+
+    exit_code = 3

@@ -1,0 +1,330 @@
+"""A local Neo4j Community 5.26 server for machines without a Docker engine.
+
+The official server and Browser jars are resolved from Maven Central with the
+`pom.xml` beside this module into a NEO4J_HOME in the user cache directory (outside
+the repository) and reused on every later start. The server is started with the
+official Java launcher (`org.neo4j.server.startup.Neo4jCommand console`), so its
+JVM flags are Neo4j's own; auth stays on, and it listens on loopback only.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from kg.errors import LauncherError
+from kg.settings import LOCAL_DEFAULT_PASSWORD
+
+NEO4J_VERSION = "5.26.30"
+BROWSER_VERSION = "5.24.0"
+
+
+@dataclass(frozen=True)
+class LocalServer:
+    """Where and how the local server runs."""
+
+    home: Path
+    bolt_port: int = 7687
+    http_port: int = 7474
+    heap: str = "2g"
+    pagecache: str = "2g"
+    password: str = LOCAL_DEFAULT_PASSWORD
+
+    @classmethod
+    def from_env(cls) -> LocalServer:
+        """The default server, adjustable with KG_NEO4J_* variables."""
+        cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+        home = Path(
+            os.environ.get("KG_NEO4J_HOME") or cache / "faktengedaechtnis" / f"neo4j-{NEO4J_VERSION}"
+        )
+        return cls(
+            home=home,
+            bolt_port=int(os.environ.get("KG_NEO4J_BOLT_PORT", "7687")),
+            http_port=int(os.environ.get("KG_NEO4J_HTTP_PORT", "7474")),
+            heap=os.environ.get("KG_NEO4J_HEAP", "2g"),
+            pagecache=os.environ.get("KG_NEO4J_PAGECACHE", "2g"),
+            password=os.environ.get("NEO4J_PASSWORD") or LOCAL_DEFAULT_PASSWORD,
+        )
+
+    @property
+    def uri(self) -> str:
+        return f"bolt://127.0.0.1:{self.bolt_port}"
+
+    @property
+    def browser_url(self) -> str:
+        return f"http://127.0.0.1:{self.http_port}/browser/"
+
+    @property
+    def log_file(self) -> Path:
+        return self.home / "logs" / "console.log"
+
+    @property
+    def pid_file(self) -> Path:
+        return self.home / "run" / "kg-launcher.pid"
+
+    # -- pieces -----------------------------------------------------------------
+
+    def java(self) -> Path:
+        """A Java 17 runtime: JAVA_HOME, a JDK 17 under /usr/lib/jvm, or `java` on PATH."""
+        candidates: list[Path] = []
+        if os.environ.get("JAVA_HOME"):
+            candidates.append(Path(os.environ["JAVA_HOME"]) / "bin" / "java")
+        candidates += sorted(Path("/usr/lib/jvm").glob("*17*/bin/java"))
+        on_path = shutil.which("java")
+        if on_path:
+            candidates.append(Path(on_path))
+        for java in candidates:
+            if java.exists() and _java_major(java) == 17:
+                return java
+        raise LauncherError(
+            "Java 17 is needed for Neo4j 5.26 and none was found (checked JAVA_HOME, "
+            "/usr/lib/jvm, PATH) — install it, e.g. `apt-get install openjdk-17-jre-headless`."
+        )
+
+    def install(self) -> bool:
+        """Resolve the jars into NEO4J_HOME/lib unless they are there; True if it downloaded."""
+        lib = self.home / "lib"
+        marker = lib / ".complete"
+        if marker.exists():
+            return False
+        mvn = shutil.which("mvn")
+        if not mvn:
+            raise LauncherError(
+                "Apache Maven is needed once to fetch the Neo4j jars and `mvn` is not on "
+                "PATH — install it, e.g. `apt-get install maven`."
+            )
+        lib.mkdir(parents=True, exist_ok=True)
+        pom = Path(str(resources.files("kg.neo4j_local") / "pom.xml"))
+        cmd = [
+            mvn, "-q", "-B", "-f", str(pom), "dependency:copy-dependencies",
+            "-DincludeScope=runtime", f"-DoutputDirectory={lib}",
+            f"-Dneo4j.version={NEO4J_VERSION}", f"-Dneo4j.browser.version={BROWSER_VERSION}",
+        ]
+        done = subprocess.run(cmd, capture_output=True, text=True, env=self._env())
+        if done.returncode != 0:
+            tail = "\n".join((done.stdout + done.stderr).splitlines()[-20:])
+            raise LauncherError(f"Maven could not fetch the Neo4j jars:\n{tail}")
+        marker.write_text(f"neo4j {NEO4J_VERSION}, browser {BROWSER_VERSION}\n")
+        return True
+
+    def configure(self) -> None:
+        """Write conf/neo4j.conf; set the initial password before the first start."""
+        conf = self.home / "conf"
+        conf.mkdir(parents=True, exist_ok=True)
+        for sub in ("data", "logs", "run", "plugins", "import"):
+            (self.home / sub).mkdir(exist_ok=True)
+        # Neo4j rejects unknown or duplicated keys (strict validation), so this file
+        # holds only real 5.26 settings; server.jvm.additional is the one repeatable key.
+        (conf / "neo4j.conf").write_text(
+            "\n".join(
+                [
+                    "server.default_listen_address=127.0.0.1",
+                    f"server.bolt.listen_address=127.0.0.1:{self.bolt_port}",
+                    f"server.http.listen_address=127.0.0.1:{self.http_port}",
+                    "server.https.enabled=false",
+                    "dbms.security.auth_enabled=true",
+                    f"server.memory.heap.initial_size={self.heap}",
+                    f"server.memory.heap.max_size={self.heap}",
+                    f"server.memory.pagecache.size={self.pagecache}",
+                    "dbms.usage_report.enabled=false",
+                    "db.logs.query.enabled=OFF",
+                    "server.jvm.additional=-XX:+UseG1GC",
+                    "server.jvm.additional=-XX:-OmitStackTraceInFastThrow",
+                    "server.jvm.additional=-XX:+UnlockExperimentalVMOptions",
+                    "server.jvm.additional=-XX:+TrustFinalNonStaticFields",
+                    "server.jvm.additional=-XX:+DisableExplicitGC",
+                    "server.jvm.additional=-Djdk.nio.maxCachedBufferSize=1024",
+                    "server.jvm.additional=-Dio.netty.tryReflectionSetAccessible=true",
+                    "server.jvm.additional=--add-opens=java.base/java.nio=ALL-UNNAMED",
+                    "server.jvm.additional=--add-opens=java.base/java.io=ALL-UNNAMED",
+                    "server.jvm.additional=--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
+                    "",
+                ]
+            )
+        )
+        if not (self.home / "data" / "dbms" / "auth.ini").exists():
+            if len(self.password) < 8:
+                raise LauncherError("NEO4J_PASSWORD must have at least 8 characters.")
+            done = self._neo4j(
+                "org.neo4j.server.startup.Neo4jAdminCommand",
+                "dbms", "set-initial-password", self.password,
+            )
+            if done.returncode != 0:
+                # The password is an argument: keep it out of the message.
+                output = (done.stdout + done.stderr).replace(self.password, "***")
+                raise LauncherError(
+                    f"neo4j-admin could not set the initial password (exit "
+                    f"{done.returncode}):\n{output[-2000:]}"
+                )
+
+    def command(self) -> list[str]:
+        """The java command of the official launcher (`console --dry-run`)."""
+        done = self._neo4j("org.neo4j.server.startup.Neo4jCommand", "console", "--dry-run")
+        lines = [ln for ln in done.stdout.splitlines() if "CommunityEntryPoint" in ln]
+        if done.returncode != 0 or not lines:
+            raise LauncherError(f"Neo4jCommand --dry-run failed:\n{done.stdout}{done.stderr}")
+        return lines[-1].split()
+
+    # -- lifecycle --------------------------------------------------------------
+
+    def pid(self) -> int | None:
+        """The pid of the running server this launcher started, if any."""
+        try:
+            pid = int(self.pid_file.read_text().strip())
+        except (OSError, ValueError):
+            return None
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return None
+        except PermissionError:
+            return pid
+        return pid
+
+    def running(self) -> bool:
+        return self.pid() is not None
+
+    def start(self, timeout: float = 180.0) -> None:
+        """Start the server and return once Bolt answers; idempotent."""
+        if self.running():
+            self.wait_ready(timeout)
+            return
+        for port in (self.bolt_port, self.http_port):
+            if _port_taken(port):
+                raise LauncherError(
+                    f"port {port} on 127.0.0.1 is taken by another process — stop it, or "
+                    "set KG_NEO4J_BOLT_PORT / KG_NEO4J_HTTP_PORT (and NEO4J_URI)."
+                )
+        self.java()
+        self.install()
+        self.configure()
+        self.log_file.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.log_file, "ab") as log:
+            proc = subprocess.Popen(
+                [
+                    str(self.java()), "-cp", f"{self.home}/lib/*",
+                    "org.neo4j.server.startup.Neo4jCommand", "console",
+                ],
+                stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                env=self._env(), start_new_session=True,
+            )
+        self.pid_file.write_text(f"{proc.pid}\n")
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                raise LauncherError(
+                    f"Neo4j exited with code {proc.returncode} during start. "
+                    f"Log tail ({self.log_file}):\n{self.log_tail()}"
+                )
+            if self.bolt_answers():
+                return
+            time.sleep(0.3)
+        raise LauncherError(
+            f"Neo4j did not answer on {self.uri} within {timeout:.0f}s. "
+            f"Log tail ({self.log_file}):\n{self.log_tail()}"
+        )
+
+    def wait_ready(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.bolt_answers():
+                return
+            if not self.running():
+                break
+            time.sleep(0.3)
+        raise LauncherError(f"Neo4j is not answering on {self.uri}:\n{self.log_tail()}")
+
+    def stop(self, timeout: float = 60.0, kill: bool = False) -> bool:
+        """Stop the server (SIGTERM, SIGKILL after timeout or with kill); True if it ran."""
+        pid = self.pid()
+        if pid is None:
+            return False
+        os.killpg(pid, signal.SIGKILL if kill else signal.SIGTERM)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if not _alive(pid):
+                break
+            time.sleep(0.2)
+        else:
+            os.killpg(pid, signal.SIGKILL)
+        self.pid_file.unlink(missing_ok=True)
+        return True
+
+    def bolt_answers(self) -> bool:
+        """True when the Bolt port accepts connections and answers `RETURN 1`."""
+        from neo4j import GraphDatabase
+        from neo4j.exceptions import Neo4jError, ServiceUnavailable, SessionExpired
+
+        if not _port_taken(self.bolt_port):
+            return False
+        try:
+            with GraphDatabase.driver(
+                self.uri, auth=("neo4j", self.password), connection_timeout=2
+            ) as driver:
+                driver.verify_connectivity()
+            return True
+        except (ServiceUnavailable, SessionExpired, OSError):
+            return False
+        except Neo4jError:
+            return True  # it answers; auth problems are reported by the caller
+
+    def log_tail(self, lines: int = 25) -> str:
+        try:
+            text = self.log_file.read_text(errors="replace")
+        except OSError:
+            return "(no log yet)"
+        return "\n".join(text.splitlines()[-lines:])
+
+    # -- helpers ----------------------------------------------------------------
+
+    def _env(self) -> dict[str, str]:
+        env = dict(os.environ)
+        env["NEO4J_HOME"] = str(self.home)
+        env["NEO4J_CONF"] = str(self.home / "conf")
+        java = self.java()
+        env["JAVA_HOME"] = str(java.parent.parent)
+        return env
+
+    def _neo4j(self, main: str, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(self.java()), "-cp", f"{self.home}/lib/*", main, *args],
+            capture_output=True, text=True, env=self._env(),
+        )
+
+
+def _java_major(java: Path) -> int | None:
+    try:
+        out = subprocess.run(
+            [str(java), "-version"], capture_output=True, text=True, timeout=30
+        ).stderr
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    match = re.search(r'version "(\d+)', out)
+    return int(match.group(1)) if match else None
+
+
+def _port_taken(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.settimeout(0.5)
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie child still answers kill(0); ask the kernel for its state.
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"

@@ -1,0 +1,278 @@
+"""The Mappe: one reader for everything that needs knowledge about an entity.
+
+`read_mappe` runs the `mappe` query (one pattern, one round trip) and maps its rows to
+the model; the exact bi-temporal test of as-of reads and the prompt text are pure
+functions of those rows, testable without a server.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, time
+from typing import Any
+
+from pydantic import Field
+
+from kg.canon import Canon
+from kg.db import Database, Record
+from kg.errors import EntityNotFound
+from kg.models import Frozen
+from kg.settings import Settings
+from kg.timeline import when_text
+
+HERKUNFT_MARK = {"modell": "laut Modell", "recherche": "recherchiert", "nova": "von Nova"}
+
+
+class Bezug(Frozen):
+    """An entity as named inside a Mappe."""
+
+    id: str
+    name: str
+
+
+class MappeFakt(Frozen):
+    """One fact of a Mappe (or of a history)."""
+
+    id: str = Field(description="Fact id.")
+    beziehung: str = Field(description="Canon relation name, e.g. wohnt_in.")
+    text: str = Field(description="The relation read from the subject ('wohnt in').")
+    subjekt: Bezug
+    objekt: Bezug | None = Field(None, description="Object entity of a reference fact.")
+    wert: str | None = Field(None, description="Value of a value fact.")
+    grad: int = Field(description="1: touches the entity; 2: touches a neighbour.")
+    via: str | None = Field(None, description="The neighbour a degree-2 fact hangs on.")
+    herkunft: str
+    staerke: float = Field(description="staerke_decay of the edge.")
+    aktiv: bool
+    ab: str | None = Field(None, description="Valid from, as a person says it.")
+    ab_datum: date | None = Field(None, description="Valid from (first day).")
+    bis: str | None = Field(None, description="Valid until (history only).")
+    bis_datum: date | None = None
+    aus_ereignis: bool = Field(False, description="Its dates come from a timeline entry.")
+
+
+class Abgeleitet(Frozen):
+    """Knowledge closed at read time through a transitive relation; never stored."""
+
+    beziehung: str
+    text: str
+    objekt: Bezug
+    pfad: list[str] = Field(description="The entities it was derived through.")
+
+
+class Mappe(Frozen):
+    """The dossier of an entity in one pair."""
+
+    entitaet: Bezug
+    typ: str = Field(description="From the type fact; sonstiges when there is none.")
+    fakten: list[MappeFakt]
+    historie: list[MappeFakt] = Field(description="Superseded values of einwertig relations.")
+    abgeleitet: list[Abgeleitet]
+    gekappt: bool = Field(description="True when the cap cut facts off.")
+    gueltig_am: datetime | None = Field(None, description="Valid-time of an as-of read.")
+    bekannt_am: datetime | None = Field(None, description="System-time of an as-of read.")
+
+
+def _native(value: Any) -> Any:
+    return value.to_native() if hasattr(value, "to_native") else value
+
+
+def _start_of(day: date) -> datetime:
+    return datetime.combine(day, time.min, tzinfo=UTC)
+
+
+def effective(row: Record) -> tuple[datetime, datetime | None, str, str | None, bool]:
+    """(valid from, valid until, ab text, bis text, from an event) of a fact row."""
+    tl = _native(row.get("tl_beginn"))
+    if tl is not None:
+        ab = _start_of(tl)
+        ab_text = when_text(tl, None, row["tl_genauigkeit"])
+    else:
+        ab = _native(row["t_valid"])
+        ab_text = when_text(ab.date(), None, "tag")
+    tlb = _native(row.get("tlb_beginn"))
+    bis: datetime | None
+    if tlb is not None:
+        bis, bis_text = _start_of(tlb), when_text(tlb, None, row["tlb_genauigkeit"])
+    else:
+        bis = _native(row["t_invalid"]) if row["grund"] == "abgeloest" else None
+        bis_text = when_text(bis.date(), None, "tag") if bis else None
+    return ab, bis, ab_text, bis_text, tl is not None
+
+
+def holds(row: Record, gueltig_am: datetime, bekannt_am: datetime) -> bool:
+    """The exact bi-temporal test: valid at `gueltig_am` as known at `bekannt_am`."""
+    if _native(row["t_recorded"]) > bekannt_am:
+        return False
+    expired = _native(row["t_expired"])
+    change_known = expired is not None and expired <= bekannt_am
+    if row["grund"] in ("berichtigt", "abgesagt") and change_known:
+        return False
+    ab, bis, *_ = effective(row)
+    if ab > gueltig_am:
+        return False
+    return not (row["grund"] == "abgeloest" and change_known and bis is not None and gueltig_am >= bis)
+
+
+def to_fakt(row: Record, canon: Canon, history: bool = False) -> MappeFakt:
+    rel = canon.by_type.get(row["rel"])
+    ab, bis, ab_text, bis_text, from_event = effective(row)
+    return MappeFakt(
+        id=row["id"],
+        beziehung=rel.name if rel else row["rel"].lower(),
+        text=rel.vorwaerts if rel else row["rel"].lower(),
+        subjekt=Bezug(id=row["s_id"], name=row["s_name"]),
+        objekt=Bezug(id=row["o_id"], name=row["o_name"]) if row["o_id"] else None,
+        wert=row["wert"],
+        grad=row["grad"],
+        via=row["via"],
+        herkunft=row["herkunft"],
+        staerke=round(float(row["staerke"]), 6),
+        aktiv=row["aktiv"],
+        ab=ab_text,
+        ab_datum=ab.date(),
+        bis=bis_text if history else None,
+        bis_datum=bis.date() if history and bis else None,
+        aus_ereignis=from_event,
+    )
+
+
+def build(
+    row: Record,
+    canon: Canon,
+    cap: int,
+    gueltig_am: datetime | None = None,
+    bekannt_am: datetime | None = None,
+) -> Mappe:
+    """Map the `mappe` query's row to the model (pure)."""
+    asof = gueltig_am is not None or bekannt_am is not None
+    now = datetime.now(UTC)
+    v, x = gueltig_am or now, bekannt_am or now
+    fakten_rows = [f for f in row["fakten"] if f["id"] is not None]
+    historie_rows = [h for h in row["historie"] if h["id"] is not None]
+    if asof:
+        fakten_rows = [f for f in fakten_rows if holds(f, v, x)]
+        historie_rows = [h for h in historie_rows if not holds(h, v, x)]
+    return Mappe(
+        entitaet=Bezug(id=row["id"], name=row["name"]),
+        typ=row["typ"],
+        fakten=[to_fakt(f, canon) for f in fakten_rows],
+        historie=[to_fakt(h, canon, history=True) for h in historie_rows],
+        abgeleitet=[
+            Abgeleitet(
+                beziehung=canon.by_type[d["rel"]].name,
+                text=canon.by_type[d["rel"]].vorwaerts,
+                objekt=Bezug(id=d["x_id"], name=d["x_name"]),
+                pfad=d["pfad"],
+            )
+            for d in row["abgeleitet"]
+            if d["rel"] in canon.by_type
+        ],
+        gekappt=len(row["fakten"]) >= cap,
+        gueltig_am=gueltig_am,
+        bekannt_am=bekannt_am,
+    )
+
+
+def derive_pairs(canon: Canon) -> list[dict[str, str]]:
+    """Which relation composes with which transitive one (wohnt_in → ort, liegt_in ort→ort)."""
+    pairs = []
+    for trans in canon.relations.values():
+        if not trans.transitiv:
+            continue
+        for rel in canon.relations.values():
+            if rel.objekt == "entitaet" and rel.objekt_typ == trans.objekt_typ:
+                pairs.append({"via": rel.rel_type, "trans": trans.rel_type})
+    return pairs
+
+
+def mappe_params(
+    settings: Settings,
+    canon: Canon,
+    user_id: str,
+    character_id: str,
+    entity_id: str,
+    gueltig_am: datetime | None,
+    bekannt_am: datetime | None,
+    cap: int | None,
+) -> dict[str, Any]:
+    asof = gueltig_am is not None or bekannt_am is not None
+    now = datetime.now(UTC)
+    return {
+        "user_id": user_id,
+        "character_id": character_id,
+        "entity_id": entity_id,
+        "cap": cap or settings.mappe_cap,
+        "schwelle": settings.ruhe_schwelle,
+        "asof": asof,
+        "bekannt_am": bekannt_am or now,
+        "gueltig_am": gueltig_am or now,
+        "derive": derive_pairs(canon),
+    }
+
+
+async def read_mappen(
+    db: Database,
+    canon: Canon,
+    user_id: str,
+    character_id: str,
+    entity_ids: list[str],
+    gueltig_am: datetime | None = None,
+    bekannt_am: datetime | None = None,
+    cap: int | None = None,
+) -> list[Mappe]:
+    """The Mappen of several entities in one read transaction (one round trip each)."""
+    params = [
+        mappe_params(db.settings, canon, user_id, character_id, eid, gueltig_am, bekannt_am, cap)
+        for eid in entity_ids
+    ]
+
+    async def work(tx: Any) -> list[Record | None]:
+        return [await tx.one("mappe", **p) for p in params]
+
+    rows = await db.read(work)
+    mappen = []
+    for eid, row, p in zip(entity_ids, rows, params, strict=True):
+        if row is None:
+            raise EntityNotFound(f"no entity with id {eid!r} for user {user_id!r}")
+        mappen.append(build(row, canon, p["cap"], gueltig_am, bekannt_am))
+    return mappen
+
+
+def render(mappe: Mappe, budget: int = 1500) -> str:
+    """The Mappe as a compact, deterministic German text block within `budget` characters."""
+    name = mappe.entitaet.name
+    lines = [f"{name} ({mappe.typ})"]
+
+    def mark(f: MappeFakt) -> str:
+        note = HERKUNFT_MARK.get(f.herkunft)
+        return f" [{note}]" if note else ""
+
+    def obj(f: MappeFakt) -> str:
+        return f.objekt.name if f.objekt else f"„{f.wert}“"
+
+    history_rels = {h.beziehung for h in mappe.historie}
+    for f in mappe.fakten:
+        if f.grad != 1:
+            continue
+        ab = f" (ab {f.ab})" if f.ab and (f.aus_ereignis or f.beziehung in history_rels) else ""
+        if f.subjekt.id == mappe.entitaet.id:
+            lines.append(f"- {f.text} {obj(f)}{ab}{mark(f)}")
+        else:
+            lines.append(f"- {f.subjekt.name} {f.text} {name}{ab}{mark(f)}")
+    for h in mappe.historie:
+        lines.append(f"- früher: {h.text} {obj(h)} (bis {h.bis}){mark(h)}")
+    for d in mappe.abgeleitet:
+        lines.append(f"- abgeleitet: {d.text} {d.objekt.name} (über {', '.join(d.pfad)})")
+    for f in mappe.fakten:
+        if f.grad == 2:
+            ab = f" (ab {f.ab})" if f.aus_ereignis else ""
+            lines.append(f"  · {f.subjekt.name} {f.text} {obj(f)}{ab}{mark(f)}")
+    out: list[str] = []
+    used = 0
+    for line in lines:
+        if used + len(line) + 1 > budget:
+            out.append("…")
+            break
+        out.append(line)
+        used += len(line) + 1
+    return "\n".join(out)

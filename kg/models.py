@@ -1,0 +1,247 @@
+"""Pydantic models in and out of the library: orders, results, entities.
+
+Inputs are validated here before any Cypher is built. Values are frozen.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from datetime import UTC, date, datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    field_validator,
+    model_validator,
+)
+
+from kg.canon import Typ
+
+Herkunft = Literal["mensch", "nova", "modell", "recherche"]
+HERKUNFT: tuple[str, ...] = ("mensch", "nova", "modell", "recherche")
+
+MAX_NAME = 200
+MAX_WERT = 2000
+MAX_ID = 200
+
+
+def _no_control(text: str) -> str:
+    bad = [c for c in text if unicodedata.category(c) in ("Cc", "Cs")]
+    if bad:
+        raise ValueError(
+            f"contains control characters ({', '.join(repr(c) for c in bad[:3])}); remove them"
+        )
+    return text
+
+
+Name = Annotated[
+    str,
+    StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_NAME),
+    AfterValidator(_no_control),
+]
+Wert = Annotated[
+    str,
+    StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_WERT),
+    AfterValidator(_no_control),
+]
+Ident = Annotated[
+    str,
+    StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_ID),
+    AfterValidator(_no_control),
+]
+
+
+def normalize_name(name: str) -> str:
+    """The lookup key of a name: NFKC, case-folded, inner whitespace collapsed."""
+    return " ".join(unicodedata.normalize("NFKC", name).casefold().split())
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def _aware(value: datetime) -> datetime:
+    if value.tzinfo is None:
+        raise ValueError("needs a time zone, e.g. 2026-11-29T18:00:00Z")
+    return value.astimezone(UTC)
+
+
+AwareDatetime = Annotated[datetime, AfterValidator(_aware)]
+
+
+class Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class ById(Frozen):
+    """An entity named by its id."""
+
+    id: Ident = Field(description="The entity's id (from an earlier result or `kg entities`).")
+
+
+class New(Frozen):
+    """A new entity, created even when the name already exists."""
+
+    neu: Name = Field(description="Name of the entity to create.")
+
+
+EntityRef = Annotated[
+    Name | ById | New,
+    Field(description="A name (resolved within the user), {'id': ...} or {'neu': ...}."),
+]
+
+EintragTyp = Literal["termin", "geburtstag", "deadline", "jahrestag", "erinnerung", "ereignis"]
+Genauigkeit = Literal["tag", "monat"]
+
+
+class NeuerEintrag(Frozen):
+    """A timeline entry to create (also inside a write order, as the event of a fact)."""
+
+    typ: EintragTyp = Field("ereignis", description="Kind of entry.")
+    titel: Name = Field(description="Short title, e.g. 'Lena zieht nach Kassel'.")
+    beginn: date = Field(description="First day (for precision monat: any day of the month).")
+    ende: date | None = Field(None, description="Last day of a span; None for one day/month.")
+    genauigkeit: Genauigkeit = Field("tag", description="tag, or monat when only the month is known.")
+
+    @model_validator(mode="after")
+    def _span(self) -> NeuerEintrag:
+        if self.ende is not None and self.ende < self.beginn:
+            raise ValueError(f"ende {self.ende} is before beginn {self.beginn}")
+        return self
+
+
+class Tripel(Frozen):
+    """One fact to write: subject → relation → object (entity) or wert (value)."""
+
+    subjekt: EntityRef
+    beziehung: Ident = Field(description="A relation of the canon, e.g. wohnt_in.")
+    objekt: EntityRef | None = Field(None, description="The object entity (reference fact).")
+    wert: Wert | None = Field(None, description="The object value (value fact).")
+    herkunft: Herkunft = Field(description="Provenance; required, no default.")
+    timeline_id: Ident | None = Field(
+        None, description="Entry (any of its chain) this fact is valid from."
+    )
+    ereignis: NeuerEintrag | None = Field(
+        None, description="A new event created with the fact; the fact is valid from it."
+    )
+
+    @model_validator(mode="after")
+    def _one_object(self) -> Tripel:
+        if (self.objekt is None) == (self.wert is None):
+            raise ValueError("give exactly one of 'objekt' (an entity) or 'wert' (a value)")
+        if self.timeline_id is not None and self.ereignis is not None:
+            raise ValueError("give either 'timeline_id' or 'ereignis', not both")
+        return self
+
+
+class Berichtigung(Frozen):
+    """A correction: the named fact was wrong, never true; it is retired, not superseded."""
+
+    subjekt: EntityRef
+    beziehung: Ident = Field(description="The relation of the wrong fact.")
+    objekt: EntityRef | None = Field(None, description="Its object entity.")
+    wert: Wert | None = Field(None, description="Or its value.")
+    notiz: Wert | None = Field(None, description="Why it is wrong (kept in the audit).")
+
+    @model_validator(mode="after")
+    def _one_object(self) -> Berichtigung:
+        if (self.objekt is None) == (self.wert is None):
+            raise ValueError("give exactly one of 'objekt' or 'wert' of the wrong fact")
+        return self
+
+
+# A triple that fails validation stays a dict and is rejected on its own by the agent,
+# so one bad triple never fails the other triples of its order.
+TripelOderRoh = Annotated[Tripel | dict[str, Any], Field(union_mode="left_to_right")]
+
+
+class Auftrag(Frozen):
+    """A write order: the triples of one chat turn, written in one transaction."""
+
+    auftrag_id: Ident = Field(description="Idempotency id: the same id is never written twice.")
+    user_id: Ident = Field(description="The human the entities belong to.")
+    character_id: Ident = Field(description="The character; (user_id, character_id) is the pair.")
+    zeitpunkt: AwareDatetime = Field(default_factory=utcnow, description="The turn's clock.")
+    tripel: list[TripelOderRoh] = Field(
+        default_factory=list,
+        max_length=200,
+        description="The triples; each is validated on its own, an invalid one is rejected.",
+    )
+    berichtigungen: list[Berichtigung] = Field(
+        default_factory=list,
+        max_length=200,
+        description="Wrong facts to retire, applied before the triples (their replacement).",
+    )
+
+    @model_validator(mode="after")
+    def _not_empty(self) -> Auftrag:
+        if not self.tripel and not self.berichtigungen:
+            raise ValueError("an order needs at least one triple or correction")
+        return self
+
+    @field_validator("tripel", mode="before")
+    @classmethod
+    def _objects(cls, value: Any) -> Any:
+        if isinstance(value, list):
+            for i, item in enumerate(value):
+                if not isinstance(item, (dict, Tripel)):
+                    raise ValueError(f"triple {i} must be an object, got {type(item).__name__}")
+        return value
+
+
+Ausgang = Literal[
+    "geschrieben", "abgeloest", "unveraendert", "berichtigt", "mehrdeutig", "abgelehnt", "fehler"
+]
+
+
+class Kandidat(Frozen):
+    """An entity a name could mean, with what tells it apart."""
+
+    id: str = Field(description="Entity id; retry the triple with {'id': ...}.")
+    name: str = Field(description="The entity's name.")
+    typ: Typ = Field(description="Its type in this pair (sonstiges when unknown).")
+    merkmale: list[str] = Field(description="A few of its active facts in this pair.")
+
+
+class TripelErgebnis(Frozen):
+    """The outcome of one triple."""
+
+    index: int = Field(description="Position of the triple in the order.")
+    ausgang: Ausgang = Field(description="What happened.")
+    grund: str | None = Field(None, description="Reason code for abgelehnt/fehler/mehrdeutig.")
+    meldung: str | None = Field(None, description="Human-readable explanation.")
+    fakt_id: str | None = Field(None, description="The written or touched fact.")
+    abgeloest: list[str] = Field(default_factory=list, description="Facts this one superseded.")
+    subjekt_id: str | None = Field(None, description="The resolved subject entity.")
+    objekt_id: str | None = Field(None, description="The resolved object entity.")
+    timeline_id: str | None = Field(None, description="First entry of the event, if any.")
+    kandidaten: list[Kandidat] = Field(default_factory=list, description="For mehrdeutig.")
+    neue_entitaeten: list[str] = Field(default_factory=list, description="Entities created.")
+    typ_fakten: list[str] = Field(default_factory=list, description="Type facts written.")
+
+
+class AuftragErgebnis(Frozen):
+    """The result of an order; stored in the audit and returned again on replay."""
+
+    auftrag_id: str
+    user_id: str
+    character_id: str
+    status: Literal["ok", "teilweise", "abgelehnt"] = Field(
+        description="ok: every triple written/unchanged; teilweise: some not; abgelehnt: none."
+    )
+    wiederholt: bool = Field(False, description="True when this auftrag_id was written before.")
+    zeitpunkt: datetime = Field(description="The order's clock.")
+    ergebnisse: list[TripelErgebnis]
+
+
+class Entitaet(Frozen):
+    """An entity as listed for a user."""
+
+    id: str
+    name: str
+    typ: Typ = Field(description="Type in the asked pair (sonstiges when unknown).")
+    fakten: int = Field(description="Active facts of the pair touching it.")

@@ -1,0 +1,151 @@
+"""Schema migrations: numbered, idempotent `.cypher` files, recorded in the graph.
+
+Each applied file leaves a `(:SchemaMigration {version, name, checksum, applied_at})`
+node. A file whose checksum differs from the recorded one is an error, never a silent
+re-run; the library refuses a database whose schema is older than it needs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from kg.db import Database, Tx
+from kg.errors import QueryLoadError, SchemaError, SchemaOutdated
+from kg.queries import cypher_dir
+
+_FILE = re.compile(r"^(\d{4})_([a-z0-9_]+)\.cypher$")
+
+
+@dataclass(frozen=True)
+class Migration:
+    version: int
+    name: str
+    checksum: str
+    statements: tuple[str, ...]
+
+
+class MigrationState(BaseModel):
+    """One migration and whether (and when) it is applied."""
+
+    model_config = ConfigDict(frozen=True)
+
+    version: int = Field(description="Number from the file name.")
+    name: str = Field(description="Name from the file name.")
+    applied_at: datetime | None = Field(description="When it was applied; None if pending.")
+    status: str = Field(description="applied, pending or changed (file differs).")
+
+
+def split_statements(text: str) -> list[str]:
+    """Statements of a migration file: comment lines dropped, split at ';'."""
+    body = "\n".join(ln for ln in text.splitlines() if not ln.lstrip().startswith("//"))
+    return [s.strip() for s in body.split(";") if s.strip()]
+
+
+def migrations(root: Path | None = None) -> list[Migration]:
+    """The package's migrations in order."""
+    found: list[Migration] = []
+    for path in sorted(((root or cypher_dir()) / "migrations").glob("*.cypher")):
+        match = _FILE.match(path.name)
+        if not match:
+            raise QueryLoadError(f"{path.name}:1: migration files are named NNNN_name.cypher")
+        text = path.read_text(encoding="utf-8")
+        statements = split_statements(text)
+        if not statements:
+            raise QueryLoadError(f"{path.name}:1: migration has no statement")
+        found.append(
+            Migration(
+                version=int(match.group(1)),
+                name=match.group(2),
+                checksum=hashlib.sha256(text.encode()).hexdigest(),
+                statements=tuple(statements),
+            )
+        )
+    versions = [m.version for m in found]
+    if versions != list(range(1, len(found) + 1)):
+        raise QueryLoadError(f"migrations must be numbered 1..n without gaps: {versions}")
+    return found
+
+
+async def _recorded(db: Database) -> dict[int, dict[str, object]]:
+    rows = await db.query("schema_applied")
+    return {int(r["version"]): r for r in rows}
+
+
+async def status(db: Database) -> list[MigrationState]:
+    recorded = await _recorded(db)
+    states = []
+    for m in migrations():
+        row = recorded.get(m.version)
+        if row is None:
+            state, at = "pending", None
+        else:
+            state = "applied" if row["checksum"] == m.checksum else "changed"
+            at = row["applied_at"]
+        states.append(
+            MigrationState(
+                version=m.version, name=m.name, applied_at=_native(at), status=state
+            )
+        )
+    return states
+
+
+async def apply(db: Database) -> list[MigrationState]:
+    """Apply pending migrations in order; an applied file that changed is an error."""
+    recorded = await _recorded(db)
+    for m in migrations():
+        row = recorded.get(m.version)
+        if row is not None:
+            if row["checksum"] != m.checksum:
+                raise SchemaError(
+                    f"migration {m.version:04d}_{m.name} was applied with checksum "
+                    f"{str(row['checksum'])[:12]} but the file now has {m.checksum[:12]} — "
+                    "applied migrations must not change; add a new numbered file instead."
+                )
+            continue
+        # Schema statements cannot share a transaction with data writes: one each.
+        for statement in m.statements:
+            async with db.driver.session(database=db.name) as session:
+                try:
+                    await (await session.run(statement)).consume()
+                except Exception as exc:
+                    raise db.translate(exc) from exc
+
+        async def record(tx: Tx, m: Migration = m) -> None:
+            await tx.run(
+                "schema_record", version=m.version, name=m.name, checksum=m.checksum
+            )
+
+        await db.write(record)
+    return await status(db)
+
+
+async def require_current(db: Database) -> int:
+    """The schema version, or SchemaOutdated/SchemaError when it does not fit."""
+    states = await status(db)
+    changed = [s for s in states if s.status == "changed"]
+    if changed:
+        raise SchemaError(
+            f"migration {changed[0].version:04d}_{changed[0].name} differs from the applied "
+            "one — see `kg schema status`."
+        )
+    pending = [s for s in states if s.status == "pending"]
+    if pending:
+        applied = len(states) - len(pending)
+        raise SchemaOutdated(
+            f"the database schema is at version {applied}, this package needs "
+            f"{len(states)} — run `kg schema apply`."
+        )
+    return len(states)
+
+
+def _native(value: object) -> datetime | None:
+    if value is None:
+        return None
+    to_native = getattr(value, "to_native", None)
+    return to_native() if to_native else value  # type: ignore[return-value]

@@ -1,0 +1,307 @@
+"""The timeline of a pair: dated entries, NACHFOLGER chains, events of other people.
+
+Time lives only here (rule 7). A fact valid from an event references the first entry
+of its chain; moving the event creates a successor entry (old -[:NACHFOLGER]-> new,
+old inactive) in one transaction, so the fact's *ab* follows without touching the fact.
+
+Cancelling an entry (the event does not happen) retires every fact that was valid from
+it as never true (grund `abgesagt`, like a correction) and reinstates the values those
+facts had superseded, unless a newer value holds by now.
+"""
+
+from __future__ import annotations
+
+import calendar
+import uuid
+from datetime import date, datetime
+from typing import Any
+
+from pydantic import Field
+
+from kg.db import Database, Record, Tx
+from kg.errors import InvalidInput, TimelineError
+from kg.models import Frozen, Genauigkeit, NeuerEintrag, utcnow
+
+MONATE = (
+    "Januar", "Februar", "März", "April", "Mai", "Juni",
+    "Juli", "August", "September", "Oktober", "November", "Dezember",
+)
+
+
+class Eintrag(Frozen):
+    """A timeline entry as read back."""
+
+    id: str
+    typ: str
+    titel: str
+    beginn: date
+    ende: date | None
+    genauigkeit: Genauigkeit
+    aktiv: bool
+    abgesagt: bool = Field(False, description="The event does not happen.")
+    person_id: str | None = Field(None, description="Entity the event happens to (BETRIFFT).")
+    person_name: str | None = None
+    fremd: bool = Field(False, description="An event of another person, not the human's time.")
+    text: str = Field(description="The date as a person says it ('November 2026').")
+
+
+def when_text(beginn: date, ende: date | None, genauigkeit: str) -> str:
+    """A date with its precision: '3. November 2026', 'November 2026', or a span."""
+    def one(d: date) -> str:
+        month = f"{MONATE[d.month - 1]} {d.year}"
+        return month if genauigkeit == "monat" else f"{d.day}. {month}"
+
+    if ende is None or ende == beginn:
+        return one(beginn)
+    return f"{one(beginn)} bis {one(ende)}"
+
+
+def normalized(entry: NeuerEintrag) -> NeuerEintrag:
+    """Month precision stores the first of the month (and the span's last month-day)."""
+    if entry.genauigkeit != "monat":
+        return entry
+    beginn = entry.beginn.replace(day=1)
+    ende = None
+    if entry.ende is not None:
+        last = calendar.monthrange(entry.ende.year, entry.ende.month)[1]
+        ende = entry.ende.replace(day=last)
+    return entry.model_copy(update={"beginn": beginn, "ende": ende})
+
+
+def month_window(month: str) -> tuple[date, date]:
+    """'2026-11' → first and last day of the month."""
+    try:
+        year, mon = (int(p) for p in month.split("-"))
+        first = date(year, mon, 1)
+    except ValueError:
+        raise InvalidInput(f"month {month!r} is not YYYY-MM (e.g. 2026-11)") from None
+    return first, first.replace(day=calendar.monthrange(year, mon)[1])
+
+
+def _props(entry: NeuerEintrag, now: datetime) -> dict[str, Any]:
+    entry = normalized(entry)
+    return {
+        "id": uuid.uuid4().hex,
+        "typ": entry.typ,
+        "titel": entry.titel,
+        "beginn": entry.beginn,
+        "ende": entry.ende,
+        "genauigkeit": entry.genauigkeit,
+        "aktiv": True,
+        "abgesagt": False,
+        "t_recorded": now,
+    }
+
+
+def to_eintrag(node: Any, person_id: str | None = None, person_name: str | None = None) -> Eintrag:
+    beginn = node["beginn"].to_native()
+    ende = node["ende"].to_native() if node.get("ende") is not None else None
+    return Eintrag(
+        id=node["id"],
+        typ=node["typ"],
+        titel=node["titel"],
+        beginn=beginn,
+        ende=ende,
+        genauigkeit=node["genauigkeit"],
+        aktiv=node["aktiv"],
+        abgesagt=bool(node.get("abgesagt")),
+        person_id=person_id,
+        person_name=person_name,
+        fremd=node["typ"] == "ereignis" and person_id is not None,
+        text=when_text(beginn, ende, node["genauigkeit"]),
+    )
+
+
+# -- used inside other transactions (the writer) ----------------------------------
+
+
+async def chain_ends(tx: Tx, user_id: str, character_id: str, eintrag_id: str) -> Record | None:
+    return await tx.one(
+        "timeline_chain_ends", user_id=user_id, character_id=character_id, eintrag_id=eintrag_id
+    )
+
+
+async def create_entry(
+    tx: Tx,
+    user_id: str,
+    character_id: str,
+    entry: NeuerEintrag,
+    now: datetime,
+    betrifft_id: str | None,
+) -> str:
+    row = await tx.one(
+        "timeline_create",
+        user_id=user_id,
+        character_id=character_id,
+        props=_props(entry, now),
+        betrifft_id=betrifft_id,
+    )
+    assert row is not None
+    return str(row["id"])
+
+
+# -- the timeline's own operations -------------------------------------------------
+
+
+class Timeline:
+    """Add, move, cancel and read the entries of a pair."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    async def add(
+        self,
+        user_id: str,
+        character_id: str,
+        entry: NeuerEintrag,
+        betrifft_id: str | None = None,
+        now: datetime | None = None,
+    ) -> Eintrag:
+        async def work(tx: Tx) -> str:
+            await tx.run("user_lock", user_id=user_id, auftrag_id=None)
+            if betrifft_id is not None:
+                row = await tx.one(
+                    "entity_by_id", user_id=user_id, character_id=character_id,
+                    entity_id=betrifft_id,
+                )
+                if row is None:
+                    raise TimelineError(f"no entity with id {betrifft_id!r} for this user")
+            return await create_entry(
+                tx, user_id, character_id, entry, now or utcnow(), betrifft_id
+            )
+
+        new_id = await self.db.write(work)
+        return await self.get(user_id, character_id, new_id)
+
+    async def move(
+        self,
+        user_id: str,
+        character_id: str,
+        eintrag_id: str,
+        beginn: date,
+        ende: date | None = None,
+        genauigkeit: Genauigkeit | None = None,
+        titel: str | None = None,
+        now: datetime | None = None,
+    ) -> Eintrag:
+        """Create the successor of the chain's active end with the new date."""
+
+        async def work(tx: Tx) -> str:
+            await tx.run("user_lock", user_id=user_id, auftrag_id=None)
+            old = await self._active_end(tx, user_id, character_id, eintrag_id, "move")
+            entry = NeuerEintrag(
+                typ=old["typ"],
+                titel=titel or old["titel"],
+                beginn=beginn,
+                ende=ende,
+                genauigkeit=genauigkeit or old["genauigkeit"],
+            )
+            row = await tx.one(
+                "timeline_move",
+                user_id=user_id,
+                character_id=character_id,
+                eintrag_id=eintrag_id,
+                props=_props(entry, now or utcnow()),
+                zeitpunkt=now or utcnow(),
+            )
+            if row is None:
+                raise TimelineError(f"entry {eintrag_id!r} could not be moved")
+            return str(row["id"])
+
+        new_id = await self.db.write(work)
+        return await self.get(user_id, character_id, new_id)
+
+    async def cancel(
+        self, user_id: str, character_id: str, eintrag_id: str, now: datetime | None = None
+    ) -> dict[str, list[str]]:
+        """Cancel the active end; facts valid from it are retired, old values reinstated."""
+        when = now or utcnow()
+
+        async def work(tx: Tx) -> dict[str, list[str]]:
+            await tx.run("user_lock", user_id=user_id, auftrag_id=None)
+            await self._active_end(tx, user_id, character_id, eintrag_id, "cancel")
+            ends = await chain_ends(tx, user_id, character_id, eintrag_id)
+            assert ends is not None
+            await tx.run(
+                "timeline_cancel", user_id=user_id, character_id=character_id,
+                eintrag_id=eintrag_id, zeitpunkt=when,
+            )
+            facts = await tx.run(
+                "timeline_facts", user_id=user_id, character_id=character_id,
+                first_id=ends["first_id"],
+            )
+            retired = [f for f in facts if f["from_event"] and f["grund"] != "berichtigt"]
+            if retired:
+                await tx.run(
+                    "facts_retire", user_id=user_id,
+                    facts=[{"id": f["id"], "start_id": f["start_id"]} for f in retired],
+                    grund="abgesagt", t_invalid=None, t_expired=when, timeline_bis=None,
+                )
+            reinstated = []
+            for f in facts:
+                if f["from_event"] or f["grund"] != "abgeloest":
+                    continue
+                holding = await tx.run(
+                    "facts_active", user_id=user_id, character_id=character_id,
+                    entity_id=f["start_id"], rel_type=f["rel_type"], both_directions=False,
+                )
+                if holding:
+                    continue
+                await tx.run(
+                    "fact_reinstate", user_id=user_id, start_id=f["start_id"], fakt_id=f["id"]
+                )
+                reinstated.append(f["id"])
+            return {"retired": sorted(f["id"] for f in retired), "reinstated": sorted(reinstated)}
+
+        return await self.db.write(work)
+
+    async def _active_end(
+        self, tx: Tx, user_id: str, character_id: str, eintrag_id: str, verb: str
+    ) -> Any:
+        ends = await chain_ends(tx, user_id, character_id, eintrag_id)
+        if ends is None:
+            raise TimelineError(f"no timeline entry {eintrag_id!r} in this pair")
+        if ends["abgesagt"]:
+            raise TimelineError(f"entry {eintrag_id!r} is cancelled; it cannot {verb}")
+        if ends["active_id"] != eintrag_id:
+            raise TimelineError(
+                f"entry {eintrag_id!r} is inactive (it was moved); {verb} the active entry "
+                f"{ends['active_id']!r} of its chain instead"
+            )
+        return ends["active"]
+
+    async def get(self, user_id: str, character_id: str, eintrag_id: str) -> Eintrag:
+        chain = await self.chain(user_id, character_id, eintrag_id)
+        for entry in chain:
+            if entry.id == eintrag_id:
+                return entry
+        raise TimelineError(f"no timeline entry {eintrag_id!r} in this pair")
+
+    async def active(self, user_id: str, character_id: str, eintrag_id: str) -> Eintrag:
+        """`aktive_zeile`: from any entry of a chain, its active end (one query)."""
+        rows = await self.db.query(
+            "timeline_chain_ends", user_id=user_id, character_id=character_id,
+            eintrag_id=eintrag_id,
+        )
+        if not rows:
+            raise TimelineError(f"no timeline entry {eintrag_id!r} in this pair")
+        return to_eintrag(rows[0]["active"])
+
+    async def chain(self, user_id: str, character_id: str, eintrag_id: str) -> list[Eintrag]:
+        rows = await self.db.query(
+            "timeline_chain", user_id=user_id, character_id=character_id, eintrag_id=eintrag_id
+        )
+        if not rows:
+            raise TimelineError(f"no timeline entry {eintrag_id!r} in this pair")
+        return [to_eintrag(r["eintrag"], r["person_id"], r["person_name"]) for r in rows]
+
+    async def window(
+        self, user_id: str, character_id: str, von: date, bis: date
+    ) -> list[Eintrag]:
+        if bis < von:
+            raise InvalidInput(f"the window ends ({bis}) before it starts ({von})")
+        rows = await self.db.query(
+            "timeline_window", user_id=user_id, character_id=character_id, von=von, bis=bis
+        )
+        return [to_eintrag(r["eintrag"], r["person_id"], r["person_name"]) for r in rows]
+
