@@ -1,0 +1,95 @@
+"""The foundation: server, registry, migrations, status, typed errors."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from pydantic import SecretStr
+
+from kg import schema
+from kg.api import Memory, SyncMemory
+from kg.errors import AuthFailed, DatabaseNotFound, SchemaError, SchemaOutdated, ServerUnavailable
+from kg.queries import registry
+from kg.settings import Settings
+from tests.conftest import raw_cypher
+
+
+def test_every_registered_query_explains_on_the_real_server(store: SyncMemory) -> None:
+    async def explain_all() -> list[str]:
+        failures = []
+        for query in registry():
+            params = {p: None for p in query.params}
+            try:
+                await store.memory.db.driver.execute_query(
+                    "EXPLAIN " + query.text, params, database_=store.memory.db.name
+                )
+            except Exception as exc:  # collect every failure, then report
+                failures.append(f"{query.name}: {exc}")
+        return failures
+
+    assert store.run(explain_all()) == []
+
+
+def test_status_reports_version_schema_and_counts(store: SyncMemory) -> None:
+    status = store.run(store.memory.status())
+    assert status.version.startswith("5.26")
+    assert status.edition == "community"
+    assert status.schema_version == status.schema_needed == len(schema.migrations())
+    assert status.entities >= 0 and status.facts >= status.active_facts >= 0
+
+
+def test_schema_apply_is_idempotent_and_recorded(store: SyncMemory) -> None:
+    store.run(schema.apply(store.memory.db))
+    states = store.run(schema.status(store.memory.db))
+    assert [s.status for s in states] == ["applied"] * len(states)
+    rows = store.run(raw_cypher(store, "MATCH (m:SchemaMigration) RETURN count(m) AS n"))
+    assert rows[0]["n"] == len(states)
+
+
+def test_changed_migration_is_an_error_not_a_rerun(store: SyncMemory) -> None:
+    rows = store.run(raw_cypher(
+        store, "MATCH (m:SchemaMigration {version: 1}) RETURN m.checksum AS c"))
+    original = rows[0]["c"]
+    store.run(raw_cypher(
+        store, "MATCH (m:SchemaMigration {version: 1}) SET m.checksum = 'tampered'"))
+    try:
+        with pytest.raises(SchemaError, match="must not change"):
+            store.run(schema.apply(store.memory.db))
+        with pytest.raises(SchemaError, match="differs"):
+            store.run(schema.require_current(store.memory.db))
+    finally:
+        store.run(raw_cypher(
+            store, "MATCH (m:SchemaMigration {version: 1}) SET m.checksum = $c", c=original))
+
+
+def test_library_refuses_an_outdated_schema(store: SyncMemory, neo4j_settings: Settings) -> None:
+    rows = store.run(raw_cypher(
+        store, "MATCH (m:SchemaMigration {version: 1}) RETURN properties(m) AS p"))
+    props = rows[0]["p"]
+    store.run(raw_cypher(store, "MATCH (m:SchemaMigration {version: 1}) DELETE m"))
+    try:
+        with pytest.raises(SchemaOutdated, match="kg schema apply"):
+            SyncMemory(neo4j_settings)
+    finally:
+        store.run(raw_cypher(store, "CREATE (m:SchemaMigration) SET m = $p", p=props))
+
+
+def test_wrong_password_is_a_typed_error_without_the_password(neo4j_settings: Settings) -> None:
+    bad = neo4j_settings.model_copy(update={"neo4j_password": SecretStr("definitely-wrong-pw")})
+    with pytest.raises(AuthFailed) as caught:
+        asyncio.run(Memory.open(bad))
+    assert "definitely-wrong-pw" not in str(caught.value)
+    assert "NEO4J_PASSWORD" in str(caught.value)
+
+
+def test_unknown_database_is_a_typed_error(neo4j_settings: Settings) -> None:
+    bad = neo4j_settings.model_copy(update={"neo4j_database": "nosuchdb"})
+    with pytest.raises(DatabaseNotFound, match="nosuchdb"):
+        asyncio.run(Memory.open(bad))
+
+
+def test_unreachable_server_fails_fast_with_a_hint() -> None:
+    bad = Settings(neo4j_uri="bolt://127.0.0.1:1", connection_timeout=1, retry_time=0)
+    with pytest.raises(ServerUnavailable, match="not reachable at bolt://127.0.0.1:1"):
+        asyncio.run(Memory.open(bad))
