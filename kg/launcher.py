@@ -32,6 +32,7 @@ class LocalServer:
     """Where and how the local server runs."""
 
     home: Path
+    jars: Path  # shared by every instance: fetched once per version
     bolt_port: int = 7687
     http_port: int = 7474
     heap: str = "2g"
@@ -42,11 +43,11 @@ class LocalServer:
     def from_env(cls) -> LocalServer:
         """The default server, adjustable with KG_NEO4J_* variables."""
         cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-        home = Path(
-            os.environ.get("KG_NEO4J_HOME") or cache / "faktengedaechtnis" / f"neo4j-{NEO4J_VERSION}"
-        )
+        default = cache / "faktengedaechtnis" / f"neo4j-{NEO4J_VERSION}"
+        home = Path(os.environ.get("KG_NEO4J_HOME") or default)
         return cls(
             home=home,
+            jars=default / "lib",
             bolt_port=int(os.environ.get("KG_NEO4J_BOLT_PORT", "7687")),
             http_port=int(os.environ.get("KG_NEO4J_HTTP_PORT", "7474")),
             heap=os.environ.get("KG_NEO4J_HEAP", "2g"),
@@ -90,8 +91,12 @@ class LocalServer:
         )
 
     def install(self) -> bool:
-        """Resolve the jars into NEO4J_HOME/lib unless they are there; True if it downloaded."""
-        lib = self.home / "lib"
+        """Resolve the jars once (shared by all instances); True if it downloaded."""
+        self.home.mkdir(parents=True, exist_ok=True)
+        link = self.home / "lib"
+        if link != self.jars and not link.exists():
+            link.symlink_to(self.jars, target_is_directory=True)
+        lib = self.jars
         marker = lib / ".complete"
         if marker.exists():
             return False
