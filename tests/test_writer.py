@@ -1,0 +1,277 @@
+"""The Fakten-Agent against the real server: every ausgang and every rule it enforces."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from cli.main import app
+from kg.models import Auftrag
+from kg.writer import _Order
+from tests.conftest import Pair, t
+
+
+def facts_of(pair: Pair, name: str, rel: str) -> list[dict]:
+    return pair.cypher(
+        "MATCH (s:Entitaet {user_id: $u, name: $n})-[r]->(o) WHERE type(r) = $rel "
+        "RETURN r.aktiv AS aktiv, r.grund AS grund, coalesce(o.name, o.wert) AS objekt, "
+        "r.character_id AS character_id, r.herkunft AS herkunft, r.t_invalid AS t_invalid, "
+        "r.t_expired AS t_expired, r.staerke_decay AS staerke, r.last_touched AS touched "
+        "ORDER BY r.t_recorded",
+        u=pair.user_id, n=name, rel=rel.upper(),
+    )
+
+
+def snapshot(pair: Pair) -> dict:
+    rows = pair.cypher(
+        "CALL () { MATCH (e:Entitaet {user_id: $u}) RETURN count(e) AS entities } "
+        "CALL () { MATCH (:Entitaet {user_id: $u})-[r]->() RETURN count(r) AS rels, "
+        "  collect(r.staerke_decay) AS strengths } "
+        "CALL () { MATCH (a:Auftrag {user_id: $u}) RETURN count(a) AS orders } "
+        "RETURN entities, rels, strengths, orders",
+        u=pair.user_id,
+    )
+    return rows[0]
+
+
+def test_reference_and_value_facts_are_written(pair: Pair) -> None:
+    result = pair.write(
+        t("Lena", "wohnt_in", "Berlin"),
+        t("Lena", "beruf", wert="Ärztin"),
+    )
+    assert result.status == "ok"
+    assert [r.ausgang for r in result.ergebnisse] == ["geschrieben", "geschrieben"]
+    assert facts_of(pair, "Lena", "wohnt_in")[0]["objekt"] == "Berlin"
+    value = pair.cypher(
+        "MATCH (:Entitaet {user_id: $u, name: 'Lena'})-[r:BERUF]->(w:Wert) "
+        "RETURN w.wert AS wert, COUNT { (w)-->() } AS out, COUNT { ()-->(w) } AS inc",
+        u=pair.user_id,
+    )
+    assert value == [{"wert": "Ärztin", "out": 0, "inc": 1}]
+
+
+def test_einwertig_supersedes_in_one_order_and_keeps_history(pair: Pair) -> None:
+    pair.write(t("Lena", "wohnt_in", "Berlin"))
+    result = pair.write(t("Lena", "wohnt_in", "Kassel"))
+    (r,) = result.ergebnisse
+    assert r.ausgang == "abgeloest" and len(r.abgeloest) == 1
+    rows = facts_of(pair, "Lena", "wohnt_in")
+    assert [(x["objekt"], x["aktiv"], x["grund"]) for x in rows] == [
+        ("Berlin", False, "abgeloest"), ("Kassel", True, None)]
+    assert rows[0]["t_invalid"] is not None and rows[0]["t_expired"] is not None
+
+
+def test_mehrwertig_accumulates(pair: Pair) -> None:
+    pair.write(t("Lena", "hat_haustier", "Bello"))
+    result = pair.write(t("Lena", "hat_haustier", "Minka"))
+    assert result.ergebnisse[0].ausgang == "geschrieben"
+    assert {x["objekt"] for x in facts_of(pair, "Lena", "hat_haustier") if x["aktiv"]} == {
+        "Bello", "Minka"}
+
+
+def test_same_value_touches_and_adds_no_row(pair: Pair) -> None:
+    pair.write(t("Lena", "beruf", wert="Ärztin"), zeitpunkt="2026-01-01T00:00:00Z")
+    pair.cypher("MATCH (:Entitaet {user_id: $u})-[r:BERUF]->() SET r.staerke_decay = 0.5",
+                u=pair.user_id)
+    result = pair.write(t("Lena", "beruf", wert="Ärztin"), zeitpunkt="2026-06-01T00:00:00Z")
+    assert result.ergebnisse[0].ausgang == "unveraendert"
+    (row,) = facts_of(pair, "Lena", "beruf")
+    assert row["staerke"] == 1.0
+    assert row["touched"].to_native().month == 6
+
+
+def test_symmetric_partner_reads_the_same_from_both_ends(pair: Pair) -> None:
+    pair.write(t("Lena", "partner", "Tom"))
+    result = pair.write(t("Tom", "partner", "Lena"))
+    assert result.ergebnisse[0].ausgang == "unveraendert"
+    # A new partner of Tom ends Lena's partnership too (einwertig from both ends).
+    result = pair.write(t("Tom", "partner", "Anna"))
+    assert result.ergebnisse[0].ausgang == "abgeloest"
+    assert [x["aktiv"] for x in facts_of(pair, "Lena", "partner")] == [False]
+
+
+def test_ambiguous_name_writes_nothing_and_returns_candidates(pair: Pair) -> None:
+    pair.write(t("Anna", "wohnt_in", "Berlin"), t({"neu": "Anna"}, "wohnt_in", "Kassel"))
+    before = snapshot(pair)
+    result = pair.write(t("Anna", "beruf", wert="Lehrerin"))
+    (r,) = result.ergebnisse
+    assert r.ausgang == "mehrdeutig" and result.status == "abgelehnt"
+    assert {k.name for k in r.kandidaten} == {"Anna"} and len(r.kandidaten) == 2
+    assert sorted(m for k in r.kandidaten for m in k.merkmale) == [
+        "wohnt in Berlin", "wohnt in Kassel"]
+    after = snapshot(pair)
+    assert after["rels"] == before["rels"] and after["entities"] == before["entities"]
+    # Retrying with an id resolves it.
+    retry = pair.write(t({"id": r.kandidaten[1].id}, "beruf", wert="Lehrerin"))
+    assert retry.ergebnisse[0].ausgang == "geschrieben"
+
+
+@pytest.mark.parametrize(
+    ("triple", "grund"),
+    [
+        (t("Lena", "mag", "Pizza"), "unbekannte_beziehung"),
+        (t("Lena", "wohnt_in", wert="Kassel"), "form"),
+        (t("Lena", "beruf", "Kassel"), "form"),
+        ({"subjekt": "Lena", "beziehung": "beruf", "wert": "x"}, "herkunft"),
+        (t("Lena", "beruf", wert="x", herkunft="gerücht"), "herkunft"),
+        (t("", "beruf", wert="x"), "name_leer"),
+        (t("L" * 100_000, "beruf", wert="x"), "name_zu_lang"),
+        (t("Le\x00na", "beruf", wert="x"), "steuerzeichen"),
+        (t({"id": "no-such-id"}, "beruf", wert="x"), "unbekannte_id"),
+        (t("Lena", "typ", wert="drache"), "ungueltiger_typ"),
+    ],
+)
+def test_rejections_have_a_reason_and_write_nothing(pair: Pair, triple: dict, grund: str) -> None:
+    pair.write(t("Lena", "hobby", wert="Lesen"))
+    before = snapshot(pair)
+    result = pair.write(triple)
+    (r,) = result.ergebnisse
+    assert (r.ausgang, r.grund) == ("abgelehnt", grund)
+    assert r.meldung
+    after = snapshot(pair)
+    assert (after["entities"], after["rels"]) == (before["entities"], before["rels"])
+
+
+def test_foreign_id_reads_like_an_unknown_id(pair: Pair) -> None:
+    other = Pair(pair.store, pair.user_id + "-other")
+    other.write(t("Geheim", "beruf", wert="Spionin"))
+    foreign = other.id_of("Geheim")
+    result = pair.write(t({"id": foreign}, "beruf", wert="x"))
+    (r,) = result.ergebnisse
+    assert (r.ausgang, r.grund) == ("abgelehnt", "unbekannte_id")
+    assert foreign in (r.meldung or "") and "Geheim" not in (r.meldung or "")
+
+
+def test_type_facts_come_from_relations_and_classes(pair: Pair) -> None:
+    pair.write(t("Lena", "wohnt_in", "Kassel"), t("Bello", "ist_ein", wert="Hund"))
+    assert pair.mappe("Kassel").typ == "ort"
+    assert pair.mappe("Bello").typ == "tier"
+    assert pair.mappe("Lena").typ == "sonstiges"  # nothing is written in advance
+    # A tier has no beruf; a place cannot be a dog.
+    result = pair.write(t("Bello", "beruf", wert="Wachhund"), t("Kassel", "ist_ein", wert="Hund"))
+    assert [(r.ausgang, r.grund) for r in result.ergebnisse] == [
+        ("abgelehnt", "typkonflikt"), ("abgelehnt", "typkonflikt")]
+    # The object's known type is checked too: Bello is not a place to live in.
+    result = pair.write(t("Lena", "wohnt_in", "Bello"))
+    assert result.ergebnisse[0].grund == "typkonflikt"
+
+
+def test_correction_retires_as_never_true(pair: Pair) -> None:
+    pair.write(t("Mittelmeer", "ist_ein", wert="Ozean", herkunft="modell"))
+    order = pair.order(t("Mittelmeer", "ist_ein", wert="Nebenmeer", herkunft="modell"))
+    order["berichtigungen"] = [{"subjekt": "Mittelmeer", "beziehung": "ist_ein", "wert": "Ozean"}]
+    result = pair.store.run(pair.store.memory.write(order))
+    assert [r.ausgang for r in result.ergebnisse] == ["berichtigt", "geschrieben"]
+    rows = facts_of(pair, "Mittelmeer", "ist_ein")
+    assert [(x["objekt"], x["aktiv"], x["grund"]) for x in rows] == [
+        ("Ozean", False, "berichtigt"), ("Nebenmeer", True, None)]
+    assert all(h.wert != "Ozean" for h in pair.mappe("Mittelmeer").historie)
+    history = pair.store.run(pair.store.memory.history(
+        pair.user_id, "nova", pair.id_of("Mittelmeer")))
+    assert [h.wert for h in history] == ["Nebenmeer"]
+
+
+def test_pairs_are_separate_but_entities_are_shared_per_user(pair: Pair) -> None:
+    other = pair.other("luna")
+    pair.write(t("Kassel", "liegt_in", "Hessen"))
+    other.write(t("Kassel", "hat", wert="Herkules"))
+    assert pair.id_of("Kassel") == other.id_of("Kassel")
+    assert [f.objekt.name for f in pair.mappe("Kassel").fakten if f.objekt] == ["Hessen"]
+    assert [f.wert for f in other.mappe("Kassel").fakten] == ["Herkules"]
+    assert {x["character_id"] for x in facts_of(pair, "Kassel", "liegt_in")} == {"nova"}
+
+
+def test_replay_returns_the_first_result_and_writes_nothing(pair: Pair) -> None:
+    order = pair.order(t("Lena", "wohnt_in", "Berlin"), auftrag_id="turn-4711")
+    first = pair.store.run(pair.store.memory.write(order))
+    before = snapshot(pair)
+    again = pair.store.run(pair.store.memory.write(order))
+    assert again.wiederholt and not first.wiederholt
+    assert again.ergebnisse == first.ergebnisse
+    assert snapshot(pair) == before
+
+
+def test_a_failure_in_the_middle_of_an_order_leaves_nothing(
+    pair: Pair, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls = {"n": 0}
+    original = _Order.assert_fact
+
+    async def failing(self: _Order, *args, **kwargs):  # type: ignore[no-untyped-def]
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise RuntimeError("injected fault after two facts")
+        return await original(self, *args, **kwargs)
+
+    monkeypatch.setattr(_Order, "assert_fact", failing)
+    with pytest.raises(RuntimeError, match="injected"):
+        pair.write(t("Lena", "wohnt_in", "Berlin"), t("Lena", "beruf", wert="Ärztin"),
+                   t("Lena", "hobby", wert="Lesen"))
+    assert snapshot(pair) == {"entities": 0, "rels": 0, "strengths": [], "orders": 0}
+
+
+def test_concurrent_writers_keep_one_active_einwertig_fact_and_one_entity(pair: Pair) -> None:
+    memory = pair.store.memory
+
+    async def burst() -> list:
+        orders = [
+            Auftrag.model_validate(pair.order(
+                t("Lena", "wohnt_in", f"Stadt{i % 5}"),
+                t("Lena", "hat_haustier", "Neuer Hund"),
+                t("Zoe", "geschwister", "Lena"),
+            ))
+            for i in range(24)
+        ]
+        return await asyncio.gather(*(memory.write(o) for o in orders))
+
+    results = pair.store.run(burst())
+    assert all(r.status == "ok" for r in results)
+    active = [x for x in facts_of(pair, "Lena", "wohnt_in") if x["aktiv"]]
+    assert len(active) == 1
+    names = pair.cypher(
+        "MATCH (e:Entitaet {user_id: $u}) RETURN e.name AS name, count(*) AS n ORDER BY name",
+        u=pair.user_id)
+    assert all(row["n"] == 1 for row in names), names
+    assert len([x for x in facts_of(pair, "Lena", "hat_haustier") if x["aktiv"]]) == 1
+
+
+def test_cli_write_reports_and_bad_input_changes_nothing(pair: Pair, tmp_path) -> None:
+    runner = CliRunner()
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps(pair.order(t("Lena", "wohnt_in", "Kassel"))))
+    result = runner.invoke(app, ["write", str(good), "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["ergebnisse"][0]["ausgang"] == "geschrieben"
+    before = snapshot(pair)
+    bad_inputs = [
+        "{not json",
+        json.dumps({"user_id": pair.user_id, "tripel": []}),
+        json.dumps({**pair.order(t("Lena", "beruf", wert="x")), "tripel": "nope"}),
+        json.dumps({**pair.order(t("Lena", "beruf", wert="x")), "zeitpunkt": "gestern"}),
+        json.dumps(pair.order(t("Lena'}) DETACH DELETE (n) //", "mag", "x"))),
+    ]
+    for text in bad_inputs:
+        path = tmp_path / "bad.json"
+        path.write_text(text)
+        result = runner.invoke(app, ["write", str(path)])
+        assert result.exit_code != 0
+        assert "Traceback" not in result.output
+    assert snapshot(pair)["entities"] == before["entities"]
+    assert snapshot(pair)["rels"] == before["rels"]
+
+
+def test_injection_text_is_stored_literally(pair: Pair) -> None:
+    evil = "x'}) MATCH (n) DETACH DELETE n //"
+    pair.write(t(evil, "beruf", wert='"; DROP TABLE fakten; --'))
+    (row,) = facts_of(pair, evil, "beruf")
+    assert row["objekt"] == '"; DROP TABLE fakten; --'
+
+
+def test_audit_records_each_order_with_outcomes(pair: Pair) -> None:
+    pair.write(t("Lena", "wohnt_in", "Berlin"), t("Lena", "mag", "x"), auftrag_id="a-1")
+    (entry,) = pair.store.run(pair.store.memory.audit(pair.user_id, "nova"))
+    assert entry.auftrag_id == "a-1" and entry.status == "teilweise"
+    assert [r.ausgang for r in entry.ergebnis.ergebnisse] == ["geschrieben", "abgelehnt"]
