@@ -1,0 +1,154 @@
+"""The timeline: entries, NACHFOLGER chains, facts valid from an event."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import date
+
+import pytest
+
+from kg.errors import InvalidInput, TimelineError
+from kg.models import NeuerEintrag
+from kg.timeline import month_window, when_text
+from tests.conftest import Pair, t
+
+
+def add(pair: Pair, titel: str = "Zahnarzt", **kw) -> str:
+    entry = NeuerEintrag(titel=titel, **{"typ": "termin", "beginn": date(2026, 11, 3), **kw})
+    return pair.store.run(pair.store.memory.timeline_add(pair.user_id, "nova", entry)).id
+
+
+def move(pair: Pair, eintrag_id: str, beginn: date, **kw):
+    return pair.store.run(
+        pair.store.memory.timeline_move(pair.user_id, "nova", eintrag_id, beginn, **kw))
+
+
+def test_when_text_keeps_precision() -> None:
+    assert when_text(date(2026, 11, 1), None, "monat") == "November 2026"
+    assert when_text(date(2026, 11, 3), None, "tag") == "3. November 2026"
+    assert month_window("2026-02") == (date(2026, 2, 1), date(2026, 2, 28))
+    with pytest.raises(InvalidInput):
+        month_window("November")
+
+
+def test_end_before_start_is_rejected() -> None:
+    with pytest.raises(ValueError, match="before"):
+        NeuerEintrag(titel="x", beginn=date(2026, 11, 5), ende=date(2026, 11, 1))
+
+
+def test_move_creates_a_successor_and_aktive_zeile_follows(pair: Pair) -> None:
+    first = add(pair)
+    second = move(pair, first, date(2026, 11, 10))
+    third = move(pair, second.id, date(2026, 11, 17))
+    chain = pair.store.run(pair.store.memory.timeline_chain(pair.user_id, "nova", second.id))
+    assert [e.id for e in chain] == [first, second.id, third.id]
+    assert [e.aktiv for e in chain] == [False, False, True]
+    for any_id in (first, second.id, third.id):
+        active = pair.store.run(pair.store.memory.timeline_active(pair.user_id, "nova", any_id))
+        assert active.id == third.id and active.beginn == date(2026, 11, 17)
+
+
+def test_moving_an_inactive_entry_is_a_clear_error(pair: Pair) -> None:
+    first = add(pair)
+    second = move(pair, first, date(2026, 11, 10))
+    with pytest.raises(TimelineError, match=f"inactive.*{second.id}"):
+        move(pair, first, date(2026, 12, 1))
+
+
+def test_concurrent_moves_never_fork_the_chain(pair: Pair) -> None:
+    first = add(pair)
+    memory = pair.store.memory
+
+    async def race() -> list:
+        return await asyncio.gather(
+            *(memory.timeline_move(pair.user_id, "nova", first, date(2026, 12, d))
+              for d in range(1, 9)),
+            return_exceptions=True,
+        )
+
+    outcomes = pair.store.run(race())
+    assert sum(not isinstance(o, Exception) for o in outcomes) == 1
+    assert all(isinstance(o, TimelineError) for o in outcomes if isinstance(o, Exception))
+    shape = pair.cypher(
+        "MATCH (t:TimelineEintrag {user_id: $u}) "
+        "RETURN count(t) AS entries, sum(CASE WHEN t.aktiv THEN 1 ELSE 0 END) AS active, "
+        "max(COUNT { (t)-[:NACHFOLGER]->() }) AS max_out, "
+        "max(COUNT { ()-[:NACHFOLGER]->(t) }) AS max_in", u=pair.user_id)
+    assert shape == [{"entries": 2, "active": 1, "max_out": 1, "max_in": 1}]
+
+
+def test_month_precision_and_window_reads(pair: Pair) -> None:
+    pair.write(t("Lena", "wohnt_in", "Berlin"))
+    lena = pair.id_of("Lena")
+    event = NeuerEintrag(typ="ereignis", titel="Lena zieht um", beginn=date(2026, 11, 20),
+                         genauigkeit="monat")
+    entry = pair.store.run(pair.store.memory.timeline_add(pair.user_id, "nova", event, lena))
+    assert entry.beginn == date(2026, 11, 1) and entry.text == "November 2026"
+    add(pair, "Zahnarzt", beginn=date(2026, 11, 3))
+    add(pair, "Urlaub", beginn=date(2026, 10, 28), ende=date(2026, 11, 2))
+    add(pair, "Dezember", beginn=date(2026, 12, 5))
+    von, bis = month_window("2026-11")
+    window = pair.store.run(pair.store.memory.timeline_window(pair.user_id, "nova", von, bis))
+    assert [e.titel for e in window] == ["Urlaub", "Lena zieht um", "Zahnarzt"]
+    (umzug,) = [e for e in window if e.typ == "ereignis"]
+    assert umzug.fremd and umzug.person_name == "Lena"
+    # A day inside the month sees the month-precision event; another pair sees nothing.
+    day = pair.store.run(pair.store.memory.timeline_window(
+        pair.user_id, "nova", date(2026, 11, 15), date(2026, 11, 15)))
+    assert [e.titel for e in day] == ["Lena zieht um"]
+    assert pair.store.run(pair.store.memory.timeline_window(
+        pair.user_id, "luna", von, bis)) == []
+
+
+def test_fact_from_an_event_supersedes_and_follows_a_move(pair: Pair) -> None:
+    pair.write(t("Lena", "wohnt_in", "Berlin"), zeitpunkt="2026-09-01T00:00:00Z")
+    result = pair.write(t("Lena", "wohnt_in", "Kassel", ereignis={
+        "titel": "Lena zieht nach Kassel", "beginn": "2026-11-01", "genauigkeit": "monat"}))
+    (r,) = result.ergebnisse
+    assert r.ausgang == "abgeloest" and r.timeline_id
+    mappe = pair.mappe("Lena")
+    (kassel,) = [f for f in mappe.fakten if f.beziehung == "wohnt_in"]
+    assert (kassel.objekt.name, kassel.ab, kassel.aus_ereignis) == ("Kassel", "November 2026", True)
+    (berlin,) = mappe.historie
+    assert (berlin.objekt.name, berlin.bis) == ("Berlin", "November 2026")
+    fact_before = pair.cypher("MATCH ()-[r {id: $id}]->() RETURN properties(r) AS p", id=r.fakt_id)
+    moved = move(pair, r.timeline_id, date(2026, 12, 1), genauigkeit="monat")
+    mappe = pair.mappe("Lena")
+    (kassel,) = [f for f in mappe.fakten if f.beziehung == "wohnt_in"]
+    assert kassel.ab == "Dezember 2026" and mappe.historie[0].bis == "Dezember 2026"
+    # The fact itself is untouched: it still references the chain's first entry.
+    assert pair.cypher("MATCH ()-[r {id: $id}]->() RETURN properties(r) AS p",
+                       id=r.fakt_id) == fact_before
+    assert fact_before[0]["p"]["timeline_id"] == r.timeline_id != moved.id
+    # A later fact may reference any entry of the chain; it stores the first id.
+    later = pair.write(t("Lena", "arbeitet_bei", "Klinikum", timeline_id=moved.id))
+    assert later.ergebnisse[0].timeline_id == r.timeline_id
+
+
+def test_cancelling_an_event_retires_its_facts_and_reinstates_the_old_value(pair: Pair) -> None:
+    pair.write(t("Lena", "wohnt_in", "Berlin"))
+    result = pair.write(t("Lena", "wohnt_in", "Kassel", ereignis={
+        "titel": "Umzug", "beginn": "2026-11-01", "genauigkeit": "monat"}))
+    entry = result.ergebnisse[0].timeline_id
+    outcome = pair.store.run(pair.store.memory.timeline_cancel(pair.user_id, "nova", entry))
+    assert len(outcome["retired"]) == 1 and len(outcome["reinstated"]) == 1
+    mappe = pair.mappe("Lena")
+    assert [f.objekt.name for f in mappe.fakten if f.beziehung == "wohnt_in"] == ["Berlin"]
+    assert mappe.historie == []
+    # A cancelled event cannot be referenced again or moved.
+    again = pair.write(t("Lena", "beruf", wert="x", timeline_id=entry))
+    assert again.ergebnisse[0].grund == "eintrag_abgesagt"
+    with pytest.raises(TimelineError, match="cancelled"):
+        move(pair, entry, date(2026, 12, 1))
+
+
+def test_unknown_and_foreign_entries_are_errors(pair: Pair) -> None:
+    entry = add(pair)
+    other = Pair(pair.store, pair.user_id + "-x")
+    with pytest.raises(TimelineError, match="no timeline entry"):
+        other.store.run(other.store.memory.timeline_move(other.user_id, "nova", entry,
+                                                        date(2026, 12, 1)))
+    with pytest.raises(TimelineError, match="no timeline entry"):
+        pair.store.run(pair.store.memory.timeline_chain(pair.user_id, "luna", entry))
+    result = other.write(t("Lena", "beruf", wert="x", timeline_id=entry))
+    assert result.ergebnisse[0].grund == "unbekannter_eintrag"
