@@ -27,7 +27,7 @@ from kg.errors import (
     KgError,
     ServerUnavailable,
 )
-from kg.queries import Registry, registry
+from kg.queries import registry
 from kg.settings import Settings
 
 T = TypeVar("T")
@@ -39,12 +39,13 @@ START_HINT = "start it with `./run neo4j start` (no Docker) or `docker compose u
 class Tx:
     """A transaction that runs named queries only."""
 
-    def __init__(self, tx: AsyncManagedTransaction, queries: Registry) -> None:
+    def __init__(self, tx: AsyncManagedTransaction, db: Database) -> None:
         self._tx = tx
-        self._queries = queries
+        self._db = db
 
     async def run(self, name: str, /, **params: Any) -> list[Record]:
-        query = self._queries[name]
+        query = self._db.queries[name]
+        self._db.round_trips += 1
         result = await self._tx.run(query.text, params)
         return [record.data() async for record in result]
 
@@ -61,6 +62,8 @@ class Database:
         self.settings = settings
         self.name = settings.neo4j_database
         self.queries = registry()
+        #: Queries sent to the server so far (a test asserts the Mappe costs one).
+        self.round_trips = 0
 
     @classmethod
     def open(cls, settings: Settings) -> Database:
@@ -105,7 +108,7 @@ class Database:
     async def _execute(self, access: str, work: Callable[[Tx], Awaitable[T]]) -> T:
         @unit_of_work(timeout=self.settings.query_timeout)
         async def unit(tx: AsyncManagedTransaction) -> T:
-            return await work(Tx(tx, self.queries))
+            return await work(Tx(tx, self))
 
         try:
             async with self._session(access) as session:

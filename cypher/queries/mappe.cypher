@@ -92,7 +92,7 @@ CALL (e) {
                  AND t.staerke_decay >= $schwelle
                  AND (t.aktiv OR ($asof AND t.t_recorded <= $bekannt_am AND t.t_expired > $bekannt_am))){1,}
             (x:Entitaet)
-  WHERE x <> e
+  WHERE x <> e AND x <> o
   WITH r0, x, p ORDER BY length(p)
   WITH r0, x, head(collect([n IN nodes(p) | n.name])) AS pfad
   RETURN collect({rel: type(r0), x_id: x.id, x_name: x.name, pfad: pfad[..-1]})[..$cap] AS abgeleitet

@@ -1,0 +1,191 @@
+"""The Mappe: two degrees, both directions, one round trip, history, derived, as-of."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from kg.mappe import render
+from tests.conftest import Pair, t
+
+T0 = "2026-09-01T10:00:00Z"
+
+
+def worked_example(pair: Pair) -> str:
+    """SPEC §6 for this pair; returns the move event's id."""
+    pair.write(t("Lena", "wohnt_in", "Berlin"), zeitpunkt=T0)
+    moved = pair.write(
+        t("Lena", "wohnt_in", "Kassel", ereignis={
+            "titel": "Lena zieht nach Kassel", "beginn": "2026-11-01", "genauigkeit": "monat"}),
+        zeitpunkt="2026-10-15T10:00:00Z")
+    pair.write(
+        t("Kassel", "liegt_in", "Deutschland", herkunft="modell"),
+        t("Lena", "hat_haustier", "Bello"),
+        t("Bello", "ist_ein", wert="Hund"),
+        t("Bello", "begleitet", "Lena"),
+        t("Mensch", "hat", wert="Winterreifen"),
+        zeitpunkt="2026-10-16T10:00:00Z")
+    pair.other("luna").write(t("Kassel", "hat", wert="Herkules"),
+                             t("Kassel", "liegt_in", "Nordhessen"))
+    return moved.ergebnisse[0].timeline_id
+
+
+def test_worked_example_end_to_end(pair: Pair) -> None:
+    worked_example(pair)
+    mappe = pair.mappe("Lena")
+    assert mappe.typ == "person"  # the object of "begleitet" is a person
+    near = {(f.subjekt.name, f.beziehung, f.objekt.name if f.objekt else f.wert)
+            for f in mappe.fakten if f.grad == 1}
+    assert near == {("Lena", "wohnt_in", "Kassel"), ("Lena", "hat_haustier", "Bello"),
+                    ("Bello", "begleitet", "Lena")}
+    far = {(f.subjekt.name, f.beziehung, f.objekt.name if f.objekt else f.wert, f.via)
+           for f in mappe.fakten if f.grad == 2}
+    assert far == {("Kassel", "liegt_in", "Deutschland", "Kassel"),
+                   ("Bello", "ist_ein", "Hund", "Bello")}
+    (wohnt,) = [f for f in mappe.fakten if f.beziehung == "wohnt_in"]
+    assert wohnt.ab == "November 2026"
+    assert [(h.objekt.name, h.bis) for h in mappe.historie] == [("Berlin", "November 2026")]
+    assert [(d.beziehung, d.objekt.name, d.pfad) for d in mappe.abgeleitet] == [
+        ("wohnt_in", "Deutschland", ["Kassel"])]
+    # The other character's Kassel facts never appear.
+    assert not any("Herkules" == f.wert or (f.objekt and f.objekt.name == "Nordhessen")
+                   for f in mappe.fakten)
+    text = render(mappe)
+    assert "wohnt in Kassel (ab November 2026)" in text
+    assert "früher: wohnt in Berlin (bis November 2026)" in text
+    assert "abgeleitet: wohnt in Deutschland (über Kassel)" in text
+    assert "Kassel liegt in Deutschland [laut Modell]" in text
+    assert render(mappe) == text  # deterministic
+
+
+def test_other_pair_sees_only_its_own_facts_on_the_same_entity(pair: Pair) -> None:
+    worked_example(pair)
+    luna = pair.other("luna").mappe("Kassel")
+    assert {f.wert or f.objekt.name for f in luna.fakten} == {"Herkules", "Nordhessen"}
+    nova = pair.mappe("Kassel")
+    assert "Herkules" not in {f.wert for f in nova.fakten}
+
+
+def test_value_nodes_are_not_traversed_and_incoming_facts_count(pair: Pair) -> None:
+    pair.write(t("Anna", "beruf", wert="Ärztin"), t("Ben", "beruf", wert="Ärztin"),
+               t("Anna", "geschwister", "Lena"))
+    mappe = pair.mappe("Lena")
+    # Anna's beruf is degree 2 through Anna; Ben (same value text, own Wert node) is not.
+    assert {(f.subjekt.name, f.grad) for f in mappe.fakten} == {("Anna", 1), ("Anna", 2)}
+
+
+def test_one_round_trip(pair: Pair) -> None:
+    worked_example(pair)
+    lena = pair.id_of("Lena")
+    db = pair.store.memory.db
+    before = db.round_trips
+    pair.store.run(pair.store.memory.mappe(pair.user_id, "nova", lena))
+    assert db.round_trips - before == 1
+    ids = [lena, pair.id_of("Kassel"), pair.id_of("Bello")]
+    before = db.round_trips
+    mappen = pair.store.run(pair.store.memory.mappen(pair.user_id, "nova", ids))
+    assert [m.entitaet.name for m in mappen] == ["Lena", "Kassel", "Bello"]
+    assert db.round_trips - before == 3  # one per entity, all in one read transaction
+
+
+def test_resting_edges_are_left_out_but_stay_active(pair: Pair) -> None:
+    pair.write(t("Lena", "hobby", wert="Lesen"), t("Lena", "hobby", wert="Tanzen"))
+    pair.cypher("MATCH (:Entitaet {user_id: $u})-[r:HOBBY]->(w {wert: 'Tanzen'}) "
+                "SET r.staerke_decay = 0.05", u=pair.user_id)
+    assert [f.wert for f in pair.mappe("Lena").fakten] == ["Lesen"]
+    assert pair.cypher("MATCH (:Entitaet {user_id: $u})-[r:HOBBY]->() "
+                       "RETURN collect(r.aktiv) AS a", u=pair.user_id) == [{"a": [True, True]}]
+    pair.write(t("Lena", "hobby", wert="Tanzen"))  # re-asserting touches it back to 1
+    assert {f.wert for f in pair.mappe("Lena").fakten} == {"Lesen", "Tanzen"}
+
+
+def test_cap_keeps_degree_one_before_degree_two(pair: Pair) -> None:
+    pair.write(*[t("Lena", "befreundet_mit", f"Freund{i}") for i in range(4)])
+    pair.write(*[t(f"Freund{i}", "hobby", wert=f"H{i}-{j}") for i in range(4) for j in range(5)])
+    full = pair.mappe("Lena", cap=100)
+    assert sum(f.grad == 1 for f in full.fakten) == 4 and sum(f.grad == 2 for f in full.fakten) == 20
+    capped = pair.mappe("Lena", cap=6)
+    assert [f.grad for f in capped.fakten] == [1, 1, 1, 1, 2, 2]
+    assert capped.gekappt and not full.gekappt
+    only_near = pair.mappe("Lena", cap=3)
+    assert [f.grad for f in only_near.fakten] == [1, 1, 1]
+
+
+def test_hub_neighbour_is_bounded_by_the_cap(pair: Pair) -> None:
+    pair.write(t("Lena", "wohnt_in", "Berlin"))
+    pair.write(*[t(f"P{i}", "wohnt_in", "Berlin") for i in range(150)])
+    mappe = pair.mappe("Lena", cap=20)
+    assert len(mappe.fakten) == 20 and mappe.fakten[0].grad == 1
+
+
+def test_transitive_chain_of_depth_four_and_a_cycle(pair: Pair) -> None:
+    pair.write(
+        t("Lena", "wohnt_in", "Kassel"),
+        t("Kassel", "liegt_in", "Nordhessen"),
+        t("Nordhessen", "liegt_in", "Hessen"),
+        t("Hessen", "liegt_in", "Deutschland"),
+        t("Deutschland", "liegt_in", "Europa"),
+    )
+    derived = {(d.objekt.name, tuple(d.pfad)) for d in pair.mappe("Lena").abgeleitet}
+    assert derived == {
+        ("Nordhessen", ("Kassel",)),
+        ("Hessen", ("Kassel", "Nordhessen")),
+        ("Deutschland", ("Kassel", "Nordhessen", "Hessen")),
+        ("Europa", ("Kassel", "Nordhessen", "Hessen", "Deutschland")),
+    }
+    # A cycle (bad data, but possible) must terminate and never derive the start itself.
+    pair.write(t("Europa", "liegt_in", "Kassel"))
+    derived = {d.objekt.name for d in pair.mappe("Lena").abgeleitet}
+    assert derived == {"Nordhessen", "Hessen", "Deutschland", "Europa"}
+    assert "Kassel" not in {d.objekt.name for d in pair.mappe("Kassel").abgeleitet}
+    # Nothing derived is ever stored.
+    assert pair.cypher("MATCH (:Entitaet {name: 'Lena', user_id: $u})-[r:WOHNT_IN]->(o) "
+                       "RETURN collect(o.name) AS o", u=pair.user_id) == [{"o": ["Kassel"]}]
+
+
+def test_as_of_reads_around_a_supersession_and_a_correction(pair: Pair) -> None:
+    pair.write(t("Lena", "wohnt_in", "Berlin"), zeitpunkt="2026-01-10T00:00:00Z")
+    pair.write(t("Lena", "wohnt_in", "Hamburg"), zeitpunkt="2026-03-10T00:00:00Z")
+    pair.write(t("Lena", "beruf", wert="Pilotin"), zeitpunkt="2026-02-01T00:00:00Z")
+    order = pair.order(zeitpunkt="2026-04-01T00:00:00Z")
+    order["berichtigungen"] = [{"subjekt": "Lena", "beziehung": "beruf", "wert": "Pilotin"}]
+    pair.store.run(pair.store.memory.write(order))
+
+    def view(v: str | None, x: str | None) -> set[str]:
+        kw = {}
+        if v:
+            kw["gueltig_am"] = datetime.fromisoformat(v).replace(tzinfo=UTC)
+        if x:
+            kw["bekannt_am"] = datetime.fromisoformat(x).replace(tzinfo=UTC)
+        m = pair.mappe("Lena", **kw)
+        return {f.wert or f.objekt.name for f in m.fakten}
+
+    assert view(None, None) == {"Hamburg"}
+    assert view("2026-02-15", None) == {"Berlin"}           # true then, known now
+    assert view("2026-02-15", "2026-03-01") == {"Berlin", "Pilotin"}  # believed then
+    assert view("2026-05-01", "2026-03-01") == {"Berlin", "Pilotin"}  # move not yet known
+    assert view("2026-05-01", "2026-03-20") == {"Hamburg", "Pilotin"}
+    assert view("2026-05-01", "2026-04-02") == {"Hamburg"}  # correction known: never true
+    assert view("2026-01-05", None) == set()                 # before anything held
+    m = pair.mappe("Lena", bekannt_am=datetime(2026, 3, 1, tzinfo=UTC))
+    assert m.historie == []  # the supersession was not known yet
+
+
+def test_history_lists_every_value(pair: Pair) -> None:
+    for i, city in enumerate(["Berlin", "Hamburg", "Kassel"]):
+        pair.write(t("Lena", "wohnt_in", city), zeitpunkt=f"2026-0{i + 1}-01T00:00:00Z")
+    history = pair.store.run(pair.store.memory.history(
+        pair.user_id, "nova", pair.id_of("Lena"), "wohnt_in"))
+    assert [(h.objekt.name, h.aktiv, h.ab, h.bis) for h in history] == [
+        ("Berlin", False, "1. Januar 2026", "1. Februar 2026"),
+        ("Hamburg", False, "1. Februar 2026", "1. März 2026"),
+        ("Kassel", True, "1. März 2026", None),
+    ]
+
+
+def test_prompt_text_respects_the_budget_and_marks_herkunft(pair: Pair) -> None:
+    pair.write(t("Lena", "beruf", wert="Ärztin", herkunft="recherche"),
+               *[t("Lena", "hobby", wert=f"Hobby Nummer {i}") for i in range(30)])
+    mappe = pair.mappe("Lena")
+    text = render(mappe, budget=300)
+    assert len(text) <= 300 and text.endswith("…")
+    assert "[recherchiert]" in render(mappe, budget=5000)
