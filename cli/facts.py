@@ -29,7 +29,9 @@ def _read_json(source: str) -> object:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        err.print(f"error: {source} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})")
+        err.print(
+            f"error: {source} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
+        )
         raise typer.Exit(2) from None
 
 
@@ -38,14 +40,25 @@ def _print_result(result: AuftragErgebnis, as_json: bool) -> None:
         print_json(result)
     else:
         head = f"order {result.auftrag_id}: {result.status}"
-        out.print(head + (" (wiederholt — already written, nothing written again)" if result.wiederholt else ""), markup=False)
+        out.print(
+            head
+            + (
+                " (wiederholt — already written, nothing written again)"
+                if result.wiederholt
+                else ""
+            ),
+            markup=False,
+        )
         for r in result.ergebnisse:
             detail = r.meldung or (f"fact {r.fakt_id}" if r.fakt_id else "")
             if r.abgeloest:
                 detail += f"; retired {', '.join(r.abgeloest)}"
             out.print(f"  [{r.index}] {r.ausgang:<12} {detail}", markup=False)
             for k in r.kandidaten:
-                out.print(f"        candidate {k.id} {k.name} ({k.typ}) {'; '.join(k.merkmale)}", markup=False)
+                out.print(
+                    f"        candidate {k.id} {k.name} ({k.typ}) {'; '.join(k.merkmale)}",
+                    markup=False,
+                )
     if result.status != "ok":
         raise typer.Exit(1)
 
@@ -92,15 +105,24 @@ def correct(
             "auftrag_id": auftrag_id or f"berichtigung-{datetime.now(UTC).isoformat()}",
             "user_id": user,
             "character_id": character,
-            "berichtigungen": [Berichtigung.model_validate(
-                {"subjekt": subjekt, "beziehung": beziehung, "objekt": objekt, "wert": wert}
-            ).model_dump(exclude_none=True)],
+            "berichtigungen": [
+                Berichtigung.model_validate(
+                    {"subjekt": subjekt, "beziehung": beziehung, "objekt": objekt, "wert": wert}
+                ).model_dump(exclude_none=True)
+            ],
         }
         if neu_objekt or neu_wert:
-            data["tripel"] = [Tripel.model_validate(
-                {"subjekt": subjekt, "beziehung": beziehung, "objekt": neu_objekt,
-                 "wert": neu_wert, "herkunft": herkunft}
-            ).model_dump(exclude_none=True)]
+            data["tripel"] = [
+                Tripel.model_validate(
+                    {
+                        "subjekt": subjekt,
+                        "beziehung": beziehung,
+                        "objekt": neu_objekt,
+                        "wert": neu_wert,
+                        "herkunft": herkunft,
+                    }
+                ).model_dump(exclude_none=True)
+            ]
         order = parse_order(data)
     except ValueError as exc:
         err.print(f"error: {exc}")
@@ -163,16 +185,36 @@ def mappe(
 
 def print_mappe(result: Mappe, budget: int = 1500) -> None:
     out.print(render(result, budget), markup=False)
-    table = Table("grad", "subjekt", "beziehung", "objekt / wert", "herkunft", "ab", "stärke",
-                  title=f"Mappe {result.entitaet.name}")
+    table = Table(
+        "grad",
+        "subjekt",
+        "beziehung",
+        "objekt / wert",
+        "herkunft",
+        "ab",
+        "stärke",
+        title=f"Mappe {result.entitaet.name}",
+    )
     for f in result.fakten:
-        table.add_row(str(f.grad), f.subjekt.name, f.beziehung,
-                      f.objekt.name if f.objekt else f"„{f.wert}“", f.herkunft, f.ab or "",
-                      f"{f.staerke:.2f}")
+        table.add_row(
+            str(f.grad),
+            f.subjekt.name,
+            f.beziehung,
+            f.objekt.name if f.objekt else f"„{f.wert}“",
+            f.herkunft,
+            f.ab or "",
+            f"{f.staerke:.2f}",
+        )
     for h in result.historie:
-        table.add_row("hist", h.subjekt.name, h.beziehung,
-                      h.objekt.name if h.objekt else f"„{h.wert}“", h.herkunft,
-                      f"{h.ab} bis {h.bis}", f"{h.staerke:.2f}")
+        table.add_row(
+            "hist",
+            h.subjekt.name,
+            h.beziehung,
+            h.objekt.name if h.objekt else f"„{h.wert}“",
+            h.herkunft,
+            f"{h.ab} bis {h.bis}",
+            f"{h.staerke:.2f}",
+        )
     out.print(table)
 
 
@@ -198,13 +240,20 @@ def history(
         return
     table = Table("beziehung", "objekt / wert", "ab", "bis", "aktiv", "herkunft")
     for f in rows:
-        table.add_row(f.beziehung, f.objekt.name if f.objekt else f"„{f.wert}“", f.ab or "",
-                      f.bis or "", "ja" if f.aktiv else "nein", f.herkunft)
+        table.add_row(
+            f.beziehung,
+            f.objekt.name if f.objekt else f"„{f.wert}“",
+            f.ab or "",
+            f.bis or "",
+            "ja" if f.aktiv else "nein",
+            f.herkunft,
+        )
     out.print(table)
 
 
-audit_app = typer.Typer(help="The audit of write orders (forensics, with retention).",
-                        no_args_is_help=True)
+audit_app = typer.Typer(
+    help="The audit of write orders (forensics, with retention).", no_args_is_help=True
+)
 
 
 @audit_app.command("list")
@@ -225,14 +274,21 @@ def audit_list(
     table = Table("recorded", "auftrag_id", "character", "status", "outcomes")
     for a in rows:
         outcomes = ", ".join(r.ausgang for r in a.ergebnis.ergebnisse)
-        table.add_row(a.erfasst.isoformat(timespec="seconds"), a.auftrag_id, a.character_id,
-                      a.status, outcomes)
+        table.add_row(
+            a.erfasst.isoformat(timespec="seconds"),
+            a.auftrag_id,
+            a.character_id,
+            a.status,
+            outcomes,
+        )
     out.print(table)
 
 
 @audit_app.command("prune")
 def audit_prune(
-    days: int | None = typer.Option(None, help="Keep this many days (default KG_AUDIT_RETENTION_DAYS)."),
+    days: int | None = typer.Option(
+        None, help="Keep this many days (default KG_AUDIT_RETENTION_DAYS)."
+    ),
 ) -> None:
     """Delete orders older than the retention period.
 

@@ -29,8 +29,10 @@ def server_start() -> None:
         server.start()
     except KgError as error:
         fail(error)
-    out.print(f"Neo4j {server.uri} is up ({time.monotonic() - began:.1f}s); "
-              f"Browser {server.browser_url}; logs {server.log_file}")
+    out.print(
+        f"Neo4j {server.uri} is up ({time.monotonic() - began:.1f}s); "
+        f"Browser {server.browser_url}; logs {server.log_file}"
+    )
 
 
 @server_app.command("stop")
@@ -100,8 +102,12 @@ def _print_states(states: list[schema.MigrationState], as_json: bool) -> None:
         return
     table = Table("version", "name", "status", "applied at")
     for s in states:
-        table.add_row(f"{s.version:04d}", s.name, s.status,
-                      s.applied_at.isoformat(timespec="seconds") if s.applied_at else "-")
+        table.add_row(
+            f"{s.version:04d}",
+            s.name,
+            s.status,
+            s.applied_at.isoformat(timespec="seconds") if s.applied_at else "-",
+        )
     out.print(table)
 
 
@@ -121,8 +127,10 @@ def status(as_json: bool = JsonOpt) -> None:
     out.print(f"server    {result.uri}")
     out.print(f"neo4j     {result.version} {result.edition}")
     out.print(f"database  {result.database}")
-    out.print(f"schema    version {result.schema_version} of {result.schema_needed}"
-              + ("" if result.schema_version == result.schema_needed else "  (run `kg schema apply`)"))
+    out.print(
+        f"schema    version {result.schema_version} of {result.schema_needed}"
+        + ("" if result.schema_version == result.schema_needed else "  (run `kg schema apply`)")
+    )
     out.print(f"entities  {result.entities}")
     out.print(f"facts     {result.facts} ({result.active_facts} active)")
     if result.schema_version != result.schema_needed:

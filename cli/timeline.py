@@ -7,11 +7,12 @@ from rich.table import Table
 
 from cli.common import JsonOpt, call, err, out, parse_day, print_json
 from kg.api import Memory
-from kg.models import NeuerEintrag
+from kg.models import Genauigkeit, NeuerEintrag
 from kg.timeline import Eintrag, month_window
 
-timeline_app = typer.Typer(help="Dated entries of a pair and their NACHFOLGER chains.",
-                           no_args_is_help=True)
+timeline_app = typer.Typer(
+    help="Dated entries of a pair and their NACHFOLGER chains.", no_args_is_help=True
+)
 UserOpt = typer.Option(..., "--user", "-u", help="The human's user_id.")
 CharOpt = typer.Option(..., "--character", "-c", help="The character_id of the pair.")
 
@@ -31,7 +32,9 @@ def _table(rows: list[Eintrag], as_json: bool) -> None:
 def add(
     user: str = UserOpt,
     character: str = CharOpt,
-    typ: str = typer.Option(..., help="termin, geburtstag, deadline, jahrestag, erinnerung, ereignis."),
+    typ: str = typer.Option(
+        ..., help="termin, geburtstag, deadline, jahrestag, erinnerung, ereignis."
+    ),
     titel: str = typer.Option(..., help="Title."),
     beginn: str = typer.Option(..., help="Start date YYYY-MM-DD."),
     ende: str | None = typer.Option(None, help="End date of a span."),
@@ -45,11 +48,15 @@ def add(
     --beginn 2026-11-01 --monat --betrifft Lena
     """
     try:
-        entry = NeuerEintrag.model_validate({
-            "typ": typ, "titel": titel, "beginn": parse_day(beginn, "--beginn"),
-            "ende": parse_day(ende, "--ende") if ende else None,
-            "genauigkeit": "monat" if monat else "tag",
-        })
+        entry = NeuerEintrag.model_validate(
+            {
+                "typ": typ,
+                "titel": titel,
+                "beginn": parse_day(beginn, "--beginn"),
+                "ende": parse_day(ende, "--ende") if ende else None,
+                "genauigkeit": "monat" if monat else "tag",
+            }
+        )
     except ValueError as exc:
         err.print(f"error: {exc}")
         raise typer.Exit(2) from None
@@ -75,10 +82,12 @@ def move(
 
     Example: kg timeline move 3f2a... -u u1 -c nova --beginn 2026-12-01 --monat
     """
-    genauigkeit = None if monat is None else ("monat" if monat else "tag")
+    genauigkeit: Genauigkeit | None = None if monat is None else ("monat" if monat else "tag")
     b = parse_day(beginn, "--beginn")
     e = parse_day(ende, "--ende") if ende else None
-    _table([call(lambda m: m.timeline_move(user, character, eintrag_id, b, e, genauigkeit))], as_json)
+    _table(
+        [call(lambda m: m.timeline_move(user, character, eintrag_id, b, e, genauigkeit))], as_json
+    )
 
 
 @timeline_app.command("cancel")
@@ -96,8 +105,10 @@ def cancel(
     if as_json:
         print_json(result)
     else:
-        out.print(f"cancelled; facts retired: {len(result['retired'])}, "
-                  f"reinstated: {len(result['reinstated'])}")
+        out.print(
+            f"cancelled; facts retired: {len(result['retired'])}, "
+            f"reinstated: {len(result['reinstated'])}"
+        )
 
 
 @timeline_app.command("show")

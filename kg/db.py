@@ -112,9 +112,12 @@ class Database:
 
         try:
             async with self._session(access) as session:
+                result: T
                 if access == "READ":
-                    return await session.execute_read(unit)
-                return await session.execute_write(unit)
+                    result = await session.execute_read(unit)
+                else:
+                    result = await session.execute_write(unit)
+                return result
         except KgError:
             raise
         except Exception as exc:  # mapped to a typed error, or re-raised untouched

@@ -109,9 +109,16 @@ class LocalServer:
         lib.mkdir(parents=True, exist_ok=True)
         pom = Path(str(resources.files("kg.neo4j_local") / "pom.xml"))
         cmd = [
-            mvn, "-q", "-B", "-f", str(pom), "dependency:copy-dependencies",
-            "-DincludeScope=runtime", f"-DoutputDirectory={lib}",
-            f"-Dneo4j.version={NEO4J_VERSION}", f"-Dneo4j.browser.version={BROWSER_VERSION}",
+            mvn,
+            "-q",
+            "-B",
+            "-f",
+            str(pom),
+            "dependency:copy-dependencies",
+            "-DincludeScope=runtime",
+            f"-DoutputDirectory={lib}",
+            f"-Dneo4j.version={NEO4J_VERSION}",
+            f"-Dneo4j.browser.version={BROWSER_VERSION}",
         ]
         done = subprocess.run(cmd, capture_output=True, text=True, env=self._env())
         if done.returncode != 0:
@@ -160,7 +167,9 @@ class LocalServer:
                 raise LauncherError("NEO4J_PASSWORD must have at least 8 characters.")
             done = self._neo4j(
                 "org.neo4j.server.startup.Neo4jAdminCommand",
-                "dbms", "set-initial-password", self.password,
+                "dbms",
+                "set-initial-password",
+                self.password,
             )
             if done.returncode != 0:
                 # The password is an argument: keep it out of the message.
@@ -215,11 +224,17 @@ class LocalServer:
         with open(self.log_file, "ab") as log:
             proc = subprocess.Popen(
                 [
-                    str(self.java()), "-cp", f"{self.home}/lib/*",
-                    "org.neo4j.server.startup.Neo4jCommand", "console",
+                    str(self.java()),
+                    "-cp",
+                    f"{self.home}/lib/*",
+                    "org.neo4j.server.startup.Neo4jCommand",
+                    "console",
                 ],
-                stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                env=self._env(), start_new_session=True,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                env=self._env(),
+                start_new_session=True,
             )
         self.pid_file.write_text(f"{proc.pid}\n")
         deadline = time.monotonic() + timeout
@@ -301,7 +316,9 @@ class LocalServer:
     def _neo4j(self, main: str, *args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [str(self.java()), "-cp", f"{self.home}/lib/*", main, *args],
-            capture_output=True, text=True, env=self._env(),
+            capture_output=True,
+            text=True,
+            env=self._env(),
         )
 
 

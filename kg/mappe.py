@@ -91,6 +91,7 @@ def effective(row: Record) -> tuple[datetime, datetime | None, str, str | None, 
         ab_text = when_text(ab.date(), None, "tag")
     tlb = _native(row.get("tlb_beginn"))
     bis: datetime | None
+    bis_text: str | None
     if tlb is not None:
         bis, bis_text = _start_of(tlb), when_text(tlb, None, row["tlb_genauigkeit"])
     else:
@@ -110,7 +111,9 @@ def holds(row: Record, gueltig_am: datetime, bekannt_am: datetime) -> bool:
     ab, bis, *_ = effective(row)
     if ab > gueltig_am:
         return False
-    return not (row["grund"] == "abgeloest" and change_known and bis is not None and gueltig_am >= bis)
+    return not (
+        row["grund"] == "abgeloest" and change_known and bis is not None and gueltig_am >= bis
+    )
 
 
 def to_fakt(row: Record, canon: Canon, history: bool = False) -> MappeFakt:

@@ -105,7 +105,9 @@ class NeuerEintrag(Frozen):
     titel: Name = Field(description="Short title, e.g. 'Lena zieht nach Kassel'.")
     beginn: date = Field(description="First day (for precision monat: any day of the month).")
     ende: date | None = Field(None, description="Last day of a span; None for one day/month.")
-    genauigkeit: Genauigkeit = Field("tag", description="tag, or monat when only the month is known.")
+    genauigkeit: Genauigkeit = Field(
+        "tag", description="tag, or monat when only the month is known."
+    )
 
     @model_validator(mode="after")
     def _span(self) -> NeuerEintrag:

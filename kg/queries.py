@@ -47,9 +47,7 @@ def cypher_dir() -> Path:
 
 
 def _strip_comments(text: str) -> str:
-    return "\n".join(
-        line for line in text.splitlines() if not line.lstrip().startswith("//")
-    )
+    return "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("//"))
 
 
 def parse(text: str, source: str) -> list[NamedQuery]:
@@ -100,9 +98,7 @@ def parse(text: str, source: str) -> list[NamedQuery]:
                 f"{source}:{lineno}: query {name!r} declares {sorted(declared)} "
                 f"but uses {sorted(used)}"
             )
-        queries.append(
-            NamedQuery(name, " ".join(doc), frozenset(declared), body, source, lineno)
-        )
+        queries.append(NamedQuery(name, " ".join(doc), frozenset(declared), body, source, lineno))
     return queries
 
 

@@ -88,9 +88,7 @@ async def status(db: Database) -> list[MigrationState]:
             state = "applied" if row["checksum"] == m.checksum else "changed"
             at = row["applied_at"]
         states.append(
-            MigrationState(
-                version=m.version, name=m.name, applied_at=_native(at), status=state
-            )
+            MigrationState(version=m.version, name=m.name, applied_at=_native(at), status=state)
         )
     return states
 
@@ -117,9 +115,7 @@ async def apply(db: Database) -> list[MigrationState]:
                     raise db.translate(exc) from exc
 
         async def record(tx: Tx, m: Migration = m) -> None:
-            await tx.run(
-                "schema_record", version=m.version, name=m.name, checksum=m.checksum
-            )
+            await tx.run("schema_record", version=m.version, name=m.name, checksum=m.checksum)
 
         await db.write(record)
     return await status(db)

@@ -23,8 +23,18 @@ from kg.errors import InvalidInput, TimelineError
 from kg.models import Frozen, Genauigkeit, NeuerEintrag, utcnow
 
 MONATE = (
-    "Januar", "Februar", "März", "April", "Mai", "Juni",
-    "Juli", "August", "September", "Oktober", "November", "Dezember",
+    "Januar",
+    "Februar",
+    "März",
+    "April",
+    "Mai",
+    "Juni",
+    "Juli",
+    "August",
+    "September",
+    "Oktober",
+    "November",
+    "Dezember",
 )
 
 
@@ -47,6 +57,7 @@ class Eintrag(Frozen):
 
 def when_text(beginn: date, ende: date | None, genauigkeit: str) -> str:
     """A date with its precision: '3. November 2026', 'November 2026', or a span."""
+
     def one(d: date) -> str:
         month = f"{MONATE[d.month - 1]} {d.year}"
         return month if genauigkeit == "monat" else f"{d.day}. {month}"
@@ -78,7 +89,8 @@ def month_window(month: str) -> tuple[date, date]:
     return first, first.replace(day=calendar.monthrange(year, mon)[1])
 
 
-def _props(entry: NeuerEintrag, now: datetime) -> dict[str, Any]:
+def entry_props(entry: NeuerEintrag, now: datetime) -> dict[str, Any]:
+    """The properties of a new entry (month precision normalised)."""
     entry = normalized(entry)
     return {
         "id": uuid.uuid4().hex,
@@ -133,7 +145,7 @@ async def create_entry(
         "timeline_create",
         user_id=user_id,
         character_id=character_id,
-        props=_props(entry, now),
+        props=entry_props(entry, now),
         betrifft_id=betrifft_id,
     )
     assert row is not None
@@ -161,7 +173,9 @@ class Timeline:
             await tx.run("user_lock", user_id=user_id, auftrag_id=None)
             if betrifft_id is not None:
                 row = await tx.one(
-                    "entity_by_id", user_id=user_id, character_id=character_id,
+                    "entity_by_id",
+                    user_id=user_id,
+                    character_id=character_id,
                     entity_id=betrifft_id,
                 )
                 if row is None:
@@ -201,7 +215,7 @@ class Timeline:
                 user_id=user_id,
                 character_id=character_id,
                 eintrag_id=eintrag_id,
-                props=_props(entry, now or utcnow()),
+                props=entry_props(entry, now or utcnow()),
                 zeitpunkt=now or utcnow(),
             )
             if row is None:
@@ -223,27 +237,40 @@ class Timeline:
             ends = await chain_ends(tx, user_id, character_id, eintrag_id)
             assert ends is not None
             await tx.run(
-                "timeline_cancel", user_id=user_id, character_id=character_id,
-                eintrag_id=eintrag_id, zeitpunkt=when,
+                "timeline_cancel",
+                user_id=user_id,
+                character_id=character_id,
+                eintrag_id=eintrag_id,
+                zeitpunkt=when,
             )
             facts = await tx.run(
-                "timeline_facts", user_id=user_id, character_id=character_id,
+                "timeline_facts",
+                user_id=user_id,
+                character_id=character_id,
                 first_id=ends["first_id"],
             )
             retired = [f for f in facts if f["from_event"] and f["grund"] != "berichtigt"]
             if retired:
                 await tx.run(
-                    "facts_retire", user_id=user_id,
+                    "facts_retire",
+                    user_id=user_id,
                     facts=[{"id": f["id"], "start_id": f["start_id"]} for f in retired],
-                    grund="abgesagt", t_invalid=None, t_expired=when, timeline_bis=None,
+                    grund="abgesagt",
+                    t_invalid=None,
+                    t_expired=when,
+                    timeline_bis=None,
                 )
             reinstated = []
             for f in facts:
                 if f["from_event"] or f["grund"] != "abgeloest":
                     continue
                 holding = await tx.run(
-                    "facts_active", user_id=user_id, character_id=character_id,
-                    entity_id=f["start_id"], rel_type=f["rel_type"], both_directions=False,
+                    "facts_active",
+                    user_id=user_id,
+                    character_id=character_id,
+                    entity_id=f["start_id"],
+                    rel_type=f["rel_type"],
+                    both_directions=False,
                 )
                 if holding:
                     continue
@@ -280,7 +307,9 @@ class Timeline:
     async def active(self, user_id: str, character_id: str, eintrag_id: str) -> Eintrag:
         """`aktive_zeile`: from any entry of a chain, its active end (one query)."""
         rows = await self.db.query(
-            "timeline_chain_ends", user_id=user_id, character_id=character_id,
+            "timeline_chain_ends",
+            user_id=user_id,
+            character_id=character_id,
             eintrag_id=eintrag_id,
         )
         if not rows:
@@ -295,13 +324,10 @@ class Timeline:
             raise TimelineError(f"no timeline entry {eintrag_id!r} in this pair")
         return [to_eintrag(r["eintrag"], r["person_id"], r["person_name"]) for r in rows]
 
-    async def window(
-        self, user_id: str, character_id: str, von: date, bis: date
-    ) -> list[Eintrag]:
+    async def window(self, user_id: str, character_id: str, von: date, bis: date) -> list[Eintrag]:
         if bis < von:
             raise InvalidInput(f"the window ends ({bis}) before it starts ({von})")
         rows = await self.db.query(
             "timeline_window", user_id=user_id, character_id=character_id, von=von, bis=bis
         )
         return [to_eintrag(r["eintrag"], r["person_id"], r["person_name"]) for r in rows]
-

@@ -27,9 +27,7 @@ def _docker_engine_answers() -> bool:
     if not shutil.which("docker"):
         return False
     try:
-        return subprocess.run(
-            ["docker", "info"], capture_output=True, timeout=10
-        ).returncode == 0
+        return subprocess.run(["docker", "info"], capture_output=True, timeout=10).returncode == 0
     except (OSError, subprocess.TimeoutExpired):
         return False
 
@@ -96,9 +94,7 @@ class Pair:
         return self.store.run(self.store.memory.write(self.order(*tripel, **extra)))
 
     def id_of(self, name: str) -> str:
-        return self.store.run(
-            self.store.memory.entity_id(self.user_id, self.character_id, name)
-        )
+        return self.store.run(self.store.memory.entity_id(self.user_id, self.character_id, name))
 
     def mappe(self, name: str, **kw: Any) -> Any:
         return self.store.run(
@@ -115,9 +111,7 @@ class Pair:
 
 async def raw_cypher(store: SyncMemory, query: str, **params: Any) -> list[dict[str, Any]]:
     driver = store.memory.db.driver
-    records, _, _ = await driver.execute_query(
-        query, params, database_=store.memory.db.name
-    )
+    records, _, _ = await driver.execute_query(query, params, database_=store.memory.db.name)
     return [r.data() for r in records]
 
 
@@ -126,8 +120,15 @@ def pair(store: SyncMemory) -> Pair:
     return Pair(store, f"test-{uuid.uuid4().hex[:12]}")
 
 
-def t(subjekt: Any, beziehung: str, objekt: Any = None, *, wert: str | None = None,
-      herkunft: str = "mensch", **extra: Any) -> dict[str, Any]:
+def t(
+    subjekt: Any,
+    beziehung: str,
+    objekt: Any = None,
+    *,
+    wert: str | None = None,
+    herkunft: str = "mensch",
+    **extra: Any,
+) -> dict[str, Any]:
     """A triple for an order."""
     triple: dict[str, Any] = {"subjekt": subjekt, "beziehung": beziehung, "herkunft": herkunft}
     if objekt is not None:

@@ -14,18 +14,29 @@ def worked_example(pair: Pair) -> str:
     """SPEC §6 for this pair; returns the move event's id."""
     pair.write(t("Lena", "wohnt_in", "Berlin"), zeitpunkt=T0)
     moved = pair.write(
-        t("Lena", "wohnt_in", "Kassel", ereignis={
-            "titel": "Lena zieht nach Kassel", "beginn": "2026-11-01", "genauigkeit": "monat"}),
-        zeitpunkt="2026-10-15T10:00:00Z")
+        t(
+            "Lena",
+            "wohnt_in",
+            "Kassel",
+            ereignis={
+                "titel": "Lena zieht nach Kassel",
+                "beginn": "2026-11-01",
+                "genauigkeit": "monat",
+            },
+        ),
+        zeitpunkt="2026-10-15T10:00:00Z",
+    )
     pair.write(
         t("Kassel", "liegt_in", "Deutschland", herkunft="modell"),
         t("Lena", "hat_haustier", "Bello"),
         t("Bello", "ist_ein", wert="Hund"),
         t("Bello", "begleitet", "Lena"),
         t("Mensch", "hat", wert="Winterreifen"),
-        zeitpunkt="2026-10-16T10:00:00Z")
-    pair.other("luna").write(t("Kassel", "hat", wert="Herkules"),
-                             t("Kassel", "liegt_in", "Nordhessen"))
+        zeitpunkt="2026-10-16T10:00:00Z",
+    )
+    pair.other("luna").write(
+        t("Kassel", "hat", wert="Herkules"), t("Kassel", "liegt_in", "Nordhessen")
+    )
     return moved.ergebnisse[0].timeline_id
 
 
@@ -33,22 +44,35 @@ def test_worked_example_end_to_end(pair: Pair) -> None:
     worked_example(pair)
     mappe = pair.mappe("Lena")
     assert mappe.typ == "person"  # the object of "begleitet" is a person
-    near = {(f.subjekt.name, f.beziehung, f.objekt.name if f.objekt else f.wert)
-            for f in mappe.fakten if f.grad == 1}
-    assert near == {("Lena", "wohnt_in", "Kassel"), ("Lena", "hat_haustier", "Bello"),
-                    ("Bello", "begleitet", "Lena")}
-    far = {(f.subjekt.name, f.beziehung, f.objekt.name if f.objekt else f.wert, f.via)
-           for f in mappe.fakten if f.grad == 2}
-    assert far == {("Kassel", "liegt_in", "Deutschland", "Kassel"),
-                   ("Bello", "ist_ein", "Hund", "Bello")}
+    near = {
+        (f.subjekt.name, f.beziehung, f.objekt.name if f.objekt else f.wert)
+        for f in mappe.fakten
+        if f.grad == 1
+    }
+    assert near == {
+        ("Lena", "wohnt_in", "Kassel"),
+        ("Lena", "hat_haustier", "Bello"),
+        ("Bello", "begleitet", "Lena"),
+    }
+    far = {
+        (f.subjekt.name, f.beziehung, f.objekt.name if f.objekt else f.wert, f.via)
+        for f in mappe.fakten
+        if f.grad == 2
+    }
+    assert far == {
+        ("Kassel", "liegt_in", "Deutschland", "Kassel"),
+        ("Bello", "ist_ein", "Hund", "Bello"),
+    }
     (wohnt,) = [f for f in mappe.fakten if f.beziehung == "wohnt_in"]
     assert wohnt.ab == "November 2026"
     assert [(h.objekt.name, h.bis) for h in mappe.historie] == [("Berlin", "November 2026")]
     assert [(d.beziehung, d.objekt.name, d.pfad) for d in mappe.abgeleitet] == [
-        ("wohnt_in", "Deutschland", ["Kassel"])]
+        ("wohnt_in", "Deutschland", ["Kassel"])
+    ]
     # The other character's Kassel facts never appear.
-    assert not any("Herkules" == f.wert or (f.objekt and f.objekt.name == "Nordhessen")
-                   for f in mappe.fakten)
+    assert not any(
+        f.wert == "Herkules" or (f.objekt and f.objekt.name == "Nordhessen") for f in mappe.fakten
+    )
     text = render(mappe)
     assert "wohnt in Kassel (ab November 2026)" in text
     assert "früher: wohnt in Berlin (bis November 2026)" in text
@@ -66,8 +90,11 @@ def test_other_pair_sees_only_its_own_facts_on_the_same_entity(pair: Pair) -> No
 
 
 def test_value_nodes_are_not_traversed_and_incoming_facts_count(pair: Pair) -> None:
-    pair.write(t("Anna", "beruf", wert="Ärztin"), t("Ben", "beruf", wert="Ärztin"),
-               t("Anna", "geschwister", "Lena"))
+    pair.write(
+        t("Anna", "beruf", wert="Ärztin"),
+        t("Ben", "beruf", wert="Ärztin"),
+        t("Anna", "geschwister", "Lena"),
+    )
     mappe = pair.mappe("Lena")
     # Anna's beruf is degree 2 through Anna; Ben (same value text, own Wert node) is not.
     assert {(f.subjekt.name, f.grad) for f in mappe.fakten} == {("Anna", 1), ("Anna", 2)}
@@ -89,11 +116,15 @@ def test_one_round_trip(pair: Pair) -> None:
 
 def test_resting_edges_are_left_out_but_stay_active(pair: Pair) -> None:
     pair.write(t("Lena", "hobby", wert="Lesen"), t("Lena", "hobby", wert="Tanzen"))
-    pair.cypher("MATCH (:Entitaet {user_id: $u})-[r:HOBBY]->(w {wert: 'Tanzen'}) "
-                "SET r.staerke_decay = 0.05", u=pair.user_id)
+    pair.cypher(
+        "MATCH (:Entitaet {user_id: $u})-[r:HOBBY]->(w {wert: 'Tanzen'}) "
+        "SET r.staerke_decay = 0.05",
+        u=pair.user_id,
+    )
     assert [f.wert for f in pair.mappe("Lena").fakten] == ["Lesen"]
-    assert pair.cypher("MATCH (:Entitaet {user_id: $u})-[r:HOBBY]->() "
-                       "RETURN collect(r.aktiv) AS a", u=pair.user_id) == [{"a": [True, True]}]
+    assert pair.cypher(
+        "MATCH (:Entitaet {user_id: $u})-[r:HOBBY]->() RETURN collect(r.aktiv) AS a", u=pair.user_id
+    ) == [{"a": [True, True]}]
     pair.write(t("Lena", "hobby", wert="Tanzen"))  # re-asserting touches it back to 1
     assert {f.wert for f in pair.mappe("Lena").fakten} == {"Lesen", "Tanzen"}
 
@@ -102,7 +133,9 @@ def test_cap_keeps_degree_one_before_degree_two(pair: Pair) -> None:
     pair.write(*[t("Lena", "befreundet_mit", f"Freund{i}") for i in range(4)])
     pair.write(*[t(f"Freund{i}", "hobby", wert=f"H{i}-{j}") for i in range(4) for j in range(5)])
     full = pair.mappe("Lena", cap=100)
-    assert sum(f.grad == 1 for f in full.fakten) == 4 and sum(f.grad == 2 for f in full.fakten) == 20
+    assert (
+        sum(f.grad == 1 for f in full.fakten) == 4 and sum(f.grad == 2 for f in full.fakten) == 20
+    )
     capped = pair.mappe("Lena", cap=6)
     assert [f.grad for f in capped.fakten] == [1, 1, 1, 1, 2, 2]
     assert capped.gekappt and not full.gekappt
@@ -138,8 +171,11 @@ def test_transitive_chain_of_depth_four_and_a_cycle(pair: Pair) -> None:
     assert derived == {"Nordhessen", "Hessen", "Deutschland", "Europa"}
     assert "Kassel" not in {d.objekt.name for d in pair.mappe("Kassel").abgeleitet}
     # Nothing derived is ever stored.
-    assert pair.cypher("MATCH (:Entitaet {name: 'Lena', user_id: $u})-[r:WOHNT_IN]->(o) "
-                       "RETURN collect(o.name) AS o", u=pair.user_id) == [{"o": ["Kassel"]}]
+    assert pair.cypher(
+        "MATCH (:Entitaet {name: 'Lena', user_id: $u})-[r:WOHNT_IN]->(o) "
+        "RETURN collect(o.name) AS o",
+        u=pair.user_id,
+    ) == [{"o": ["Kassel"]}]
 
 
 def test_as_of_reads_around_a_supersession_and_a_correction(pair: Pair) -> None:
@@ -160,12 +196,12 @@ def test_as_of_reads_around_a_supersession_and_a_correction(pair: Pair) -> None:
         return {f.wert or f.objekt.name for f in m.fakten}
 
     assert view(None, None) == {"Hamburg"}
-    assert view("2026-02-15", None) == {"Berlin"}           # true then, known now
+    assert view("2026-02-15", None) == {"Berlin"}  # true then, known now
     assert view("2026-02-15", "2026-03-01") == {"Berlin", "Pilotin"}  # believed then
     assert view("2026-05-01", "2026-03-01") == {"Berlin", "Pilotin"}  # move not yet known
     assert view("2026-05-01", "2026-03-20") == {"Hamburg", "Pilotin"}
     assert view("2026-05-01", "2026-04-02") == {"Hamburg"}  # correction known: never true
-    assert view("2026-01-05", None) == set()                 # before anything held
+    assert view("2026-01-05", None) == set()  # before anything held
     m = pair.mappe("Lena", bekannt_am=datetime(2026, 3, 1, tzinfo=UTC))
     assert m.historie == []  # the supersession was not known yet
 
@@ -173,8 +209,9 @@ def test_as_of_reads_around_a_supersession_and_a_correction(pair: Pair) -> None:
 def test_history_lists_every_value(pair: Pair) -> None:
     for i, city in enumerate(["Berlin", "Hamburg", "Kassel"]):
         pair.write(t("Lena", "wohnt_in", city), zeitpunkt=f"2026-0{i + 1}-01T00:00:00Z")
-    history = pair.store.run(pair.store.memory.history(
-        pair.user_id, "nova", pair.id_of("Lena"), "wohnt_in"))
+    history = pair.store.run(
+        pair.store.memory.history(pair.user_id, "nova", pair.id_of("Lena"), "wohnt_in")
+    )
     assert [(h.objekt.name, h.aktiv, h.ab, h.bis) for h in history] == [
         ("Berlin", False, "1. Januar 2026", "1. Februar 2026"),
         ("Hamburg", False, "1. Februar 2026", "1. März 2026"),
@@ -183,8 +220,10 @@ def test_history_lists_every_value(pair: Pair) -> None:
 
 
 def test_prompt_text_respects_the_budget_and_marks_herkunft(pair: Pair) -> None:
-    pair.write(t("Lena", "beruf", wert="Ärztin", herkunft="recherche"),
-               *[t("Lena", "hobby", wert=f"Hobby Nummer {i}") for i in range(30)])
+    pair.write(
+        t("Lena", "beruf", wert="Ärztin", herkunft="recherche"),
+        *[t("Lena", "hobby", wert=f"Hobby Nummer {i}") for i in range(30)],
+    )
     mappe = pair.mappe("Lena")
     text = render(mappe, budget=300)
     assert len(text) <= 300 and text.endswith("…")

@@ -27,7 +27,10 @@ def test_parses_name_doc_and_params() -> None:
         ("// name: a\n// doc\nRETURN $x", r"x.cypher:1: query 'a' declares \[\] but uses \['x'\]"),
         ("// name: a\n// doc\n// params: $x\nRETURN 1", r"declares \['x'\] but uses \[\]"),
         ("// name: a\nRETURN 1", r"has no doc line"),
-        ("// name: a\n// doc\nRETURN 1\n// name: Bad\n// doc\nRETURN 2", r"x.cypher:4: bad query name"),
+        (
+            "// name: a\n// doc\nRETURN 1\n// name: Bad\n// doc\nRETURN 2",
+            r"x.cypher:4: bad query name",
+        ),
     ],
 )
 def test_load_errors_name_file_and_line(text: str, message: str) -> None:
@@ -37,8 +40,12 @@ def test_load_errors_name_file_and_line(text: str, message: str) -> None:
 
 def test_every_query_is_used_and_every_used_name_exists() -> None:
     source = "\n".join(
-        p.read_text() for p in [*(ROOT / "kg").rglob("*.py"), *(ROOT / "cli").rglob("*.py"),
-                                *(ROOT / "bench").rglob("*.py")]
+        p.read_text()
+        for p in [
+            *(ROOT / "kg").rglob("*.py"),
+            *(ROOT / "cli").rglob("*.py"),
+            *(ROOT / "bench").rglob("*.py"),
+        ]
     )
     used = set(re.findall(r"""(?:run|one|query)\(\s*["']([a-z_]+)["']""", source))
     names = registry().names()

@@ -20,7 +20,8 @@ def add(pair: Pair, titel: str = "Zahnarzt", **kw) -> str:
 
 def move(pair: Pair, eintrag_id: str, beginn: date, **kw):
     return pair.store.run(
-        pair.store.memory.timeline_move(pair.user_id, "nova", eintrag_id, beginn, **kw))
+        pair.store.memory.timeline_move(pair.user_id, "nova", eintrag_id, beginn, **kw)
+    )
 
 
 def test_when_text_keeps_precision() -> None:
@@ -61,8 +62,10 @@ def test_concurrent_moves_never_fork_the_chain(pair: Pair) -> None:
 
     async def race() -> list:
         return await asyncio.gather(
-            *(memory.timeline_move(pair.user_id, "nova", first, date(2026, 12, d))
-              for d in range(1, 9)),
+            *(
+                memory.timeline_move(pair.user_id, "nova", first, date(2026, 12, d))
+                for d in range(1, 9)
+            ),
             return_exceptions=True,
         )
 
@@ -73,15 +76,18 @@ def test_concurrent_moves_never_fork_the_chain(pair: Pair) -> None:
         "MATCH (t:TimelineEintrag {user_id: $u}) "
         "RETURN count(t) AS entries, sum(CASE WHEN t.aktiv THEN 1 ELSE 0 END) AS active, "
         "max(COUNT { (t)-[:NACHFOLGER]->() }) AS max_out, "
-        "max(COUNT { ()-[:NACHFOLGER]->(t) }) AS max_in", u=pair.user_id)
+        "max(COUNT { ()-[:NACHFOLGER]->(t) }) AS max_in",
+        u=pair.user_id,
+    )
     assert shape == [{"entries": 2, "active": 1, "max_out": 1, "max_in": 1}]
 
 
 def test_month_precision_and_window_reads(pair: Pair) -> None:
     pair.write(t("Lena", "wohnt_in", "Berlin"))
     lena = pair.id_of("Lena")
-    event = NeuerEintrag(typ="ereignis", titel="Lena zieht um", beginn=date(2026, 11, 20),
-                         genauigkeit="monat")
+    event = NeuerEintrag(
+        typ="ereignis", titel="Lena zieht um", beginn=date(2026, 11, 20), genauigkeit="monat"
+    )
     entry = pair.store.run(pair.store.memory.timeline_add(pair.user_id, "nova", event, lena))
     assert entry.beginn == date(2026, 11, 1) and entry.text == "November 2026"
     add(pair, "Zahnarzt", beginn=date(2026, 11, 3))
@@ -93,17 +99,29 @@ def test_month_precision_and_window_reads(pair: Pair) -> None:
     (umzug,) = [e for e in window if e.typ == "ereignis"]
     assert umzug.fremd and umzug.person_name == "Lena"
     # A day inside the month sees the month-precision event; another pair sees nothing.
-    day = pair.store.run(pair.store.memory.timeline_window(
-        pair.user_id, "nova", date(2026, 11, 15), date(2026, 11, 15)))
+    day = pair.store.run(
+        pair.store.memory.timeline_window(
+            pair.user_id, "nova", date(2026, 11, 15), date(2026, 11, 15)
+        )
+    )
     assert [e.titel for e in day] == ["Lena zieht um"]
-    assert pair.store.run(pair.store.memory.timeline_window(
-        pair.user_id, "luna", von, bis)) == []
+    assert pair.store.run(pair.store.memory.timeline_window(pair.user_id, "luna", von, bis)) == []
 
 
 def test_fact_from_an_event_supersedes_and_follows_a_move(pair: Pair) -> None:
     pair.write(t("Lena", "wohnt_in", "Berlin"), zeitpunkt="2026-09-01T00:00:00Z")
-    result = pair.write(t("Lena", "wohnt_in", "Kassel", ereignis={
-        "titel": "Lena zieht nach Kassel", "beginn": "2026-11-01", "genauigkeit": "monat"}))
+    result = pair.write(
+        t(
+            "Lena",
+            "wohnt_in",
+            "Kassel",
+            ereignis={
+                "titel": "Lena zieht nach Kassel",
+                "beginn": "2026-11-01",
+                "genauigkeit": "monat",
+            },
+        )
+    )
     (r,) = result.ergebnisse
     assert r.ausgang == "abgeloest" and r.timeline_id
     mappe = pair.mappe("Lena")
@@ -117,8 +135,10 @@ def test_fact_from_an_event_supersedes_and_follows_a_move(pair: Pair) -> None:
     (kassel,) = [f for f in mappe.fakten if f.beziehung == "wohnt_in"]
     assert kassel.ab == "Dezember 2026" and mappe.historie[0].bis == "Dezember 2026"
     # The fact itself is untouched: it still references the chain's first entry.
-    assert pair.cypher("MATCH ()-[r {id: $id}]->() RETURN properties(r) AS p",
-                       id=r.fakt_id) == fact_before
+    assert (
+        pair.cypher("MATCH ()-[r {id: $id}]->() RETURN properties(r) AS p", id=r.fakt_id)
+        == fact_before
+    )
     assert fact_before[0]["p"]["timeline_id"] == r.timeline_id != moved.id
     # A later fact may reference any entry of the chain; it stores the first id.
     later = pair.write(t("Lena", "arbeitet_bei", "Klinikum", timeline_id=moved.id))
@@ -127,8 +147,14 @@ def test_fact_from_an_event_supersedes_and_follows_a_move(pair: Pair) -> None:
 
 def test_cancelling_an_event_retires_its_facts_and_reinstates_the_old_value(pair: Pair) -> None:
     pair.write(t("Lena", "wohnt_in", "Berlin"))
-    result = pair.write(t("Lena", "wohnt_in", "Kassel", ereignis={
-        "titel": "Umzug", "beginn": "2026-11-01", "genauigkeit": "monat"}))
+    result = pair.write(
+        t(
+            "Lena",
+            "wohnt_in",
+            "Kassel",
+            ereignis={"titel": "Umzug", "beginn": "2026-11-01", "genauigkeit": "monat"},
+        )
+    )
     entry = result.ergebnisse[0].timeline_id
     outcome = pair.store.run(pair.store.memory.timeline_cancel(pair.user_id, "nova", entry))
     assert len(outcome["retired"]) == 1 and len(outcome["reinstated"]) == 1
@@ -146,8 +172,9 @@ def test_unknown_and_foreign_entries_are_errors(pair: Pair) -> None:
     entry = add(pair)
     other = Pair(pair.store, pair.user_id + "-x")
     with pytest.raises(TimelineError, match="no timeline entry"):
-        other.store.run(other.store.memory.timeline_move(other.user_id, "nova", entry,
-                                                        date(2026, 12, 1)))
+        other.store.run(
+            other.store.memory.timeline_move(other.user_id, "nova", entry, date(2026, 12, 1))
+        )
     with pytest.raises(TimelineError, match="no timeline entry"):
         pair.store.run(pair.store.memory.timeline_chain(pair.user_id, "luna", entry))
     result = other.write(t("Lena", "beruf", wert="x", timeline_id=entry))

@@ -9,8 +9,8 @@ import pytest
 from typer.testing import CliRunner
 
 from cli.main import app
+from kg.db import Tx
 from kg.models import Auftrag
-from kg.writer import _Order
 from tests.conftest import Pair, t
 
 
@@ -21,7 +21,9 @@ def facts_of(pair: Pair, name: str, rel: str) -> list[dict]:
         "r.character_id AS character_id, r.herkunft AS herkunft, r.t_invalid AS t_invalid, "
         "r.t_expired AS t_expired, r.staerke_decay AS staerke, r.last_touched AS touched "
         "ORDER BY r.t_recorded",
-        u=pair.user_id, n=name, rel=rel.upper(),
+        u=pair.user_id,
+        n=name,
+        rel=rel.upper(),
     )
 
 
@@ -60,7 +62,9 @@ def test_einwertig_supersedes_in_one_order_and_keeps_history(pair: Pair) -> None
     assert r.ausgang == "abgeloest" and len(r.abgeloest) == 1
     rows = facts_of(pair, "Lena", "wohnt_in")
     assert [(x["objekt"], x["aktiv"], x["grund"]) for x in rows] == [
-        ("Berlin", False, "abgeloest"), ("Kassel", True, None)]
+        ("Berlin", False, "abgeloest"),
+        ("Kassel", True, None),
+    ]
     assert rows[0]["t_invalid"] is not None and rows[0]["t_expired"] is not None
 
 
@@ -69,13 +73,16 @@ def test_mehrwertig_accumulates(pair: Pair) -> None:
     result = pair.write(t("Lena", "hat_haustier", "Minka"))
     assert result.ergebnisse[0].ausgang == "geschrieben"
     assert {x["objekt"] for x in facts_of(pair, "Lena", "hat_haustier") if x["aktiv"]} == {
-        "Bello", "Minka"}
+        "Bello",
+        "Minka",
+    }
 
 
 def test_same_value_touches_and_adds_no_row(pair: Pair) -> None:
     pair.write(t("Lena", "beruf", wert="Ärztin"), zeitpunkt="2026-01-01T00:00:00Z")
-    pair.cypher("MATCH (:Entitaet {user_id: $u})-[r:BERUF]->() SET r.staerke_decay = 0.5",
-                u=pair.user_id)
+    pair.cypher(
+        "MATCH (:Entitaet {user_id: $u})-[r:BERUF]->() SET r.staerke_decay = 0.5", u=pair.user_id
+    )
     result = pair.write(t("Lena", "beruf", wert="Ärztin"), zeitpunkt="2026-06-01T00:00:00Z")
     assert result.ergebnisse[0].ausgang == "unveraendert"
     (row,) = facts_of(pair, "Lena", "beruf")
@@ -101,7 +108,9 @@ def test_ambiguous_name_writes_nothing_and_returns_candidates(pair: Pair) -> Non
     assert r.ausgang == "mehrdeutig" and result.status == "abgelehnt"
     assert {k.name for k in r.kandidaten} == {"Anna"} and len(r.kandidaten) == 2
     assert sorted(m for k in r.kandidaten for m in k.merkmale) == [
-        "wohnt in Berlin", "wohnt in Kassel"]
+        "wohnt in Berlin",
+        "wohnt in Kassel",
+    ]
     after = snapshot(pair)
     assert after["rels"] == before["rels"] and after["entities"] == before["entities"]
     # Retrying with an id resolves it.
@@ -153,7 +162,9 @@ def test_type_facts_come_from_relations_and_classes(pair: Pair) -> None:
     # A tier has no beruf; a place cannot be a dog.
     result = pair.write(t("Bello", "beruf", wert="Wachhund"), t("Kassel", "ist_ein", wert="Hund"))
     assert [(r.ausgang, r.grund) for r in result.ergebnisse] == [
-        ("abgelehnt", "typkonflikt"), ("abgelehnt", "typkonflikt")]
+        ("abgelehnt", "typkonflikt"),
+        ("abgelehnt", "typkonflikt"),
+    ]
     # The object's known type is checked too: Bello is not a place to live in.
     result = pair.write(t("Lena", "wohnt_in", "Bello"))
     assert result.ergebnisse[0].grund == "typkonflikt"
@@ -167,10 +178,13 @@ def test_correction_retires_as_never_true(pair: Pair) -> None:
     assert [r.ausgang for r in result.ergebnisse] == ["berichtigt", "geschrieben"]
     rows = facts_of(pair, "Mittelmeer", "ist_ein")
     assert [(x["objekt"], x["aktiv"], x["grund"]) for x in rows] == [
-        ("Ozean", False, "berichtigt"), ("Nebenmeer", True, None)]
+        ("Ozean", False, "berichtigt"),
+        ("Nebenmeer", True, None),
+    ]
     assert all(h.wert != "Ozean" for h in pair.mappe("Mittelmeer").historie)
-    history = pair.store.run(pair.store.memory.history(
-        pair.user_id, "nova", pair.id_of("Mittelmeer")))
+    history = pair.store.run(
+        pair.store.memory.history(pair.user_id, "nova", pair.id_of("Mittelmeer"))
+    )
     assert [h.wert for h in history] == ["Nebenmeer"]
 
 
@@ -197,20 +211,26 @@ def test_replay_returns_the_first_result_and_writes_nothing(pair: Pair) -> None:
 def test_a_failure_in_the_middle_of_an_order_leaves_nothing(
     pair: Pair, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    calls = {"n": 0}
-    original = _Order.assert_fact
+    original = Tx.run
 
-    async def failing(self: _Order, *args, **kwargs):  # type: ignore[no-untyped-def]
-        calls["n"] += 1
-        if calls["n"] == 3:
-            raise RuntimeError("injected fault after two facts")
-        return await original(self, *args, **kwargs)
+    async def failing(self: Tx, name: str, /, **params):  # type: ignore[no-untyped-def]
+        rows = await original(self, name, **params)
+        if name == "order_apply":  # everything is written, the commit has not happened
+            raise RuntimeError("injected fault before commit")
+        return rows
 
-    monkeypatch.setattr(_Order, "assert_fact", failing)
+    monkeypatch.setattr(Tx, "run", failing)
     with pytest.raises(RuntimeError, match="injected"):
-        pair.write(t("Lena", "wohnt_in", "Berlin"), t("Lena", "beruf", wert="Ärztin"),
-                   t("Lena", "hobby", wert="Lesen"))
+        pair.write(
+            t("Lena", "wohnt_in", "Berlin"),
+            t("Lena", "beruf", wert="Ärztin"),
+            t("Lena", "hobby", wert="Lesen"),
+        )
     assert snapshot(pair) == {"entities": 0, "rels": 0, "strengths": [], "orders": 0}
+    monkeypatch.undo()
+    # The same order then goes through once.
+    assert pair.write(t("Lena", "wohnt_in", "Berlin")).status == "ok"
+    assert snapshot(pair)["orders"] == 1
 
 
 def test_concurrent_writers_keep_one_active_einwertig_fact_and_one_entity(pair: Pair) -> None:
@@ -218,11 +238,13 @@ def test_concurrent_writers_keep_one_active_einwertig_fact_and_one_entity(pair: 
 
     async def burst() -> list:
         orders = [
-            Auftrag.model_validate(pair.order(
-                t("Lena", "wohnt_in", f"Stadt{i % 5}"),
-                t("Lena", "hat_haustier", "Neuer Hund"),
-                t("Zoe", "geschwister", "Lena"),
-            ))
+            Auftrag.model_validate(
+                pair.order(
+                    t("Lena", "wohnt_in", f"Stadt{i % 5}"),
+                    t("Lena", "hat_haustier", "Neuer Hund"),
+                    t("Zoe", "geschwister", "Lena"),
+                )
+            )
             for i in range(24)
         ]
         return await asyncio.gather(*(memory.write(o) for o in orders))
@@ -233,7 +255,8 @@ def test_concurrent_writers_keep_one_active_einwertig_fact_and_one_entity(pair: 
     assert len(active) == 1
     names = pair.cypher(
         "MATCH (e:Entitaet {user_id: $u}) RETURN e.name AS name, count(*) AS n ORDER BY name",
-        u=pair.user_id)
+        u=pair.user_id,
+    )
     assert all(row["n"] == 1 for row in names), names
     assert len([x for x in facts_of(pair, "Lena", "hat_haustier") if x["aktiv"]]) == 1
 

@@ -40,14 +40,6 @@ CALL (e) {
 }
 RETURN e.id AS id, e.name AS name, coalesce(typ, 'sonstiges') AS typ;
 
-// name: entity_create
-// A new entity of the user.
-// params: $user_id, $entity_id, $name, $name_norm, $erstellt
-CREATE (e:Entitaet {
-  id: $entity_id, user_id: $user_id, name: $name, name_norm: $name_norm, erstellt: $erstellt
-})
-RETURN e.id AS id;
-
 // name: facts_active
 // The pair's active facts of one relation at an entity: outgoing, and for symmetric
 // relations incoming too.
@@ -58,61 +50,113 @@ WHERE s.user_id = $user_id AND r.character_id = $character_id AND r.aktiv
 RETURN r.id AS id, startNode(r).id AS start_id, endNode(r).id AS end_id,
        o.wert AS wert, o.id AS objekt_id, r.herkunft AS herkunft;
 
-// name: fact_create_ref
-// A reference fact between two entities of the user.
-// params: $user_id, $subjekt_id, $objekt_id, $rel_type, $props
-MATCH (s:Entitaet {id: $subjekt_id}), (o:Entitaet {id: $objekt_id})
-WHERE s.user_id = $user_id AND o.user_id = $user_id
-CREATE (s)-[r:$($rel_type)]->(o)
-SET r = $props
-RETURN r.id AS id;
-
-// name: fact_create_value
-// A value fact: its own Wert node, never shared.
-// params: $user_id, $subjekt_id, $wert, $rel_type, $props
-MATCH (s:Entitaet {id: $subjekt_id})
-WHERE s.user_id = $user_id
-CREATE (s)-[r:$($rel_type)]->(:Wert {wert: $wert, user_id: $user_id})
-SET r = $props
-RETURN r.id AS id;
-
 // name: facts_retire
 // Make facts inactive: superseded (with the validity end) or corrected (never true).
 // params: $user_id, $facts, $grund, $t_invalid, $t_expired, $timeline_bis
 UNWIND $facts AS f
 MATCH (s:Entitaet {id: f.start_id})-[r]->()
-WHERE s.user_id = $user_id AND r.id = f.id AND r.aktiv
+WHERE s.user_id = $user_id AND r.id = f.id
 SET r.aktiv = false, r.grund = $grund, r.t_invalid = coalesce($t_invalid, r.t_valid),
     r.t_expired = $t_expired, r.timeline_bis = $timeline_bis
 RETURN r.id AS id;
 
-// name: fact_touch
-// Re-asserting a fact: strength back to 1, last_touched renewed; no new row.
-// params: $user_id, $start_id, $fakt_id, $zeitpunkt
-MATCH (s:Entitaet {id: $start_id})-[r]->()
-WHERE s.user_id = $user_id AND r.id = $fakt_id
-SET r.last_touched = $zeitpunkt, r.staerke_decay = 1.0
-RETURN r.id AS id;
+// name: order_state
+// Everything an order's triples depend on, read under the user's lock in one query:
+// the user's entities by normalised name and by id, each with its type in the pair, a
+// few facts that tell it apart, and the pair's facts of the relations involved (active
+// ones; superseded ones too for relations an order corrects). The writer plans the
+// order against this in Python and writes it with order_apply.
+// params: $user_id, $character_id, $names, $ids, $rel_types, $symmetric_types, $history_types, $timeline_ids
+CALL () {
+  MATCH (e:Entitaet)
+  WHERE e.user_id = $user_id AND e.name_norm IN $names
+  RETURN e
+  UNION
+  MATCH (e:Entitaet)
+  WHERE e.id IN $ids AND e.user_id = $user_id
+  RETURN e
+}
+CALL (e) {
+  OPTIONAL MATCH (e)-[t:TYP]->(w:Wert)
+  WHERE t.character_id = $character_id AND t.aktiv
+  RETURN w.wert AS typ LIMIT 1
+}
+CALL (e) {
+  OPTIONAL MATCH (e)-[r]-(o)
+  WHERE r.character_id = $character_id AND r.aktiv AND type(r) <> 'TYP'
+  WITH r, o ORDER BY r.last_touched DESC LIMIT 3
+  RETURN collect({rel: type(r), out: startNode(r) = e, other: coalesce(o.name, o.wert)}) AS merkmale
+}
+CALL (e) {
+  OPTIONAL MATCH (e)-[r]-(o)
+  WHERE type(r) IN $rel_types AND r.character_id = $character_id
+    AND (startNode(r) = e OR type(r) IN $symmetric_types)
+    AND (r.aktiv OR (type(r) IN $history_types AND r.grund = 'abgeloest'))
+  RETURN collect({id: r.id, rel: type(r), start_id: startNode(r).id, end_id: endNode(r).id,
+                  wert: o.wert, aktiv: r.aktiv}) AS facts
+}
+WITH collect({id: e.id, name: e.name, name_norm: e.name_norm, typ: typ,
+              merkmale: merkmale, facts: facts}) AS entities
+CALL () {
+  UNWIND $timeline_ids AS given
+  MATCH (t:TimelineEintrag {id: given})
+  WHERE t.user_id = $user_id AND t.character_id = $character_id
+  MATCH (first:TimelineEintrag)-[:NACHFOLGER*0..]->(t)
+  WHERE NOT (:TimelineEintrag)-[:NACHFOLGER]->(first)
+  MATCH (t)-[:NACHFOLGER*0..]->(last:TimelineEintrag)
+  WHERE NOT (last)-[:NACHFOLGER]->(:TimelineEintrag)
+  RETURN collect({given: given, first_id: first.id, abgesagt: coalesce(last.abgesagt, false)}) AS chains
+}
+RETURN entities, chains;
 
-// name: facts_matching
-// Facts of the pair, active or superseded but not already corrected, from a subject
-// with one relation to one object or value (the target of a correction).
-// params: $user_id, $character_id, $entity_id, $rel_type, $objekt_id, $wert
-MATCH (s:Entitaet {id: $entity_id})-[r:$($rel_type)]-(o)
-WHERE s.user_id = $user_id AND r.character_id = $character_id
-  AND coalesce(r.grund, '') <> 'berichtigt'
-  AND ((o.id IS NOT NULL AND o.id = $objekt_id) OR (o.wert IS NOT NULL AND o.wert = $wert))
-  AND (startNode(r) = s OR o.id IS NOT NULL)
-RETURN r.id AS id, startNode(r).id AS start_id, r.aktiv AS aktiv;
-
-// name: auftrag_record
-// The audit of one order: when it came, its status, and the whole result (JSON).
-// params: $user_id, $auftrag_id, $character_id, $zeitpunkt, $status, $ergebnis, $anzahl
-CREATE (a:Auftrag {
-  id: $auftrag_id, user_id: $user_id, character_id: $character_id,
-  empfangen: $zeitpunkt, erfasst: datetime(), status: $status,
-  ergebnis: $ergebnis, anzahl_tripel: $anzahl
-});
+// name: order_apply
+// Write a planned order at once: new entities, new event entries, retired and touched
+// facts, new reference and value facts (types from the canon only), and its audit.
+// params: $user_id, $entities, $entries, $retire, $touch, $ref_facts, $value_facts, $auftrag
+CALL () {
+  UNWIND $entities AS e
+  CREATE (n:Entitaet)
+  SET n = e, n.user_id = $user_id
+}
+CALL () {
+  UNWIND $entries AS entry
+  CREATE (t:TimelineEintrag)
+  SET t = entry.props, t.user_id = $user_id
+  WITH t, entry
+  MATCH (p:Entitaet {id: entry.betrifft_id})
+  WHERE p.user_id = $user_id
+  CREATE (t)-[:BETRIFFT]->(p)
+}
+CALL () {
+  UNWIND $retire AS f
+  MATCH (s:Entitaet {id: f.start_id})-[r]->()
+  WHERE s.user_id = $user_id AND r.id = f.id
+  SET r.aktiv = false, r.grund = f.grund, r.t_invalid = coalesce(f.t_invalid, r.t_valid),
+      r.t_expired = f.t_expired, r.timeline_bis = f.timeline_bis
+}
+CALL () {
+  UNWIND $touch AS f
+  MATCH (s:Entitaet {id: f.start_id})-[r]->()
+  WHERE s.user_id = $user_id AND r.id = f.id
+  SET r.last_touched = f.zeitpunkt, r.staerke_decay = 1.0
+}
+CALL () {
+  UNWIND $ref_facts AS f
+  MATCH (s:Entitaet {id: f.start_id})
+  MATCH (o:Entitaet {id: f.end_id})
+  WHERE s.user_id = $user_id AND o.user_id = $user_id
+  CREATE (s)-[r:$(f.rel)]->(o)
+  SET r = f.props
+}
+CALL () {
+  UNWIND $value_facts AS f
+  MATCH (s:Entitaet {id: f.start_id})
+  WHERE s.user_id = $user_id
+  CREATE (s)-[r:$(f.rel)]->(:Wert {wert: f.wert, user_id: $user_id})
+  SET r = f.props
+}
+CREATE (a:Auftrag)
+SET a = $auftrag, a.user_id = $user_id, a.erfasst = datetime();
 
 // name: audit_list
 // The newest orders of a pair (or of all the user's characters when $character_id is null).

@@ -1,0 +1,109 @@
+"""The write planner, pure: decisions without a database."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kg.canon import load_canon
+from kg.models import Auftrag
+from kg.plan import EntityState, FactState, Planner, State, precheck, refs_of
+
+CANON = load_canon()
+
+
+def order(*tripel: dict[str, Any], **extra: Any) -> Auftrag:
+    return Auftrag.model_validate(
+        {
+            "auftrag_id": "a",
+            "user_id": "u",
+            "character_id": "c",
+            "zeitpunkt": "2026-11-29T18:00:00Z",
+            "tripel": list(tripel),
+            **extra,
+        }
+    )
+
+
+def tr(s: Any, rel: str, o: Any = None, wert: str | None = None, **kw: Any) -> dict[str, Any]:
+    d = {"subjekt": s, "beziehung": rel, "herkunft": "mensch", **kw}
+    if o is not None:
+        d["objekt"] = o
+    if wert is not None:
+        d["wert"] = wert
+    return d
+
+
+def state_with_lena_in_berlin() -> State:
+    state = State()
+    for eid, name in (("lena", "Lena"), ("berlin", "Berlin")):
+        state.entities[eid] = EntityState(eid, name, None)
+        state.by_name[name.lower()] = [eid]
+    state.entities["berlin"].typ = "ort"
+    state.facts["f1"] = FactState("f1", "WOHNT_IN", "lena", "berlin", None)
+    return state
+
+
+def test_two_values_of_an_einwertig_relation_in_one_order_keep_only_the_last() -> None:
+    planner = Planner(
+        CANON,
+        order(tr("Lena", "wohnt_in", "Kassel"), tr("Lena", "wohnt_in", "Hamburg")),
+        state_with_lena_in_berlin(),
+    )
+    results = planner.plan()
+    assert [r.ausgang for r in results] == ["abgeloest", "abgeloest"]
+    assert planner.ops.retire[0]["id"] == "f1"
+    new = {f.end_id: f.new for f in planner.ops.facts if f.rel == "WOHNT_IN"}
+    kassel = next(k for k, v in new.items() if not v["aktiv"])
+    assert planner.state.entities[kassel].name == "Kassel"
+    assert [v["aktiv"] for v in new.values()].count(True) == 1
+
+
+def test_same_value_is_a_touch_without_a_new_fact() -> None:
+    planner = Planner(CANON, order(tr("Lena", "wohnt_in", "Berlin")), state_with_lena_in_berlin())
+    (result,) = planner.plan()
+    assert (result.ausgang, result.fakt_id) == ("unveraendert", "f1")
+    assert planner.ops.touch[0]["id"] == "f1" and planner.ops.facts == []
+
+
+def test_object_type_is_inferred_once_and_conflicts_are_rejected() -> None:
+    planner = Planner(
+        CANON,
+        order(
+            tr("Lena", "wohnt_in", "Kassel"),
+            tr("Lena", "wohnt_in", "Kassel"),
+            tr("Kassel", "beruf", wert="x"),
+        ),
+        State(),
+    )
+    results = planner.plan()
+    assert [r.ausgang for r in results] == ["geschrieben", "unveraendert", "abgelehnt"]
+    assert len(results[0].typ_fakten) == 1 and results[1].typ_fakten == []
+    assert results[2].grund == "typkonflikt"
+
+
+def test_rejected_triples_create_no_entity() -> None:
+    planner = Planner(CANON, order(tr("Neu", "wohnt_in", "Berlin", timeline_id="nope")), State())
+    (result,) = planner.plan()
+    assert result.grund == "unbekannter_eintrag" and planner.ops.entities == []
+
+
+def test_refs_cover_names_ids_relations_and_entries() -> None:
+    refs = refs_of(
+        order(
+            tr("Lena", "wohnt_in", {"id": "x"}, timeline_id="t1"),
+            tr({"neu": "Bello"}, "ist_ein", wert="Hund"),
+            tr("Lena", "mag", "x"),
+        ),
+        CANON,
+    )
+    assert refs.names == {"lena"} and refs.ids == {"x"} and refs.timeline_ids == {"t1"}
+    assert refs.rel_types == {"TYP", "WOHNT_IN", "IST_EIN"}
+
+
+def test_precheck_names_the_form_problem() -> None:
+    import pytest
+
+    from kg.plan import Rejected
+
+    with pytest.raises(Rejected, match="needs an entity"):
+        precheck(tr("Lena", "wohnt_in", wert="Kassel"), CANON)
