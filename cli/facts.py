@@ -183,8 +183,9 @@ def mappe(
         print_mappe(result, budget)
 
 
-def print_mappe(result: Mappe, budget: int = 1500) -> None:
-    out.print(render(result, budget), markup=False)
+def print_mappe(result: Mappe, budget: int = 1500, show_text: bool = True) -> None:
+    if show_text:
+        out.print(render(result, budget), markup=False)
     table = Table(
         "grad",
         "subjekt",

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import typer
 
-from cli import facts, server, timeline
 
 app = typer.Typer(
     name="kg",
@@ -28,6 +27,7 @@ app.command("mappe")(facts.mappe)
 app.command("history")(facts.history)
 app.add_typer(facts.audit_app, name="audit")
 app.add_typer(timeline.timeline_app, name="timeline")
+app.command("demo")(demo.demo)
 
 
 def main() -> None:
