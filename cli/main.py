@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import typer
 
+from cli import demo, facts, server, timeline
 
 app = typer.Typer(
     name="kg",
