@@ -19,9 +19,11 @@ def demo(as_json: bool = JsonOpt) -> None:
         print_json(result)
         return
     written = sum(not r.wiederholt for r in result.results)
-    out.print(f"[bold]Demo pair[/bold] user={USER} character={NOVA}: {written} orders written, "
-              f"{len(result.results) - written} already there (replayed, nothing written twice); "
-              f"event {'moved to December' if result.moved else 'already moved'}.")
+    out.print(
+        f"[bold]Demo pair[/bold] user={USER} character={NOVA}: {written} orders written, "
+        f"{len(result.results) - written} already there (replayed, nothing written twice); "
+        f"event {'moved to December' if result.moved else 'already moved'}."
+    )
     out.print("\n[bold]Mappe of Lena — prompt text[/bold]")
     out.print(render(result.lena), markup=False)
     out.print()

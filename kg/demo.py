@@ -21,8 +21,9 @@ NOVA = "nova"
 LUNA = "luna"
 
 
-def _t(s: Any, rel: str, o: Any = None, wert: str | None = None, herkunft: str = "mensch",
-       **extra: Any) -> dict[str, Any]:
+def _t(
+    s: Any, rel: str, o: Any = None, wert: str | None = None, herkunft: str = "mensch", **extra: Any
+) -> dict[str, Any]:
     triple: dict[str, Any] = {"subjekt": s, "beziehung": rel, "herkunft": herkunft, **extra}
     if o is not None:
         triple["objekt"] = o
@@ -34,33 +35,61 @@ def _t(s: Any, rel: str, o: Any = None, wert: str | None = None, herkunft: str =
 def orders() -> list[dict[str, Any]]:
     """The worked example as write orders, in turn order."""
 
-    def order(auftrag_id: str, zeitpunkt: str, *tripel: dict[str, Any],
-              character: str = NOVA) -> dict[str, Any]:
-        return {"auftrag_id": auftrag_id, "user_id": USER, "character_id": character,
-                "zeitpunkt": zeitpunkt, "tripel": list(tripel)}
+    def order(
+        auftrag_id: str, zeitpunkt: str, *tripel: dict[str, Any], character: str = NOVA
+    ) -> dict[str, Any]:
+        return {
+            "auftrag_id": auftrag_id,
+            "user_id": USER,
+            "character_id": character,
+            "zeitpunkt": zeitpunkt,
+            "tripel": list(tripel),
+        }
 
     return [
-        order("demo-1", "2026-09-01T10:00:00Z",
-              _t("Mensch", "typ", wert="person"),
-              _t("Lena", "wohnt_in", "Berlin"),
-              _t("Lena", "beruf", wert="Ärztin")),
-        order("demo-2", "2026-10-15T10:00:00Z",
-              _t("Lena", "wohnt_in", "Kassel", ereignis={
-                  "typ": "ereignis", "titel": "Lena zieht nach Kassel",
-                  "beginn": "2026-11-01", "genauigkeit": "monat"})),
-        order("demo-3", "2026-10-15T10:05:00Z",
-              _t("Kassel", "liegt_in", "Hessen", herkunft="modell"),
-              _t("Hessen", "liegt_in", "Deutschland", herkunft="modell")),
-        order("demo-4", "2026-10-20T18:00:00Z",
-              _t("Lena", "hat_haustier", "Bello"),
-              _t("Bello", "ist_ein", wert="Hund"),
-              _t("Bello", "begleitet", "Lena", herkunft="nova")),
-        order("demo-5", "2026-10-22T09:00:00Z",
-              _t("Mensch", "hat", wert="Winterreifen")),
-        order("demo-6", "2026-10-23T09:00:00Z",
-              _t("Kassel", "hat", wert="Herkules-Denkmal", herkunft="recherche"),
-              _t("Kassel", "liegt_in", "Nordhessen", herkunft="modell"),
-              character=LUNA),
+        order(
+            "demo-1",
+            "2026-09-01T10:00:00Z",
+            _t("Mensch", "typ", wert="person"),
+            _t("Lena", "wohnt_in", "Berlin"),
+            _t("Lena", "beruf", wert="Ärztin"),
+        ),
+        order(
+            "demo-2",
+            "2026-10-15T10:00:00Z",
+            _t(
+                "Lena",
+                "wohnt_in",
+                "Kassel",
+                ereignis={
+                    "typ": "ereignis",
+                    "titel": "Lena zieht nach Kassel",
+                    "beginn": "2026-11-01",
+                    "genauigkeit": "monat",
+                },
+            ),
+        ),
+        order(
+            "demo-3",
+            "2026-10-15T10:05:00Z",
+            _t("Kassel", "liegt_in", "Hessen", herkunft="modell"),
+            _t("Hessen", "liegt_in", "Deutschland", herkunft="modell"),
+        ),
+        order(
+            "demo-4",
+            "2026-10-20T18:00:00Z",
+            _t("Lena", "hat_haustier", "Bello"),
+            _t("Bello", "ist_ein", wert="Hund"),
+            _t("Bello", "begleitet", "Lena", herkunft="nova"),
+        ),
+        order("demo-5", "2026-10-22T09:00:00Z", _t("Mensch", "hat", wert="Winterreifen")),
+        order(
+            "demo-6",
+            "2026-10-23T09:00:00Z",
+            _t("Kassel", "hat", wert="Herkules-Denkmal", herkunft="recherche"),
+            _t("Kassel", "liegt_in", "Nordhessen", herkunft="modell"),
+            character=LUNA,
+        ),
     ]
 
 
@@ -88,5 +117,11 @@ async def run_demo(memory: Memory) -> DemoResult:
     kassel = await memory.entity_id(USER, NOVA, "Kassel")
     lena_mappe, kassel_nova = await memory.mappen(USER, NOVA, [lena, kassel])
     kassel_luna = await memory.mappe(USER, LUNA, kassel)
-    return DemoResult(results=results, moved=moved, event_id=event_id, lena=lena_mappe,
-                      kassel_nova=kassel_nova, kassel_luna=kassel_luna)
+    return DemoResult(
+        results=results,
+        moved=moved,
+        event_id=event_id,
+        lena=lena_mappe,
+        kassel_nova=kassel_nova,
+        kassel_luna=kassel_luna,
+    )

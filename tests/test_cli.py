@@ -1,0 +1,87 @@
+"""The CLI as a whole: help texts, --json, exit codes, the demo."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from typer.main import get_command
+from typer.testing import CliRunner
+
+from cli.main import app
+from kg.api import SyncMemory
+from tests.conftest import raw_cypher
+
+runner = CliRunner()
+
+
+def all_commands() -> list[tuple[str, Any]]:
+    found: list[tuple[str, Any]] = []
+
+    def walk(prefix: str, command: Any) -> None:
+        if hasattr(command, "commands"):  # a group
+            for name, sub in command.commands.items():
+                walk(f"{prefix} {name}".strip(), sub)
+        else:
+            found.append((prefix, command))
+
+    walk("", get_command(app))
+    return found
+
+
+def test_every_command_has_help_with_an_example() -> None:
+    commands = all_commands()
+    assert len(commands) >= 15
+    missing = [name for name, cmd in commands if "Example:" not in (cmd.help or "")]
+    assert missing == []
+    for name, _ in commands:
+        result = runner.invoke(app, [*name.split(), "--help"])
+        assert result.exit_code == 0, name
+        assert "Example" in result.output, name
+
+
+def test_demo_is_idempotent_and_shows_the_mappe(store: SyncMemory) -> None:
+    first = runner.invoke(app, ["demo"])
+    assert first.exit_code == 0, first.output
+    count = (
+        "MATCH (e:Entitaet {user_id: 'demo-user'}) OPTIONAL MATCH (e)-[r]->() "
+        "RETURN count(DISTINCT e) AS e, count(r) AS r"
+    )
+    before = store.run(raw_cypher(store, count))
+    second = runner.invoke(app, ["demo"])
+    assert second.exit_code == 0
+    assert "0 orders written" in second.output and "already moved" in second.output
+    assert store.run(raw_cypher(store, count)) == before
+    assert "wohnt in Kassel (ab Dezember 2026)" in second.output
+    assert "früher: wohnt in Berlin (bis Dezember 2026)" in second.output
+    assert "Herkules-Denkmal" in second.output  # luna's view of Kassel
+    data = json.loads(runner.invoke(app, ["demo", "--json"]).stdout)
+    assert data["lena"]["entitaet"]["name"] == "Lena"
+    assert {"beziehung", "subjekt", "grad", "herkunft", "ab", "staerke"} <= set(
+        data["lena"]["fakten"][0]
+    )
+    assert data["lena"]["historie"][0]["bis"] == "Dezember 2026"
+    assert data["lena"]["abgeleitet"][-1]["pfad"] == ["Kassel", "Hessen"]
+
+
+def test_mappe_of_an_ambiguous_or_unknown_name_exits_non_zero(store: SyncMemory) -> None:
+    runner.invoke(app, ["demo"])
+    unknown = runner.invoke(app, ["mappe", "Niemand", "-u", "demo-user", "-c", "nova"])
+    assert unknown.exit_code == 6 and "no entity" in unknown.output
+    assert "Traceback" not in unknown.output
+
+
+def test_status_json_and_schema_status(store: SyncMemory) -> None:
+    result = runner.invoke(app, ["status", "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["version"].startswith("5.26")
+    result = runner.invoke(app, ["schema", "status"])
+    assert result.exit_code == 0 and "applied" in result.output
+
+
+def test_unreachable_server_is_one_line_and_exit_3(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("NEO4J_URI", "bolt://127.0.0.1:1")
+    result = runner.invoke(app, ["status"])
+    assert result.exit_code == 3
+    assert "not reachable at bolt://127.0.0.1:1" in result.output
+    assert "Traceback" not in result.output
