@@ -244,7 +244,7 @@ class LocalServer:
                     f"Neo4j exited with code {proc.returncode} during start. "
                     f"Log tail ({self.log_file}):\n{self.log_tail()}"
                 )
-            if self.bolt_answers():
+            if self.bolt_answers() and self.http_answers():
                 return
             time.sleep(0.3)
         raise LauncherError(
@@ -295,6 +295,17 @@ class LocalServer:
             return False
         except Neo4jError:
             return True  # it answers; auth problems are reported by the caller
+
+    def http_answers(self) -> bool:
+        """True when the web server (and with it the Browser) answers."""
+        import urllib.error
+        import urllib.request
+
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.http_port}/", timeout=2) as r:
+                return bool(r.status == 200)
+        except (urllib.error.URLError, OSError):
+            return False
 
     def log_tail(self, lines: int = 25) -> str:
         try:
