@@ -134,7 +134,9 @@ def correct(
 
 def entities(
     user: str = UserOpt,
-    character: str = CharOpt,
+    character: str | None = typer.Option(
+        None, "--character", "-c", help="Count this pair's facts (default: all characters)."
+    ),
     limit: int = typer.Option(1000, help="Most entities to list."),
     as_json: bool = JsonOpt,
 ) -> None:
@@ -252,9 +254,27 @@ def history(
     out.print(table)
 
 
-audit_app = typer.Typer(
-    help="The audit of write orders (forensics, with retention).", no_args_is_help=True
-)
+audit_app = typer.Typer(help="The audit of write orders (forensics, with retention).")
+
+
+@audit_app.callback(invoke_without_command=True)
+def audit_default(
+    ctx: typer.Context,
+    user: str | None = typer.Option(None, "--user", "-u", help="The human's user_id."),
+    character: str | None = typer.Option(None, "--character", "-c", help="Only this character."),
+    limit: int = typer.Option(20, help="Most orders."),
+    as_json: bool = JsonOpt,
+) -> None:
+    """The newest orders of a user or pair; `kg audit prune` applies the retention.
+
+    Example: kg audit -u u1 -c nova --limit 5
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    if user is None:
+        err.print("error: give --user (and optionally --character)")
+        raise typer.Exit(2)
+    audit_list(user, character, limit, as_json)
 
 
 @audit_app.command("list")

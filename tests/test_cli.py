@@ -85,3 +85,25 @@ def test_unreachable_server_is_one_line_and_exit_3(monkeypatch) -> None:  # type
     assert result.exit_code == 3
     assert "not reachable at bolt://127.0.0.1:1" in result.output
     assert "Traceback" not in result.output
+
+
+def test_mappe_of_an_ambiguous_name_lists_candidates(pair) -> None:  # type: ignore[no-untyped-def]
+    from tests.conftest import t
+
+    pair.write(t("Anna", "wohnt_in", "Berlin"), t({"neu": "Anna"}, "wohnt_in", "Kassel"))
+    result = runner.invoke(app, ["mappe", "Anna", "-u", pair.user_id, "-c", "nova"])
+    assert result.exit_code == 7
+    assert "2 entities are named 'Anna'" in result.output
+    assert "wohnt in Berlin" in result.output and "wohnt in Kassel" in result.output
+    by_id = runner.invoke(app, ["mappe", pair.id_of("Berlin"), "-u", pair.user_id, "-c", "nova",
+                                "--text"])
+    assert by_id.exit_code == 0 and "Anna wohnt in Berlin" in by_id.output
+
+
+def test_audit_lists_orders_of_a_pair(pair) -> None:  # type: ignore[no-untyped-def]
+    from tests.conftest import t
+
+    pair.write(t("Lena", "wohnt_in", "Berlin"), auftrag_id="audit-1")
+    result = runner.invoke(app, ["audit", "-u", pair.user_id, "-c", "nova", "--json"])
+    assert result.exit_code == 0, result.output
+    assert [a["auftrag_id"] for a in json.loads(result.stdout)] == ["audit-1"]

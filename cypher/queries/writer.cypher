@@ -178,17 +178,19 @@ DETACH DELETE a
 RETURN count(*) AS deleted;
 
 // name: entities_list
-// The user's entities with their type and number of active facts in the pair.
+// The user's entities with their type and number of active facts in the pair (with a
+// null $character_id: over all the user's characters, the type of any of them).
 // params: $user_id, $character_id, $limit
 MATCH (e:Entitaet {user_id: $user_id})
 CALL (e) {
   OPTIONAL MATCH (e)-[t:TYP]->(w:Wert)
-  WHERE t.character_id = $character_id AND t.aktiv
-  RETURN w.wert AS typ LIMIT 1
+  WHERE ($character_id IS NULL OR t.character_id = $character_id) AND t.aktiv
+  RETURN w.wert AS typ ORDER BY t.character_id LIMIT 1
 }
 CALL (e) {
   OPTIONAL MATCH (e)-[r]-()
-  WHERE r.character_id = $character_id AND r.aktiv AND type(r) <> 'TYP'
+  WHERE ($character_id IS NULL OR r.character_id = $character_id) AND r.aktiv
+    AND type(r) <> 'TYP'
   RETURN count(r) AS fakten
 }
 RETURN e.id AS id, e.name AS name, coalesce(typ, 'sonstiges') AS typ, fakten
