@@ -5,7 +5,7 @@
         mappe = await memory.mappe("u1", "nova", lena_id)
 """
 
-from kg.api import Aufloesung, AuditEintrag, Memory, Status, SyncMemory, parse_order
+from kg.api import AuditEintrag, Aufloesung, Memory, Status, SyncMemory, parse_order
 from kg.canon import Canon, Relation, load_canon
 from kg.errors import (
     AmbiguousEntity,
@@ -37,11 +37,39 @@ from kg.settings import Settings
 from kg.timeline import Eintrag
 
 __all__ = [
-    "AmbiguousEntity", "Aufloesung", "AuditEintrag", "Auftrag", "AuftragErgebnis",
-    "AuthFailed", "Berichtigung", "Canon", "ConfigError", "DatabaseNotFound", "Eintrag",
-    "Entitaet", "EntityNotFound", "InvalidInput", "Kandidat", "KgError", "Mappe",
-    "MappeFakt", "Memory", "NeuerEintrag", "Relation", "SchemaError", "SchemaOutdated",
-    "ServerUnavailable", "Settings", "Status", "SyncMemory", "TimelineError", "Tripel",
-    "TripelErgebnis", "UnknownRelation", "WriteNotConfirmed", "load_canon", "parse_order",
+    "AmbiguousEntity",
+    "AuditEintrag",
+    "Aufloesung",
+    "Auftrag",
+    "AuftragErgebnis",
+    "AuthFailed",
+    "Berichtigung",
+    "Canon",
+    "ConfigError",
+    "DatabaseNotFound",
+    "Eintrag",
+    "Entitaet",
+    "EntityNotFound",
+    "InvalidInput",
+    "Kandidat",
+    "KgError",
+    "Mappe",
+    "MappeFakt",
+    "Memory",
+    "NeuerEintrag",
+    "Relation",
+    "SchemaError",
+    "SchemaOutdated",
+    "ServerUnavailable",
+    "Settings",
+    "Status",
+    "SyncMemory",
+    "TimelineError",
+    "Tripel",
+    "TripelErgebnis",
+    "UnknownRelation",
+    "WriteNotConfirmed",
+    "load_canon",
+    "parse_order",
     "render",
 ]

@@ -10,13 +10,17 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Coroutine
 from datetime import date, datetime
+from pathlib import Path
 from typing import Any, TypeVar
 
 from pydantic import Field
 
-from kg import schema
+from kg import schema, transfer
 from kg.canon import Canon, load_canon
+from kg.check import CheckReport, run_checks
 from kg.db import Database
+from kg.decay import DecayRun, sweep
+from kg.decay import Progress as DecayProgress
 from kg.errors import AmbiguousEntity, EntityNotFound, InvalidInput
 from kg.mappe import Mappe, MappeFakt, read_mappen, to_fakt
 from kg.models import (
@@ -165,7 +169,7 @@ class Memory:
         raise EntityNotFound(f"user {user_id!r} has no entity named or with id {name_or_id!r}")
 
     async def entities(
-        self, user_id: str, character_id: str, limit: int = 1000
+        self, user_id: str, character_id: str | None = None, limit: int = 1000
     ) -> list[Entitaet]:
         rows = await self.db.query(
             "entities_list", user_id=user_id, character_id=character_id, limit=limit
@@ -186,8 +190,14 @@ class Memory:
         """The Mappe of one entity (one query, one round trip)."""
         return (
             await read_mappen(
-                self.db, self.canon, user_id, character_id, [entity_id],
-                gueltig_am, bekannt_am, cap,
+                self.db,
+                self.canon,
+                user_id,
+                character_id,
+                [entity_id],
+                gueltig_am,
+                bekannt_am,
+                cap,
             )
         )[0]
 
@@ -211,7 +221,10 @@ class Memory:
         """Every value the entity's relations ever had (corrected ones never)."""
         rel_types = [self.canon[beziehung].rel_type] if beziehung else None
         rows = await self.db.query(
-            "history", user_id=user_id, character_id=character_id, entity_id=entity_id,
+            "history",
+            user_id=user_id,
+            character_id=character_id,
+            entity_id=entity_id,
             rel_types=rel_types,
         )
         return [to_fakt(r, self.canon, history=True) for r in rows]
@@ -232,7 +245,9 @@ class Memory:
         ende: date | None = None,
         genauigkeit: Genauigkeit | None = None,
     ) -> Eintrag:
-        return await self.timeline.move(user_id, character_id, eintrag_id, beginn, ende, genauigkeit)
+        return await self.timeline.move(
+            user_id, character_id, eintrag_id, beginn, ende, genauigkeit
+        )
 
     async def timeline_cancel(
         self, user_id: str, character_id: str, eintrag_id: str
@@ -251,6 +266,53 @@ class Memory:
         self, user_id: str, character_id: str, von: date, bis: date
     ) -> list[Eintrag]:
         return await self.timeline.window(user_id, character_id, von, bis)
+
+    # -- export, import, purge --------------------------------------------------
+
+    async def export(
+        self,
+        path: str | Path,
+        user_id: str,
+        character_id: str | None = None,
+        progress: transfer.Progress | None = None,
+    ) -> transfer.ExportErgebnis:
+        """Write a user's (or a pair's) data to a JSON Lines file (see kg.transfer)."""
+        return await transfer.export_file(
+            self.db, self.canon, Path(path), user_id, character_id,
+            progress or transfer.no_progress,
+        )
+
+    async def import_file(
+        self, path: str | Path, progress: transfer.Progress | None = None
+    ) -> transfer.ImportErgebnis:
+        """Validate an export file completely, then write it in one transaction."""
+        return await transfer.import_file(
+            self.db, self.canon, Path(path), progress or transfer.no_progress
+        )
+
+    async def purge(
+        self, user_id: str, character_id: str | None = None
+    ) -> transfer.PurgeErgebnis:
+        """Delete a pair's (or a whole user's) data; every other pair stays untouched."""
+        return await transfer.purge(self.db, user_id, character_id)
+
+    # -- decay and check --------------------------------------------------------
+
+    async def decay_run(
+        self,
+        as_of: date | None = None,
+        if_due: bool = False,
+        user_id: str | None = None,
+        progress: DecayProgress | None = None,
+    ) -> DecayRun:
+        """The daily sweep: staerke_decay and decay_am on every active fact edge (see
+        kg.decay). `if_due` does nothing when the day is swept already; `user_id` limits
+        it to one user's edges (not recorded as the day's run)."""
+        return await sweep(self.db, self.canon, as_of, if_due, user_id, progress)
+
+    async def check(self, user_id: str | None = None, on: date | None = None) -> CheckReport:
+        """Prove the store's invariants (see kg.check); `user_id` checks one user's data."""
+        return await run_checks(self.db, self.canon, user_id, on)
 
     # -- audit ------------------------------------------------------------------
 

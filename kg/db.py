@@ -2,15 +2,28 @@
 
 Reads run as read transactions and writes as write transactions (managed, so
 transient errors are retried), all sessions share the driver's bookmark manager so
-a caller reads its own writes, also on a `neo4j://` cluster.
+a caller reads its own writes, also on a `neo4j://` cluster. The exception is
+`auto_commit`, for maintenance: a query batched with `CALL { ... } IN TRANSACTIONS` (the
+decay sweep) commits its own inner transactions and so must run in an auto-commit
+transaction, and the full passes of `kg check` may outlast `query_timeout` on a large
+graph.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
-from neo4j import AsyncDriver, AsyncGraphDatabase, AsyncManagedTransaction, unit_of_work
+from neo4j import (
+    AsyncDriver,
+    AsyncGraphDatabase,
+    AsyncManagedTransaction,
+    AsyncSession,
+    Query,
+    unit_of_work,
+)
 from neo4j.exceptions import (
     AuthError,
     ClientError,
@@ -52,6 +65,29 @@ class Tx:
     async def one(self, name: str, /, **params: Any) -> Record | None:
         rows = await self.run(name, **params)
         return rows[0] if rows else None
+
+
+class AutoCommit:
+    """A session whose every named query is its own auto-commit transaction, without
+    the interactive `query_timeout`.
+
+    Not retried: use it only for queries that are safe to run again (idempotent).
+    """
+
+    def __init__(self, session: AsyncSession, db: Database) -> None:
+        self._session = session
+        self._db = db
+
+    async def run(self, name: str, /, **params: Any) -> list[Record]:
+        query = self._db.queries[name]
+        try:
+            result = await self._session.run(Query(query.text), params)
+            return [record.data() async for record in result]
+        except Exception as exc:  # mapped to a typed error, or re-raised untouched
+            typed = self._db.translate(exc)
+            if typed is exc:
+                raise
+            raise typed from exc
 
 
 class Database:
@@ -105,13 +141,33 @@ class Database:
         """One named read query in its own read transaction."""
         return await self.read(lambda tx: tx.run(name, **params))
 
+    @asynccontextmanager
+    async def auto_commit(self, access: str = "WRITE") -> AsyncIterator[AutoCommit]:
+        """A session for maintenance queries: ones that batch themselves (`IN
+        TRANSACTIONS`, access WRITE) or long full passes (access READ)."""
+        try:
+            async with self._session(access) as session:
+                yield AutoCommit(session, self)
+        except KgError:
+            raise
+        except Exception as exc:  # mapped to a typed error, or re-raised untouched
+            typed = self.translate(exc)
+            if typed is exc:
+                raise
+            raise typed from exc
+
     async def _execute(self, access: str, work: Callable[[Tx], Awaitable[T]]) -> T:
         @unit_of_work(timeout=self.settings.query_timeout)
         async def unit(tx: AsyncManagedTransaction) -> T:
             return await work(Tx(tx, self))
 
+        # The server ends a transaction after query_timeout; this client-side deadline
+        # covers a server that stops answering at all (a frozen process, a dropped
+        # network), where the driver would wait for the server's receive hint (120 s).
+        s = self.settings
+        deadline = s.query_timeout + s.retry_time + s.connection_timeout
         try:
-            async with self._session(access) as session:
+            async with asyncio.timeout(deadline), self._session(access) as session:
                 result: T
                 if access == "READ":
                     result = await session.execute_read(unit)
@@ -120,6 +176,11 @@ class Database:
                 return result
         except KgError:
             raise
+        except TimeoutError as exc:
+            raise ServerUnavailable(
+                f"Neo4j at {self.settings.neo4j_uri} did not answer within {deadline:.0f}s "
+                f"— is it overloaded or hanging? Check it, or {START_HINT}."
+            ) from exc
         except Exception as exc:  # mapped to a typed error, or re-raised untouched
             raise self.translate(exc) from exc
 
@@ -143,6 +204,15 @@ class Database:
         if isinstance(exc, ClientError) and exc.code and "TransactionTimedOut" in exc.code:
             return ServerUnavailable(
                 f"Neo4j at {uri} did not finish within {self.settings.query_timeout:.0f}s."
+            )
+        if isinstance(exc, ClientError) and exc.code and exc.code.endswith(
+            ("Transaction.LockClientStopped", "Transaction.Terminated")
+        ):
+            # A server shutting down (or an admin) ends the transactions still running:
+            # nothing of them is committed, and the caller may run them again.
+            return ServerUnavailable(
+                f"Neo4j at {uri} ended the transaction ({exc.code.rsplit('.', 1)[-1]}): it "
+                "is shutting down or the transaction was terminated — retry once it answers."
             )
         if isinstance(exc, (Neo4jError, DriverError)):
             return KgError(f"Neo4j error at {uri}: {exc}")

@@ -1,0 +1,23 @@
+// The Mappe of an entity, drawn as a graph: its active facts in both directions
+// (degree 1), the active facts of its entity neighbours (degree 2), its type, and the
+// active timeline entries about it. The same pattern as the library's `mappe` query,
+// without the cap, the history and the derived facts. Resting edges (strength below
+// 0.1) are left out, like in the Mappe. Value nodes are shown but never followed.
+//
+// Set the parameters first (one command each, or all at once with :params):
+//   :param user_id => 'u1'
+//   :param character_id => 'nova'
+//   :param entity => 'Lena'
+// `entity` is the entity's name (any case) or its id.
+// Turn off "Connect result nodes" in the Browser settings: it would draw every
+// relationship between the shown nodes, other pairs' facts included.
+MATCH (e:Entitaet {user_id: $user_id})
+WHERE e.id = $entity OR e.name_norm = toLower(trim($entity))
+MATCH p1 = (e)-[r1]-(n1)
+WHERE r1.character_id = $character_id AND r1.aktiv AND r1.staerke_decay >= 0.1
+OPTIONAL MATCH p2 = (n1:Entitaet)-[r2]-(n2)
+WHERE r2 <> r1 AND n2 <> e
+  AND r2.character_id = $character_id AND r2.aktiv AND r2.staerke_decay >= 0.1
+OPTIONAL MATCH p3 = (e)<-[:BETRIFFT]-(t:TimelineEintrag)
+WHERE t.character_id = $character_id AND t.aktiv
+RETURN p1, p2, p3;

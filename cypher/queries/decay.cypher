@@ -1,0 +1,63 @@
+// name: decay_sweep
+// The daily sweep over one slice of the entities (ids in [$id_from, $id_to); $id_to null:
+// no upper bound): every ACTIVE fact edge leaving them gets staerke_decay =
+// exp(-$rate * days since last_touched), 1 when last_touched lies after $moment, and
+// decay_am = $tag. Never touches aktiv, inactive facts, entities or timeline entries.
+// Batched in transactions of $batch edges, so it must run in an auto-commit transaction
+// (Browser: prefix it with :auto). Scoped to one user when $user_id is set. Returns how
+// many edges it swept and how many now rest (strength below $schwelle).
+// Browser: :param id_from => ''; :param id_to => null; :param user_id => null;
+// :param rel_types => ['WOHNT_IN', ...]; :param rate => 0.0015;
+// :param moment => datetime('2026-11-01T00:00Z'); :param tag => date('2026-11-01');
+// :param schwelle => 0.1; :param batch => 10000
+// params: $id_from, $id_to, $user_id, $rel_types, $rate, $moment, $tag, $schwelle, $batch
+MATCH (s:Entitaet)
+WHERE s.id >= $id_from AND ($id_to IS NULL OR s.id < $id_to)
+  AND ($user_id IS NULL OR s.user_id = $user_id)
+MATCH (s)-[r]->()
+WHERE type(r) IN $rel_types AND r.aktiv = true AND r.last_touched IS :: ZONED DATETIME
+CALL (r) {
+  WITH r, duration.inSeconds(r.last_touched, $moment).seconds / 86400.0 AS days
+  WITH r, CASE WHEN days <= 0 THEN 1.0 ELSE exp(-$rate * days) END AS staerke
+  SET r.staerke_decay = staerke, r.decay_am = $tag
+  RETURN staerke < $schwelle AS resting
+} IN TRANSACTIONS OF $batch ROWS
+RETURN count(*) AS edges, count(CASE WHEN resting THEN 1 END) AS resting;
+
+// name: decay_run_record
+// Record a finished global sweep: one DecayLauf per day (MERGE on its tag).
+// params: $tag, $edges, $resting, $seconds
+MERGE (d:DecayLauf {tag: $tag})
+SET d.am = datetime(), d.edges = $edges, d.resting = $resting, d.seconds = $seconds
+RETURN d.tag AS tag, d.am AS am, d.edges AS edges, d.resting AS resting, d.seconds AS seconds;
+
+// name: decay_run_find
+// The recorded sweep of one day, if there is one.
+// params: $tag
+MATCH (d:DecayLauf {tag: $tag})
+RETURN d.tag AS tag, d.am AS am, d.edges AS edges, d.resting AS resting, d.seconds AS seconds;
+
+// name: decay_state
+// The decay state of the active fact edges (of one user when $user_id is set): how many
+// there are, how many carry a strength, the newest decay_am up to $today, how many carry
+// one after $today (a run for a day that has not come is no measurement), and how many
+// (with a few ids) the newest sweep missed: last touched before that sweep's day, yet
+// not swept by it. A decay_am that is not a date is no run (check_fact_fields reports it).
+// params: $user_id, $rel_types, $today, $samples
+CALL () {
+  MATCH (s:Entitaet)-[r]->()
+  WHERE ($user_id IS NULL OR s.user_id = $user_id) AND type(r) IN $rel_types AND r.aktiv = true
+  WITH r, r.decay_am IS :: DATE AS dated
+  RETURN count(r) AS active, count(r.staerke_decay) AS with_strength,
+         max(CASE WHEN dated AND r.decay_am <= $today THEN r.decay_am END) AS newest,
+         count(CASE WHEN dated AND r.decay_am > $today THEN 1 END) AS future
+}
+CALL (newest) {
+  MATCH (s:Entitaet)-[r]->()
+  WHERE newest IS NOT NULL AND ($user_id IS NULL OR s.user_id = $user_id)
+    AND type(r) IN $rel_types AND r.aktiv = true
+    AND r.last_touched < datetime({date: newest, timezone: 'UTC'})
+    AND coalesce(r.decay_am < newest, true)
+  RETURN count(r) AS missed, collect(r.id)[..$samples] AS samples
+}
+RETURN active, with_strength, newest, future, missed, samples;

@@ -1,0 +1,72 @@
+// Queries of bench/decay_sweep.py only: a synthetic graph of a million fact edges and
+// the server's heap while the sweep runs. Never run them against a store you keep.
+
+// name: decay_bench_foreign
+// Safety: how many entities do not belong to the bench's users (must be 0 to generate).
+// params: $prefix
+MATCH (e:Entitaet)
+WHERE NOT coalesce(e.user_id STARTS WITH $prefix, false)
+RETURN count(e) AS foreign;
+
+// name: decay_bench_fact_count
+// How many fact edges (all, active) the bench's users have.
+// params: $prefix, $rel_types
+MATCH (s:Entitaet)-[r]->()
+WHERE s.user_id STARTS WITH $prefix AND type(r) IN $rel_types
+RETURN count(r) AS facts, count(CASE WHEN r.aktiv THEN 1 END) AS active;
+
+// name: decay_bench_generate
+// One batch of the synthetic graph: $entities entities of user $user_id (hex uuid ids,
+// as the writer makes them), each with $values HOBBY value facts (own Wert nodes) and
+// $refs BEFREUNDET_MIT facts to other entities of the batch. last_touched is spread over
+// the $days days before $now; about $inactive of the facts are superseded (inactive).
+// params: $user_id, $entities, $values, $refs, $now, $days, $inactive
+UNWIND range(0, $entities - 1) AS i
+CREATE (e:Entitaet {id: replace(randomUUID(), '-', ''), user_id: $user_id,
+                    name: 'E' + toString(i), name_norm: 'e' + toString(i), erstellt: $now})
+WITH collect(e) AS es
+UNWIND range(0, size(es) - 1) AS i
+WITH es, i, es[i] AS e
+CALL (es, i, e) {
+  UNWIND range(1, $values + $refs) AS k
+  WITH es, i, e, k, $now - duration({days: toInteger(rand() * $days)}) AS touched,
+       rand() < $inactive AS old
+  WITH es, i, e, k, {
+    id: replace(randomUUID(), '-', ''), user_id: $user_id, character_id: 'nova',
+    herkunft: 'mensch', auftrag_id: 'decay-bench', t_valid: touched, t_recorded: touched,
+    aktiv: NOT old, staerke_decay: 1.0, last_touched: touched,
+    grund: CASE WHEN old THEN 'abgeloest' END, t_invalid: CASE WHEN old THEN $now END,
+    t_expired: CASE WHEN old THEN $now END
+  } AS props
+  CALL (e, k, props) {
+    WITH e, k, props WHERE k <= $values
+    CREATE (e)-[r:HOBBY]->(:Wert {wert: 'Hobby ' + toString(k), user_id: $user_id})
+    SET r = props
+  }
+  CALL (es, i, e, k, props) {
+    WITH es, i, e, k, props WHERE k > $values
+    WITH e, props, es[(i + (k - $values) * 7919) % size(es)] AS o
+    WHERE o <> e
+    CREATE (e)-[r:BEFREUNDET_MIT]->(o)
+    SET r = props
+  }
+}
+RETURN size(es) AS entities;
+
+// name: decay_bench_heap
+// The server's heap now: bytes used, committed and max.
+CALL dbms.queryJmx('java.lang:type=Memory') YIELD attributes
+WITH attributes.HeapMemoryUsage.value.properties AS heap
+RETURN heap.used AS used, heap.committed AS committed, heap.max AS max;
+
+// name: decay_bench_tx_heap
+// The largest heap estimate of a running transaction (the sweep's, while it runs).
+SHOW TRANSACTIONS YIELD estimatedUsedHeapMemory
+RETURN max(estimatedUsedHeapMemory) AS tx_heap;
+
+// name: decay_bench_heap_peaks
+// Peak usage of each heap memory pool since the server started (their sum bounds the
+// peak heap from above: the pools peak at different moments).
+CALL dbms.queryJmx('java.lang:type=MemoryPool,name=*') YIELD name, attributes
+WHERE attributes.Type.value = 'HEAP'
+RETURN name, attributes.PeakUsage.value.properties.used AS peak;

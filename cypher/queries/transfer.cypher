@@ -1,0 +1,219 @@
+// name: import_lock
+// Take the user's lock (the writer's Nutzer node) for an import, so it never
+// interleaves with an order of that user. Creates the lock node like the writer does.
+// params: $user_id
+MERGE (n:Nutzer {id: $user_id})
+SET n.writes = coalesce(n.writes, 0) + 1
+RETURN n.id AS id;
+
+// name: transfer_lock
+// Take the lock of an existing user for an export or a purge without changing anything
+// (a SET to the same value still locks): an export is a consistent snapshot between two
+// orders, and a purge never interleaves with one. No row: the user has no lock node.
+// params: $user_id
+MATCH (n:Nutzer {id: $user_id})
+SET n.writes = n.writes
+RETURN n.id AS id;
+
+// name: export_entities
+// The user's entities; for a pair ($character_id set) only those the pair's facts or
+// timeline entries touch. Every export query returns the properties as [key, type,
+// value] with the temporal types in $temporal as their exact text (toString), which
+// the driver would otherwise have to hydrate into objects, slowly.
+// params: $user_id, $character_id, $temporal
+MATCH (e:Entitaet {user_id: $user_id})
+WHERE $character_id IS NULL
+   OR EXISTS { MATCH (e)-[r]-() WHERE r.character_id = $character_id }
+   OR EXISTS {
+        MATCH (e)<-[:BETRIFFT]-(t:TimelineEintrag)
+        WHERE t.user_id = $user_id AND t.character_id = $character_id
+      }
+RETURN [k IN keys(e) | [k, valueType(e[k]), CASE WHEN valueType(e[k]) IN $temporal
+         THEN toString(e[k]) ELSE e[k] END]] AS props;
+
+// name: export_facts
+// The facts of the user (or the pair): relationship type, both ends, all properties.
+// params: $user_id, $character_id, $temporal
+MATCH (s:Entitaet {user_id: $user_id})-[r]->(o)
+WHERE $character_id IS NULL OR r.character_id = $character_id
+RETURN type(r) AS rel_type, s.id AS subjekt,
+       CASE WHEN o:Wert THEN null ELSE o.id END AS objekt, o.wert AS wert,
+       [k IN keys(r) | [k, valueType(r[k]), CASE WHEN valueType(r[k]) IN $temporal
+         THEN toString(r[k]) ELSE r[k] END]] AS props;
+
+// name: export_timeline
+// The timeline entries of the user (or the pair) with their NACHFOLGER successors and
+// the entities they are about (BETRIFFT).
+// params: $user_id, $character_id, $temporal
+MATCH (t:TimelineEintrag)
+WHERE t.user_id = $user_id AND ($character_id IS NULL OR t.character_id = $character_id)
+RETURN [k IN keys(t) | [k, valueType(t[k]), CASE WHEN valueType(t[k]) IN $temporal
+         THEN toString(t[k]) ELSE t[k] END]] AS props,
+       COLLECT { MATCH (t)-[:NACHFOLGER]->(n:TimelineEintrag) RETURN n.id } AS nachfolger,
+       COLLECT { MATCH (t)-[:BETRIFFT]->(e:Entitaet) RETURN e.id } AS betrifft;
+
+// name: export_orders
+// The audited orders of the user (or the pair).
+// params: $user_id, $character_id, $temporal
+MATCH (a:Auftrag {user_id: $user_id})
+WHERE $character_id IS NULL OR a.character_id = $character_id
+RETURN [k IN keys(a) | [k, valueType(a[k]), CASE WHEN valueType(a[k]) IN $temporal
+         THEN toString(a[k]) ELSE a[k] END]] AS props;
+
+// name: import_conflicts
+// What of an import file is in the store already: entity ids of another user (a
+// conflict), entity ids of this user (kept as they are), and fact, entry and order ids
+// (a conflict: the file was imported before, or the data was never purged).
+// params: $user_id, $entity_ids, $fact_ids, $eintrag_ids, $auftrag_ids
+CALL () {
+  UNWIND $entity_ids AS id
+  MATCH (e:Entitaet {id: id})
+  RETURN collect(CASE WHEN e.user_id <> $user_id THEN id END) AS fremde_entitaeten,
+         collect(CASE WHEN e.user_id = $user_id THEN id END) AS vorhandene_entitaeten
+}
+CALL () {
+  MATCH (:Entitaet {user_id: $user_id})-[r]->()
+  WHERE r.id IN $fact_ids
+  RETURN collect(r.id) AS fakten
+}
+CALL () {
+  UNWIND $eintrag_ids AS id
+  MATCH (t:TimelineEintrag {id: id})
+  RETURN collect(id) AS eintraege
+}
+CALL () {
+  UNWIND $auftrag_ids AS id
+  MATCH (a:Auftrag {user_id: $user_id, id: id})
+  RETURN collect(id) AS auftraege
+}
+RETURN fremde_entitaeten, vorhandene_entitaeten, fakten, eintraege, auftraege;
+
+// name: import_entities
+// One batch of entities new to the store (those the user has already are kept as they
+// are). Each import row is {props, zeit, tag}: temporal values come as text and become
+// a DateTime (zeit) or a Date (tag) here, exactly as exported.
+// params: $user_id, $rows
+UNWIND $rows AS row
+CREATE (e:Entitaet)
+SET e = row.props
+FOREACH (k IN keys(row.zeit) | SET e[k] = datetime(row.zeit[k]))
+FOREACH (k IN keys(row.tag) | SET e[k] = date(row.tag[k]))
+WITH e WHERE e.user_id = $user_id
+RETURN count(e) AS n;
+
+// name: import_entries
+// One batch of timeline entries ({props, zeit, tag}; null properties stay absent).
+// params: $user_id, $rows
+UNWIND $rows AS row
+CREATE (t:TimelineEintrag)
+SET t = row.props
+FOREACH (k IN keys(row.zeit) | SET t[k] = datetime(row.zeit[k]))
+FOREACH (k IN keys(row.tag) | SET t[k] = date(row.tag[k]))
+WITH t WHERE t.user_id = $user_id
+RETURN count(t) AS n;
+
+// name: import_nachfolger
+// One batch of NACHFOLGER links between entries of the user.
+// params: $user_id, $rows
+UNWIND $rows AS row
+MATCH (a:TimelineEintrag {id: row.von}), (b:TimelineEintrag {id: row.nach})
+WHERE a.user_id = $user_id AND b.user_id = $user_id
+CREATE (a)-[:NACHFOLGER]->(b)
+RETURN count(*) AS n;
+
+// name: import_betrifft
+// One batch of BETRIFFT links from entries to the user's entities.
+// params: $user_id, $rows
+UNWIND $rows AS row
+MATCH (t:TimelineEintrag {id: row.eintrag}), (e:Entitaet {id: row.entitaet})
+WHERE t.user_id = $user_id AND e.user_id = $user_id
+CREATE (t)-[:BETRIFFT]->(e)
+RETURN count(*) AS n;
+
+// name: import_ref_facts
+// One batch of reference facts; rel_type was checked against the canon before.
+// params: $user_id, $rows
+UNWIND $rows AS row
+MATCH (s:Entitaet {id: row.subjekt}), (o:Entitaet {id: row.objekt})
+WHERE s.user_id = $user_id AND o.user_id = $user_id
+CREATE (s)-[r:$(row.rel_type)]->(o)
+SET r = row.props
+FOREACH (k IN keys(row.zeit) | SET r[k] = datetime(row.zeit[k]))
+FOREACH (k IN keys(row.tag) | SET r[k] = date(row.tag[k]))
+RETURN count(r) AS n;
+
+// name: import_value_facts
+// One batch of value facts, each with its own Wert node; rel_type is from the canon.
+// params: $user_id, $rows
+UNWIND $rows AS row
+MATCH (s:Entitaet {id: row.subjekt})
+WHERE s.user_id = $user_id
+CREATE (s)-[r:$(row.rel_type)]->(:Wert {wert: row.wert, user_id: $user_id})
+SET r = row.props
+FOREACH (k IN keys(row.zeit) | SET r[k] = datetime(row.zeit[k]))
+FOREACH (k IN keys(row.tag) | SET r[k] = date(row.tag[k]))
+RETURN count(r) AS n;
+
+// name: import_orders
+// One batch of audited orders ({props, zeit, tag}).
+// params: $user_id, $rows
+UNWIND $rows AS row
+CREATE (a:Auftrag)
+SET a = row.props
+FOREACH (k IN keys(row.zeit) | SET a[k] = datetime(row.zeit[k]))
+FOREACH (k IN keys(row.tag) | SET a[k] = date(row.tag[k]))
+WITH a WHERE a.user_id = $user_id
+RETURN count(a) AS n;
+
+// name: purge_facts
+// Delete the facts of the user (or the pair) and their value nodes. Returns the
+// entities they touched: deleted later once nothing refers to them any more.
+// params: $user_id, $character_id
+MATCH (s:Entitaet {user_id: $user_id})-[r]->(o)
+WHERE $character_id IS NULL OR r.character_id = $character_id
+WITH r, s.id AS s_id, CASE WHEN o:Wert THEN null ELSE o.id END AS o_id,
+     CASE WHEN o:Wert THEN o END AS w
+DELETE r, w
+RETURN count(r) AS fakten, count(w) AS werte,
+       collect(DISTINCT s_id) + collect(DISTINCT o_id) AS entitaeten;
+
+// name: purge_timeline
+// Delete the timeline entries of the user (or the pair) with their links. Returns the
+// entities they were about.
+// params: $user_id, $character_id
+MATCH (t:TimelineEintrag)
+WHERE t.user_id = $user_id AND ($character_id IS NULL OR t.character_id = $character_id)
+WITH t, COLLECT { MATCH (t)-[:BETRIFFT]->(e:Entitaet) RETURN e.id } AS betrifft,
+     COUNT { (t)-[:NACHFOLGER]->() } AS nachfolger
+DETACH DELETE t
+RETURN count(t) AS eintraege, sum(nachfolger) AS nachfolger,
+       reduce(ids = [], b IN collect(betrifft) | ids + b) AS entitaeten;
+
+// name: purge_orders
+// Delete the audited orders of the user (or the pair).
+// params: $user_id, $character_id
+MATCH (a:Auftrag {user_id: $user_id})
+WHERE $character_id IS NULL OR a.character_id = $character_id
+DELETE a
+RETURN count(a) AS auftraege;
+
+// name: purge_entities
+// Delete the user's entities (all, or those with these ids) that nothing refers to any
+// more: an entity another pair still has a fact or entry on stays.
+// params: $user_id, $entity_ids
+MATCH (e:Entitaet {user_id: $user_id})
+WHERE $entity_ids IS NULL OR e.id IN $entity_ids
+WITH e, EXISTS { (e)--() } AS belegt
+WITH collect(CASE WHEN belegt THEN e END) AS bleiben, collect(CASE WHEN NOT belegt THEN e END) AS weg
+FOREACH (e IN weg | DELETE e)
+RETURN size(weg) AS entitaeten, size(bleiben) AS behalten;
+
+// name: purge_lock
+// Delete the user's lock node once nothing of the user is left in the store.
+// params: $user_id
+MATCH (n:Nutzer {id: $user_id})
+WHERE NOT EXISTS { MATCH (e:Entitaet {user_id: $user_id}) }
+  AND NOT EXISTS { MATCH (t:TimelineEintrag) WHERE t.user_id = $user_id }
+  AND NOT EXISTS { MATCH (a:Auftrag {user_id: $user_id}) }
+DELETE n
+RETURN count(n) AS nutzer;

@@ -1,0 +1,309 @@
+"""`kg check`: prove the store's invariants.
+
+Neo4j Community has no existence or type constraints; the writer guarantees them and
+this module verifies them, one named query per invariant (`cypher/queries/check.cypher`).
+Every check reports a name, the item of issue 6's list it proves, a count and a few
+sample ids. Item 7 is the decay convention's §4 table: for each node label and
+relationship type, whether it carries a decay property, whether that has a recent run,
+whether it is referenced, its classification (memory, fact entity, forensics) and a
+verdict. The classification is a judgement the schema cannot make (convention §4: the
+query delimits, it does not decide), so it is kept here, in `CLASSES`.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+from typing import Any, Literal
+
+from pydantic import Field, computed_field
+
+from kg.canon import Canon
+from kg.db import Database, Record
+from kg.models import HERKUNFT, Frozen
+
+Klasse = Literal["memory", "fact entity", "forensics", "unclassified"]
+
+#: The checks, in the order of issue 6's list: name → (item, what it proves).
+CHECKS: dict[str, tuple[int, str]] = {
+    "fact_fields": (1, "every fact edge carries its required fields with their types"),
+    "fact_herkunft": (1, "every fact's herkunft is mensch, nova, modell or recherche"),
+    "fact_strength": (1, "every fact's staerke_decay lies in [0, 1]"),
+    "fact_aktiv": (1, "aktiv agrees with t_invalid, t_expired and the correction state"),
+    "einwertig_unique": (2, "at most one active fact per subject, einwertig relation and pair"),
+    "duplicate_facts": (2, "no two identical active facts"),
+    "relation_in_canon": (3, "every fact's relationship type is in the canon"),
+    "relation_form": (3, "every fact has the canon's form (value vs entity object)"),
+    "wert_nodes": (3, "every value node has exactly one incoming fact and no outgoing edge"),
+    "nachfolger_unique": (4, "a timeline entry has at most one successor and one predecessor"),
+    "nachfolger_cycles": (4, "no NACHFOLGER chain is a cycle"),
+    "timeline_active_end": (4, "exactly the end of a chain is active (none when cancelled)"),
+    "timeline_references": (4, "every timeline_id names an existing first entry of the pair"),
+    "one_user_per_fact": (5, "no fact links entities of two different users"),
+    "timeline_pair": (5, "NACHFOLGER and BETRIFFT stay within one pair / one user"),
+    "decay_has_a_run": (6, "the newest decay_am is recent: no decay properties without a run"),
+    "decay_sweep_complete": (6, "the newest sweep reached every active fact edge"),
+    "decay_table": (7, "the decay convention's §4 table has no violated verdict"),
+}
+
+#: Classification of the graph's labels and non-fact relationship types (convention §2,
+#: §5); every canon relationship type is memory (a binding, where the search runs).
+CLASSES: dict[tuple[str, str], tuple[Klasse, str]] = {
+    ("label", "Entitaet"): ("fact entity", "referenced by every fact; must not decay (§1.2)"),
+    ("label", "Wert"): ("fact entity", "object of one value fact; the edge decays (§1.1)"),
+    ("label", "TimelineEintrag"): ("fact entity", "a Termin does not fade (§2); timeline_id"),
+    ("label", "Nutzer"): ("fact entity", "the human every user_id names; a write lock"),
+    ("label", "Auftrag"): ("forensics", "audit: a retention period instead of decay (§2)"),
+    ("label", "DecayLauf"): ("forensics", "the sweep's own protocol (§2)"),
+    ("label", "SchemaMigration"): ("forensics", "protocol of applied migrations (§2)"),
+    ("relationship", "NACHFOLGER"): ("fact entity", "part of the timeline's history (§2)"),
+    ("relationship", "BETRIFFT"): ("fact entity", "links an event to its person (§2)"),
+}
+
+#: Properties that hold another element's id: the graph's foreign keys (§1.2).
+REFERENCED_BY: dict[str, tuple[str, ...]] = {
+    "TimelineEintrag": ("timeline_id", "timeline_bis"),
+    "Auftrag": ("auftrag_id",),
+    "Nutzer": ("user_id",),
+}
+
+
+class CheckResult(Frozen):
+    """One invariant and what the store shows of it."""
+
+    name: str = Field(description="Stable name of the check, e.g. einwertig_unique.")
+    item: int = Field(description="The item of issue 6's list it proves (1-7).")
+    title: str = Field(description="What it proves, in one line.")
+    count: int = Field(description="Violations found; 0 means the invariant holds.")
+    samples: list[str] = Field(default_factory=list, description="A few violations (ids).")
+    detail: str | None = Field(None, description="What the numbers mean, when it is not obvious.")
+
+    @computed_field(description="True when the invariant holds.")  # type: ignore[prop-decorator]
+    @property
+    def ok(self) -> bool:
+        return self.count == 0
+
+
+class TableRow(Frozen):
+    """One row of the decay convention's §4 table, for a label or a relationship type."""
+
+    kind: Literal["label", "relationship"] = Field(description="Node label or relationship type.")
+    name: str = Field(description="The label or type.")
+    count: int = Field(description="How many nodes or relationships (in scope).")
+    classification: Klasse = Field(description="memory, fact entity, forensics (or unclassified).")
+    reason: str = Field(description="Why it is classified so (convention section).")
+    decay: list[str] = Field(description="Decay properties it carries (*_decay, decay_am).")
+    newest_run: date | None = Field(None, description="The newest decay_am it carries.")
+    recent_run: bool | None = Field(
+        None, description="Whether that run is recent; None when it carries no decay_am."
+    )
+    referenced: bool = Field(description="Target of a relationship or of an id property.")
+    verdict: str = Field(description="konform, or what is violated.")
+    ok: bool = Field(description="False when the verdict is a violation.")
+
+
+class CheckReport(Frozen):
+    """Everything `kg check` found."""
+
+    user_id: str | None = Field(None, description="The user checked; None: the whole database.")
+    today: date = Field(description="The day recency was judged against.")
+    checks: list[CheckResult] = Field(description="Every check, in the order of issue 6's list.")
+    table: list[TableRow] = Field(description="The convention's §4 table for the graph.")
+
+    @computed_field(description="True when no check found a violation.")  # type: ignore[prop-decorator]
+    @property
+    def ok(self) -> bool:
+        return all(c.ok for c in self.checks)
+
+    @property
+    def violations(self) -> list[CheckResult]:
+        return [c for c in self.checks if not c.ok]
+
+
+# -- pure parts -------------------------------------------------------------------
+
+
+def _native(value: Any) -> Any:
+    return value.to_native() if hasattr(value, "to_native") else value
+
+
+def is_recent(newest: date | None, today: date, max_age_days: float) -> bool:
+    """A run on `newest` still counts on `today` (a day after today is no run)."""
+    return newest is not None and 0 <= (today - newest).days <= max_age_days
+
+
+def result(name: str, rows: list[Record], detail: str | None = None) -> CheckResult:
+    """A check from its query's one row of `count` and `samples`."""
+    row = rows[0]
+    item, title = CHECKS[name]
+    return CheckResult(
+        name=name, item=item, title=title, count=row["count"],
+        samples=[str(s) for s in row["samples"]], detail=detail,
+    )
+
+
+def decay_results(
+    row: Record, today: date, max_age_days: float
+) -> tuple[CheckResult, CheckResult]:
+    """Item 6 from the decay state (pure): a recent run, and one that reached every edge."""
+    newest = _native(row["newest"])
+    carrying, future = row["with_strength"], row["future"]
+    recent = is_recent(newest, today, max_age_days)
+    if carrying == 0 or (recent and not future):
+        count = 0
+        detail = f"newest decay_am {newest}" if newest else "no fact edge carries a strength"
+    elif not recent:
+        count = carrying
+        age = f"is from {newest}, {(today - newest).days} days ago" if newest else "does not exist"
+        detail = (
+            f"decay properties without a run: {carrying} active fact edges carry "
+            f"staerke_decay, but the newest decay_am {age} (allowed: {max_age_days:g} "
+            "days) — schedule `kg decay run --if-due` daily"
+        )
+    else:
+        count = future
+        detail = (
+            f"decay properties without a run: {future} active fact edges carry a decay_am "
+            f"after {today}, a day no sweep can have measured yet"
+        )
+    item, title = CHECKS["decay_has_a_run"]
+    run_check = CheckResult(
+        name="decay_has_a_run", item=item, title=title, count=count, detail=detail
+    )
+    missed = result(
+        "decay_sweep_complete",
+        [{"count": row["missed"], "samples": row["samples"]}],
+        detail=(
+            f"active fact edges last touched before {newest} that the sweep of that day "
+            "did not reach" if row["missed"] else None
+        ),
+    )
+    return run_check, missed
+
+
+def _decay_keys(lists: list[list[str]]) -> list[str]:
+    return sorted({k for keys in lists for k in keys})
+
+
+def classify(kind: str, name: str, canon: Canon) -> tuple[Klasse, str]:
+    if kind == "relationship" and name in canon.by_type:
+        return "memory", "a fact edge: a binding, where the search runs (§1.1)"
+    return CLASSES.get((kind, name), ("unclassified", "not in the table: classify it (§4, §5)"))
+
+
+def verdict(
+    klasse: Klasse, decay: list[str], recent_run: bool | None, referenced: bool
+) -> tuple[str, bool]:
+    """The §4 judgement of one row: (verdict, conform) (pure)."""
+    if klasse == "unclassified":
+        return "open: not classified (§4 delimits, §5 decides)", False
+    if klasse == "memory":
+        if not decay:
+            return "violated: memory without decay (§3.1)", False
+        if not recent_run:
+            return "violated: decay properties without a run (§3.3)", False
+        return "konform", True
+    if decay:
+        why = "a reference target must not decay (§1.2)" if referenced else "must not decay (§2)"
+        return f"violated: {why}", False
+    return "konform", True
+
+
+def table(
+    labels: list[Record],
+    relationships: list[Record],
+    canon: Canon,
+    today: date,
+    max_age_days: float,
+) -> list[TableRow]:
+    """The §4 table from the two table queries (pure)."""
+    rows: list[TableRow] = []
+    for kind, records, key in (("label", labels, "label"), ("relationship", relationships, "type")):
+        for rec in records:
+            name = rec[key]
+            klasse, reason = classify(kind, name, canon)
+            decay = _decay_keys(rec["decay_keys"])
+            newest = _native(rec["newest"])
+            recent = is_recent(newest, today, max_age_days) if "decay_am" in decay else None
+            referenced = kind == "label" and (rec["targeted"] > 0 or name in REFERENCED_BY)
+            text, ok = verdict(klasse, decay, recent, referenced)
+            rows.append(TableRow(
+                kind=kind,
+                name=name, count=rec["count"], classification=klasse, reason=reason,
+                decay=decay, newest_run=newest if isinstance(newest, date) else None,
+                recent_run=recent, referenced=referenced, verdict=text, ok=ok,
+            ))
+    return rows
+
+
+def table_result(rows: list[TableRow]) -> CheckResult:
+    item, title = CHECKS["decay_table"]
+    bad = [r for r in rows if not r.ok]
+    return CheckResult(
+        name="decay_table", item=item, title=title, count=len(bad),
+        samples=[f"{r.kind} {r.name}: {r.verdict}" for r in bad],
+    )
+
+
+# -- against the store ------------------------------------------------------------
+
+
+async def run_checks(
+    db: Database,
+    canon: Canon,
+    user_id: str | None = None,
+    on: date | None = None,
+    samples: int = 5,
+) -> CheckReport:
+    """Every check, one query each, in auto-commit read transactions: on a large graph
+    a full pass may take longer than the interactive query timeout."""
+    day = on or datetime.now(UTC).date()
+    max_age = db.settings.decay_max_age_days
+    u, rels, n = user_id, canon.rel_types, samples
+    symmetric = sorted(r.rel_type for r in canon.relations.values() if r.symmetrisch)
+    async with db.auto_commit("READ") as q:
+        found: list[CheckResult] = [
+            result("fact_fields", await q.run(
+                "check_fact_fields", user_id=u, rel_types=rels, samples=n)),
+            result("fact_herkunft", await q.run(
+                "check_fact_herkunft", user_id=u, rel_types=rels, herkunft=list(HERKUNFT),
+                samples=n)),
+            result("fact_strength", await q.run(
+                "check_fact_strength", user_id=u, rel_types=rels, samples=n)),
+            result("fact_aktiv", await q.run(
+                "check_fact_aktiv", user_id=u, rel_types=rels, samples=n)),
+            result("einwertig_unique", await q.run(
+                "check_einwertig_unique", user_id=u, einwertig=canon.einwertig_types,
+                symmetric=symmetric, samples=n)),
+            result("duplicate_facts", await q.run(
+                "check_duplicate_facts", user_id=u, rel_types=rels, symmetric=symmetric,
+                samples=n)),
+            result("relation_in_canon", await q.run(
+                "check_relation_in_canon", user_id=u, rel_types=rels, samples=n)),
+            result("relation_form", await q.run(
+                "check_relation_form", user_id=u, rel_types=rels,
+                value_types=canon.value_types, samples=n)),
+            result("wert_nodes", await q.run(
+                "check_wert_nodes", user_id=u, value_types=canon.value_types, samples=n)),
+            result("nachfolger_unique", await q.run(
+                "check_nachfolger_unique", user_id=u, samples=n)),
+            result("nachfolger_cycles", await q.run(
+                "check_nachfolger_cycles", user_id=u, samples=n)),
+            result("timeline_active_end", await q.run(
+                "check_timeline_active_end", user_id=u, samples=n)),
+            result("timeline_references", await q.run(
+                "check_timeline_references", user_id=u, rel_types=rels, samples=n)),
+            result("one_user_per_fact", await q.run(
+                "check_one_user_per_fact", user_id=u, rel_types=rels, samples=n)),
+            result("timeline_pair", await q.run(
+                "check_timeline_pair", user_id=u, samples=n)),
+        ]
+        state = (await q.run(
+            "decay_state", user_id=u, rel_types=rels, today=day, samples=n))[0]
+        found.extend(decay_results(state, day, max_age))
+        rows = table(
+            await q.run("check_table_labels", user_id=u),
+            await q.run("check_table_relationships", user_id=u),
+            canon, day, max_age,
+        )
+    found.append(table_result(rows))
+    return CheckReport(user_id=user_id, today=day, checks=found, table=rows)

@@ -1,0 +1,177 @@
+"""The daily decay sweep: what serves as memory decays, what is recorded as fact stays.
+
+The decay sits where the search runs — on the fact edge (SPEC rule 9, the decay
+convention §1.1). For every ACTIVE fact edge the sweep writes
+`staerke_decay = exp(-rate · days since last_touched)` and `decay_am` (the day it was
+computed for). It never changes `aktiv` (inactive means superseded or corrected, never
+faded), never touches inactive facts, entities, timeline entries or the audit, and never
+deletes anything; an edge below the resting threshold only drops out of the Mappe until
+the writer re-asserts it (strength back to 1).
+
+The strength is computed for the start of the as-of day (00:00 UTC), so a sweep is a
+pure function of `last_touched` and the day: running it twice gives the same numbers,
+and a fact touched later that day keeps 1. The global sweep walks the entities in
+slices of their ids (an index seek each), each slice batched with
+`CALL { ... } IN TRANSACTIONS`, so a million edges never sit in one transaction and the
+caller can show progress. A global sweep is recorded as one `(:DecayLauf {tag})` per
+day; `if_due` skips a day that is recorded already.
+"""
+
+from __future__ import annotations
+
+import math
+import time as clock
+from collections.abc import Callable
+from datetime import UTC, date, datetime, time
+from typing import Any
+
+from pydantic import Field
+
+from kg.canon import Canon
+from kg.db import Database, Record
+from kg.models import Frozen
+
+#: Called after each slice: (slices done, slices in all, edges swept so far).
+Progress = Callable[[int, int, int], None]
+
+#: Lower bounds of the id slices: entity ids are hex uuids, so 16 even slices; the first
+#: slice starts at '' and the last has no upper bound, so every string id is in one.
+SLICE_STARTS: tuple[str, ...] = ("", *"123456789abcdef")
+
+
+class DecayRun(Frozen):
+    """The outcome of `kg decay run`."""
+
+    tag: date = Field(description="The as-of day the strengths were computed for (decay_am).")
+    user_id: str | None = Field(
+        None, description="The user a scoped sweep covered; None: every fact edge."
+    )
+    edges: int = Field(description="Active fact edges swept.")
+    resting: int = Field(description="Of those, how many now rest below the threshold.")
+    schwelle: float = Field(description="The resting threshold the count used.")
+    seconds: float = Field(description="Duration of the sweep in seconds.")
+    skipped: bool = Field(
+        False, description="True when if_due found the day swept already; nothing was written."
+    )
+    recorded: bool = Field(
+        False, description="True when a DecayLauf node records the run (global sweeps only)."
+    )
+
+
+def slices(starts: tuple[str, ...] = SLICE_STARTS) -> list[tuple[str, str | None]]:
+    """The [from, to) id ranges of the sweep; they cover every string exactly once."""
+    return list(zip(starts, [*starts[1:], None], strict=True))
+
+
+def moment(day: date) -> datetime:
+    """The instant a sweep for `day` computes strengths for: its start, UTC."""
+    return datetime.combine(day, time.min, tzinfo=UTC)
+
+
+def strength(last_touched: datetime, at: datetime, rate: float) -> float:
+    """exp(-rate · days since last_touched), 1 for a touch at or after `at` (pure)."""
+    days = (at - last_touched).total_seconds() / 86400
+    return 1.0 if days <= 0 else math.exp(-rate * days)
+
+
+def today() -> date:
+    return datetime.now(UTC).date()
+
+
+def _native(value: Any) -> Any:
+    return value.to_native() if hasattr(value, "to_native") else value
+
+
+def _from_record(row: Record, user_id: str | None, schwelle: float) -> DecayRun:
+    return DecayRun(
+        tag=_native(row["tag"]),
+        user_id=user_id,
+        edges=row["edges"] or 0,
+        resting=row["resting"] or 0,
+        schwelle=schwelle,
+        seconds=row["seconds"] or 0.0,
+        skipped=True,
+        recorded=user_id is None,
+    )
+
+
+async def state(
+    db: Database, canon: Canon, user_id: str | None, on: date | None = None, samples: int = 5
+) -> Record:
+    """Active fact edges, those with a strength, the newest decay_am up to `on`, those
+    dated after it, and the ones the newest sweep missed."""
+    rows = await db.query(
+        "decay_state", user_id=user_id, rel_types=canon.rel_types, today=on or today(),
+        samples=samples,
+    )
+    return rows[0]
+
+
+async def done_already(
+    db: Database, canon: Canon, tag: date, user_id: str | None
+) -> DecayRun | None:
+    """The day's sweep if it has run: its DecayLauf (global), or for a scoped sweep the
+    user's newest decay_am reaching the day."""
+    schwelle = db.settings.ruhe_schwelle
+    if user_id is None:
+        row = await db.read(lambda tx: tx.one("decay_run_find", tag=tag))
+        return _from_record(row, None, schwelle) if row else None
+    newest = _native((await state(db, canon, user_id, on=tag))["newest"])
+    if newest is not None and newest >= tag:
+        return DecayRun(tag=tag, user_id=user_id, edges=0, resting=0, schwelle=schwelle,
+                        seconds=0.0, skipped=True)
+    return None
+
+
+async def sweep(
+    db: Database,
+    canon: Canon,
+    as_of: date | None = None,
+    if_due: bool = False,
+    user_id: str | None = None,
+    progress: Progress | None = None,
+) -> DecayRun:
+    """Sweep every active fact edge (of one user when `user_id` is set) for `as_of`."""
+    settings = db.settings
+    tag = as_of or today()
+    if if_due:
+        done = await done_already(db, canon, tag, user_id)
+        if done is not None:
+            return done
+    parts = slices()
+    edges = resting = 0
+    began = clock.monotonic()
+    async with db.auto_commit() as session:
+        for n, (lo, hi) in enumerate(parts, start=1):
+            rows = await session.run(
+                "decay_sweep",
+                id_from=lo,
+                id_to=hi,
+                user_id=user_id,
+                rel_types=canon.rel_types,
+                rate=settings.decay_rate,
+                moment=moment(tag),
+                tag=tag,
+                schwelle=settings.ruhe_schwelle,
+                batch=settings.decay_batch,
+            )
+            edges += rows[0]["edges"]
+            resting += rows[0]["resting"]
+            if progress is not None:
+                progress(n, len(parts), edges)
+    seconds = round(clock.monotonic() - began, 3)
+    if user_id is None:
+        await record(db, tag, edges, resting, seconds)
+    return DecayRun(
+        tag=tag, user_id=user_id, edges=edges, resting=resting,
+        schwelle=settings.ruhe_schwelle, seconds=seconds, recorded=user_id is None,
+    )
+
+
+async def record(db: Database, tag: date, edges: int, resting: int, seconds: float) -> None:
+    """Record the day's global sweep; a second sweep of the same day replaces the figures."""
+    await db.write(
+        lambda tx: tx.run(
+            "decay_run_record", tag=tag, edges=edges, resting=resting, seconds=seconds
+        )
+    )

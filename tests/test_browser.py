@@ -1,0 +1,233 @@
+"""Neo4j Browser, for real: the queries of cypher/browser/ and the style in docs/browser/.
+
+The Browser test drives headless Chromium (Debian's `chromium` and `chromium-driver`)
+against the Browser the server serves on http://127.0.0.1:7474/browser/: it connects,
+loads the style, sets the parameters with `:param`, runs the Mappe query for the worked
+example, reads the drawn graph from the DOM and saves a screenshot to
+docs/browser-mappe.png. It skips only when Chromium is missing and cannot be installed.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+from selenium import webdriver
+from selenium.common.exceptions import WebDriverException
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.chrome.webdriver import WebDriver
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.remote.webelement import WebElement
+from selenium.webdriver.support.ui import Select, WebDriverWait
+
+from kg.api import SyncMemory
+from kg.settings import Settings
+from tests.conftest import Pair, raw_cypher, t
+
+ROOT = Path(__file__).resolve().parent.parent
+BROWSER_QUERIES = ROOT / "cypher" / "browser"
+STYLE = ROOT / "docs" / "browser" / "style.grass"
+SCREENSHOT = ROOT / "docs" / "browser-mappe.png"
+CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
+CHROMIUM_FLAGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--no-first-run",
+    "--window-size=1400,900",
+]
+_PARAM = re.compile(r"^//\s+:param (\w+) => (.+)$", re.MULTILINE)
+
+
+def browser_query(name: str) -> tuple[str, dict[str, str]]:
+    """A Browser query's Cypher (comments dropped) and its documented `:param` lines."""
+    text = (BROWSER_QUERIES / name).read_text(encoding="utf-8")
+    body = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("//"))
+    return body.strip().rstrip(";"), dict(_PARAM.findall(text))
+
+
+# -- the queries themselves (no browser needed) --------------------------------------------
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in BROWSER_QUERIES.glob("*.cypher")))
+def test_browser_query_documents_its_params_and_runs(name: str, pair: Pair) -> None:
+    body, documented = browser_query(name)
+    assert set(re.findall(r"\$(\w+)", body)) == set(documented), "`:param` lines != $params"
+    worked_example(pair)
+    first = pair.cypher("MATCH (t:TimelineEintrag {user_id: $u}) RETURN t.id AS id LIMIT 1",
+                        u=pair.user_id)[0]["id"]
+    values = {"user_id": pair.user_id, "character_id": "nova", "entity": "Lena",
+              "beziehung": "wohnt_in", "eintrag_id": first, "limit": 300}
+    rows = pair.cypher(body, **{k: values[k] for k in documented})
+    assert rows, f"{name} found nothing for the worked example"
+
+
+def test_style_gives_each_kind_a_caption_and_its_own_colour() -> None:
+    rules = dict(re.findall(r"^([\w.]+) \{$(.*?)^\}$", STYLE.read_text(encoding="utf-8"),
+                            re.MULTILINE | re.DOTALL))
+    captions = {k: re.search(r'caption:\s*"([^"]*)"', v) for k, v in rules.items()}
+    assert {k: c.group(1) for k, c in captions.items() if c and k.startswith("node.")} == {
+        "node.Entitaet": "{name}", "node.Wert": "{wert}", "node.TimelineEintrag": "{titel}",
+        "node.Auftrag": "{id}", "node.Nutzer": "{id}",
+    }
+    colours = [re.search(r"\bcolor:\s*(#\w+)", rules[f"node.{label}"]).group(1)  # type: ignore[union-attr]
+               for label in ("Entitaet", "Wert", "TimelineEintrag", "Auftrag")]
+    assert len(set(colours)) == 4
+
+
+# -- the real Browser ------------------------------------------------------------------------
+
+
+def worked_example(pair: Pair) -> None:
+    """SPEC §6 for the pair, and another character's fact on Kassel (never shown)."""
+    pair.write(t("Lena", "wohnt_in", "Berlin"), zeitpunkt="2026-09-01T10:00:00Z")
+    pair.write(
+        t("Lena", "wohnt_in", "Kassel", ereignis={
+            "titel": "Lena zieht nach Kassel", "beginn": "2026-11-01", "genauigkeit": "monat"}),
+        zeitpunkt="2026-10-15T10:00:00Z",
+    )
+    pair.write(
+        t("Kassel", "liegt_in", "Hessen", herkunft="modell"),
+        t("Hessen", "liegt_in", "Deutschland", herkunft="modell"),
+        t("Lena", "hat_haustier", "Bello"),
+        t("Bello", "ist_ein", wert="Hund"),
+        t("Bello", "begleitet", "Lena"),
+        zeitpunkt="2026-10-16T10:00:00Z",
+    )
+    pair.other("luna").write(t("Kassel", "hat", wert="Herkules"), t("Lena", "beruf", wert="Ärztin"))
+
+
+def ensure_chromium() -> None:
+    """Install Debian's chromium and chromium-driver when absent; skip only if that fails."""
+    if Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists():
+        return
+    if shutil.which("apt-get") is None or os.geteuid() != 0:
+        pytest.skip("chromium/chromium-driver are missing and cannot be installed here "
+                    "(needs apt-get as root): apt-get install chromium chromium-driver")
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    log = []
+    for cmd in (["apt-get", "update", "-qq"],
+                ["apt-get", "install", "-y", "-qq", "chromium", "chromium-driver"]):
+        try:
+            done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            pytest.skip(f"installing chromium failed: {' '.join(cmd)}: {exc}")
+        log.append(done.stdout[-300:] + done.stderr[-300:])
+        if done.returncode != 0:
+            pytest.skip(f"installing chromium failed: {' '.join(cmd)}: {log[-1].strip()}")
+    if not (Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists()):
+        pytest.skip(f"chromium installed but {CHROMIUM} / {CHROMEDRIVER} are missing")
+
+
+@pytest.fixture
+def chrome() -> Iterator[WebDriver]:
+    ensure_chromium()
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    profile = tempfile.mkdtemp(prefix="kg-browser-test-")
+    for flag in [*CHROMIUM_FLAGS, f"--user-data-dir={profile}"]:
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+class Browser:
+    """The few moves a person makes in Neo4j Browser."""
+
+    def __init__(self, driver: WebDriver, timeout: float = 20) -> None:
+        self.d = driver
+        self.wait = WebDriverWait(driver, timeout)
+
+    def frames(self) -> list[WebElement]:
+        return self.d.find_elements(By.CSS_SELECTOR, "[data-testid=frame]")
+
+    def connect(self, url: str, bolt_host_port: str, user: str, password: str) -> None:
+        self.d.get(url)
+        self.wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "[data-testid=connect]"))
+        Select(self.d.find_element(By.CSS_SELECTOR, "[data-testid=bolt-scheme-select]")
+               ).select_by_visible_text("bolt://")
+        address = self.d.find_element(By.CSS_SELECTOR, "[data-testid=boltaddress]")
+        address.send_keys(Keys.CONTROL, "a")
+        address.send_keys(bolt_host_port)
+        self.d.find_element(By.CSS_SELECTOR, "[data-testid=username]").send_keys(user)
+        self.d.find_element(By.CSS_SELECTOR, "[data-testid=password]").send_keys(password)
+        self.d.find_element(By.CSS_SELECTOR, "[data-testid=connect]").click()
+        self.wait.until(lambda d: "connected as user" in self.stream_text())
+
+    def stream_text(self) -> str:
+        return str(self.d.find_element(By.CSS_SELECTOR, "[data-testid=stream]").text)
+
+    def run(self, command: str) -> WebElement:
+        """Type one command into the editor, run it, return its (newest) result frame."""
+        before = len(self.frames())
+        editor = self.d.find_element(By.CSS_SELECTOR, "[data-testid=activeEditor]")
+        editor.click()
+        # Typed as one input event (like a paste): key by key is slow and auto-closes brackets.
+        self.d.execute_cdp_cmd("Input.insertText", {"text": command})
+        editor.find_element(By.TAG_NAME, "textarea").send_keys(Keys.CONTROL, Keys.ENTER)
+        self.wait.until(lambda d: len(self.frames()) > before)
+        return self.frames()[0]
+
+
+def one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def test_browser_shows_the_mappe(
+    chrome: WebDriver, store: SyncMemory, neo4j_settings: Settings, tmp_path: Path
+) -> None:
+    # KG_UPDATE_SCREENSHOT=1 refreshes the README's picture; otherwise the tree stays clean.
+    shot = SCREENSHOT if os.environ.get("KG_UPDATE_SCREENSHOT") else tmp_path / SCREENSHOT.name
+    pair = Pair(store, f"test-browser-{uuid.uuid4().hex[:8]}")
+    worked_example(pair)
+    bolt = urlparse(neo4j_settings.neo4j_uri)
+    # The server's own Browser; KG_BROWSER_URL for a server whose HTTP port is mapped.
+    browser_url = os.environ.get("KG_BROWSER_URL", f"http://{bolt.hostname}:7474/browser/")
+    try:
+        browser = Browser(chrome)
+        browser.connect(browser_url, f"{bolt.hostname}:{bolt.port or 7687}",
+                        neo4j_settings.neo4j_username,
+                        neo4j_settings.neo4j_password.get_secret_value())
+        # Only the query's own relationships: never other pairs' facts between shown nodes.
+        browser.run(":config autoComplete: false")
+        browser.run(":style " + one_line(STYLE.read_text(encoding="utf-8")))
+        body, params = browser_query("mappe.cypher")
+        values = {"user_id": pair.user_id, "character_id": "nova", "entity": "Lena"}
+        for name in params:
+            browser.run(f":param {name} => '{values[name]}'")
+        frame = browser.run(one_line(body))
+        browser.wait.until(lambda d: "Displaying" in frame.text or "ERROR" in frame.text)
+        drawn = {e.text for e in frame.find_elements(By.CSS_SELECTOR, "svg text")}
+        summary = frame.text
+        for button in ("button[title='Collapse the node properties display']",
+                       "button[aria-label=zoom-to-fit]"):
+            time.sleep(1)  # let the force layout settle, then fit it into the frame
+            frame.find_element(By.CSS_SELECTOR, button).click()
+        time.sleep(1)
+        frame.screenshot(str(shot))
+    except WebDriverException as exc:
+        pytest.fail(f"driving Neo4j Browser at {browser_url} failed: {exc.msg}")
+    finally:
+        store.run(store.memory.purge(pair.user_id))
+    assert "ERROR" not in summary, summary
+    assert {"Lena", "Kassel", "Bello", "Hessen", "Hund"} <= drawn, drawn  # degree 1 and 2
+    assert "WOHNT_IN" in drawn and "HAT_HAUSTIER" in drawn and "BEGLEITET" in drawn
+    assert "Berlin" not in drawn  # superseded: not in the Mappe
+    assert "Deutschland" not in drawn  # degree 3
+    assert "Herkules" not in drawn and "Ärztin" not in drawn  # the other character's facts
+    assert any(text.startswith("Lena zieht") for text in drawn)  # the move event
+    assert shot.stat().st_size > 10_000
+    assert store.run(raw_cypher(store, "MATCH (e:Entitaet {user_id: $u}) RETURN e",
+                                u=pair.user_id)) == []

@@ -1,0 +1,515 @@
+"""`kg check`: a clean store reports clean, and every check reports a planted violation.
+
+Each test builds its own small store (one user), sweeps it, checks that it is clean,
+plants one violation with raw Cypher — the way a bug or a hand edit would leave it —
+and sees the check report it by name. Checks run scoped to the test's user; the
+planted data is removed afterwards.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+
+import pytest
+from typer.testing import CliRunner
+
+from cli.main import app
+from kg.canon import load_canon
+from kg.check import (
+    CHECKS,
+    CheckReport,
+    CheckResult,
+    decay_results,
+    is_recent,
+    table,
+    verdict,
+)
+from kg.settings import Settings
+from tests.conftest import Pair, t
+
+TODAY = datetime.now(UTC).date()
+
+
+# -- pure --------------------------------------------------------------------------
+
+
+def test_recency_and_the_decay_verdicts() -> None:
+    day = date(2026, 11, 10)
+    assert is_recent(day, day, 2) and is_recent(day - timedelta(days=2), day, 2)
+    assert not is_recent(day - timedelta(days=3), day, 2)
+    assert not is_recent(day + timedelta(days=1), day, 2)  # a day to come is no run
+    assert not is_recent(None, day, 2)
+
+    state = {"with_strength": 5, "future": 0, "missed": 0, "samples": []}
+    ok, complete = decay_results({**state, "newest": day}, day, 2)
+    assert ok.ok and complete.ok
+    stale, _ = decay_results({**state, "newest": day - timedelta(days=9)}, day, 2)
+    assert stale.count == 5 and "decay properties without a run" in (stale.detail or "")
+    never, _ = decay_results({**state, "newest": None}, day, 2)
+    assert never.count == 5 and "does not exist" in (never.detail or "")
+    future, _ = decay_results({**state, "newest": day, "future": 2}, day, 2)
+    assert future.count == 2
+    empty, _ = decay_results({**state, "with_strength": 0, "newest": None}, day, 2)
+    assert empty.ok  # nothing carries a decay property: nothing to run
+    _, missed = decay_results({**state, "newest": day, "missed": 3, "samples": ["f1"]}, day, 2)
+    assert missed.count == 3 and missed.samples == ["f1"]
+
+
+def test_the_section_4_verdicts() -> None:
+    assert verdict("memory", ["decay_am", "staerke_decay"], True, False) == ("konform", True)
+    assert verdict("memory", [], None, False)[1] is False
+    assert "without a run" in verdict("memory", ["staerke_decay"], None, False)[0]
+    assert "without a run" in verdict("memory", ["decay_am", "staerke_decay"], False, False)[0]
+    assert verdict("fact entity", [], None, True) == ("konform", True)
+    assert "reference target" in verdict("fact entity", ["staerke_decay"], None, True)[0]
+    assert verdict("forensics", ["x_decay"], None, False)[1] is False
+    assert verdict("unclassified", [], None, False)[1] is False
+
+
+def test_table_classifies_labels_and_types() -> None:
+    canon = load_canon()
+    day = date(2026, 11, 10)
+    labels = [
+        {"label": "Entitaet", "count": 3, "decay_keys": [[]], "newest": None, "targeted": 2},
+        {"label": "TimelineEintrag", "count": 1, "decay_keys": [[]], "newest": None,
+         "targeted": 0},
+        {"label": "Notiz", "count": 1, "decay_keys": [[]], "newest": None, "targeted": 0},
+    ]
+    rels = [
+        {"type": "WOHNT_IN", "count": 2, "decay_keys": [["decay_am", "staerke_decay"]],
+         "newest": day},
+        {"type": "NACHFOLGER", "count": 1, "decay_keys": [[]], "newest": None},
+    ]
+    rows = {r.name: r for r in table(labels, rels, canon, day, 2)}
+    assert rows["Entitaet"].classification == "fact entity" and rows["Entitaet"].referenced
+    assert rows["TimelineEintrag"].referenced  # by timeline_id, no relationship needed
+    assert rows["Notiz"].classification == "unclassified" and not rows["Notiz"].ok
+    assert rows["WOHNT_IN"].classification == "memory" and rows["WOHNT_IN"].recent_run
+    assert rows["WOHNT_IN"].ok and rows["NACHFOLGER"].ok
+
+
+# -- a small store ----------------------------------------------------------------------
+
+
+@dataclass
+class World:
+    """The test's pair with the ids planting needs."""
+
+    pair: Pair
+    lena: str
+    max: str
+    bello: str
+    first_entry: str
+    moved_entry: str
+
+    @property
+    def u(self) -> str:
+        return self.pair.user_id
+
+    def cypher(self, query: str, **params: object) -> list[dict[str, object]]:
+        return self.pair.cypher(query, u=self.u, **params)
+
+    def report(self) -> CheckReport:
+        return self.pair.store.run(self.pair.store.memory.check(self.u))
+
+    def check(self, name: str) -> CheckResult:
+        (found,) = [c for c in self.report().checks if c.name == name]
+        return found
+
+    def sweep(self) -> None:
+        self.pair.store.run(self.pair.store.memory.decay_run(TODAY, user_id=self.u))
+
+
+@pytest.fixture
+def world(pair: Pair) -> Iterator[World]:
+    pair.write(t("Lena", "wohnt_in", "Berlin"), t("Lena", "beruf", wert="Ärztin"))
+    moved = pair.write(t("Lena", "wohnt_in", "Kassel", ereignis={
+        "titel": "Lena zieht nach Kassel", "beginn": "2026-11-01", "genauigkeit": "monat"}))
+    first_entry = moved.ergebnisse[0].timeline_id
+    pair.write(t("Kassel", "liegt_in", "Deutschland", herkunft="modell"),
+               t("Lena", "hat_haustier", "Bello"), t("Bello", "ist_ein", wert="Hund"),
+               t("Bello", "begleitet", "Lena"), t("Lena", "partner", "Max"),
+               t("Lena", "hat", wert="Winterreifen"))
+    pair.write(t("Lena", "beruf", wert="Lehrerin"))  # Ärztin superseded
+    mem = pair.store.memory
+    entry = pair.store.run(mem.timeline_move(pair.user_id, "nova", first_entry, date(2026, 12, 1)))
+    s = World(pair, pair.id_of("Lena"), pair.id_of("Max"), pair.id_of("Bello"), first_entry,
+              entry.id)
+    s.sweep()
+    yield s
+    pair.cypher("MATCH (n) WHERE n.user_id STARTS WITH $u DETACH DELETE n", u=pair.user_id)
+    pair.cypher("MATCH (n:Nutzer) WHERE n.id STARTS WITH $u DETACH DELETE n", u=pair.user_id)
+
+
+def fails(world: World, name: str, planted: str | None = None) -> CheckResult:
+    """The named check reports the violation (and names the planted id when given)."""
+    found = world.check(name)
+    assert not found.ok, f"{name} did not see the planted violation"
+    assert found.count >= 1
+    if planted is not None:
+        assert any(planted in s for s in found.samples), found.samples
+    return found
+
+
+def one_fact(world: World, rel: str, objekt: str | None = None) -> str:
+    rows = world.cypher(
+        f"MATCH (s:Entitaet {{user_id: $u}})-[r:{rel}]->(o) WHERE r.aktiv "
+        "AND ($o IS NULL OR coalesce(o.name, o.wert) = $o) RETURN r.id AS id", o=objekt)
+    return str(rows[0]["id"])
+
+
+def test_a_swept_store_is_clean(world: World) -> None:
+    report = world.report()
+    assert [c.name for c in report.checks] == list(CHECKS)
+    assert report.ok, [(c.name, c.count, c.samples, c.detail) for c in report.violations]
+    rows = {(r.kind, r.name): r for r in report.table}
+    assert rows["label", "Entitaet"].classification == "fact entity"
+    assert rows["label", "Entitaet"].referenced and rows["label", "Entitaet"].decay == []
+    assert rows["label", "Auftrag"].classification == "forensics"
+    assert rows["label", "TimelineEintrag"].ok and rows["label", "Wert"].ok
+    wohnt = rows["relationship", "WOHNT_IN"]
+    assert (wohnt.classification, wohnt.decay, wohnt.newest_run, wohnt.recent_run) == (
+        "memory", ["decay_am", "staerke_decay"], TODAY, True)
+    assert rows["relationship", "NACHFOLGER"].ok and rows["relationship", "BETRIFFT"].ok
+    assert all(r.ok for r in report.table)
+
+
+# -- item 1 ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("change", "field"), [
+    ("REMOVE r.t_recorded", "t_recorded"),
+    ("SET r.t_valid = '2026-11-01'", "t_valid"),
+    ("SET r.aktiv = 'ja'", "aktiv"),
+    ("REMOVE r.character_id", "character_id"),
+    ("SET r.decay_am = '2026-11-01'", "decay_am"),
+])
+def test_fact_fields(world: World, change: str, field: str) -> None:
+    assert world.check("fact_fields").ok
+    fid = one_fact(world, "HAT_HAUSTIER")
+    world.cypher(f"MATCH (:Entitaet {{user_id: $u}})-[r {{id: $id}}]->() {change}", id=fid)
+    found = fails(world, "fact_fields", fid)
+    assert field in found.samples[0]
+
+
+@pytest.mark.parametrize("change", ["SET r.herkunft = 'geraten'", "REMOVE r.herkunft"])
+def test_fact_herkunft(world: World, change: str) -> None:
+    assert world.check("fact_herkunft").ok
+    fid = one_fact(world, "BEGLEITET")
+    world.cypher(f"MATCH (:Entitaet {{user_id: $u}})-[r {{id: $id}}]->() {change}", id=fid)
+    fails(world, "fact_herkunft", fid)
+
+
+@pytest.mark.parametrize("value", [1.5, -0.1])
+def test_fact_strength(world: World, value: float) -> None:
+    assert world.check("fact_strength").ok
+    fid = one_fact(world, "LIEGT_IN")
+    world.cypher("MATCH (:Entitaet {user_id: $u})-[r {id: $id}]->() SET r.staerke_decay = $v",
+                 id=fid, v=value)
+    fails(world, "fact_strength", fid)
+
+
+@pytest.mark.parametrize(("rel", "objekt", "change"), [
+    ("HAT", None, "SET r.aktiv = false"),  # inactive without a reason
+    ("HAT", None, "SET r.t_invalid = datetime()"),  # active, yet ended
+    ("HAT", None, "SET r.grund = 'abgeloest'"),  # active with a reason
+    ("HAT", None, "SET r.aktiv = false, r.grund = 'verblasst', r.t_invalid = datetime(), "
+                  "r.t_expired = datetime()"),  # decay is no reason to be inactive
+    ("HAT", None, "SET r.aktiv = false, r.grund = 'berichtigt', "
+                  "r.t_invalid = r.t_valid + duration('P1D'), r.t_expired = datetime()"),
+])
+def test_fact_aktiv(world: World, rel: str, objekt: str | None, change: str) -> None:
+    assert world.check("fact_aktiv").ok
+    fid = one_fact(world, rel, objekt)
+    world.cypher(f"MATCH (:Entitaet {{user_id: $u}})-[r {{id: $id}}]->() {change}", id=fid)
+    fails(world, "fact_aktiv", fid)
+
+
+# -- item 2 ----------------------------------------------------------------------------
+
+
+def copy_fact(world: World, fid: str, start: str, end_match: str, rel: str) -> str:
+    """A second edge with the properties of fact `fid` (a new id) from `start`."""
+    new = uuid.uuid4().hex
+    world.cypher(
+        f"MATCH (:Entitaet {{user_id: $u}})-[r {{id: $id}}]->() "
+        f"MATCH (s:Entitaet {{id: $start}}) {end_match} "
+        f"CREATE (s)-[c:{rel}]->(o) SET c = properties(r), c.id = $new",
+        id=fid, start=start, new=new)
+    return new
+
+
+def test_einwertig_unique(world: World) -> None:
+    assert world.check("einwertig_unique").ok
+    fid = one_fact(world, "WOHNT_IN", "Kassel")
+    copy_fact(world, fid, world.lena,
+              "CREATE (o:Entitaet {id: $new + 'e', user_id: $u, name: 'Hamburg', "
+              "name_norm: 'hamburg'})", "WOHNT_IN")
+    found = fails(world, "einwertig_unique", world.lena)
+    assert "WOHNT_IN" in found.samples[0]
+
+
+def test_einwertig_unique_counts_a_symmetric_relation_from_both_ends(world: World) -> None:
+    assert world.check("einwertig_unique").ok
+    fid = one_fact(world, "PARTNER")  # Lena -> Max; now Max -> Anna as well
+    copy_fact(world, fid, world.max,
+              "CREATE (o:Entitaet {id: $new + 'e', user_id: $u, name: 'Anna', "
+              "name_norm: 'anna'})", "PARTNER")
+    fails(world, "einwertig_unique", world.max)
+
+
+@pytest.mark.parametrize("case", ["same_entity", "same_value", "symmetric_reverse"])
+def test_duplicate_facts(world: World, case: str) -> None:
+    assert world.check("duplicate_facts").ok
+    if case == "same_entity":
+        fid = one_fact(world, "HAT_HAUSTIER")
+        new = copy_fact(world, fid, world.lena, f"MATCH (o:Entitaet {{id: '{world.bello}'}})",
+                        "HAT_HAUSTIER")
+    elif case == "same_value":
+        fid = one_fact(world, "IST_EIN")
+        new = copy_fact(world, fid, world.bello,
+                        "CREATE (o:Wert {wert: 'Hund', user_id: $u})", "IST_EIN")
+    else:
+        fid = one_fact(world, "PARTNER")
+        new = copy_fact(world, fid, world.max, f"MATCH (o:Entitaet {{id: '{world.lena}'}})",
+                        "PARTNER")
+    found = fails(world, "duplicate_facts", new)
+    assert fid in found.samples[0]
+
+
+# -- item 3 ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("case", ["unknown_type", "from_timeline_entry", "from_value_node"])
+def test_relation_in_canon(world: World, case: str) -> None:
+    assert world.check("relation_in_canon").ok
+    new = uuid.uuid4().hex
+    start = {
+        "unknown_type": "MATCH (s:Entitaet {id: $lena}) MATCH (o:Entitaet {id: $bello}) "
+                        "CREATE (s)-[:KENNT {id: $new}]->(o)",
+        "from_timeline_entry": "MATCH (s:TimelineEintrag {id: $entry}) "
+                               "MATCH (o:Entitaet {id: $bello}) "
+                               "CREATE (s)-[:WOHNT_IN {id: $new}]->(o)",
+        "from_value_node": "MATCH (s:Wert {wert: 'Hund', user_id: $u}) "
+                           "MATCH (o:Entitaet {id: $bello}) "
+                           "CREATE (s)-[:BESITZT {id: $new}]->(o)",
+    }[case]
+    world.cypher(start, lena=world.lena, bello=world.bello, entry=world.moved_entry, new=new)
+    fails(world, "relation_in_canon", new)
+
+
+@pytest.mark.parametrize(("rel", "end"), [
+    ("BERUF", "MATCH (o:Entitaet {id: $bello})"),  # a value relation to an entity
+    ("WOHNT_IN", "CREATE (o:Wert {wert: 'Kassel', user_id: $u})"),  # an entity one to a value
+])
+def test_relation_form(world: World, rel: str, end: str) -> None:
+    assert world.check("relation_form").ok
+    new = uuid.uuid4().hex
+    world.cypher(
+        f"MATCH (s:Entitaet {{id: $lena}}) {end} "
+        f"CREATE (s)-[r:{rel}]->(o) SET r = {{id: $new, user_id: $u, character_id: 'nova', "
+        "herkunft: 'mensch', aktiv: false, grund: 'berichtigt', t_valid: datetime(), "
+        "t_invalid: datetime(), t_recorded: datetime(), t_expired: datetime(), "
+        "last_touched: datetime(), staerke_decay: 1.0}",
+        lena=world.lena, bello=world.bello, new=new)
+    found = fails(world, "relation_form", new)
+    assert rel in found.samples[0]
+
+
+@pytest.mark.parametrize("case", ["orphan", "shared", "outgoing"])
+def test_wert_nodes(world: World, case: str) -> None:
+    assert world.check("wert_nodes").ok
+    plant = {
+        "orphan": "CREATE (:Wert {wert: 'niemandes', user_id: $u})",
+        "shared": "MATCH (:Entitaet {id: $lena})-[r:HAT]->(w:Wert) MATCH (m:Entitaet {id: $max}) "
+                  "CREATE (m)-[c:HAT]->(w) SET c = properties(r), c.id = randomUUID()",
+        "outgoing": "MATCH (:Entitaet {id: $lena})-[:HAT]->(w:Wert) "
+                    "MATCH (b:Entitaet {id: $bello}) CREATE (w)-[:GEHOERT {id: randomUUID()}]->(b)",
+    }[case]
+    world.cypher(plant, lena=world.lena, max=world.max, bello=world.bello)
+    found = fails(world, "wert_nodes")
+    assert {"orphan": "0 in", "shared": "2 in", "outgoing": "1 out"}[case] in found.samples[0]
+
+
+# -- item 4 ----------------------------------------------------------------------------
+
+
+def test_nachfolger_unique(world: World) -> None:
+    assert world.check("nachfolger_unique").ok
+    world.cypher(
+        "MATCH (f:TimelineEintrag {id: $first}) "
+        "CREATE (f)-[:NACHFOLGER]->(n:TimelineEintrag) "
+        "SET n = f {.*, id: randomUUID(), aktiv: true}", first=world.first_entry)
+    found = fails(world, "nachfolger_unique", world.first_entry)
+    assert "2 successors" in found.samples[0]
+
+
+def test_nachfolger_cycles(world: World) -> None:
+    assert world.check("nachfolger_cycles").ok
+    world.cypher(
+        "MATCH (f:TimelineEintrag {id: $first}), (m:TimelineEintrag {id: $moved}) "
+        "CREATE (m)-[:NACHFOLGER]->(f)", first=world.first_entry, moved=world.moved_entry)
+    found = fails(world, "nachfolger_cycles", world.first_entry)
+    assert found.count == 2 and world.moved_entry in found.samples
+
+
+@pytest.mark.parametrize(("entry", "change"), [
+    ("first", "SET e.aktiv = true"),  # a moved entry still active: two active in one chain
+    ("moved", "SET e.aktiv = false"),  # the end inactive without being cancelled
+    ("moved", "SET e.abgesagt = true"),  # cancelled, yet active
+    ("first", "SET e.abgesagt = true"),  # a cancelled entry cannot have a successor
+])
+def test_timeline_active_end(world: World, entry: str, change: str) -> None:
+    assert world.check("timeline_active_end").ok
+    eid = world.first_entry if entry == "first" else world.moved_entry
+    world.cypher(f"MATCH (e:TimelineEintrag {{id: $eid}}) {change}", eid=eid)
+    fails(world, "timeline_active_end", eid)
+
+
+@pytest.mark.parametrize("target", ["missing", "not_first", "other_pair"])
+def test_timeline_references(world: World, target: str) -> None:
+    assert world.check("timeline_references").ok
+    if target == "missing":
+        ref = "no-such-entry"
+    elif target == "not_first":
+        ref = world.moved_entry
+    else:
+        other = world.pair.other("luna").write(t("Lena", "hobby", wert="Lesen", ereignis={
+            "titel": "Lesekreis", "beginn": "2026-10-01"}))
+        ref = str(other.ergebnisse[0].timeline_id)
+    fid = one_fact(world, "HAT_HAUSTIER")
+    world.cypher("MATCH (:Entitaet {user_id: $u})-[r {id: $id}]->() SET r.timeline_id = $ref",
+                 id=fid, ref=ref)
+    fails(world, "timeline_references", fid)
+
+
+# -- item 5 ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("case", ["object_of_another_user", "fact_of_another_user",
+                                  "value_of_another_user"])
+def test_one_user_per_fact(world: World, case: str) -> None:
+    assert world.check("one_user_per_fact").ok
+    fid = one_fact(world, "BEGLEITET")
+    stranger = world.u + "-fremd"
+    if case == "object_of_another_user":
+        fid = copy_fact(world, fid, world.bello,
+                        "CREATE (o:Entitaet {id: $new + 'e', user_id: $u + '-fremd', "
+                        "name: 'Lena', name_norm: 'lena'})", "BEGLEITET")
+    elif case == "fact_of_another_user":
+        world.cypher("MATCH (:Entitaet {user_id: $u})-[r {id: $id}]->() SET r.user_id = $x",
+                     id=fid, x=stranger)
+    else:
+        fid = one_fact(world, "HAT")
+        world.cypher("MATCH (:Entitaet {user_id: $u})-[r {id: $id}]->(w:Wert) "
+                     "SET w.user_id = $x", id=fid, x=stranger)
+    fails(world, "one_user_per_fact", fid)
+
+
+@pytest.mark.parametrize("case", ["successor_of_another_pair", "betrifft_another_user"])
+def test_timeline_pair(world: World, case: str) -> None:
+    assert world.check("timeline_pair").ok
+    if case == "successor_of_another_pair":
+        world.cypher("MATCH (e:TimelineEintrag {id: $moved}) SET e.character_id = 'luna'",
+                     moved=world.moved_entry)
+    else:
+        world.cypher(
+            "MATCH (e:TimelineEintrag {id: $moved}) "
+            "CREATE (e)-[:BETRIFFT]->(:Entitaet {id: randomUUID(), user_id: $u + '-fremd', "
+            "name: 'Fremd', name_norm: 'fremd'})", moved=world.moved_entry)
+    fails(world, "timeline_pair", world.first_entry if case.startswith("succ")
+          else world.moved_entry)
+
+
+# -- item 6 ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("plant", "words"), [
+    ("WHERE r.aktiv SET r.decay_am = $old", "days ago"),  # the last sweep is stale
+    ("WHERE r.aktiv REMOVE r.decay_am", "does not exist"),  # strengths, never a sweep
+    ("WHERE type(r) = 'HAT' SET r.decay_am = $future", "after"),  # a day to come
+])
+def test_decay_has_a_run(world: World, plant: str, words: str) -> None:
+    assert world.check("decay_has_a_run").ok
+    world.cypher(f"MATCH (:Entitaet {{user_id: $u}})-[r]->() {plant}",
+                 old=TODAY - timedelta(days=3), future=TODAY + timedelta(days=1))
+    found = fails(world, "decay_has_a_run")
+    assert "decay properties without a run" in (found.detail or "")
+    assert words in (found.detail or "")
+    world.sweep()
+    assert world.check("decay_has_a_run").ok  # the sweep is the cure
+
+
+def test_a_never_swept_store_has_decay_properties_without_a_run(pair: Pair) -> None:
+    pair.write(t("Lena", "wohnt_in", "Kassel"))
+    report = pair.store.run(pair.store.memory.check(pair.user_id))
+    (found,) = [c for c in report.checks if c.name == "decay_has_a_run"]
+    assert found.count == 2 and "decay properties without a run" in (found.detail or "")
+
+
+def test_decay_sweep_complete(world: World) -> None:
+    assert world.check("decay_sweep_complete").ok
+    fid = one_fact(world, "LIEGT_IN")
+    world.cypher("MATCH (:Entitaet {user_id: $u})-[r {id: $id}]->() "
+                 "SET r.decay_am = $before, r.last_touched = datetime() - duration('P30D')",
+                 id=fid, before=TODAY - timedelta(days=1))
+    fails(world, "decay_sweep_complete", fid)
+
+
+# -- item 7 ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("plant", "row"), [
+    ("MATCH (e:Entitaet {id: $lena}) SET e.staerke_decay = 0.5", "label Entitaet"),
+    ("MATCH (e:TimelineEintrag {id: $moved}) SET e.decay_am = date()", "label TimelineEintrag"),
+    ("MATCH (:Entitaet {user_id: $u})-[r:NACHFOLGER|BETRIFFT]-() SET r.relevanz_decay = 0.3",
+     "relationship BETRIFFT"),
+    ("CREATE (:Notiz {user_id: $u, text: 'frei'})", "label Notiz"),
+    ("MATCH (:Entitaet {user_id: $u})-[r:HAT_HAUSTIER]->() REMOVE r.staerke_decay, r.decay_am",
+     "relationship HAT_HAUSTIER"),
+])
+def test_decay_table(world: World, plant: str, row: str) -> None:
+    assert world.check("decay_table").ok
+    world.cypher(plant, lena=world.lena, moved=world.moved_entry)
+    found = fails(world, "decay_table")
+    assert any(s.startswith(row + ":") for s in found.samples), found.samples
+
+
+# -- the CLI -----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def cli_env(neo4j_settings: Settings) -> dict[str, str]:
+    return {
+        "NEO4J_URI": neo4j_settings.neo4j_uri,
+        "NEO4J_USERNAME": neo4j_settings.neo4j_username,
+        "NEO4J_PASSWORD": neo4j_settings.neo4j_password.get_secret_value(),
+        "NEO4J_DATABASE": neo4j_settings.neo4j_database,
+    }
+
+
+def test_cli_check_exit_codes_json_and_text(world: World, cli_env: dict[str, str]) -> None:
+    runner = CliRunner()
+    clean = runner.invoke(app, ["check", "--user", world.u, "--json"], env=cli_env)
+    assert clean.exit_code == 0, clean.output
+    data = json.loads(clean.stdout)
+    assert data["ok"] is True and data["user_id"] == world.u
+    assert len(data["checks"]) == len(CHECKS) and data["table"]
+
+    fid = one_fact(world, "HAT")
+    world.cypher("MATCH (:Entitaet {user_id: $u})-[r {id: $id}]->() SET r.herkunft = 'geraten'",
+                 id=fid)
+    broken = runner.invoke(app, ["check", "--user", world.u], env=cli_env)
+    assert broken.exit_code == 1
+    assert "FAIL 1 fact_herkunft" in broken.stdout and fid in broken.stdout
+    assert "decay convention §4" in broken.stdout
+    assert "1 of 18 checks found violations: fact_herkunft (1)" in broken.stdout
+    as_json = json.loads(runner.invoke(app, ["check", "-u", world.u, "--json"],
+                                       env=cli_env).stdout)
+    bad = [c for c in as_json["checks"] if not c["ok"]]
+    assert [(c["name"], c["count"], c["samples"][0][:32]) for c in bad] == [
+        ("fact_herkunft", 1, fid)]

@@ -1,0 +1,402 @@
+"""Export, import and purge: byte-identical round trips, all-or-nothing import, isolation."""
+
+from __future__ import annotations
+
+import json
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from cli.main import app
+from kg.api import SyncMemory
+from kg.canon import load_canon
+from kg.errors import InvalidInput
+from kg.settings import Settings
+from kg.transfer import canonical_date, canonical_datetime, parse_lines
+from tests.conftest import Pair, raw_cypher, t
+
+
+def worked_example(pair: Pair) -> None:
+    """SPEC §6 for the pair, with the move event moved once (a NACHFOLGER chain)."""
+    pair.write(t("Lena", "wohnt_in", "Berlin"), zeitpunkt="2026-09-01T10:00:00Z")
+    moved = pair.write(
+        t("Lena", "wohnt_in", "Kassel", ereignis={
+            "titel": "Lena zieht nach Kassel", "beginn": "2026-11-01", "genauigkeit": "monat"}),
+        zeitpunkt="2026-10-15T10:00:00Z",
+    )
+    pair.write(
+        t("Kassel", "liegt_in", "Hessen", herkunft="modell"),
+        t("Hessen", "liegt_in", "Deutschland", herkunft="modell"),
+        t("Lena", "hat_haustier", "Bello"),
+        t("Bello", "ist_ein", wert="Hund"),
+        t("Bello", "begleitet", "Lena"),
+        t("Mensch", "hat", wert="Winterreifen"),
+        zeitpunkt="2026-10-16T10:00:00Z",
+    )
+    first = moved.ergebnisse[0].timeline_id
+    pair.store.run(pair.store.memory.timeline_move(
+        pair.user_id, pair.character_id, first, date(2026, 12, 1)))
+
+
+def plant_decay(pair: Pair) -> None:
+    """A swept edge (date and odd float) and a nanosecond datetime: exactness of types."""
+    pair.cypher(
+        "MATCH (s:Entitaet {user_id: $u})-[r:HAT_HAUSTIER]->() "
+        "SET r.decay_am = date('2026-12-03'), r.staerke_decay = 0.8123456789012345, "
+        "    r.last_touched = datetime('2026-10-16T10:00:00.123456789+02:00')",
+        u=pair.user_id,
+    )
+
+
+def export_text(store: SyncMemory, path: Path, user: str, character: str | None) -> str:
+    store.run(store.memory.export(path, user, character))
+    return path.read_text(encoding="utf-8")
+
+
+def user_snapshot(pair: Pair, user: str) -> dict[str, Any]:
+    """Everything of a user, straight from the graph (not through export)."""
+    rows = pair.cypher(
+        """
+        CALL () { MATCH (e:Entitaet {user_id: $u}) RETURN count(e) AS entities }
+        CALL () { MATCH (:Entitaet {user_id: $u})-[r]->()
+                  RETURN collect(r.id + ':' + toString(r.aktiv) + ':'
+                                 + toString(r.staerke_decay)) AS facts }
+        CALL () { MATCH (w:Wert {user_id: $u}) RETURN count(w) AS values }
+        CALL () { MATCH (t:TimelineEintrag) WHERE t.user_id = $u RETURN count(t) AS entries }
+        CALL () { MATCH (t:TimelineEintrag)-[n:NACHFOLGER]->() WHERE t.user_id = $u
+                  RETURN count(n) AS chains }
+        CALL () { MATCH (a:Auftrag {user_id: $u}) RETURN count(a) AS orders }
+        CALL () { MATCH (n:Nutzer {id: $u}) RETURN count(n) AS locks }
+        RETURN entities, facts, values, entries, chains, orders, locks
+        """,
+        u=user,
+    )
+    snap = rows[0]
+    snap["facts"] = sorted(snap["facts"])
+    return snap
+
+
+# -- pure ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text", [
+    "2026-10-01T10:00:00Z",
+    "2026-10-01T10:00:00.483Z",
+    "2026-10-01T10:00:00.000000005+01:00",
+    "2026-10-01T10:00:00-05:30",
+    "2026-03-29T03:30:00.5+02:00[Europe/Berlin]",
+    "2026-10-01T10:00:00.000000005+02:00[Europe/Berlin]",
+    "2026-10-01T10:00:00Z[UTC]",
+    "2026-10-25T02:30:00+02:00[Europe/Berlin]",  # the DST fold: both sides exist
+    "2026-10-25T02:30:00+01:00[Europe/Berlin]",
+])
+def test_datetime_text_is_canonical_and_exact(text: str, store: SyncMemory) -> None:
+    assert canonical_datetime(text) == text
+    # Import has the server read the text; export has it write the text back.
+    rows = store.run(raw_cypher(store, "RETURN toString(datetime($t)) AS v", t=text))
+    assert canonical_datetime(rows[0]["v"]) == text
+
+
+@pytest.mark.parametrize(("text", "canonical"), [
+    ("2026-10-01T10:00:00+00:00", "2026-10-01T10:00:00Z"),
+    ("2026-10-01T10:00:00.480000+01:00", "2026-10-01T10:00:00.48+01:00"),
+    ("2026-10-01T10:00Z", "2026-10-01T10:00:00Z"),
+])
+def test_datetime_text_is_normalised(text: str, canonical: str) -> None:
+    assert canonical_datetime(text) == canonical
+
+
+@pytest.mark.parametrize("text", [
+    "2026-10-01", "2026-10-01T10:00:00", "yesterday", "10:00Z", "2026-02-30T10:00:00Z",
+    "2026-03-29T02:30:00+01:00[Europe/Berlin]", "2026-10-01T10:00:00Z[Mars/Olympus]",
+])
+def test_datetime_needs_a_real_instant_with_offset(text: str) -> None:
+    with pytest.raises(ValueError):
+        canonical_datetime(text)
+
+
+def test_date_is_not_a_datetime() -> None:
+    assert canonical_date("2026-11-01") == "2026-11-01"
+    with pytest.raises(ValueError):
+        canonical_date("2026-11-01T00:00:00Z")
+
+
+HEADER = '{"kind":"export","format":1,"user_id":"u9","character_id":null}'
+ENTITY = ('{"kind":"entitaet","id":"e1","user_id":"u9","name":"Lena","name_norm":"lena",'
+          '"erstellt":"2026-10-01T10:00:00Z"}')
+
+
+def fact(**change: Any) -> str:
+    record = {"kind": "fakt", "id": "f1", "user_id": "u9", "character_id": "nova",
+              "beziehung": "beruf", "subjekt": "e1", "objekt": None, "wert": "Ärztin",
+              "herkunft": "mensch", "t_valid": "2026-10-01T10:00:00Z", "aktiv": True,
+              "staerke_decay": 1.0}
+    record.update(change)
+    return json.dumps(record)
+
+
+@pytest.mark.parametrize(("lines", "message"), [
+    ([ENTITY], r"x.jsonl:1: the first line must be the header"),
+    ([HEADER, "{not json"], r"x.jsonl:2: not valid JSON"),
+    ([HEADER, ENTITY, '{"kind":"wurst"}'], r"x.jsonl:3: a line is a JSON object with a kind"),
+    ([HEADER, ENTITY, fact(t_valid="2026-10-01")], r"x.jsonl:3: fakt: t_valid: '2026-10-01'"),
+    ([HEADER, ENTITY, fact(herkunft=None)], r"x.jsonl:3: fakt: herkunft"),
+    ([HEADER, ENTITY, fact(beziehung="mag")], r"x.jsonl:3: fakt: relation 'mag' is not in"),
+    ([HEADER, ENTITY, fact(beziehung="wohnt_in")], r"x.jsonl:3: fakt: wohnt_in needs an entity"),
+    ([HEADER, ENTITY, fact(subjekt="e2")], r"x.jsonl:3: fakt: subjekt entity 'e2' is not in"),
+    ([HEADER, ENTITY, fact(user_id="u8")], r"x.jsonl:3: fakt: user_id 'u8' is not the header"),
+    ([HEADER, ENTITY, fact(objekt="e1")], r"x.jsonl:3: fakt: .*exactly one of 'objekt'"),
+    ([HEADER, ENTITY, fact(), ENTITY], r"x.jsonl:4: entitaet 'e1' is already on line 2"),
+    ([HEADER, ENTITY, fact(extra=1)], r"x.jsonl:3: fakt: extra: Extra inputs"),
+    ([HEADER, HEADER], r"x.jsonl:2: a second header"),
+    ([], r"x.jsonl: the file is empty"),
+])
+def test_every_bad_line_is_named(lines: list[str], message: str) -> None:
+    with pytest.raises(InvalidInput, match=message):
+        parse_lines(lines, load_canon(), "x.jsonl")
+
+
+def test_a_good_file_parses_and_serialises_back() -> None:
+    lines = [HEADER, ENTITY, fact()]
+    datei = parse_lines(lines, load_canon(), "x.jsonl")
+    again = [r.line() for r in datei.records()]
+    assert again[:2] == lines[:2]
+    assert json.loads(again[2]) == {**json.loads(fact()), "auftrag_id": None, "t_invalid": None,
+                                    "timeline_id": None, "timeline_bis": None,
+                                    "t_recorded": None, "t_expired": None, "grund": None,
+                                    "last_touched": None, "decay_am": None}
+
+
+# -- against the server ------------------------------------------------------------------
+
+
+def test_pair_round_trip_is_byte_identical(pair: Pair, tmp_path: Path) -> None:
+    worked_example(pair)
+    luna = pair.other("luna")
+    luna.write(t("Kassel", "hat", wert="Herkules"), t("Kassel", "liegt_in", "Nordhessen"))
+    store = pair.store
+    store.run(store.memory.decay_run(as_of=date(2026, 12, 1), user_id=pair.user_id))
+    plant_decay(pair)
+    checked = store.run(store.memory.check(user_id=pair.user_id, on=date(2026, 12, 3)))
+    first = export_text(store, tmp_path / "a.jsonl", pair.user_id, "nova")
+    assert '"decay_am":"2026-12-03"' in first
+    assert '"last_touched":"2026-10-16T10:00:00.123456789+02:00"' in first
+    assert '"kind":"nachfolger"' in first and '"kind":"betrifft"' in first
+    luna_before = export_text(store, tmp_path / "luna.jsonl", pair.user_id, "luna")
+    mappe_before = pair.mappe("Lena").model_dump()
+
+    purged = store.run(store.memory.purge(pair.user_id, "nova"))
+    assert purged.fakten > 0 and purged.entitaeten_behalten == 1  # Kassel: luna has facts
+    imported = store.run(store.memory.import_file(tmp_path / "a.jsonl"))
+    assert imported.entitaeten_vorhanden == purged.entitaeten_behalten
+
+    second = export_text(store, tmp_path / "b.jsonl", pair.user_id, "nova")
+    assert second == first
+    assert export_text(store, tmp_path / "luna2.jsonl", pair.user_id, "luna") == luna_before
+    assert pair.mappe("Lena").model_dump() == mappe_before
+    again = store.run(store.memory.check(user_id=pair.user_id, on=date(2026, 12, 3)))
+    assert [(c.name, c.count) for c in again.checks] == [(c.name, c.count) for c in checked.checks]
+    types = pair.cypher(
+        "MATCH (:Entitaet {user_id: $u})-[r:HAT_HAUSTIER]->() "
+        "RETURN valueType(r.decay_am) AS d, valueType(r.last_touched) AS t, "
+        "       r.last_touched.nanosecond AS ns",
+        u=pair.user_id,
+    )
+    assert types == [{"d": "DATE NOT NULL", "t": "ZONED DATETIME NOT NULL", "ns": 123456789}]
+    kinds = pair.cypher(
+        "MATCH (:Entitaet {user_id: $u})-[r]->() WHERE r.character_id = 'nova' "
+        "UNWIND [r.t_valid, r.t_recorded, r.t_invalid, r.t_expired] AS v "
+        "WITH v WHERE v IS NOT NULL RETURN collect(DISTINCT valueType(v)) AS k",
+        u=pair.user_id,
+    )
+    assert kinds == [{"k": ["ZONED DATETIME NOT NULL"]}]
+    entries = pair.cypher(
+        "MATCH (t:TimelineEintrag {user_id: $u}) RETURN collect(DISTINCT valueType(t.beginn)) "
+        "+ collect(DISTINCT valueType(t.ersetzt_am)) AS k", u=pair.user_id)
+    assert sorted(entries[0]["k"]) == ["DATE NOT NULL", "NULL", "ZONED DATETIME NOT NULL"]
+
+
+def test_user_round_trip_is_byte_identical(pair: Pair, tmp_path: Path) -> None:
+    worked_example(pair)
+    pair.other("luna").write(t("Kassel", "hat", wert="Herkules"))
+    store = pair.store
+    first = export_text(store, tmp_path / "a.jsonl", pair.user_id, None)
+    before = user_snapshot(pair, pair.user_id)
+    store.run(store.memory.purge(pair.user_id))
+    assert user_snapshot(pair, pair.user_id)["entities"] == 0
+    store.run(store.memory.import_file(tmp_path / "a.jsonl"))
+    assert export_text(store, tmp_path / "b.jsonl", pair.user_id, None) == first
+    after = user_snapshot(pair, pair.user_id)
+    assert after == before
+
+
+def test_a_bad_line_imports_nothing(pair: Pair, tmp_path: Path) -> None:
+    worked_example(pair)
+    store = pair.store
+    good = export_text(store, tmp_path / "a.jsonl", pair.user_id, "nova").splitlines()
+    store.run(store.memory.purge(pair.user_id, "nova"))
+    before = user_snapshot(pair, pair.user_id)
+    bad_at = max(i for i, line in enumerate(good) if '"kind":"fakt"' in line)
+    broken = json.loads(good[bad_at]) | {"staerke_decay": 1.5}
+    good[bad_at] = json.dumps(broken)
+    (tmp_path / "bad.jsonl").write_text("\n".join(good) + "\n", encoding="utf-8")
+    with pytest.raises(InvalidInput, match=rf"bad.jsonl:{bad_at + 1}: fakt: staerke_decay"):
+        store.run(store.memory.import_file(tmp_path / "bad.jsonl"))
+    assert user_snapshot(pair, pair.user_id) == before
+
+
+def test_a_failure_while_writing_rolls_back_the_whole_file(
+    pair: Pair, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    worked_example(pair)
+    store = pair.store
+    export_text(store, tmp_path / "a.jsonl", pair.user_id, "nova")
+    store.run(store.memory.purge(pair.user_id, "nova"))
+    before = user_snapshot(pair, pair.user_id)
+    monkeypatch.setattr("kg.transfer.BATCH", 3)  # many small batches, some already written
+
+    def fail_late(phase: str, done: int, total: int) -> None:
+        if done > total // 2:
+            raise InvalidInput("interrupted on purpose")
+
+    with pytest.raises(InvalidInput, match="on purpose"):
+        store.run(store.memory.import_file(tmp_path / "a.jsonl", fail_late))
+    assert user_snapshot(pair, pair.user_id) == before
+    # The same file imports afterwards: nothing of the failed attempt was left behind.
+    store.run(store.memory.import_file(tmp_path / "a.jsonl"))
+    with pytest.raises(InvalidInput, match=r"a.jsonl:\d+: .* is in the store already"):
+        store.run(store.memory.import_file(tmp_path / "a.jsonl"))
+
+
+def test_import_refuses_another_users_entity(pair: Pair, tmp_path: Path) -> None:
+    pair.write(t("Lena", "beruf", wert="Ärztin"))
+    lena = pair.id_of("Lena")
+    path = tmp_path / "steal.jsonl"
+    other = f"{pair.user_id}-other"
+    path.write_text("\n".join([
+        json.dumps({"kind": "export", "format": 1, "user_id": other, "character_id": None}),
+        json.dumps({"kind": "entitaet", "id": lena, "user_id": other, "name": "Lena",
+                    "name_norm": "lena", "erstellt": None}),
+    ]) + "\n", encoding="utf-8")
+    with pytest.raises(InvalidInput, match=r"steal.jsonl:2: entitaet .* belongs to another user"):
+        pair.store.run(pair.store.memory.import_file(path))
+    assert pair.cypher("MATCH (n:Nutzer {id: $u}) RETURN n", u=other) == []
+
+
+def test_purge_leaves_every_other_pair_untouched(store: SyncMemory, tmp_path: Path) -> None:
+    import uuid
+
+    u1, u2 = f"test-{uuid.uuid4().hex[:12]}", f"test-{uuid.uuid4().hex[:12]}"
+    pairs = {(u, c): Pair(store, u, c) for u in (u1, u2) for c in ("nova", "luna")}
+    for p in pairs.values():
+        worked_example(p)
+    pairs[(u1, "luna")].write(t("Kassel", "hat", wert="Herkules"))  # luna shares Kassel, Lena
+    pairs[(u1, "nova")].write(t("Rex", "ist_ein", wert="Hund"))  # only nova knows Rex
+    exports = {k: export_text(store, tmp_path / f"{k[0]}-{k[1]}.jsonl", *k) for k in pairs}
+    u2_before = user_snapshot(pairs[(u2, "nova")], u2)
+
+    result = store.run(store.memory.purge(u1, "nova"))
+    # nova had 13 facts (10 from the orders, types included) + Rex's 2 (ist_ein, typ).
+    nova = parse_lines(exports[(u1, "nova")].splitlines(), load_canon(), "nova")
+    assert result.fakten == len(nova.fakten) and result.werte == sum(
+        f.wert is not None for f in nova.fakten)
+    assert (result.eintraege, result.nachfolger) == (2, 1)
+    assert result.auftraege == len(nova.auftraege)
+    assert result.entitaeten == 1  # Rex; the others are luna's too
+    assert result.entitaeten_behalten == len(nova.entitaeten) - 1
+    assert result.nutzer == 0
+    for key in [(u1, "luna"), (u2, "nova"), (u2, "luna")]:
+        assert export_text(store, tmp_path / "again.jsonl", *key) == exports[key], key
+    nova_now = parse_lines(
+        export_text(store, tmp_path / "gone.jsonl", u1, "nova").splitlines(), load_canon(), "x")
+    assert nova_now.zeilen == 1  # only the header
+
+    result = store.run(store.memory.purge(u1))
+    assert result.entitaeten == len(parse_lines(
+        exports[(u1, "luna")].splitlines(), load_canon(), "x").entitaeten)
+    assert result.nutzer == 1
+    assert user_snapshot(pairs[(u1, "nova")], u1) == {
+        "entities": 0, "facts": [], "values": 0, "entries": 0, "chains": 0, "orders": 0,
+        "locks": 0}
+    assert user_snapshot(pairs[(u2, "nova")], u2) == u2_before
+    for key in [(u2, "nova"), (u2, "luna")]:
+        assert export_text(store, tmp_path / "again.jsonl", *key) == exports[key], key
+    store.run(store.memory.purge(u2))
+
+
+# -- the CLI -----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def cli_env(neo4j_settings: Settings) -> dict[str, str]:
+    return {
+        "NEO4J_URI": neo4j_settings.neo4j_uri,
+        "NEO4J_USERNAME": neo4j_settings.neo4j_username,
+        "NEO4J_PASSWORD": neo4j_settings.neo4j_password.get_secret_value(),
+        "NEO4J_DATABASE": neo4j_settings.neo4j_database,
+    }
+
+
+def test_cli_export_purge_import_json(pair: Pair, tmp_path: Path, cli_env: dict[str, str]) -> None:
+    worked_example(pair)
+    runner = CliRunner()
+    path = str(tmp_path / "pair.jsonl")
+    scope = ["--user", pair.user_id, "--character", "nova"]
+
+    done = runner.invoke(app, ["export", *scope, path, "--json"], env=cli_env)
+    assert done.exit_code == 0, done.output
+    exported = json.loads(done.stdout)
+    assert exported["anzahl"]["eintraege"] == 2 and exported["anzahl"]["nachfolger"] == 1
+    assert exported["zeilen"] == len(Path(path).read_text().splitlines())
+
+    refused = runner.invoke(app, ["purge", *scope], env=cli_env)
+    assert refused.exit_code == 2 and "--yes" in refused.stderr
+    assert user_snapshot(pair, pair.user_id)["entities"] > 0
+
+    done = runner.invoke(app, ["purge", *scope, "--yes", "--json"], env=cli_env)
+    assert done.exit_code == 0, done.output
+    purged = json.loads(done.stdout)
+    assert purged["fakten"] == exported["anzahl"]["fakten"]
+    assert purged["entitaeten"] == exported["anzahl"]["entitaeten"] and purged["nutzer"] == 1
+
+    done = runner.invoke(app, ["import", path, "--json"], env=cli_env)
+    assert done.exit_code == 0, done.output
+    assert json.loads(done.stdout)["anzahl"] == exported["anzahl"]
+
+    human = runner.invoke(app, ["export", *scope, str(tmp_path / "again.jsonl")], env=cli_env)
+    assert human.exit_code == 0 and "entities" in human.stdout
+    assert (tmp_path / "again.jsonl").read_bytes() == Path(path).read_bytes()
+
+
+def test_cli_import_errors_are_one_line(tmp_path: Path, cli_env: dict[str, str]) -> None:
+    runner = CliRunner()
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(HEADER + "\n" + ENTITY + "\n" + fact(t_valid="gestern") + "\n")
+    done = runner.invoke(app, ["import", str(bad)], env=cli_env)
+    assert done.exit_code == 2
+    assert "bad.jsonl:3: fakt: t_valid" in done.stderr and "nothing was imported" in done.stderr
+    assert "Traceback" not in done.output and len(done.stderr.strip().splitlines()) == 1
+    missing = runner.invoke(app, ["import", str(tmp_path / "nope.jsonl")], env=cli_env)
+    assert missing.exit_code == 2 and "cannot read" in missing.stderr
+
+
+@pytest.mark.parametrize(("plant", "message"), [
+    ("SET r.notiz = 'x'", r"property 'notiz', which export does not know"),
+    ("SET r.t_valid = '2026-10-01T10:00:00Z'", r"property 't_valid' is a STRING"),
+    ("SET r.decay_am = datetime('2026-12-03T00:00:00Z')", r"property 'decay_am' is a ZONED"),
+    ("SET r.staerke_decay = 'stark'", r"staerke_decay: Input should be a valid number"),
+])
+def test_export_refuses_what_it_cannot_represent(
+    pair: Pair, tmp_path: Path, plant: str, message: str
+) -> None:
+    from kg.errors import KgError
+
+    pair.write(t("Lena", "hat_haustier", "Bello"))
+    pair.cypher(f"MATCH (:Entitaet {{user_id: $u}})-[r:HAT_HAUSTIER]->() {plant}",
+                u=pair.user_id)
+    with pytest.raises(KgError, match=message):
+        pair.store.run(pair.store.memory.export(tmp_path / "x.jsonl", pair.user_id))
+    assert not (tmp_path / "x.jsonl").exists()
