@@ -12,6 +12,7 @@ graph.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
@@ -138,8 +139,33 @@ class Database:
         return await self._execute("WRITE", work)
 
     async def query(self, name: str, /, **params: Any) -> list[Record]:
-        """One named read query in its own read transaction."""
-        return await self.read(lambda tx: tx.run(name, **params))
+        """One named read query in one round trip: an auto-commit read (a managed
+        transaction would add a COMMIT round trip), retried like a managed one."""
+        query = Query(self.queries[name].text, timeout=self.settings.query_timeout)
+        s = self.settings
+        give_up = time.monotonic() + s.retry_time
+        delay = 0.05
+        while True:
+            self.round_trips += 1
+            try:
+                async with (
+                    asyncio.timeout(s.query_timeout + s.connection_timeout),
+                    self._session("READ") as session,
+                ):
+                    result = await session.run(query, params)
+                    return [record.data() async for record in result]
+            except (ServiceUnavailable, SessionExpired, TransientError) as exc:
+                if time.monotonic() + delay > give_up or not _retryable(exc):
+                    raise self.translate(exc) from exc
+                await asyncio.sleep(delay)
+                delay *= 2
+            except TimeoutError as exc:
+                raise ServerUnavailable(
+                    f"Neo4j at {s.neo4j_uri} did not answer within "
+                    f"{s.query_timeout + s.connection_timeout:.0f}s — {START_HINT}."
+                ) from exc
+            except Exception as exc:  # mapped to a typed error, or re-raised untouched
+                raise self.translate(exc) from exc
 
     @asynccontextmanager
     async def auto_commit(self, access: str = "WRITE") -> AsyncIterator[AutoCommit]:
@@ -217,3 +243,9 @@ class Database:
         if isinstance(exc, (Neo4jError, DriverError)):
             return KgError(f"Neo4j error at {uri}: {exc}")
         return exc
+
+
+def _retryable(exc: Exception) -> bool:
+    """What the driver's managed transactions would retry."""
+    is_retryable = getattr(exc, "is_retryable", None)
+    return bool(is_retryable()) if callable(is_retryable) else True

@@ -193,7 +193,7 @@ def mappe_params(
     canon: Canon,
     user_id: str,
     character_id: str,
-    entity_id: str,
+    entity_ids: list[str],
     gueltig_am: datetime | None,
     bekannt_am: datetime | None,
     cap: int | None,
@@ -203,7 +203,7 @@ def mappe_params(
     return {
         "user_id": user_id,
         "character_id": character_id,
-        "entity_id": entity_id,
+        "entity_ids": entity_ids,
         "cap": cap or settings.mappe_cap,
         "schwelle": settings.ruhe_schwelle,
         "asof": asof,
@@ -223,21 +223,16 @@ async def read_mappen(
     bekannt_am: datetime | None = None,
     cap: int | None = None,
 ) -> list[Mappe]:
-    """The Mappen of several entities in one read transaction (one round trip each)."""
-    params = [
-        mappe_params(db.settings, canon, user_id, character_id, eid, gueltig_am, bekannt_am, cap)
-        for eid in entity_ids
-    ]
-
-    async def work(tx: Any) -> list[Record | None]:
-        return [await tx.one("mappe", **p) for p in params]
-
-    rows = await db.read(work)
+    """The Mappen of several entities: one query, one round trip, in the order asked."""
+    params = mappe_params(
+        db.settings, canon, user_id, character_id, entity_ids, gueltig_am, bekannt_am, cap
+    )
+    rows = {row["id"]: row for row in await db.query("mappe", **params)}
     mappen = []
-    for eid, row, p in zip(entity_ids, rows, params, strict=True):
-        if row is None:
+    for eid in entity_ids:
+        if eid not in rows:
             raise EntityNotFound(f"no entity with id {eid!r} for user {user_id!r}")
-        mappen.append(build(row, canon, p["cap"], gueltig_am, bekannt_am))
+        mappen.append(build(rows[eid], canon, params["cap"], gueltig_am, bekannt_am))
     return mappen
 
 

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import pytest
+
+from kg.errors import EntityNotFound
 from kg.mappe import render
 from tests.conftest import Pair, t
 
@@ -111,7 +114,9 @@ def test_one_round_trip(pair: Pair) -> None:
     before = db.round_trips
     mappen = pair.store.run(pair.store.memory.mappen(pair.user_id, "nova", ids))
     assert [m.entitaet.name for m in mappen] == ["Lena", "Kassel", "Bello"]
-    assert db.round_trips - before == 3  # one per entity, all in one read transaction
+    assert db.round_trips - before == 1  # all the entities of a turn in one query
+    with pytest.raises(EntityNotFound):
+        pair.store.run(pair.store.memory.mappen(pair.user_id, "nova", [lena, "no-such-id"]))
 
 
 def test_resting_edges_are_left_out_but_stay_active(pair: Pair) -> None:

@@ -1,5 +1,5 @@
 // name: mappe
-// The Mappe of an entity in one pattern and one round trip: its type, its facts in both
+// The Mappen of entities (one row each, in one round trip): per entity its type, its facts in both
 // directions (degree 1, capped, strongest first), the facts of those neighbours in both
 // directions (degree 2, capped per neighbour), the history of its einwertig relations,
 // and what the transitive relations derive (closed here, never stored). Only the pair's
@@ -7,8 +7,9 @@
 // may have held at $gueltig_am as known at $bekannt_am come back too; the caller then
 // applies the exact bi-temporal test (it needs the timeline dates this query returns).
 // Value nodes are never traversed further. Paste into Browser with :param for each.
-// params: $user_id, $character_id, $entity_id, $cap, $schwelle, $asof, $bekannt_am, $gueltig_am, $derive
-MATCH (e:Entitaet {id: $entity_id})
+// params: $user_id, $character_id, $entity_ids, $cap, $schwelle, $asof, $bekannt_am, $gueltig_am, $derive
+UNWIND $entity_ids AS entity_id
+MATCH (e:Entitaet {id: entity_id})
 WHERE e.user_id = $user_id
 CALL (e) {
   OPTIONAL MATCH (e)-[t:TYP]->(w:Wert)
@@ -26,17 +27,19 @@ CALL (e) {
     ORDER BY r.staerke_decay DESC, r.last_touched DESC, r.id
     LIMIT $cap
   }
-  WITH collect({r: r, n: n}) AS near
-  CALL (near) {
+  RETURN collect({r: r, n: n}) AS near
+}
+CALL (e, near) {
+  CALL (e, near) {
     UNWIND near AS f
     RETURN f.r AS r, 1 AS grad, null AS via
     UNION ALL
     UNWIND near AS f
     WITH f.n AS n1, f.r AS r1
     WHERE n1:Entitaet AND size(near) < $cap
-    CALL (n1, r1) {
+    CALL (n1, r1, e) {
       MATCH (n1)-[r]-(n)
-      WHERE r <> r1 AND coalesce(n.id, '') <> $entity_id
+      WHERE r <> r1 AND n <> e
         AND r.character_id = $character_id AND r.staerke_decay >= $schwelle AND type(r) <> 'TYP'
         AND (r.aktiv OR ($asof AND r.grund IS NOT NULL
              AND (r.t_expired > $bekannt_am OR (r.grund = 'abgeloest' AND (r.timeline_bis IS NOT NULL OR r.t_invalid > $gueltig_am)))))
