@@ -223,7 +223,13 @@ class Database:
                 f"database {self.name!r} does not exist on {uri} — set NEO4J_DATABASE "
                 "(Community Edition has one user database, `neo4j`)."
             )
-        if isinstance(exc, (ServiceUnavailable, SessionExpired, TransientError, OSError)):
+        if isinstance(exc, TransientError):
+            return ServerUnavailable(
+                f"Neo4j at {uri} kept reporting a transient error for "
+                f"{self.settings.retry_time:.0f}s ({exc.code}: a deadlock or lock timeout under "
+                "load) — retry later, or raise KG_RETRY_TIME."
+            )
+        if isinstance(exc, (ServiceUnavailable, SessionExpired, OSError)):
             return ServerUnavailable(
                 f"Neo4j is not reachable at {uri} ({type(exc).__name__}) — {START_HINT}."
             )

@@ -16,7 +16,7 @@ import signal
 import socket
 import subprocess
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
@@ -37,7 +37,7 @@ class LocalServer:
     http_port: int = 7474
     heap: str = "2g"
     pagecache: str = "2g"
-    password: str = LOCAL_DEFAULT_PASSWORD
+    password: str = field(default=LOCAL_DEFAULT_PASSWORD, repr=False)  # never printed
 
     @classmethod
     def from_env(cls) -> LocalServer:

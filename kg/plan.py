@@ -313,6 +313,21 @@ class Planner:
             and (f.start_id == entity_id or (both and f.end_id == entity_id))
         ]
 
+    def same_fact(
+        self, subjekt_id: str, rel: Relation, objekt_id: str | None, wert: str | None
+    ) -> FactState | None:
+        """The active fact that already says this (symmetric relations from either end)."""
+        for fact in self.active(subjekt_id, rel.rel_type, rel.symmetrisch):
+            if wert is not None:
+                if fact.wert == wert:
+                    return fact
+            elif rel.symmetrisch:
+                if {fact.start_id, fact.end_id} == {subjekt_id, objekt_id}:
+                    return fact
+            elif fact.end_id == objekt_id:
+                return fact
+        return None
+
     def retire(self, fact: FactState, grund: str, timeline_bis: str | None = None) -> None:
         """Supersede (abgeloest: valid until now) or correct (berichtigt: never true)."""
         fact.aktiv = False
@@ -341,19 +356,13 @@ class Planner:
     ) -> tuple[str, str, list[str]]:
         """Write, supersede or touch one fact; (ausgang, fact id, superseded ids)."""
         existing = self.active(subjekt_id, rel.rel_type, rel.symmetrisch)
-        for fact in existing:
-            if wert is not None:
-                same = fact.wert == wert
-            elif rel.symmetrisch:
-                same = {fact.start_id, fact.end_id} == {subjekt_id, objekt_id}
-            else:
-                same = fact.end_id == objekt_id
-            if same:
-                if fact.new is None:
-                    self.ops.touch.append(
-                        {"id": fact.id, "start_id": fact.start_id, "zeitpunkt": self.now}
-                    )
-                return "unveraendert", fact.id, []
+        same = self.same_fact(subjekt_id, rel, objekt_id, wert)
+        if same is not None:
+            if same.new is None:
+                self.ops.touch.append(
+                    {"id": same.id, "start_id": same.start_id, "zeitpunkt": self.now}
+                )
+            return "unveraendert", same.id, []
         retire: dict[str, FactState] = {}
         if rel.einwertig:
             retire = {f.id: f for f in existing}
@@ -442,7 +451,11 @@ class Planner:
 
         subjekt_id = self.create(subj)
         objekt_id = self.create(obj) if obj is not None else None
-        if tripel.ereignis is not None:
+        # An event brought along with a fact that already holds is not created: nothing
+        # would be valid from it (the fact keeps its own validity).
+        if tripel.ereignis is not None and not self.same_fact(
+            subjekt_id, rel, objekt_id, tripel.wert
+        ):
             timeline_id = self.add_entry(tripel.ereignis, subjekt_id)
         ausgang, fakt_id, abgeloest = self.assert_fact(
             subjekt_id, rel, tripel.herkunft, objekt_id, tripel.wert, timeline_id

@@ -296,6 +296,7 @@ class AuftragRec(Rec):
     status: Text
     ergebnis: str | None = Field(None, description="The stored result (JSON text).")
     anzahl_tripel: int | None = None
+    inhalt: str | None = Field(None, description="Content hash that tells a replay apart.")
 
 
 AnyRec = Annotated[

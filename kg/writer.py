@@ -9,11 +9,13 @@ order, so a replay of the same `auftrag_id` returns it and writes nothing.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Any
 
 from kg.canon import Canon
 from kg.db import Database, Record, Tx
-from kg.errors import ServerUnavailable, WriteNotConfirmed
+from kg.errors import InvalidInput, ServerUnavailable, WriteNotConfirmed
 from kg.models import Auftrag, AuftragErgebnis
 from kg.plan import ChainState, EntityState, FactState, Planner, State, order_status, refs_of
 
@@ -24,6 +26,12 @@ def merkmal_text(canon: Canon, merkmal: Record) -> str:
     if rel is None:
         return f"{merkmal['rel'].lower()} {merkmal['other']}"
     return f"{rel.vorwaerts if merkmal['out'] else rel.rueckwaerts} {merkmal['other']}"
+
+
+def content_hash(auftrag: Auftrag) -> str:
+    """What makes two orders the same order (the clock may differ on a replay)."""
+    body = auftrag.model_dump(mode="json", include={"character_id", "tripel", "berichtigungen"})
+    return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
 
 
 def to_state(row: Record, canon: Canon) -> State:
@@ -61,7 +69,14 @@ class FaktenAgent:
 
     async def _write(self, tx: Tx, auftrag: Auftrag) -> AuftragErgebnis:
         row = await tx.one("user_lock", user_id=auftrag.user_id, auftrag_id=auftrag.auftrag_id)
+        inhalt = content_hash(auftrag)
         if row and row["ergebnis"]:
+            if row["inhalt"] not in (None, inhalt):
+                raise InvalidInput(
+                    f"auftrag_id {auftrag.auftrag_id!r} was used on {row['erfasst']} for an "
+                    "order with other content; a replay must be the same order — give a new "
+                    "order a new auftrag_id"
+                )
             first = AuftragErgebnis.model_validate_json(row["ergebnis"])
             return first.model_copy(update={"wiederholt": True})
         refs = refs_of(auftrag, self.canon)
@@ -95,6 +110,7 @@ class FaktenAgent:
             "status": ergebnis.status,
             "ergebnis": ergebnis.model_dump_json(),
             "anzahl_tripel": len(results),
+            "inhalt": inhalt,
         }
         await tx.run(
             "order_apply",

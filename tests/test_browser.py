@@ -155,7 +155,15 @@ class Browser:
 
     def connect(self, url: str, bolt_host_port: str, user: str, password: str) -> None:
         self.d.get(url)
-        self.wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "[data-testid=connect]"))
+
+        def shown(selector: str) -> WebElement | None:
+            found = self.d.find_elements(By.CSS_SELECTOR, selector)
+            return found[0] if found and found[0].is_displayed() and found[0].is_enabled() else None
+
+        # The form renders in steps: wait until the fields a person types into are usable.
+        self.wait.until(
+            lambda d: shown("[data-testid=boltaddress]") and shown("[data-testid=connect]")
+        )
         Select(self.d.find_element(By.CSS_SELECTOR, "[data-testid=bolt-scheme-select]")
                ).select_by_visible_text("bolt://")
         address = self.d.find_element(By.CSS_SELECTOR, "[data-testid=boltaddress]")

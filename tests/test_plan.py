@@ -107,3 +107,12 @@ def test_precheck_names_the_form_problem() -> None:
 
     with pytest.raises(Rejected, match="needs an entity"):
         precheck(tr("Lena", "wohnt_in", wert="Kassel"), CANON)
+
+
+def test_an_event_with_an_unchanged_fact_creates_no_entry() -> None:
+    planner = Planner(CANON, order(tr("Lena", "wohnt_in", "Berlin", ereignis={
+        "titel": "Umzug", "beginn": "2026-11-01", "genauigkeit": "monat"})),
+        state_with_lena_in_berlin())
+    (result,) = planner.plan()
+    assert result.ausgang == "unveraendert" and result.timeline_id is None
+    assert planner.ops.entries == []

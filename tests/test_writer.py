@@ -298,3 +298,17 @@ def test_audit_records_each_order_with_outcomes(pair: Pair) -> None:
     (entry,) = pair.store.run(pair.store.memory.audit(pair.user_id, "nova"))
     assert entry.auftrag_id == "a-1" and entry.status == "teilweise"
     assert [r.ausgang for r in entry.ergebnis.ergebnisse] == ["geschrieben", "abgelehnt"]
+
+
+def test_a_reused_auftrag_id_with_other_content_is_refused(pair: Pair) -> None:
+    from kg.errors import InvalidInput
+
+    pair.write(t("Lena", "wohnt_in", "Berlin"), auftrag_id="same-id")
+    # The same order again (a later clock) is a replay ...
+    again = pair.write(t("Lena", "wohnt_in", "Berlin"), auftrag_id="same-id",
+                       zeitpunkt="2030-01-01T00:00:00Z")
+    assert again.wiederholt
+    # ... another order under the same id is a caller's bug and is refused.
+    with pytest.raises(InvalidInput, match="other content"):
+        pair.write(t("Lena", "wohnt_in", "Kassel"), auftrag_id="same-id")
+    assert [x["objekt"] for x in facts_of(pair, "Lena", "wohnt_in")] == ["Berlin"]

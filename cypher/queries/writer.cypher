@@ -7,7 +7,7 @@ MERGE (n:Nutzer {id: $user_id})
 SET n.writes = coalesce(n.writes, 0) + 1
 WITH n
 OPTIONAL MATCH (a:Auftrag {user_id: $user_id, id: $auftrag_id})
-RETURN a.ergebnis AS ergebnis;
+RETURN a.ergebnis AS ergebnis, a.inhalt AS inhalt, a.erfasst AS erfasst;
 
 // name: entity_candidates
 // The user's entities with this normalised name, with their type in the pair and a

@@ -1,0 +1,251 @@
+"""Issue 9.1 — concurrent writers on overlapping subjects lose and double nothing.
+
+Eight writers, each a separate client (its own driver, connection pool and bookmark
+manager, in its own thread — like eight chat-backend processes), write orders on two
+users' overlapping names: einwertig and mehrwertig relations, symmetric ones, the same
+new entity names, facts valid from the same timeline entries, and moves of those
+entries. Some orders are sent by two writers at the same moment (same auftrag_id), some
+are replayed later. Afterwards every invariant holds and the ledger is exact.
+
+Bounded by default (8 writers x 40 steps); KG_STRESS=1 runs 8 x 560 steps, i.e. at
+least the issue's 8 writers x 500 orders each.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import date, timedelta
+from typing import Any
+
+import pytest
+
+from kg.api import SyncMemory
+from kg.errors import EntityNotFound, TimelineError
+from kg.models import AuftragErgebnis, NeuerEintrag
+from kg.settings import Settings
+from tests.reliability_support import (
+    PERSONEN,
+    Stopwatch,
+    Workload,
+    cypher,
+    events_created,
+    ledger_violations,
+    read_ledger,
+    size,
+    violations,
+)
+
+WRITERS = 8
+#: Steps per writer; nine in ten send an order (new, racing duplicate or replay), one in
+#: ten moves a timeline entry: the full size sends 504 orders per writer.
+ORDERS = size(40, 560)
+CHARACTERS = ("nova", "luna")
+
+
+@dataclass
+class Log:
+    """What one writer sent and got back."""
+
+    acknowledged: dict[str, AuftragErgebnis] = field(default_factory=dict)
+    orders: dict[str, dict[str, Any]] = field(default_factory=dict)
+    replays: list[tuple[AuftragErgebnis, AuftragErgebnis]] = field(default_factory=list)
+    shared: dict[str, AuftragErgebnis] = field(default_factory=dict)
+    moves: dict[str, int] = field(default_factory=dict)  # first entry id → moves done
+    move_conflicts: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+def shared_order(users: list[str], entries: dict[str, dict[str, list[str]]], pair: int,
+                 step: int) -> dict[str, Any]:
+    """The same order, built identically by both writers of a pair (seeded)."""
+    rng = random.Random(f"{pair}-{step}")
+    user = users[pair % len(users)]
+    work = Workload(user, CHARACTERS, entries[user], rng)
+    order, _ = work.order(f"shared-{pair}-{step}")
+    return order
+
+
+def writer(
+    index: int,
+    settings: Settings,
+    users: list[str],
+    entries: dict[str, dict[str, list[str]]],
+    barriers: list[threading.Barrier],
+) -> Log:
+    log = Log()
+    rng = random.Random(index)
+    with SyncMemory(settings) as store:
+        memory = store.memory
+        works = {u: Workload(u, CHARACTERS, entries[u], rng) for u in users}
+        for step in range(ORDERS):
+            user = users[(index + step) % len(users)]
+            try:
+                if step % 10 == 5:
+                    # Writers 2k and 2k+1 send the very same order at the same moment.
+                    pair = index // 2
+                    order = shared_order(users, entries, pair, step)
+                    barriers[pair].wait(timeout=120)
+                    log.shared[order["auftrag_id"]] = store.run(memory.write(order))
+                    log.orders[order["auftrag_id"]] = order
+                elif step % 10 == 8 and log.acknowledged:
+                    old_id = rng.choice(sorted(log.acknowledged))
+                    again = store.run(memory.write(log.orders[old_id]))
+                    log.replays.append((log.acknowledged[old_id], again))
+                elif step % 10 == 3:
+                    character = rng.choice(CHARACTERS)
+                    first = rng.choice(entries[user][character])
+                    active = store.run(memory.timeline_active(user, character, first))
+                    day = date(2026, 1, 1) + timedelta(days=rng.randrange(365))
+                    try:
+                        store.run(memory.timeline_move(user, character, active.id, day))
+                        log.moves[first] = log.moves.get(first, 0) + 1
+                    except TimelineError:
+                        log.move_conflicts += 1  # another writer moved it first
+                else:
+                    auftrag_id = f"w{index}-{step}-{uuid.uuid4().hex[:8]}"
+                    order, _ = works[user].order(auftrag_id)
+                    log.orders[auftrag_id] = order
+                    log.acknowledged[auftrag_id] = store.run(memory.write(order))
+            except Exception as exc:  # every failure is a finding: collected, asserted
+                log.errors.append(f"writer {index} step {step}: {type(exc).__name__}: {exc}")
+    return log
+
+
+@pytest.mark.slow
+def test_concurrent_writers_lose_and_double_nothing(
+    store: SyncMemory, neo4j_settings: Settings
+) -> None:
+    watch = Stopwatch("concurrency")
+    tag = uuid.uuid4().hex[:10]
+    users = [f"rel-conc-{tag}-a", f"rel-conc-{tag}-b"]
+    memory = store.memory
+    entries: dict[str, dict[str, list[str]]] = {}
+    for user in users:
+        entries[user] = {}
+        for character in CHARACTERS:
+            entries[user][character] = [
+                store.run(memory.timeline_add(
+                    user, character,
+                    NeuerEintrag(typ="ereignis", titel=f"Umzug {k}", beginn=date(2026, 3, 1)),
+                )).id
+                for k in range(3)
+            ]
+    barriers = [threading.Barrier(2) for _ in range(WRITERS // 2)]
+    with ThreadPoolExecutor(WRITERS) as pool:
+        logs = list(pool.map(
+            lambda i: writer(i, neo4j_settings, users, entries, barriers), range(WRITERS)
+        ))
+
+    errors = [e for log in logs for e in log.errors]
+    assert errors == [], errors[:5]
+
+    # Replays return the first result and say so.
+    for first, again in (r for log in logs for r in log.replays):
+        assert again.wiederholt and again.ergebnisse == first.ergebnisse
+    # An order sent by two writers at once is written by exactly one of them.
+    acknowledged: dict[str, AuftragErgebnis] = {}
+    for pair in range(WRITERS // 2):
+        a, b = logs[2 * pair].shared, logs[2 * pair + 1].shared
+        assert a.keys() == b.keys()
+        for auftrag_id in a:
+            ra, rb = a[auftrag_id], b[auftrag_id]
+            assert sorted([ra.wiederholt, rb.wiederholt]) == [False, True], auftrag_id
+            assert ra.ergebnisse == rb.ergebnisse
+            acknowledged[auftrag_id] = rb if ra.wiederholt else ra
+    for log in logs:
+        acknowledged.update(log.acknowledged)
+    orders = {k: v for log in logs for k, v in log.orders.items()}
+
+    found: list[str] = []
+    for user in users:
+        mine = {k: v for k, v in acknowledged.items() if orders[k]["user_id"] == user}
+        found += violations_of(store, user)
+        found += ledger_violations(store.run(read_ledger(memory, user)), mine)
+        # Timeline: each chain is one line of exactly its moves, one active end; the
+        # entries are the ones added, moved to and created by ereignis triples.
+        moves = {first: sum(log.moves.get(first, 0) for log in logs)
+                 for chars in entries[user].values() for first in chars}
+        events = set().union(*(events_created(r, orders[k]) for k, r in mine.items()))
+        shape = store.run(cypher(
+            memory,
+            "MATCH (t:TimelineEintrag {user_id: $u}) WHERE NOT ()-[:NACHFOLGER]->(t) "
+            "MATCH p = (t)-[:NACHFOLGER*0..]->(end) WHERE NOT (end)-[:NACHFOLGER]->() "
+            "RETURN t.id AS first, length(p) AS moves, "
+            "size([n IN nodes(p) WHERE n.aktiv]) AS active, end.aktiv AS end_active",
+            u=user,
+        ))
+        by_first = {row["first"]: row for row in shape}
+        assert set(by_first) == set(moves) | events
+        for first, n in moves.items():
+            assert (by_first[first]["moves"], by_first[first]["active"]) == (n, 1), first
+            assert by_first[first]["end_active"]
+        # Every person's Mappe agrees with the graph: one current Wohnort per pair.
+        for character in CHARACTERS:
+            for name in PERSONEN:
+                try:
+                    eid = store.run(memory.entity_id(user, character, name))
+                except EntityNotFound:
+                    continue  # never written under this user
+                mappe = store.run(memory.mappe(user, character, eid))
+                wohnorte = [f for f in mappe.fakten
+                            if f.beziehung == "wohnt_in" and f.subjekt.id == eid]
+                assert len(wohnorte) <= 1, (user, character, name, wohnorte)
+    assert found == [], found[:10]
+
+    watch.figures.update(
+        writers=WRITERS,
+        orders_sent=sum(len(log.acknowledged) + len(log.shared) + len(log.replays)
+                        for log in logs),
+        orders_distinct=len(acknowledged),
+        replays=sum(len(log.replays) for log in logs),
+        racing_duplicates=sum(len(log.shared) for log in logs) // 2,
+        moves=sum(sum(log.moves.values()) for log in logs),
+        move_conflicts=sum(log.move_conflicts for log in logs),
+        triples=sum(len(r.ergebnisse) for r in acknowledged.values()),
+        violations=len(found),
+    )
+    print(watch.report())
+
+
+def violations_of(store: SyncMemory, user: str) -> list[str]:
+    return store.run(violations(store.memory, user))
+
+
+def test_the_ledger_and_invariant_helpers_catch_planted_violations(
+    store: SyncMemory,
+) -> None:
+    """The assertions above can fail: each planted fault is reported."""
+    memory = store.memory
+    user = f"rel-plant-{uuid.uuid4().hex[:10]}"
+    order = {"auftrag_id": "p-1", "user_id": user, "character_id": "nova",
+             "tripel": [{"subjekt": "Lena", "beziehung": "wohnt_in", "objekt": "Kassel",
+                         "herkunft": "mensch"}]}
+    result = store.run(memory.write(order))
+    acknowledged = {"p-1": result}
+    assert store.run(violations(memory, user)) == []
+    assert ledger_violations(store.run(read_ledger(memory, user)), acknowledged) == []
+
+    lost = {**acknowledged, "p-lost": result.model_copy(update={"auftrag_id": "p-lost"})}
+    assert any("lost" in v for v in ledger_violations(store.run(read_ledger(memory, user)), lost))
+    # A second Lena, a copy of the fact (same id), a fact no order accounts for.
+    store.run(cypher(
+        memory,
+        "MATCH (l:Entitaet {user_id: $u, name: 'Lena'})-[r:WOHNT_IN]->(k) "
+        "CREATE (l2:Entitaet {id: $u + '-lena', user_id: $u, name: 'Lena', name_norm: 'lena'}) "
+        "CREATE (l)-[r2:WOHNT_IN]->(k) SET r2 = properties(r) "
+        "CREATE (l2)-[r3:WOHNT_IN]->(k) SET r3 = properties(r), r3.id = $u + '-fact', "
+        "  r3.auftrag_id = 'never-ordered'",
+        u=user,
+    ))
+    found = store.run(violations(memory, user))
+    assert any("duplicated by name" in v for v in found)
+    assert any("dup_facts" in v for v in found)
+    assert any("einwertig_unique" in v or "duplicate_facts" in v for v in found)
+    ledger = ledger_violations(store.run(read_ledger(memory, user)), acknowledged)
+    assert any("half-applied" in v for v in ledger)
+    assert any("entities in the graph" in v for v in ledger)
+    assert any("facts in the graph" in v for v in ledger)

@@ -1,0 +1,419 @@
+"""Issue 9.3 — hostile input: every order is rejected with a reason or written literally.
+
+Hypothesis generates orders from random unicode, control characters, huge strings,
+Cypher and JSON injection text, wrong types, unknown relations, and the entity and
+timeline ids of another user. For each order the library either
+
+* raises InvalidInput with a message (a malformed order), or
+* returns a result in which every triple is written, unchanged, or rejected with a
+  `grund` and a `meldung` — and what was written is in the graph literally (read back
+  by fact id: subject name, value, relationship type, pair).
+
+Every order_apply the agent sends is inspected on its way out: its relationship types
+are canon types. Afterwards `kg check` is clean for every user written to, and the
+other user's data is unchanged byte for byte.
+
+Bounded by default (250 orders); KG_STRESS=1 runs 3000.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import uuid
+from datetime import date
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from kg.api import SyncMemory
+from kg.db import Tx
+from kg.errors import InvalidInput
+from kg.models import AuftragErgebnis, NeuerEintrag, normalize_name
+from tests.reliability_support import DONE, Stopwatch, cypher, size, violations
+
+EXAMPLES = size(250, 3000)
+
+INJECTIONS = [
+    "x'}) MATCH (n) DETACH DELETE n //",
+    '"}) MATCH (n) DETACH DELETE n //',
+    "Lena`]->(x) DETACH DELETE x //",
+    "wohnt_in]->() MATCH (n) SET n.user_id = 'pwned' //",
+    "$user_id",
+    "$(rel)",
+    "{user_id}",
+    "${user_id}",
+    "%(user_id)s",
+    "{0}",
+    "' OR 1=1 --",
+    "Robert'); DROP TABLE Students;--",
+    "CALL dbms.security.createUser('x', 'y', false)",
+    "LOAD CSV FROM 'file:///etc/passwd' AS l RETURN l",
+    "MATCH (n) RETURN n",
+    '{"auftrag_id": "x", "user_id": "victim", "tripel": []}',
+    '"}, "user_id": "victim", "x": {"',
+    "\\u0000\\n",
+    "<script>alert(1)</script>",
+    "../../etc/passwd",
+    "\u202eevil\u202c",
+    "\u200b\u200d\ufeff",
+    "NaN",
+    "null",
+    "1e309",
+    "WOHNT_IN",
+    "  wohnt_in  ",
+    "😀" * 3,
+    "ﷺ",
+]
+SIZES = [1, 199, 200, 201, 1999, 2000, 2001, 100_000]
+
+
+def huge() -> st.SearchStrategy[str]:
+    return st.builds(
+        lambda c, n: c * n,
+        st.sampled_from(["A", "ß", "ﷺ", "😀", " ", "\u200b", "'", "\\"]),
+        st.sampled_from(SIZES),
+    )
+
+
+TEXT = st.one_of(
+    st.text(max_size=30),  # random unicode, control characters included
+    st.sampled_from(INJECTIONS),
+    st.text(st.characters(categories=["Cc", "Cf", "Zl", "Zp", "Zs"]), min_size=1, max_size=5),
+    huge(),
+)
+WRONG = st.one_of(
+    st.integers(), st.floats(allow_nan=True), st.none(), st.booleans(),
+    st.lists(st.integers(), max_size=2), st.dictionaries(st.text(max_size=3), st.integers(),
+                                                        max_size=2),
+)
+RELATIONS = ["wohnt_in", "beruf", "partner", "hobby", "hat_haustier", "typ", "ist_ein",
+             "liegt_in", "geschwister", "hat", "besitzt"]
+TYPEN = ["person", "ort", "tier", "objekt", "organisation", "sonstiges"]
+
+
+def mostly(good: st.SearchStrategy[Any], *bad: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    """`good` nine times in ten (one_of would draw each branch alike)."""
+    return st.integers(0, 9).flatmap(lambda k: good if k else st.one_of(*bad))
+
+
+class Target:
+    """Ids the strategies can draw from: the hostile user's own, and a victim's."""
+
+    own_entities: list[str]
+    own_entries: list[str]
+    victim_entities: list[str]
+    victim_entries: list[str]
+
+
+def strategies(target: Target, user: str) -> st.SearchStrategy[Any]:
+    name = st.one_of(st.sampled_from(["Lena", "Kassel", "Bello", "lena ", "LENA"]), TEXT)
+    ref = st.one_of(
+        name,
+        st.builds(lambda i: {"id": i}, st.sampled_from(target.own_entities)),
+        st.builds(lambda i: {"id": i}, st.sampled_from(target.victim_entities)),
+        st.builds(lambda i: {"id": i}, st.one_of(TEXT, WRONG)),
+        st.builds(lambda n: {"neu": n}, name),
+        st.just({"id": "x", "neu": "y"}),
+        WRONG,
+    )
+    beziehung = st.one_of(st.sampled_from(RELATIONS), TEXT, WRONG)
+    wert = st.one_of(st.sampled_from([*TYPEN, "Ärztin", "Lesen"]), TEXT, WRONG)
+    entry = st.one_of(
+        st.sampled_from(target.own_entries), st.sampled_from(target.victim_entries), TEXT, WRONG
+    )
+    ereignis = st.one_of(
+        st.fixed_dictionaries(
+            {"titel": name, "beginn": st.sampled_from(["2026-11-03", "2026-13-40", "gestern"])},
+            optional={"typ": st.sampled_from(["ereignis", "termin", "drache"]),
+                      "genauigkeit": st.sampled_from(["tag", "monat", "jahr"]),
+                      "ende": st.sampled_from(["2026-11-01", "2027-01-01"])},
+        ),
+        WRONG,
+    )
+    triple = st.fixed_dictionaries(
+        {"subjekt": ref, "beziehung": beziehung},
+        optional={
+            "objekt": ref, "wert": wert,
+            "herkunft": st.one_of(st.sampled_from(["mensch", "nova", "modell", "recherche"]),
+                                  TEXT, WRONG),
+            "timeline_id": entry, "ereignis": ereignis, "extra": TEXT,
+        },
+    )
+    # Well-formed triples whose text is hostile but allowed: these get written, and
+    # what they carry must come back literally.
+    printable = st.one_of(
+        st.sampled_from(["Lena", "Kassel", "Bello", "lena ", "LENA", *INJECTIONS]),
+        st.text(st.characters(exclude_categories=["Cc", "Cs"]), min_size=1, max_size=30),
+    ).filter(lambda x: x.strip() != "")
+    herkunft = st.sampled_from(["mensch", "nova", "modell", "recherche"])
+    valid_triple = st.one_of(
+        st.fixed_dictionaries({
+            "subjekt": printable, "herkunft": herkunft, "objekt": printable,
+            "beziehung": st.sampled_from(["wohnt_in", "partner", "hat_haustier", "liegt_in",
+                                          "geschwister", "besitzt", "begleitet"]),
+        }),
+        st.fixed_dictionaries({
+            "subjekt": printable, "herkunft": herkunft, "wert": printable,
+            "beziehung": st.sampled_from(["beruf", "hobby", "hat", "ist_ein"]),
+        }),
+        st.fixed_dictionaries({
+            "subjekt": printable, "herkunft": herkunft, "wert": st.sampled_from(TYPEN),
+            "beziehung": st.just("typ"),
+        }),
+    )
+    # Well-formed, but naming what is not the user's: another user's entity or timeline
+    # entry, or a relation outside the canon.
+    foreign = st.one_of(
+        st.fixed_dictionaries({
+            "subjekt": st.builds(lambda i: {"id": i}, st.sampled_from(target.victim_entities)),
+            "beziehung": st.just("hobby"), "wert": printable, "herkunft": herkunft,
+        }),
+        st.fixed_dictionaries({
+            "subjekt": printable, "beziehung": st.just("wohnt_in"), "herkunft": herkunft,
+            "objekt": st.builds(lambda i: {"id": i}, st.sampled_from(target.victim_entities)),
+        }),
+        st.fixed_dictionaries({
+            "subjekt": printable, "beziehung": st.just("wohnt_in"), "herkunft": herkunft,
+            "objekt": printable, "timeline_id": st.sampled_from(target.victim_entries),
+        }),
+        st.fixed_dictionaries({
+            "subjekt": printable, "herkunft": herkunft, "wert": printable,
+            "beziehung": st.one_of(st.sampled_from(INJECTIONS), printable),
+        }),
+    )
+    correction = st.fixed_dictionaries(
+        {"subjekt": ref, "beziehung": beziehung}, optional={"objekt": ref, "wert": wert,
+                                                           "notiz": TEXT}
+    )
+    counter = itertools.count()
+    # The envelope is mostly valid, so most orders reach the agent with hostile triples;
+    # a tenth of each field is hostile itself.
+    fresh = st.builds(lambda s: f"h-{next(counter)}-{uuid.uuid4().hex[:6]}-{s}",
+                      st.sampled_from(["", *INJECTIONS]))
+    auftrag_id = mostly(fresh, TEXT, WRONG)
+    # Every user id that can be valid starts with the test's own prefix: the shared
+    # server holds other tests' data.
+    user_id = mostly(
+        st.just(user),
+        st.builds(lambda s: f"{user}{s}", st.one_of(st.sampled_from(INJECTIONS), TEXT)),
+        st.sampled_from(["", "   ", "\x00", "u" * 201]),
+        WRONG,
+    )
+    order = st.fixed_dictionaries(
+        {
+            "auftrag_id": auftrag_id,
+            "user_id": user_id,
+            "character_id": mostly(st.sampled_from(["nova", "luna", " nova "]), TEXT, WRONG),
+            "tripel": mostly(
+                st.lists(st.one_of(triple, valid_triple, foreign), min_size=1, max_size=6),
+                st.lists(st.one_of(triple, WRONG), min_size=1, max_size=3),
+                st.just([{"subjekt": "Lena", "beziehung": "hobby", "wert": "x",
+                          "herkunft": "mensch"}] * 201),
+                WRONG,
+            ),
+        },
+        optional={
+            "zeitpunkt": mostly(
+                st.sampled_from(["2026-11-29T18:00:00Z", "0001-01-01T00:00:00Z",
+                                 "9999-12-31T23:59:59+14:00"]),
+                st.sampled_from(["2026-11-29T18:00:00", "gestern", "2026-02-30T00:00:00Z"]),
+                WRONG,
+            ),
+        },
+    )
+    rare = st.one_of(
+        st.fixed_dictionaries({"berichtigungen": st.lists(correction, min_size=1, max_size=2)}),
+        st.fixed_dictionaries({"unbekannt": TEXT}),
+    )
+    order = st.builds(lambda o, extra: o | extra, order, mostly(st.just({}), rare))
+    return mostly(order, WRONG, st.text(max_size=20))
+
+
+def snapshot(store: SyncMemory, user: str) -> str:
+    """A digest of everything a user has: entities, facts, entries, orders."""
+    rows = store.run(cypher(
+        store.memory,
+        "CALL () { MATCH (e:Entitaet {user_id: $u}) RETURN collect(properties(e)) AS e } "
+        "CALL () { MATCH (:Entitaet {user_id: $u})-[r]->(o) "
+        "  RETURN collect([type(r), properties(r), properties(o)]) AS f } "
+        "CALL () { MATCH (t:TimelineEintrag {user_id: $u}) RETURN collect(properties(t)) AS t } "
+        "CALL () { MATCH (a:Auftrag {user_id: $u}) RETURN collect(properties(a)) AS a } "
+        "RETURN e, f, t, a",
+        u=user,
+    ))
+    text = json.dumps(rows, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def read_fact(store: SyncMemory, subjekt_id: str, fakt_id: str) -> dict[str, Any]:
+    rows = store.run(cypher(
+        store.memory,
+        "MATCH (s:Entitaet {id: $s})-[r]->(o) WHERE r.id = $f "
+        "RETURN s.name AS name, s.user_id AS s_user, type(r) AS rel, r.user_id AS user_id, "
+        "r.character_id AS character_id, o.wert AS wert, o.name AS objekt",
+        s=subjekt_id, f=fakt_id,
+    ))
+    assert len(rows) == 1, (subjekt_id, fakt_id, rows)
+    return rows[0]
+
+
+@pytest.mark.slow
+def test_hostile_orders_are_rejected_with_a_reason_or_written_literally(
+    store: SyncMemory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    watch = Stopwatch("hostile")
+    memory = store.memory
+    canon = memory.canon
+    tag = uuid.uuid4().hex[:10]
+    user, victim = f"rel-host-{tag}", f"rel-victim-{tag}"
+    for who in (user, victim):
+        store.run(memory.write({
+            "auftrag_id": "seed", "user_id": who, "character_id": "nova",
+            "tripel": [{"subjekt": "Lena", "beziehung": "wohnt_in", "objekt": "Kassel",
+                        "herkunft": "mensch"},
+                       {"subjekt": "Lena", "beziehung": "hat_haustier", "objekt": "Bello",
+                        "herkunft": "mensch"}],
+        }))
+    target = Target()
+    target.own_entities = [e.id for e in store.run(memory.entities(user, "nova"))]
+    target.victim_entities = [e.id for e in store.run(memory.entities(victim, "nova"))]
+    entry = NeuerEintrag(titel="Umzug", beginn=date(2026, 11, 1), genauigkeit="monat")
+    target.own_entries = [store.run(memory.timeline_add(user, "nova", entry)).id]
+    target.victim_entries = [store.run(memory.timeline_add(victim, "nova", entry)).id]
+    victim_before = snapshot(store, victim)
+
+    # Every batch of writes leaves the agent through order_apply: inspect its types.
+    sent_types: set[str] = set()
+    original_run = Tx.run
+
+    async def inspecting(self: Tx, name: str, /, **params: Any) -> Any:
+        if name == "order_apply":
+            for f in [*params["ref_facts"], *params["value_facts"]]:
+                sent_types.add(f["rel"])
+        return await original_run(self, name, **params)
+
+    figures = {"orders": 0, "invalid_orders": 0, "triples": 0, "written": 0, "rejected": 0,
+               "ambiguous": 0, "replayed": 0}
+    users_written: set[str] = set()
+    reasons: set[str] = set()
+
+    @settings(max_examples=EXAMPLES, deadline=None, database=None,
+              suppress_health_check=list(HealthCheck))
+    @given(order=strategies(target, user))
+    def one(order: Any) -> None:
+        figures["orders"] += 1
+        try:
+            result = store.run(memory.write(order))
+        except InvalidInput as exc:
+            figures["invalid_orders"] += 1
+            # A malformed order, or an auftrag_id reused for other content (a caller's bug).
+            assert str(exc).startswith("the order is invalid — ") or (
+                "for an order with other content" in str(exc)), exc
+            assert len(str(exc)) < 2000  # a reason, not an echo of a huge input
+            return
+        assert isinstance(result, AuftragErgebnis)
+        users_written.add(result.user_id)
+        if result.wiederholt:
+            figures["replayed"] += 1
+            return
+        assert result.user_id == order["user_id"].strip()
+        berichtigungen = order.get("berichtigungen", [])
+        for r in result.ergebnisse:
+            figures["triples"] += 1
+            assert r.ausgang != "fehler", r
+            if r.ausgang in ("abgelehnt", "mehrdeutig"):
+                figures["rejected" if r.ausgang == "abgelehnt" else "ambiguous"] += 1
+                assert r.grund and r.meldung, r
+                reasons.add(r.grund)
+                continue
+            assert r.ausgang in DONE, r
+            if r.index < len(berichtigungen):
+                continue
+            raw = order["tripel"][r.index - len(berichtigungen)]
+            figures["written"] += 1
+            for role in ("subjekt", "objekt"):
+                ref = raw.get(role)
+                if isinstance(ref, dict) and "id" in ref:
+                    # Only the user's own ids resolve; a victim's id is never written.
+                    assert ref["id"] in target.own_entities, (role, ref)
+            if raw.get("timeline_id") is not None:
+                assert raw["timeline_id"] in target.own_entries, raw
+            if r.ausgang == "berichtigt" or r.fakt_id is None:
+                continue
+            fact = read_fact(store, r.subjekt_id, r.fakt_id)
+            assert fact["rel"] == canon[raw["beziehung"].strip()].rel_type
+            assert fact["user_id"] == fact["s_user"] == result.user_id
+            assert fact["character_id"] == order["character_id"].strip()
+            if isinstance(raw.get("wert"), str):
+                assert fact["wert"] == raw["wert"].strip()  # literally, injection and all
+            subjekt = raw["subjekt"]
+            name = subjekt if isinstance(subjekt, str) else subjekt.get("neu")
+            if name is not None:
+                if r.subjekt_id in r.neue_entitaeten:
+                    assert fact["name"] == name.strip()
+                else:
+                    assert normalize_name(fact["name"]) == normalize_name(name)
+
+    monkeypatch.setattr(Tx, "run", inspecting)
+    one()
+    monkeypatch.undo()
+
+    assert sent_types <= set(canon.rel_types), sent_types - set(canon.rel_types)
+    assert snapshot(store, victim) == victim_before, "the victim's data changed"
+    found = []
+    for who in sorted(users_written):
+        found += [f"{who!r}: {v}" for v in store.run(violations(memory, who,
+                                                                unique_names=False))]
+        types = store.run(cypher(
+            memory, "MATCH (:Entitaet {user_id: $u})-[r]->() RETURN DISTINCT type(r) AS t",
+            u=who,
+        ))
+        assert {t["t"] for t in types} <= set(canon.rel_types)
+    assert found == [], found[:10]
+    print(figures)
+    assert figures["written"] > 0 and figures["rejected"] > 0 and figures["invalid_orders"] > 0
+    watch.figures.update(figures, users=len(users_written), reasons=sorted(reasons),
+                         violations=len(found))
+    print(watch.report())
+
+
+# -- the boundaries, explicitly ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("subjekt", "wert", "written"),
+    [
+        ("ﷺ" * 200, "x", True),  # NFKC expands it 18-fold: the longest possible lookup key
+        ("😀" * 200, "😀" * 2000, True),
+        ("A" * 201, "x", False),
+        ("Lena", "w" * 2001, False),
+        ("x'}) MATCH (n) DETACH DELETE n //", '"; DROP TABLE fakten; --', True),
+        ("Le\u2028na\u00a0", "\u202eevil", True),
+    ],
+)
+def test_the_limits_hold_at_their_edges(
+    store: SyncMemory, subjekt: str, wert: str, written: bool
+) -> None:
+    # The longest user id too: the composite (user_id, name_norm) index key is largest.
+    user = f"rel-edge-{uuid.uuid4().hex[:8]}-" + "😀" * 180
+    result = store.run(store.memory.write({
+        "auftrag_id": "e-" + "😀" * 190, "user_id": user, "character_id": "nova",
+        "tripel": [{"subjekt": subjekt, "beziehung": "hat", "wert": wert,
+                    "herkunft": "mensch"}],
+    }))
+    (r,) = result.ergebnisse
+    if not written:
+        assert (r.ausgang, r.grund) in {("abgelehnt", "name_zu_lang"),
+                                        ("abgelehnt", "wert_zu_lang")}
+        assert r.meldung and len(r.meldung) < 500
+        return
+    assert r.ausgang == "geschrieben", r
+    fact = read_fact(store, r.subjekt_id, r.fakt_id)
+    assert (fact["name"], fact["wert"]) == (subjekt.strip(), wert.strip())
+    again = store.run(store.memory.resolve(user, "nova", subjekt))
+    assert again.entitaet is not None and again.entitaet.id == r.subjekt_id
+    assert store.run(violations(store.memory, user)) == []
