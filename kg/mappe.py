@@ -76,6 +76,11 @@ def _native(value: Any) -> Any:
     return value.to_native() if hasattr(value, "to_native") else value
 
 
+def _instant(millis: int | None) -> datetime | None:
+    """The queries return fact times as epoch milliseconds (cheap to decode)."""
+    return None if millis is None else datetime.fromtimestamp(millis / 1000, UTC)
+
+
 def _start_of(day: date) -> datetime:
     return datetime.combine(day, time.min, tzinfo=UTC)
 
@@ -87,7 +92,8 @@ def effective(row: Record) -> tuple[datetime, datetime | None, str, str | None, 
         ab = _start_of(tl)
         ab_text = when_text(tl, None, row["tl_genauigkeit"])
     else:
-        ab = _native(row["t_valid"])
+        ab = _instant(row["t_valid"])
+        assert ab is not None
         ab_text = when_text(ab.date(), None, "tag")
     tlb = _native(row.get("tlb_beginn"))
     bis: datetime | None
@@ -95,16 +101,17 @@ def effective(row: Record) -> tuple[datetime, datetime | None, str, str | None, 
     if tlb is not None:
         bis, bis_text = _start_of(tlb), when_text(tlb, None, row["tlb_genauigkeit"])
     else:
-        bis = _native(row["t_invalid"]) if row["grund"] == "abgeloest" else None
+        bis = _instant(row["t_invalid"]) if row["grund"] == "abgeloest" else None
         bis_text = when_text(bis.date(), None, "tag") if bis else None
     return ab, bis, ab_text, bis_text, tl is not None
 
 
 def holds(row: Record, gueltig_am: datetime, bekannt_am: datetime) -> bool:
     """The exact bi-temporal test: valid at `gueltig_am` as known at `bekannt_am`."""
-    if _native(row["t_recorded"]) > bekannt_am:
+    recorded = _instant(row["t_recorded"])
+    if recorded is not None and recorded > bekannt_am:
         return False
-    expired = _native(row["t_expired"])
+    expired = _instant(row["t_expired"])
     change_known = expired is not None and expired <= bekannt_am
     if row["grund"] in ("berichtigt", "abgesagt") and change_known:
         return False

@@ -1,8 +1,8 @@
 """The Fakten-Agent: the only code that writes facts.
 
-An order (Auftrag) is one transaction of three queries under the user's lock:
-`user_lock` (also finds a replayed order), `order_state` (what the order's triples
-depend on), then `order_apply` (everything the plan writes, and the audit). The
+An order (Auftrag) is one transaction of two queries: `order_state` takes the user's
+lock, finds a replayed order and reads what the triples depend on; `order_apply`
+writes everything the plan decided, and the audit. The
 decisions in between are pure Python (`kg.plan`). The result is stored with the
 order, so a replay of the same `auftrag_id` returns it and writes nothing.
 """
@@ -68,21 +68,11 @@ class FaktenAgent:
         self.symmetric_types = sorted(r.rel_type for r in canon.relations.values() if r.symmetrisch)
 
     async def _write(self, tx: Tx, auftrag: Auftrag) -> AuftragErgebnis:
-        row = await tx.one("user_lock", user_id=auftrag.user_id, auftrag_id=auftrag.auftrag_id)
-        inhalt = content_hash(auftrag)
-        if row and row["ergebnis"]:
-            if row["inhalt"] not in (None, inhalt):
-                raise InvalidInput(
-                    f"auftrag_id {auftrag.auftrag_id!r} was used on {row['erfasst']} for an "
-                    "order with other content; a replay must be the same order — give a new "
-                    "order a new auftrag_id"
-                )
-            first = AuftragErgebnis.model_validate_json(row["ergebnis"])
-            return first.model_copy(update={"wiederholt": True})
         refs = refs_of(auftrag, self.canon)
-        state_row = await tx.one(
+        row = await tx.one(
             "order_state",
             user_id=auftrag.user_id,
+            auftrag_id=auftrag.auftrag_id,
             character_id=auftrag.character_id,
             names=sorted(refs.names),
             ids=sorted(refs.ids),
@@ -91,8 +81,18 @@ class FaktenAgent:
             history_types=sorted(refs.history_types),
             timeline_ids=sorted(refs.timeline_ids),
         )
-        assert state_row is not None
-        planner = Planner(self.canon, auftrag, to_state(state_row, self.canon))
+        assert row is not None
+        inhalt = content_hash(auftrag)
+        if row["ergebnis"]:
+            if row["inhalt"] not in (None, inhalt):
+                raise InvalidInput(
+                    f"auftrag_id {auftrag.auftrag_id!r} was used on {row['erfasst']} for an "
+                    "order with other content; a replay must be the same order — give a new "
+                    "order a new auftrag_id"
+                )
+            first = AuftragErgebnis.model_validate_json(row["ergebnis"])
+            return first.model_copy(update={"wiederholt": True})
+        planner = Planner(self.canon, auftrag, to_state(row, self.canon))
         results = planner.plan()
         ergebnis = AuftragErgebnis(
             auftrag_id=auftrag.auftrag_id,

@@ -54,8 +54,8 @@ CALL (e, near) {
   ORDER BY grad, r.staerke_decay DESC, r.last_touched DESC, r.id
   LIMIT $cap
   CALL (r) {
-    OPTIONAL MATCH (:TimelineEintrag {id: r.timeline_id})-[:NACHFOLGER*0..]->(ta:TimelineEintrag)
-    WHERE NOT (ta)-[:NACHFOLGER]->(:TimelineEintrag)
+    OPTIONAL MATCH (t0:TimelineEintrag {id: r.timeline_id})-[:NACHFOLGER*0..]->(ta:TimelineEintrag)
+    WHERE r.timeline_id IS NOT NULL AND NOT (ta)-[:NACHFOLGER]->(:TimelineEintrag)
     RETURN ta LIMIT 1
   }
   RETURN collect({
@@ -63,7 +63,9 @@ CALL (e, near) {
     s_id: startNode(r).id, s_name: startNode(r).name,
     o_id: endNode(r).id, o_name: endNode(r).name, wert: endNode(r).wert,
     staerke: r.staerke_decay, aktiv: r.aktiv, grund: r.grund,
-    t_valid: r.t_valid, t_invalid: r.t_invalid, t_recorded: r.t_recorded, t_expired: r.t_expired,
+    t_valid: r.t_valid.epochMillis, t_invalid: r.t_invalid.epochMillis,
+    t_recorded: CASE WHEN $asof THEN r.t_recorded.epochMillis END,
+    t_expired: CASE WHEN $asof THEN r.t_expired.epochMillis END,
     tl_beginn: ta.beginn, tl_genauigkeit: ta.genauigkeit, tl_abgesagt: ta.abgesagt,
     tlb_beginn: null, tlb_genauigkeit: null
   }) AS fakten
@@ -81,7 +83,8 @@ CALL (e) {
     id: r.id, rel: type(r), grad: 1, via: null, herkunft: r.herkunft,
     s_id: e.id, s_name: e.name, o_id: n.id, o_name: n.name, wert: n.wert,
     staerke: r.staerke_decay, aktiv: r.aktiv, grund: r.grund,
-    t_valid: r.t_valid, t_invalid: r.t_invalid, t_recorded: r.t_recorded, t_expired: r.t_expired,
+    t_valid: r.t_valid.epochMillis, t_invalid: r.t_invalid.epochMillis,
+    t_recorded: r.t_recorded.epochMillis, t_expired: r.t_expired.epochMillis,
     tl_beginn: ta.beginn, tl_genauigkeit: ta.genauigkeit, tl_abgesagt: ta.abgesagt,
     tlb_beginn: tb.beginn, tlb_genauigkeit: tb.genauigkeit
   }) AS historie
@@ -117,7 +120,7 @@ WHERE NOT (tb)-[:NACHFOLGER]->(:TimelineEintrag)
 RETURN r.id AS id, type(r) AS rel, 1 AS grad, null AS via, r.herkunft AS herkunft,
        e.id AS s_id, e.name AS s_name, n.id AS o_id, n.name AS o_name, n.wert AS wert,
        r.staerke_decay AS staerke, r.aktiv AS aktiv, r.grund AS grund,
-       r.t_valid AS t_valid, r.t_invalid AS t_invalid, r.t_recorded AS t_recorded,
-       r.t_expired AS t_expired, ta.beginn AS tl_beginn, ta.genauigkeit AS tl_genauigkeit,
+       r.t_valid.epochMillis AS t_valid, r.t_invalid.epochMillis AS t_invalid,
+       r.t_recorded.epochMillis AS t_recorded, r.t_expired.epochMillis AS t_expired, ta.beginn AS tl_beginn, ta.genauigkeit AS tl_genauigkeit,
        ta.abgesagt AS tl_abgesagt, tb.beginn AS tlb_beginn, tb.genauigkeit AS tlb_genauigkeit
 ORDER BY type(r), r.t_valid, r.id;

@@ -61,42 +61,50 @@ SET r.aktiv = false, r.grund = $grund, r.t_invalid = coalesce($t_invalid, r.t_va
 RETURN r.id AS id;
 
 // name: order_state
-// Everything an order's triples depend on, read under the user's lock in one query:
-// the user's entities by normalised name and by id, each with its type in the pair, a
-// few facts that tell it apart, and the pair's facts of the relations involved (active
-// ones; superseded ones too for relations an order corrects). The writer plans the
-// order against this in Python and writes it with order_apply.
-// params: $user_id, $character_id, $names, $ids, $rel_types, $symmetric_types, $history_types, $timeline_ids
+// An order's first query: take the user's lock (so entity creation by name, einwertig
+// supersession and the replay check cannot race), find a replayed order, and read
+// everything the triples depend on — the user's entities by normalised name and by id,
+// each with its type in the pair, a few facts that tell it apart, and the pair's facts
+// of the relations involved (active ones; superseded ones too for relations an order
+// corrects) — plus the timeline chains referenced. The writer plans the order against
+// this in Python and writes it with order_apply.
+// params: $user_id, $auftrag_id, $character_id, $names, $ids, $rel_types, $symmetric_types, $history_types, $timeline_ids
+MERGE (lock:Nutzer {id: $user_id})
+SET lock.writes = coalesce(lock.writes, 0) + 1
+WITH lock
+OPTIONAL MATCH (a:Auftrag {user_id: $user_id, id: $auftrag_id})
 CALL () {
-  MATCH (e:Entitaet)
-  WHERE e.user_id = $user_id AND e.name_norm IN $names
-  RETURN e
-  UNION
-  MATCH (e:Entitaet)
-  WHERE e.id IN $ids AND e.user_id = $user_id
-  RETURN e
+  CALL () {
+    MATCH (e:Entitaet)
+    WHERE e.user_id = $user_id AND e.name_norm IN $names
+    RETURN e
+    UNION
+    MATCH (e:Entitaet)
+    WHERE e.id IN $ids AND e.user_id = $user_id
+    RETURN e
+  }
+  CALL (e) {
+    OPTIONAL MATCH (e)-[t:TYP]->(w:Wert)
+    WHERE t.character_id = $character_id AND t.aktiv
+    RETURN w.wert AS typ LIMIT 1
+  }
+  CALL (e) {
+    OPTIONAL MATCH (e)-[r]-(o)
+    WHERE r.character_id = $character_id AND r.aktiv AND type(r) <> 'TYP'
+    WITH r, o ORDER BY r.last_touched DESC LIMIT 3
+    RETURN collect({rel: type(r), out: startNode(r) = e, other: coalesce(o.name, o.wert)}) AS merkmale
+  }
+  CALL (e) {
+    OPTIONAL MATCH (e)-[r]-(o)
+    WHERE type(r) IN $rel_types AND r.character_id = $character_id
+      AND (startNode(r) = e OR type(r) IN $symmetric_types)
+      AND (r.aktiv OR (type(r) IN $history_types AND r.grund = 'abgeloest'))
+    RETURN collect({id: r.id, rel: type(r), start_id: startNode(r).id, end_id: endNode(r).id,
+                    wert: o.wert, aktiv: r.aktiv}) AS facts
+  }
+  RETURN collect({id: e.id, name: e.name, name_norm: e.name_norm, typ: typ,
+                  merkmale: merkmale, facts: facts}) AS entities
 }
-CALL (e) {
-  OPTIONAL MATCH (e)-[t:TYP]->(w:Wert)
-  WHERE t.character_id = $character_id AND t.aktiv
-  RETURN w.wert AS typ LIMIT 1
-}
-CALL (e) {
-  OPTIONAL MATCH (e)-[r]-(o)
-  WHERE r.character_id = $character_id AND r.aktiv AND type(r) <> 'TYP'
-  WITH r, o ORDER BY r.last_touched DESC LIMIT 3
-  RETURN collect({rel: type(r), out: startNode(r) = e, other: coalesce(o.name, o.wert)}) AS merkmale
-}
-CALL (e) {
-  OPTIONAL MATCH (e)-[r]-(o)
-  WHERE type(r) IN $rel_types AND r.character_id = $character_id
-    AND (startNode(r) = e OR type(r) IN $symmetric_types)
-    AND (r.aktiv OR (type(r) IN $history_types AND r.grund = 'abgeloest'))
-  RETURN collect({id: r.id, rel: type(r), start_id: startNode(r).id, end_id: endNode(r).id,
-                  wert: o.wert, aktiv: r.aktiv}) AS facts
-}
-WITH collect({id: e.id, name: e.name, name_norm: e.name_norm, typ: typ,
-              merkmale: merkmale, facts: facts}) AS entities
 CALL () {
   UNWIND $timeline_ids AS given
   MATCH (t:TimelineEintrag {id: given})
@@ -107,7 +115,7 @@ CALL () {
   WHERE NOT (last)-[:NACHFOLGER]->(:TimelineEintrag)
   RETURN collect({given: given, first_id: first.id, abgesagt: coalesce(last.abgesagt, false)}) AS chains
 }
-RETURN entities, chains;
+RETURN a.ergebnis AS ergebnis, a.inhalt AS inhalt, a.erfasst AS erfasst, entities, chains;
 
 // name: order_apply
 // Write a planned order at once: new entities, new event entries, retired and touched
