@@ -88,12 +88,12 @@ def _start_of(day: date) -> datetime:
 def effective(row: Record) -> tuple[datetime, datetime | None, str, str | None, bool]:
     """(valid from, valid until, ab text, bis text, from an event) of a fact row."""
     tl = _native(row.get("tl_beginn"))
+    ab: datetime
     if tl is not None:
         ab = _start_of(tl)
         ab_text = when_text(tl, None, row["tl_genauigkeit"])
     else:
-        ab = _instant(row["t_valid"])
-        assert ab is not None
+        ab = datetime.fromtimestamp(row["t_valid"] / 1000, UTC)
         ab_text = when_text(ab.date(), None, "tag")
     tlb = _native(row.get("tlb_beginn"))
     bis: datetime | None
