@@ -1,0 +1,321 @@
+"""PostgreSQL 15 as the baseline: a private cluster on loopback, the original design's
+tables (`bench/postgres.sql`), COPY loading and the dossier as one SQL statement
+(`bench/dossier.sql`).
+
+The cluster belongs to the benchmark: `initdb` into its own directory, `pg_ctl` on a
+spare port, listening on 127.0.0.1 only, trust authentication for loopback (a throwaway
+cluster that holds synthetic data), stopped and removed afterwards. Run as root, the
+server runs as the `postgres` system user (PostgreSQL refuses to run as root).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import psycopg
+
+from bench.generate import UserGraph
+from kg.canon import Canon
+
+HERE = Path(__file__).resolve().parent
+SCHEMA = (HERE / "postgres.sql").read_text(encoding="utf-8")
+DOSSIER = (HERE / "dossier.sql").read_text(encoding="utf-8")
+DATABASE = "kgbench"
+
+
+def _bindir() -> Path:
+    for candidate in sorted(Path("/usr/lib/postgresql").glob("*/bin"), reverse=True):
+        if (candidate / "pg_ctl").exists():
+            return candidate
+    found = shutil.which("pg_ctl")
+    if found:
+        return Path(found).resolve().parent
+    raise RuntimeError(
+        "PostgreSQL is not installed — `apt-get install -y postgresql` (Debian's 15)"
+    )
+
+
+def free_port(start: int = 55432) -> int:
+    for port in range(start, start + 200):
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            if s.connect_ex(("127.0.0.1", port)) != 0:
+                return port
+    raise RuntimeError("no free port for PostgreSQL near 55432")
+
+
+@dataclass
+class PgCluster:
+    """A private PostgreSQL cluster in `datadir` on 127.0.0.1:`port`."""
+
+    datadir: Path
+    port: int
+    shared_buffers: str = "1GB"
+
+    @property
+    def dsn(self) -> str:
+        return f"host=127.0.0.1 port={self.port} user=postgres dbname={DATABASE}"
+
+    def _as_owner(self, *cmd: str) -> subprocess.CompletedProcess[str]:
+        argv = list(cmd)
+        if os.geteuid() == 0:  # PostgreSQL refuses root: run as the postgres system user
+            argv = ["runuser", "-u", "postgres", "--", *argv]
+        return subprocess.run(argv, capture_output=True, text=True, check=False)
+
+    def start(self) -> None:
+        bindir = _bindir()
+        if not (self.datadir / "PG_VERSION").exists():
+            self.datadir.mkdir(parents=True, exist_ok=True)
+            if os.geteuid() == 0:
+                shutil.chown(self.datadir, "postgres", "postgres")
+            done = self._as_owner(
+                str(bindir / "initdb"),
+                "-D",
+                str(self.datadir),
+                "-U",
+                "postgres",
+                "--auth=trust",
+                "--encoding=UTF8",
+                "--locale=C.UTF-8",
+            )
+            if done.returncode != 0:
+                raise RuntimeError(f"initdb failed:\n{done.stdout}{done.stderr}")
+        options = " ".join(
+            [
+                f"-p {self.port}",
+                "-c listen_addresses=127.0.0.1",
+                f"-c unix_socket_directories={self.datadir}",
+                f"-c shared_buffers={self.shared_buffers}",
+                "-c effective_cache_size=4GB",
+                "-c work_mem=16MB",
+                "-c maintenance_work_mem=512MB",
+                "-c random_page_cost=1.1",
+                # A throwaway cluster: durability off for loading speed; it does not change reads.
+                "-c fsync=off",
+                "-c synchronous_commit=off",
+                "-c full_page_writes=off",
+                "-c max_wal_size=8GB",
+                "-c jit=off",
+            ]
+        )
+        done = self._as_owner(
+            str(bindir / "pg_ctl"),
+            "-D",
+            str(self.datadir),
+            "-l",
+            str(self.datadir / "log"),
+            "-o",
+            options,
+            "-w",
+            "-t",
+            "60",
+            "start",
+        )
+        if done.returncode != 0:
+            raise RuntimeError(f"pg_ctl start failed:\n{done.stdout}{done.stderr}")
+        with psycopg.connect(
+            self.dsn.replace(f"dbname={DATABASE}", "dbname=postgres"), autocommit=True
+        ) as conn:
+            exists = conn.execute(
+                "SELECT 1 FROM pg_database WHERE datname = %s", [DATABASE]
+            ).fetchone()
+            if not exists:
+                conn.execute(f"CREATE DATABASE {DATABASE}")
+        with psycopg.connect(self.dsn, autocommit=True) as conn:
+            conn.execute(SCHEMA)  # type: ignore[arg-type]
+
+    def stop(self, remove: bool = True) -> None:
+        if (self.datadir / "postmaster.pid").exists():
+            self._as_owner(
+                str(_bindir() / "pg_ctl"), "-D", str(self.datadir), "-m", "fast", "-w", "stop"
+            )
+        if remove:
+            shutil.rmtree(self.datadir, ignore_errors=True)
+
+    def version(self) -> str:
+        with psycopg.connect(self.dsn) as conn:
+            row = conn.execute("SHOW server_version").fetchone()
+            return str(row[0]) if row else "?"
+
+    def size_bytes(self) -> int:
+        with psycopg.connect(self.dsn) as conn:
+            row = conn.execute("SELECT pg_database_size(current_database())").fetchone()
+            return int(row[0]) if row else 0
+
+
+ENTITY_COLS = ("id", "user_id", "name", "name_norm", "erstellt")
+TIMELINE_COLS = (
+    "id",
+    "user_id",
+    "character_id",
+    "typ",
+    "titel",
+    "beginn",
+    "ende",
+    "genauigkeit",
+    "aktiv",
+    "abgesagt",
+    "betrifft_id",
+    "nachfolger_id",
+)
+FACT_COLS = (
+    "id",
+    "user_id",
+    "character_id",
+    "subjekt_id",
+    "beziehung",
+    "objekt_id",
+    "wert",
+    "herkunft",
+    "t_valid",
+    "t_invalid",
+    "t_recorded",
+    "t_expired",
+    "aktiv",
+    "grund",
+    "staerke_decay",
+    "last_touched",
+    "decay_am",
+    "timeline_id",
+    "timeline_bis",
+)
+
+
+def load(dsn: str, canon: Canon, graphs: Iterable[UserGraph], batch_users: int = 200) -> int:
+    """COPY the same users into entitaeten, timeline and fakten; returns facts loaded."""
+    facts = 0
+    names = {r.rel_type: r.name for r in canon.relations.values()}
+    with psycopg.connect(dsn) as conn:
+        batch: list[UserGraph] = []
+
+        def flush() -> None:
+            with conn.cursor() as cur:
+                with cur.copy(f"COPY entitaeten ({', '.join(ENTITY_COLS)}) FROM STDIN") as cp:
+                    for g in batch:
+                        for e in g.entities:
+                            cp.write_row((e.id, e.user_id, e.name, e.name_norm, e.erstellt))
+                with cur.copy(f"COPY timeline ({', '.join(TIMELINE_COLS)}) FROM STDIN") as cp:
+                    for g in batch:
+                        for t in g.eintraege:
+                            cp.write_row(
+                                (
+                                    t.id,
+                                    t.user_id,
+                                    t.character_id,
+                                    "ereignis",
+                                    t.titel,
+                                    t.beginn,
+                                    None,
+                                    t.genauigkeit,
+                                    t.aktiv,
+                                    False,
+                                    t.betrifft_id,
+                                    t.nachfolger_id,
+                                )
+                            )
+                with cur.copy(f"COPY fakten ({', '.join(FACT_COLS)}) FROM STDIN") as cp:
+                    for g in batch:
+                        for f in g.facts:
+                            cp.write_row(
+                                (
+                                    f.id,
+                                    f.user_id,
+                                    f.character_id,
+                                    f.subjekt_id,
+                                    names[f.rel],
+                                    f.objekt_id,
+                                    f.wert,
+                                    f.herkunft,
+                                    f.t_valid,
+                                    f.t_invalid,
+                                    f.t_recorded,
+                                    f.t_expired,
+                                    f.aktiv,
+                                    f.grund,
+                                    f.staerke_decay,
+                                    f.last_touched,
+                                    f.decay_am,
+                                    f.timeline_id,
+                                    f.timeline_bis,
+                                )
+                            )
+            conn.commit()
+            batch.clear()
+
+        for g in graphs:
+            batch.append(g)
+            facts += len(g.facts)
+            if len(batch) >= batch_users:
+                flush()
+        if batch:
+            flush()
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("VACUUM ANALYZE")
+    return facts
+
+
+class Dossier:
+    """The dossier query on one open connection (prepared after a few runs)."""
+
+    def __init__(self, dsn: str, canon: Canon, cap: int, schwelle: float) -> None:
+        self.conn = psycopg.connect(dsn, autocommit=True)
+        trans = [r for r in canon.relations.values() if r.transitiv]
+        self.trans = trans[0].name if trans else "liegt_in"
+        self.via = sorted(
+            r.name
+            for r in canon.relations.values()
+            if r.objekt == "entitaet" and trans and r.objekt_typ == trans[0].objekt_typ
+        )
+        self.cap = cap
+        self.schwelle = schwelle
+
+    def read(self, user_id: str, character_id: str, entity_id: str) -> dict[str, Any]:
+        row = self.conn.execute(
+            DOSSIER,  # type: ignore[arg-type]
+            {
+                "eid": entity_id,
+                "uid": user_id,
+                "cid": character_id,
+                "cap": self.cap,
+                "schwelle": self.schwelle,
+                "via": self.via,
+                "trans": self.trans,
+            },
+        ).fetchone()
+        if row is None:
+            raise LookupError(f"no entity {entity_id!r} for {user_id!r}")
+        return {
+            "id": row[0],
+            "name": row[1],
+            "typ": row[2],
+            "fakten": row[3],
+            "historie": row[4],
+            "abgeleitet": row[5],
+        }
+
+    def ping(self) -> None:
+        self.conn.execute("SELECT 1").fetchone()
+
+    def explain(self, user_id: str, character_id: str, entity_id: str) -> str:
+        rows = self.conn.execute(
+            ("EXPLAIN (ANALYZE, BUFFERS) " + DOSSIER),  # type: ignore[arg-type]
+            {
+                "eid": entity_id,
+                "uid": user_id,
+                "cid": character_id,
+                "cap": self.cap,
+                "schwelle": self.schwelle,
+                "via": self.via,
+                "trans": self.trans,
+            },
+        ).fetchall()
+        return "\n".join(r[0] for r in rows)
+
+    def close(self) -> None:
+        self.conn.close()

@@ -1,0 +1,361 @@
+"""The Markdown report and the plot of a benchmark result (JSON from bench/run.py).
+
+python -m bench.report bench/results/<date>.json   # regenerate .md and the plot
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+
+GOALS = {
+    "mappe_p50_ms": 5.0,
+    "mappe_p99_ms": 20.0,
+    "floor_ratio": 10.0,
+    "growth": 1.5,
+    "load_facts_per_s": 20_000,
+}
+
+
+def _mb(n: int | None) -> str:
+    return "–" if n is None else f"{n / 1024 / 1024:,.0f} MB"
+
+
+def _ms(d: dict[str, Any] | None, key: str) -> str:
+    if not d or key not in d:
+        return "–"
+    return f"{d[key]:.2f}"
+
+
+def _ratio(a: float | None, b: float | None) -> float | None:
+    return None if not a or not b else a / b
+
+
+def _fmt(x: float | None, digits: int = 2) -> str:
+    return "–" if x is None else f"{x:.{digits}f}"
+
+
+def goals(result: dict[str, Any]) -> list[tuple[str, str, str, bool | None]]:
+    """(goal, target, measured, met) at the largest size."""
+    sizes = result["sizes"]
+    if not sizes:
+        return []
+    small, large = sizes[0], sizes[-1]
+    m = large["mappe"]
+    floor_ratio = _ratio(m["p50"], large["floor"]["p50"])
+    growth = _ratio(m["p50"], small["mappe"]["p50"]) if len(sizes) > 1 else None
+    vs_naive = _ratio(large["naive"]["p50"], m["p50"])
+    vs_pg = _ratio(large.get("postgres", {}).get("p50"), m["p50"])
+    load = large["load"]["facts_per_s"]
+    at = large["size"]
+    rows = [
+        (f"Mappe p50 at {at}", "≤ 5 ms", f"{m['p50']:.2f} ms", m["p50"] <= GOALS["mappe_p50_ms"]),
+        (f"Mappe p99 at {at}", "≤ 20 ms", f"{m['p99']:.2f} ms", m["p99"] <= GOALS["mappe_p99_ms"]),
+        (
+            "Mappe p50 / floor p50",
+            "≤ 10",
+            _fmt(floor_ratio),
+            None if floor_ratio is None else floor_ratio <= GOALS["floor_ratio"],
+        ),
+        (
+            f"growth (p50 {at} / p50 {small['size']})",
+            "≤ 1.5",
+            _fmt(growth),
+            None if growth is None else growth <= GOALS["growth"],
+        ),
+        (
+            f"faster than naive at {at} (naive p50 / Mappe p50)",
+            "> 1",
+            _fmt(vs_naive),
+            None if vs_naive is None else vs_naive > 1,
+        ),
+        (
+            f"faster than PostgreSQL at {at} (SQL p50 / Mappe p50)",
+            "> 1",
+            _fmt(vs_pg),
+            None if vs_pg is None else vs_pg > 1,
+        ),
+        (
+            f"bulk load (the {at} step)",
+            "≥ 20,000 facts/s",
+            f"{load:,.0f} facts/s",
+            load >= GOALS["load_facts_per_s"],
+        ),
+    ]
+    return rows
+
+
+def table(result: dict[str, Any]) -> str:
+    """The README table: one column per size."""
+    sizes = result["sizes"]
+    head = "| | " + " | ".join(s["size"] + " facts" for s in sizes) + " |"
+    sep = "|---|" + "---:|" * len(sizes)
+    lines = [head, sep]
+
+    def row(name: str, cell: Any) -> None:
+        lines.append(f"| {name} | " + " | ".join(cell(s) for s in sizes) + " |")
+
+    row("fact edges in the store", lambda s: f"{s['store']['facts']:,}")
+    row("floor `RETURN 1` p50 (ms)", lambda s: _ms(s["floor"], "p50"))
+    row(
+        "**Mappe** p50 / p95 / p99 (ms)",
+        lambda s: (
+            f"**{_ms(s['mappe'], 'p50')}** / {_ms(s['mappe'], 'p95')} / {_ms(s['mappe'], 'p99')}"
+        ),
+    )
+    row("Mappe p50 / floor", lambda s: _fmt(_ratio(s["mappe"]["p50"], s["floor"]["p50"]), 1))
+    row(
+        "Mappe query only p50 / p99 (ms)",
+        lambda s: f"{_ms(s['mappe_query'], 'p50')} / {_ms(s['mappe_query'], 'p99')}",
+    )
+    row("naive p50 / p99 (ms)", lambda s: f"{_ms(s['naive'], 'p50')} / {_ms(s['naive'], 'p99')}")
+    row("naive / Mappe (p50)", lambda s: _fmt(_ratio(s["naive"]["p50"], s["mappe"]["p50"]), 1))
+    row(
+        "PostgreSQL 15 p50 / p99 (ms)",
+        lambda s: f"{_ms(s.get('postgres'), 'p50')} / {_ms(s.get('postgres'), 'p99')}",
+    )
+    row(
+        "PostgreSQL / Mappe (p50)",
+        lambda s: _fmt(_ratio(s.get("postgres", {}).get("p50"), s["mappe"]["p50"]), 1),
+    )
+    row(
+        "hub entities: Mappe p50 / max (ms)",
+        lambda s: f"{_ms(s.get('hubs'), 'p50')} / {_ms(s.get('hubs'), 'max')}",
+    )
+    row(
+        "write order (5 triples), 1 writer p50 / p99 (ms)",
+        lambda s: f"{_ms(s['writes']['1'], 'p50')} / {_ms(s['writes']['1'], 'p99')}",
+    )
+    row(
+        "write orders/s, 1 / 4 writers",
+        lambda s: f"{s['writes']['1']['orders_per_s']} / {s['writes']['4']['orders_per_s']}",
+    )
+    row(
+        "4 writers p50 / p99 (ms)",
+        lambda s: f"{_ms(s['writes']['4'], 'p50')} / {_ms(s['writes']['4'], 'p99')}",
+    )
+    row("bulk load (facts/s)", lambda s: f"{s['load']['facts_per_s']:,}")
+    row("decay sweep over all edges (s)", lambda s: f"{s['decay']['seconds']}")
+    row("`kg check` (s)", lambda s: f"{s['check']['seconds']}" if "check" in s else "–")
+    row(
+        "store files on disk¹ (+ transaction logs)",
+        lambda s: f"{_mb(s['memory']['store_bytes'])} (+{_mb(s['memory']['tx_log_bytes'])})",
+    )
+    row("heap in use", lambda s: _mb(s["memory"]["heap_used_bytes"]))
+    row("PostgreSQL database size", lambda s: _mb(s["memory"]["pg_bytes"]))
+    row("bench process peak RSS", lambda s: _mb(s["memory"]["bench_rss_peak_bytes"]))
+    lines += [
+        "",
+        "¹ Neo4j writes its store files at checkpoints (every 15 minutes by default); until "
+        "then the data sits in the transaction logs, so the small sizes show almost nothing.",
+    ]
+    return "\n".join(lines)
+
+
+def plot(result: dict[str, Any], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    sizes = result["sizes"]
+    xs = [s["store"]["facts"] for s in sizes]
+    fig, ax = plt.subplots(figsize=(8, 6), dpi=120)
+    series = [
+        ("mappe", "Mappe (store, one query)", "tab:blue"),
+        ("naive", "naive (1 + N queries)", "tab:orange"),
+        ("postgres", "PostgreSQL 15 (one SQL query)", "tab:green"),
+    ]
+    styles = [("p50", "-", "o"), ("p95", "--", "s"), ("p99", ":", "^")]
+    for key, name, color in series:
+        if not all(key in s for s in sizes):
+            continue
+        for pct, line, marker in styles:
+            ax.plot(
+                xs,
+                [s[key][pct] for s in sizes],
+                line,
+                marker=marker,
+                color=color,
+                label=f"{name} {pct}",
+            )
+    ax.plot(
+        xs, [s["floor"]["p50"] for s in sizes], "-", color="grey", lw=1, label="floor RETURN 1 p50"
+    )
+    ax.axhline(5, color="tab:red", lw=0.8, ls="--")
+    ax.axhline(20, color="tab:red", lw=0.8, ls=":")
+    ax.text(xs[0], 5, " goal p50 5 ms", color="tab:red", va="bottom", fontsize=8)
+    ax.text(xs[0], 20, " goal p99 20 ms", color="tab:red", va="bottom", fontsize=8)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("fact edges in the store")
+    ax.set_ylabel("latency per Mappe (ms, warm)")
+    ax.set_title(
+        f"Mappe latency vs database size ({result['date']}, {result['machine']['cores']} cores)"
+    )
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.13))
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def profile_text(result: dict[str, Any]) -> str:
+    prof = result.get("profile") or {}
+    out = []
+    for key, p in prof.items():
+        e = p["entity"]
+        out.append(
+            f"**{key}** — {e['kind']} {e['name']!r}: {p['db_hits']:,} db hits in all, "
+            f"result after {p['available_after_ms']} ms"
+        )
+        out.append("")
+        out.append("| operator | db hits | rows | details |")
+        out.append("|---|---:|---:|---|")
+        for o in p["top"][:8]:
+            details = o["details"].replace("|", "\\|")
+            out.append(f"| {o['operator']} | {o['db_hits']:,} | {o['rows']:,} | `{details}` |")
+        out.append("")
+    py = result.get("python_profile") or []
+    if py:
+        out.append("Python side of one Mappe call (cProfile over 200 calls, self time):")
+        out.append("")
+        out.append("| function | self ms per Mappe | cumulative ms |")
+        out.append("|---|---:|---:|")
+        for r in py[:10]:
+            out.append(
+                f"| `{r['function']}` | {r['self_ms_per_mappe']} | {r['cum_ms_per_mappe']} |"
+            )
+        out.append("")
+    return "\n".join(out)
+
+
+def markdown(result: dict[str, Any], plot_rel: str) -> str:
+    m = result["machine"]
+    c = result["config"]
+    lines = [
+        f"# Benchmark {result['date']}",
+        "",
+        f"Command: `{result['command']}` (git {m.get('git')})",
+        "",
+        "## Machine and versions",
+        "",
+        f"- CPU: {m['cpu']}, {m['cores']} cores, {m['memory_gib']} GiB memory "
+        "(shared with other work while it ran: see the load averages below)",
+        f"- {m['os']}, Python {m['python']}",
+        f"- Neo4j {m['neo4j_server']} Community (heap {m['neo4j_heap']}, page cache "
+        f"{m['neo4j_pagecache']}), Python driver {m['neo4j_driver']} (pure Python)",
+        f"- PostgreSQL {m['postgres']}, psycopg {m['psycopg']}",
+        f"- seed {c['seed']}, {c['samples']} sampled entities per size, Mappe cap "
+        f"{c['mappe_cap']}, resting threshold {c['ruhe_schwelle']}, {c['orders']} orders "
+        f"per writer setting, load batches of {c['batch_facts']} facts × "
+        f"{c['load_concurrency']} in flight",
+        "",
+        "## Figures",
+        "",
+        table(result),
+        "",
+        f"![Mappe latency vs size]({plot_rel})",
+        "",
+        "## Goals",
+        "",
+        "| goal | target | measured | met |",
+        "|---|---|---|---|",
+    ]
+    for goal, target, measured, met in goals(result):
+        mark = "–" if met is None else ("yes" if met else "**no**")
+        lines.append(f"| {goal} | {target} | {measured} | {mark} |")
+    lines += ["", "## Per size", ""]
+    for s in result["sizes"]:
+        lines.append(f"### {s['size']}")
+        lines.append("")
+        lines.append(f"- store: {s['store']}")
+        lines.append(f"- load: {s['load']}")
+        if "pg_load" in s:
+            lines.append(f"- PostgreSQL load (COPY): {s['pg_load']}")
+        if "check" in s:
+            lines.append(f"- kg check: {s['check']}")
+        lines.append(f"- samples: {s['samples']}")
+        for key in ("floor", "mappe", "mappe_query", "naive", "pg_floor", "postgres", "hubs"):
+            if key in s:
+                lines.append(f"- {key}: {s[key]}")
+        lines.append(f"- parity (same facts from the three readers): {s['parity']}")
+        for k, w in s["writes"].items():
+            lines.append(f"- writes, {k} writer(s): {w}")
+        lines.append(f"- decay: {s['decay']}")
+        lines.append(f"- memory: {s['memory']}")
+        lines.append(f"- load average during the reads: {s.get('loadavg_reads')}")
+        lines.append("")
+    lines += ["## Profile of the Mappe query at the largest size", "", profile_text(result)]
+    lines += ["## Log", "", "```", *result.get("log", []), "```", ""]
+    return "\n".join(lines)
+
+
+START, END = "<!-- results:start -->", "<!-- results:end -->"
+
+
+def readme_section(result: dict[str, Any], plot_link: str = "/docs/bench-mappe.png") -> str:
+    """The README's benchmark section: date, command, table, plot and goals."""
+    m = result["machine"]
+    lines = [
+        f"Measured on {result['date']} on this project's machine ({m['cores']} cores "
+        f"{m['cpu']}, {m['memory_gib']} GiB, shared with other work — load averages are in "
+        f"the report), Neo4j {m['neo4j_server']} Community with heap {m['neo4j_heap']} and "
+        f"page cache {m['neo4j_pagecache']}, PostgreSQL {m['postgres'].split()[0]}, Python "
+        f"{m['python']} with the pure-Python driver {m['neo4j_driver']}. Latencies are per "
+        "call, end to end in the Python process, warm, over 1,000 sampled entities per "
+        "size, the readers interleaved entity by entity. Full report: "
+        f"[`bench/results/{result['date']}.md`](/bench/results/{result['date']}.md).",
+        "",
+        table(result),
+        "",
+        f"![Mappe latency against database size]({plot_link})",
+        "",
+        "| goal | target | measured | met |",
+        "|---|---|---|---|",
+    ]
+    for goal, target, measured, met in goals(result):
+        mark = "–" if met is None else ("yes" if met else "**no**")
+        lines.append(f"| {goal} | {target} | {measured} | {mark} |")
+    lines += ["", f"Reproduce: `{result['command']}` (see below for the server it needs)."]
+    return "\n".join(lines)
+
+
+def update_readme(result: dict[str, Any], readme: Path) -> None:
+    """Replace the section between the result markers of `readme` (if it has them)."""
+    if not readme.exists():
+        return
+    text = readme.read_text(encoding="utf-8")
+    if START not in text or END not in text:
+        return
+    head, rest = text.split(START, 1)
+    _, tail = rest.split(END, 1)
+    readme.write_text(f"{head}{START}\n{readme_section(result)}\n{END}{tail}", encoding="utf-8")
+
+
+def write(result: dict[str, Any], md_path: Path, plot_path: Path) -> Path:
+    plot(result, plot_path)
+    try:
+        rel = plot_path.resolve().relative_to(ROOT)
+        plot_rel = "../../" + str(rel)
+    except ValueError:
+        plot_rel = str(plot_path)
+    md_path.write_text(markdown(result, plot_rel), encoding="utf-8")
+    update_readme(result, ROOT / "bench" / "README.md")
+    return md_path
+
+
+def main() -> None:
+    path = Path(sys.argv[1])
+    result = json.loads(path.read_text())
+    plot_path = Path(sys.argv[2]) if len(sys.argv) > 2 else ROOT / "docs" / "bench-mappe.png"
+    print(write(result, path.with_suffix(".md"), plot_path))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,705 @@
+"""Run the benchmark suite: grow the store to each size and measure it (issue 8).
+
+    python -m bench.run --sizes 10k,100k,1M
+
+against an EMPTY database of its own (see bench/README.md for the commands that start
+one). The store grows from one size to the next (user i of the seed is always the same
+graph), and at each size it measures the floor, the Mappe, the naive baseline,
+PostgreSQL 15, writes, the decay sweep and memory. Results go to
+bench/results/<date>.json and .md, the plot to docs/bench-mappe.png.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import cProfile
+import io
+import json
+import math
+import os
+import platform
+import pstats
+import random
+import resource
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import Any
+
+from bench import bulk, report
+from bench.generate import JOBS, Config, UserGraph, user
+from bench.naive import Naive
+from kg.api import Memory
+from kg.mappe import mappe_params
+from kg.models import Auftrag
+from kg.settings import Settings
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def parse_size(text: str) -> int:
+    text = text.strip().lower().replace("_", "")
+    factor = {"k": 1_000, "m": 1_000_000}.get(text[-1], 1)
+    return int(float(text.rstrip("km")) * factor)
+
+
+def size_label(n: int) -> str:
+    if n >= 1_000_000 and n % 1_000_000 == 0:
+        return f"{n // 1_000_000}M"
+    if n >= 1_000 and n % 1_000 == 0:
+        return f"{n // 1_000}k"
+    return str(n)
+
+
+def stats(ms: list[float]) -> dict[str, float]:
+    """Nearest-rank percentiles of a list of milliseconds."""
+    xs = sorted(ms)
+    if not xs:
+        return {"n": 0}
+
+    def pct(q: float) -> float:
+        return round(xs[max(0, math.ceil(q * len(xs)) - 1)], 3)
+
+    return {
+        "n": len(xs),
+        "p50": pct(0.50),
+        "p95": pct(0.95),
+        "p99": pct(0.99),
+        "max": round(xs[-1], 3),
+        "mean": round(sum(xs) / len(xs), 3),
+    }
+
+
+async def timed(calls: list[Callable[[], Awaitable[Any]]], warm: int | None = None) -> list[float]:
+    """Run the first `warm` calls (all by default) as a warm-up pass, then time every
+    call once; milliseconds."""
+    for call in calls[: len(calls) if warm is None else warm]:
+        await call()
+    out = []
+    for call in calls:
+        t = time.perf_counter_ns()
+        await call()
+        out.append((time.perf_counter_ns() - t) / 1e6)
+    return out
+
+
+@dataclass
+class Sample:
+    user_id: str
+    character_id: str
+    entity_id: str
+    kind: str
+    name: str
+
+
+@dataclass
+class Reservoir:
+    """Deterministic reservoir sampling over the entities as users stream by."""
+
+    k: int
+    rng: random.Random
+    items: list[Sample] = field(default_factory=list)
+    seen: int = 0
+
+    def add(self, item: Sample) -> None:
+        self.seen += 1
+        if len(self.items) < self.k:
+            self.items.append(item)
+        else:
+            j = self.rng.randrange(self.seen)
+            if j < self.k:
+                self.items[j] = item
+
+
+@dataclass
+class Grower:
+    """The users loaded so far and what the measurements draw from them."""
+
+    cfg: Config
+    memory: Memory
+    reservoir: Reservoir
+    next_index: int = 0
+    facts: int = 0
+    hubs: list[Sample] = field(default_factory=list)
+    writers: list[tuple[str, list[str], list[str]]] = field(default_factory=list)
+
+    def stream(self, target: int, seen: Callable[[UserGraph], None]) -> Iterator[UserGraph]:
+        while self.facts < target:
+            g = user(self.cfg, self.memory.canon, self.next_index)
+            self.next_index += 1
+            self.facts += len(g.facts)
+            seen(g)
+            yield g
+
+    def observe(self, g: UserGraph) -> None:
+        for e in g.entities:
+            for char in sorted(e.characters):
+                self.reservoir.add(Sample(g.user_id, char, e.id, e.kind, e.name))
+        self.hubs += [Sample(g.user_id, "nova", h.id, h.kind, h.name) for h in g.hubs]
+        if len(self.writers) < 4 and not g.hubs:
+            people = [e.name for e in g.entities if e.kind == "person" and "nova" in e.characters]
+            cities = [e.name for e in g.entities if e.kind == "ort" and "nova" in e.characters]
+            self.writers.append((g.user_id, people[:20], cities))
+
+
+# -- the measurements ----------------------------------------------------------------
+
+
+def mappe_query(memory: Memory, s: Sample) -> Callable[[], Awaitable[Any]]:
+    """The Mappe's one query without mapping to the model: where the Python cost lies."""
+    db = memory.db
+    params = mappe_params(
+        db.settings, memory.canon, s.user_id, s.character_id, [s.entity_id], None, None, None
+    )
+    return lambda: db.query("mappe", **params)
+
+
+async def reads(
+    memory: Memory, naive: Naive, dossier: Any, samples: list[Sample]
+) -> dict[str, list[float]]:
+    """Every reader on every sampled entity, interleaved (floor, Mappe, Mappe query,
+    naive, SQL floor, SQL per entity), so load from elsewhere on the machine falls on all
+    of them alike. A warm-up pass over every entity comes first (naive: the first 100)."""
+
+    async def pg_read(s: Sample) -> None:
+        dossier.read(s.user_id, s.character_id, s.entity_id)
+
+    async def pg_ping() -> None:
+        dossier.ping()
+
+    def readers(s: Sample) -> list[tuple[str, Callable[[], Awaitable[Any]]]]:
+        out: list[tuple[str, Callable[[], Awaitable[Any]]]] = [
+            ("floor", lambda: memory.db.query("ping")),
+            ("mappe", lambda: memory.mappe(s.user_id, s.character_id, s.entity_id)),
+            ("mappe_query", mappe_query(memory, s)),
+            ("naive", lambda: naive.mappe(s.user_id, s.character_id, s.entity_id)),
+        ]
+        if dossier is not None:
+            out += [("pg_floor", pg_ping), ("postgres", lambda: pg_read(s))]
+        return out
+
+    for i, s in enumerate(samples):
+        for name, call in readers(s):
+            if name != "naive" or i < 100:
+                await call()
+    series: dict[str, list[float]] = {}
+    for s in samples:
+        for name, call in readers(s):
+            t = time.perf_counter_ns()
+            await call()
+            series.setdefault(name, []).append((time.perf_counter_ns() - t) / 1e6)
+    return series
+
+
+async def parity(
+    memory: Memory, naive: Naive, pg: Any, samples: list[Sample], written: set[str]
+) -> dict[str, Any]:
+    """Do the three readers return the same facts? (ids of facts, history, derived)"""
+    same_naive = same_pg = compared = 0
+    differ: list[str] = []
+    for s in samples:
+        m = await memory.mappe(s.user_id, s.character_id, s.entity_id)
+        mine = (
+            [f.id for f in m.fakten],
+            sorted(h.id for h in m.historie),
+            sorted(d.objekt.id for d in m.abgeleitet),
+            m.typ,
+        )
+        n = await naive.mappe(s.user_id, s.character_id, s.entity_id)
+        theirs = (n["fakten"], sorted(n["historie"]), sorted(n["abgeleitet"]), n["typ"])
+        same_naive += mine == theirs
+        if mine != theirs:
+            differ.append(f"naive {s.entity_id}")
+        if pg is not None and s.user_id not in written:  # SQL never saw the writes
+            compared += 1
+            p = pg.read(s.user_id, s.character_id, s.entity_id)
+            sql = (
+                [f["id"] for f in p["fakten"]],
+                sorted(h["id"] for h in p["historie"]),
+                sorted(d["x_id"] for d in p["abgeleitet"]),
+                p["typ"],
+            )
+            same_pg += mine == sql
+            if mine != sql:
+                differ.append(f"postgres {s.entity_id}")
+    return {
+        "checked": len(samples),
+        "naive_equal": same_naive,
+        "postgres_checked": compared,
+        "postgres_equal": same_pg if pg is not None else None,
+        "differ": differ[:10],
+    }
+
+
+async def writes(
+    memory: Memory,
+    writers: list[tuple[str, list[str], list[str]]],
+    concurrency: int,
+    orders: int,
+    tag: str,
+) -> dict[str, Any]:
+    """5-triple orders through the Fakten-Agent; `concurrency` writers, one user each."""
+    per_writer = max(1, orders // concurrency)
+    latencies: list[float] = []
+    statuses: dict[str, int] = {}
+
+    def order(user_id: str, people: list[str], cities: list[str], k: int) -> Auftrag:
+        person = people[k % len(people)]
+        friend = f"Freund {tag}-{k}"
+        return Auftrag.model_validate(
+            {
+                "auftrag_id": f"bench-{tag}-{user_id}-{k}",
+                "user_id": user_id,
+                "character_id": "nova",
+                "tripel": [
+                    {
+                        "subjekt": person,
+                        "beziehung": "wohnt_in",
+                        "objekt": cities[k % len(cities)],
+                        "herkunft": "mensch",
+                    },
+                    {
+                        "subjekt": person,
+                        "beziehung": "hobby",
+                        "wert": f"Hobby {tag}-{k}",
+                        "herkunft": "mensch",
+                    },
+                    {
+                        "subjekt": person,
+                        "beziehung": "beruf",
+                        "wert": JOBS[k % len(JOBS)],
+                        "herkunft": "mensch",
+                    },
+                    {
+                        "subjekt": person,
+                        "beziehung": "befreundet_mit",
+                        "objekt": friend,
+                        "herkunft": "nova",
+                    },
+                    {
+                        "subjekt": friend,
+                        "beziehung": "wohnt_in",
+                        "objekt": cities[(k + 1) % len(cities)],
+                        "herkunft": "nova",
+                    },
+                ],
+            }
+        )
+
+    async def writer(user_id: str, people: list[str], cities: list[str]) -> None:
+        for k in range(per_writer):
+            auftrag = order(user_id, people, cities, k)
+            t = time.perf_counter_ns()
+            result = await memory.write(auftrag)
+            latencies.append((time.perf_counter_ns() - t) / 1e6)
+            statuses[result.status] = statuses.get(result.status, 0) + 1
+
+    start = time.perf_counter()
+    await asyncio.gather(*(writer(*w) for w in writers[:concurrency]))
+    wall = time.perf_counter() - start
+    return {
+        "writers": concurrency,
+        "orders": len(latencies),
+        "seconds": round(wall, 3),
+        "orders_per_s": round(len(latencies) / wall, 1),
+        "statuses": statuses,
+        **{k: v for k, v in stats(latencies).items() if k != "n"},
+    }
+
+
+async def heap_used(memory: Memory) -> int | None:
+    records, _, _ = await memory.db.driver.execute_query(
+        "CALL dbms.queryJmx('java.lang:type=Memory') YIELD attributes "
+        "RETURN attributes.HeapMemoryUsage.value.properties.used AS used",
+        database_=memory.db.name,
+    )
+    return int(records[0]["used"]) if records else None
+
+
+def du(path: Path) -> int | None:
+    if not path.exists():
+        return None
+    total = 0
+    for p in path.rglob("*"):
+        if p.is_file() and not p.is_symlink():
+            total += p.stat().st_size
+    return total
+
+
+def loadavg() -> list[float]:
+    return [round(x, 2) for x in os.getloadavg()]
+
+
+def rss_peak() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+async def profile_mappe(memory: Memory, s: Sample) -> dict[str, Any]:
+    """PROFILE of the mappe query for one entity: db hits per operator, biggest first."""
+    params = mappe_params(
+        memory.db.settings, memory.canon, s.user_id, s.character_id, [s.entity_id], None, None, None
+    )
+    text = "PROFILE " + memory.db.queries["mappe"].text
+    async with memory.db.driver.session(database=memory.db.name) as session:
+        result = await session.run(text, params)
+        summary = await result.consume()
+    plan = summary.profile or {}
+    ops: list[dict[str, Any]] = []
+
+    def walk(node: dict[str, Any], depth: int) -> None:
+        args = node.get("args", {})
+        ops.append(
+            {
+                "depth": depth,
+                "operator": node.get("operatorType", "?").split("@")[0],
+                "db_hits": node.get("dbHits", 0),
+                "rows": node.get("rows", 0),
+                "details": str(args.get("Details", ""))[:160],
+            }
+        )
+        for child in node.get("children", []):
+            walk(child, depth + 1)
+
+    walk(plan, 0)
+    return {
+        "entity": asdict(s),
+        "db_hits": sum(o["db_hits"] for o in ops),
+        "available_after_ms": summary.result_available_after,
+        "top": sorted(ops, key=lambda o: -o["db_hits"])[:10],
+        "plan": ops,
+    }
+
+
+async def python_profile(memory: Memory, samples: list[Sample]) -> list[dict[str, Any]]:
+    """Where the Mappe's Python time goes (cProfile over the library call)."""
+    prof = cProfile.Profile()
+    prof.enable()
+    for s in samples:
+        await memory.mappe(s.user_id, s.character_id, s.entity_id)
+    prof.disable()
+    out = io.StringIO()
+    st = pstats.Stats(prof, stream=out)
+    rows = []
+    for (filename, _line, func), (_cc, _nc, tt, ct, _callers) in st.stats.items():  # type: ignore[attr-defined]
+        rows.append(
+            {
+                "function": f"{Path(filename).name}:{func}",
+                "tottime_ms": tt * 1000,
+                "cumtime_ms": ct * 1000,
+            }
+        )
+    per = len(samples) or 1
+    top = sorted(rows, key=lambda r: -r["tottime_ms"])[:12]
+    return [
+        {
+            "function": r["function"],
+            "self_ms_per_mappe": round(r["tottime_ms"] / per, 4),
+            "cum_ms_per_mappe": round(r["cumtime_ms"] / per, 4),
+        }
+        for r in top
+    ]
+
+
+# -- one size ----------------------------------------------------------------------
+
+
+async def measure(
+    args: argparse.Namespace,
+    memory: Memory,
+    grower: Grower,
+    target: int,
+    pg: Any,
+    result: dict[str, Any],
+) -> dict[str, Any]:
+    label = size_label(target)
+    out: dict[str, Any] = {"size": label, "target_facts": target}
+    log = result["log"]
+
+    def say(text: str) -> None:
+        line = f"[{datetime.now(UTC):%H:%M:%S}] {label}: {text}"
+        print(line, flush=True)
+        log.append(line)
+
+    first_index = grower.next_index
+    say(f"loading into Neo4j from user {first_index}")
+    loader = bulk.BulkLoader(
+        memory.db, memory.canon, batch_facts=args.batch, concurrency=args.load_concurrency
+    )
+    before = loadavg()
+    loaded = await loader.load(grower.stream(target, grower.observe))
+    out["load"] = {
+        "users": loaded.users,
+        "facts": loaded.facts,
+        "entities": loaded.entities,
+        "eintraege": loaded.eintraege,
+        "batches": loaded.batches,
+        "seconds": round(loaded.seconds, 2),
+        "facts_per_s": round(loaded.facts_per_s),
+        "loadavg": [before, loadavg()],
+    }
+    say(f"loaded {loaded.facts} facts in {loaded.seconds:.1f} s ({loaded.facts_per_s:,.0f}/s)")
+    status = await memory.status()
+    out["store"] = {
+        "users": grower.next_index,
+        "entities": status.entities,
+        "facts": status.facts,
+        "active_facts": status.active_facts,
+    }
+
+    if args.check:
+        t = time.perf_counter()
+        report_ = await memory.check(on=args.today)
+        out["check"] = {
+            "seconds": round(time.perf_counter() - t, 2),
+            "ok": report_.ok,
+            "violations": [f"{c.name}: {c.count} {c.samples[:2]}" for c in report_.violations],
+        }
+        say(f"kg check: ok={report_.ok} in {out['check']['seconds']} s")
+
+    if pg is not None:
+        from bench import postgres
+
+        say("loading into PostgreSQL")
+        t = time.perf_counter()
+        n = postgres.load(
+            pg.dsn,
+            memory.canon,
+            (user(grower.cfg, memory.canon, i) for i in range(first_index, grower.next_index)),
+        )
+        seconds = time.perf_counter() - t
+        out["pg_load"] = {
+            "facts": n,
+            "seconds": round(seconds, 2),
+            "facts_per_s": round(n / seconds),
+        }
+
+    samples = list(grower.reservoir.items)
+    kinds: dict[str, int] = {}
+    for s in samples:
+        kinds[s.kind] = kinds.get(s.kind, 0) + 1
+    out["samples"] = {"n": len(samples), "kinds": kinds}
+
+    naive = Naive(memory.db, memory.canon)
+    dossier = None
+    if pg is not None:
+        from bench import postgres
+
+        dossier = postgres.Dossier(
+            pg.dsn, memory.canon, memory.db.settings.mappe_cap, memory.db.settings.ruhe_schwelle
+        )
+    say(f"reads on {len(samples)} entities, interleaved")
+    before = loadavg()
+    series = await reads(memory, naive, dossier, samples)
+    out["loadavg_reads"] = [before, loadavg()]
+    for key, values in series.items():
+        out[key] = stats(values)
+    say(
+        f"floor p50 {out['floor']['p50']} ms, Mappe p50 {out['mappe']['p50']} ms "
+        f"p99 {out['mappe']['p99']} ms, naive p50 {out['naive']['p50']} ms"
+        + (f", postgres p50 {out['postgres']['p50']} ms" if dossier else "")
+    )
+    if grower.hubs:
+        hub_calls = [
+            (lambda h=h: memory.mappe(h.user_id, h.character_id, h.entity_id))
+            for h in grower.hubs
+            for _ in range(20)
+        ]
+        out["hubs"] = {"entities": len(grower.hubs), **stats(await timed(hub_calls))}
+    written = {w[0] for w in grower.writers}
+    out["parity"] = await parity(memory, naive, dossier, samples[: args.parity], written)
+    say(f"parity {out['parity']}")
+    if dossier is not None:
+        dossier.close()
+
+    out["writes"] = {}
+    for conc in (1, 4):
+        say(f"writes, {conc} writer(s)")
+        out["writes"][str(conc)] = await writes(
+            memory, grower.writers, conc, args.orders, f"{label}-{conc}-{uuid.uuid4().hex[:6]}"
+        )
+
+    say("decay sweep")
+    t = time.perf_counter()
+    run = await memory.decay_run(as_of=args.today)
+    out["decay"] = {
+        "seconds": round(time.perf_counter() - t, 2),
+        "edges": run.edges,
+        "resting": run.resting,
+        "via": "kg.decay (Memory.decay_run)",
+    }
+    say(f"decay {run.edges} edges in {out['decay']['seconds']} s")
+
+    home = Path(args.neo4j_home) if args.neo4j_home else None
+    out["memory"] = {
+        "store_bytes": du(home / "data" / "databases" / "neo4j") if home else None,
+        "tx_log_bytes": du(home / "data" / "transactions" / "neo4j") if home else None,
+        "heap_used_bytes": await heap_used(memory),
+        "pg_bytes": pg.size_bytes() if pg is not None else None,
+        "bench_rss_peak_bytes": rss_peak(),
+    }
+    return out
+
+
+def machine(
+    args: argparse.Namespace, server_version: str, pg_version: str | None
+) -> dict[str, Any]:
+    cpu = "?"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+        mem = next(
+            ln for ln in Path("/proc/meminfo").read_text().splitlines() if ln.startswith("MemTotal")
+        )
+        mem_gib = round(int(mem.split()[1]) / 1024 / 1024, 1)
+    except (OSError, StopIteration):
+        mem_gib = 0.0
+    import neo4j
+    import psycopg
+
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "memory_gib": mem_gib,
+        "os": platform.platform(),
+        "python": platform.python_version(),
+        "neo4j_server": server_version,
+        "neo4j_driver": neo4j.__version__,
+        "neo4j_heap": os.environ.get("KG_NEO4J_HEAP"),
+        "neo4j_pagecache": os.environ.get("KG_NEO4J_PAGECACHE"),
+        "postgres": pg_version,
+        "psycopg": psycopg.__version__,
+        "git": _git(),
+    }
+
+
+def _git() -> str | None:
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        return done.stdout.strip() or None
+    except OSError:
+        return None
+
+
+async def main_async(args: argparse.Namespace) -> dict[str, Any]:
+    settings = Settings()
+    memory = await Memory.open(settings)
+    pg = None
+    result: dict[str, Any] = {
+        "date": args.today.isoformat(),
+        "log": [],
+        "command": " ".join(["python -m bench.run", *sys.argv[1:]]),
+    }
+    try:
+        status = await memory.status()
+        if status.entities and not args.allow_nonempty:
+            raise SystemExit(
+                f"{settings.neo4j_uri} already holds {status.entities} entities: the "
+                "benchmark grows an empty store of its own (see bench/README.md), or pass "
+                "--allow-nonempty"
+            )
+        if args.postgres:
+            from bench import postgres
+
+            pg = postgres.PgCluster(Path(args.pg_dir), postgres.free_port())
+            pg.start()
+        cfg = Config(seed=args.seed, prefix=args.prefix, today=args.today)
+        grower = Grower(cfg, memory, Reservoir(args.samples, random.Random(args.seed)))
+        result["config"] = {
+            "seed": args.seed,
+            "samples": args.samples,
+            "orders": args.orders,
+            "batch_facts": args.batch,
+            "load_concurrency": args.load_concurrency,
+            "mappe_cap": settings.mappe_cap,
+            "ruhe_schwelle": settings.ruhe_schwelle,
+            "uri": settings.neo4j_uri,
+        }
+        result["machine"] = machine(args, status.version, pg.version() if pg else None)
+        result["sizes"] = []
+        for target in sorted(args.sizes):
+            result["sizes"].append(await measure(args, memory, grower, target, pg, result))
+            _save(args, result)  # keep what is measured even if a later size fails
+        largest = result["sizes"][-1]
+        sample = next(s for s in grower.reservoir.items if s.kind == "person")
+        result["profile"] = {"typical": await profile_mappe(memory, sample)}
+        if grower.hubs:
+            result["profile"]["hub"] = await profile_mappe(memory, grower.hubs[0])
+        result["python_profile"] = await python_profile(memory, grower.reservoir.items[:200])
+        largest["memory"]["bench_rss_peak_bytes"] = rss_peak()
+        return result
+    finally:
+        await memory.close()
+        if pg is not None:
+            pg.stop(remove=not args.keep_postgres)
+
+
+def _save(args: argparse.Namespace, result: dict[str, Any]) -> Path:
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"{args.today.isoformat()}.json"
+    path.write_text(json.dumps(result, indent=2, default=str, ensure_ascii=False) + "\n")
+    return path
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(
+        prog="python -m bench.run",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    ap.add_argument(
+        "--sizes", default="10k,100k,1M", help="total fact edges per step, e.g. 10k,100k,1M"
+    )
+    ap.add_argument("--seed", type=int, default=8)
+    ap.add_argument("--prefix", default="bench", help="user ids are <prefix>-u000000, ...")
+    ap.add_argument("--samples", type=int, default=1000, help="entities the readers are timed on")
+    ap.add_argument(
+        "--parity",
+        type=int,
+        default=100,
+        help="sampled entities on which Mappe, naive and SQL must agree",
+    )
+    ap.add_argument("--orders", type=int, default=200, help="write orders per writer setting")
+    ap.add_argument("--batch", type=int, default=5000, help="facts per load transaction")
+    ap.add_argument("--load-concurrency", type=int, default=2)
+    ap.add_argument("--no-postgres", dest="postgres", action="store_false")
+    ap.add_argument("--pg-dir", default="/tmp/kg-bench-pg")
+    ap.add_argument("--keep-postgres", action="store_true")
+    ap.add_argument(
+        "--no-check", dest="check", action="store_false", help="skip `kg check` after each load"
+    )
+    ap.add_argument(
+        "--neo4j-home",
+        default=os.environ.get("KG_NEO4J_HOME"),
+        help="the server's NEO4J_HOME, for the store size on disk",
+    )
+    ap.add_argument("--allow-nonempty", action="store_true")
+    ap.add_argument("--out", default=str(ROOT / "bench" / "results"))
+    ap.add_argument("--plot", default=str(ROOT / "docs" / "bench-mappe.png"))
+    args = ap.parse_args(argv)
+    args.sizes = [parse_size(s) for s in args.sizes.split(",")]
+    args.today = datetime.now(UTC).date()
+    result = asyncio.run(main_async(args))
+    path = _save(args, result)
+    md = report.write(result, path.with_suffix(".md"), Path(args.plot))
+    print(f"results: {path}\nreport:  {md}\nplot:    {args.plot}")
+
+
+if __name__ == "__main__":
+    main()
+
+
+__all__ = ["date", "main"]
