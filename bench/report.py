@@ -249,7 +249,8 @@ def markdown(result: dict[str, Any], plot_rel: str) -> str:
         "(shared with other work while it ran: see the load averages below)",
         f"- {m['os']}, Python {m['python']}",
         f"- Neo4j {m['neo4j_server']} Community (heap {m['neo4j_heap']}, page cache "
-        f"{m['neo4j_pagecache']}), Python driver {m['neo4j_driver']} (pure Python)",
+        f"{m['neo4j_pagecache']}), Python driver {m['neo4j_driver']} "
+        f"({m.get('neo4j_driver_kind', 'pure Python')})",
         f"- PostgreSQL {m['postgres']}, psycopg {m['psycopg']}",
         f"- seed {c['seed']}, {c['samples']} sampled entities per size, Mappe cap "
         f"{c['mappe_cap']}, resting threshold {c['ruhe_schwelle']}, {c['orders']} orders "
@@ -307,7 +308,8 @@ def readme_section(result: dict[str, Any], plot_link: str = "/docs/bench-mappe.p
         f"{m['cpu']}, {m['memory_gib']} GiB, shared with other work — load averages are in "
         f"the report), Neo4j {m['neo4j_server']} Community with heap {m['neo4j_heap']} and "
         f"page cache {m['neo4j_pagecache']}, PostgreSQL {m['postgres'].split()[0]}, Python "
-        f"{m['python']} with the pure-Python driver {m['neo4j_driver']}. Latencies are per "
+        f"{m['python']} with the driver {m['neo4j_driver']} "
+        f"({m.get('neo4j_driver_kind', 'pure Python')}). Latencies are per "
         "call, end to end in the Python process, warm, over 1,000 sampled entities per "
         "size, the readers interleaved entity by entity. Full report: "
         f"[`bench/results/{result['date']}.md`](/bench/results/{result['date']}.md).",

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib.util
 import cProfile
 import io
 import json
@@ -572,6 +573,11 @@ def machine(
         "python": platform.python_version(),
         "neo4j_server": server_version,
         "neo4j_driver": neo4j.__version__,
+        "neo4j_driver_kind": (
+            "with the Rust extension"
+            if importlib.util.find_spec("neo4j._rust") is not None
+            else "pure Python"
+        ),
         "neo4j_heap": os.environ.get("KG_NEO4J_HEAP"),
         "neo4j_pagecache": os.environ.get("KG_NEO4J_PAGECACHE"),
         "postgres": pg_version,
