@@ -65,7 +65,7 @@ class FaktenAgent:
     def __init__(self, db: Database, canon: Canon) -> None:
         self.db = db
         self.canon = canon
-        self.symmetric_types = sorted(r.rel_type for r in canon.relations.values() if r.symmetrisch)
+        self.symmetric_types = {r.rel_type for r in canon.relations.values() if r.symmetrisch}
 
     async def _write(self, tx: Tx, auftrag: Auftrag) -> AuftragErgebnis:
         refs = refs_of(auftrag, self.canon)
@@ -77,7 +77,7 @@ class FaktenAgent:
             names=sorted(refs.names),
             ids=sorted(refs.ids),
             rel_types=sorted(refs.rel_types),
-            symmetric_types=self.symmetric_types,
+            symmetric_types=sorted(refs.rel_types & self.symmetric_types),
             history_types=sorted(refs.history_types),
             timeline_ids=sorted(refs.timeline_ids),
         )

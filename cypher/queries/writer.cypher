@@ -88,20 +88,33 @@ CALL () {
     WHERE t.character_id = $character_id AND t.aktiv
     RETURN w.wert AS typ LIMIT 1
   }
+  // What tells namesakes apart is only needed when a name is ambiguous (and a hub
+  // entity would otherwise sort all its edges for nothing).
   CALL (e) {
     OPTIONAL MATCH (e)-[r]-(o)
-    WHERE r.character_id = $character_id AND r.aktiv AND type(r) <> 'TYP'
+    WHERE COUNT { (:Entitaet {user_id: $user_id, name_norm: e.name_norm}) } > 1
+      AND r.character_id = $character_id AND r.aktiv AND type(r) <> 'TYP'
     WITH r, o ORDER BY r.last_touched DESC LIMIT 3
     RETURN collect({rel: type(r), out: startNode(r) = e, other: coalesce(o.name, o.wert)}) AS merkmale
   }
+  // Outgoing facts, and incoming ones only for the symmetric relations of this order:
+  // a hub's many incoming edges are never walked for nothing.
   CALL (e) {
-    OPTIONAL MATCH (e)-[r]-(o)
+    OPTIONAL MATCH (e)-[r]->(o)
     WHERE type(r) IN $rel_types AND r.character_id = $character_id
-      AND (startNode(r) = e OR type(r) IN $symmetric_types)
       AND (r.aktiv OR (type(r) IN $history_types AND r.grund = 'abgeloest'))
-    RETURN collect({id: r.id, rel: type(r), start_id: startNode(r).id, end_id: endNode(r).id,
-                    wert: o.wert, aktiv: r.aktiv}) AS facts
+    RETURN collect({id: r.id, rel: type(r), start_id: e.id, end_id: o.id,
+                    wert: o.wert, aktiv: r.aktiv}) AS outgoing
   }
+  CALL (e) {
+    OPTIONAL MATCH (e)<-[r]-(o)
+    WHERE size($symmetric_types) > 0 AND type(r) IN $symmetric_types
+      AND r.character_id = $character_id
+      AND (r.aktiv OR (type(r) IN $history_types AND r.grund = 'abgeloest'))
+    RETURN collect({id: r.id, rel: type(r), start_id: o.id, end_id: e.id,
+                    wert: null, aktiv: r.aktiv}) AS incoming
+  }
+  WITH e, typ, merkmale, outgoing + incoming AS facts
   RETURN collect({id: e.id, name: e.name, name_norm: e.name_norm, typ: typ,
                   merkmale: merkmale, facts: facts}) AS entities
 }
