@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib.util
 import cProfile
+import importlib.util
 import io
 import json
 import math

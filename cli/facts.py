@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import typer
-from rich.table import Table
+from rich.table import Column, Table
 
 from cli.common import JsonOpt, call, err, fail, out, parse_when, print_json
 from kg.api import Memory, parse_order
@@ -148,7 +148,8 @@ def entities(
     if as_json:
         print_json(rows)
         return
-    table = Table("id", "name", "typ", "fakten")
+    # Ids are what a maintainer copies into the next command: never cut them short.
+    table = Table(Column("id", overflow="fold", min_width=32), "name", "typ", "fakten")
     for e in rows:
         table.add_row(e.id, e.name, e.typ, str(e.fakten))
     out.print(table)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import typer
-from rich.table import Table
+from rich.table import Column, Table
 
 from cli.common import JsonOpt, call, err, out, parse_day, print_json
 from kg.api import Memory
@@ -21,7 +21,16 @@ def _table(rows: list[Eintrag], as_json: bool) -> None:
     if as_json:
         print_json(rows)
         return
-    table = Table("id", "typ", "titel", "wann", "genauigkeit", "aktiv", "betrifft")
+    # Ids are what a maintainer copies into the next command: never cut them short.
+    table = Table(
+        Column("id", overflow="fold", min_width=32),
+        "typ",
+        "titel",
+        "wann",
+        "genauigkeit",
+        "aktiv",
+        "betrifft",
+    )
     for e in rows:
         state = "abgesagt" if e.abgesagt else ("ja" if e.aktiv else "nein")
         table.add_row(e.id, e.typ, e.titel, e.text, e.genauigkeit, state, e.person_name or "")
