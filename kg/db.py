@@ -160,10 +160,7 @@ class Database:
                 await asyncio.sleep(delay)
                 delay *= 2
             except TimeoutError as exc:
-                raise ServerUnavailable(
-                    f"Neo4j at {s.neo4j_uri} did not answer within "
-                    f"{s.query_timeout + s.connection_timeout:.0f}s — {START_HINT}."
-                ) from exc
+                raise self._no_answer(s.query_timeout + s.connection_timeout) from exc
             except Exception as exc:  # mapped to a typed error, or re-raised untouched
                 raise self.translate(exc) from exc
 
@@ -203,12 +200,16 @@ class Database:
         except KgError:
             raise
         except TimeoutError as exc:
-            raise ServerUnavailable(
-                f"Neo4j at {self.settings.neo4j_uri} did not answer within {deadline:.0f}s "
-                f"— is it overloaded or hanging? Check it, or {START_HINT}."
-            ) from exc
+            raise self._no_answer(deadline) from exc
         except Exception as exc:  # mapped to a typed error, or re-raised untouched
             raise self.translate(exc) from exc
+
+    def _no_answer(self, seconds: float) -> ServerUnavailable:
+        """The client-side deadline ran out: the server is down, frozen or unreachable."""
+        return ServerUnavailable(
+            f"Neo4j at {self.settings.neo4j_uri} did not answer within {seconds:.0f}s — is "
+            f"it overloaded or hanging? Check it, or {START_HINT}."
+        )
 
     def translate(self, exc: Exception) -> Exception:
         """A typed, actionable error for a driver failure (never with the password)."""
