@@ -1,18 +1,27 @@
 """A real Neo4j for every integration test, and per-test isolation by user id.
 
-Where the server comes from, in order: `NEO4J_URI` if set; else testcontainers'
-Neo4j 5.26 when a Docker engine answers; else the project's local launcher, started
-once per test session (and stopped after it, unless it was already running).
+The test session never uses the user's own store. Where its server comes from, in
+order: `KG_TEST_NEO4J_URI` if set (a disposable server you name, with
+`KG_TEST_NEO4J_PASSWORD`); else testcontainers' Neo4j 5.26 when a Docker engine
+answers; else a private instance of the project's local launcher, with its own home
+(under the cache directory) and its own free ports, deleted when the session ends. A
+server that merely answers on 7687 is never used.
+
+For the session, `NEO4J_URI`/`NEO4J_PASSWORD` and the launcher's `KG_NEO4J_*` point at
+that server, so CLI commands invoked by tests reach it and nothing else.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import socket
 import subprocess
+import tempfile
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -32,30 +41,72 @@ def _docker_engine_answers() -> bool:
         return False
 
 
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def private_server() -> LocalServer:
+    """A launcher instance of its own: fresh home, free ports, the shared jars."""
+    shared = LocalServer.from_env()
+    cache = shared.jars.parent.parent
+    cache.mkdir(parents=True, exist_ok=True)
+    home = Path(tempfile.mkdtemp(prefix="test-neo4j-", dir=cache))
+    return LocalServer(
+        home=home,
+        jars=shared.jars,
+        bolt_port=free_port(),
+        http_port=free_port(),
+        heap="1g",
+        pagecache="512m",
+        password=LOCAL_DEFAULT_PASSWORD,
+    )
+
+
 @pytest.fixture(scope="session")
 def neo4j_settings() -> Iterator[Settings]:
-    if os.environ.get("NEO4J_URI"):
-        yield Settings()
-        return
-    if _docker_engine_answers():
-        from testcontainers.neo4j import Neo4jContainer
-
-        with Neo4jContainer("neo4j:5.26-community", password=LOCAL_DEFAULT_PASSWORD) as box:
-            yield Settings(
-                neo4j_uri=box.get_connection_url(),
-                neo4j_username="neo4j",
-                neo4j_password=LOCAL_DEFAULT_PASSWORD,
-            )
-        return
-    server = LocalServer.from_env()
-    started_here = not server.bolt_answers()
-    if started_here:
-        server.start()
+    env = pytest.MonkeyPatch()
     try:
-        yield Settings(neo4j_uri=server.uri, neo4j_password=server.password)
-    finally:
-        if started_here:
+        if os.environ.get("KG_TEST_NEO4J_URI"):
+            settings = Settings(
+                neo4j_uri=os.environ["KG_TEST_NEO4J_URI"],
+                neo4j_password=os.environ.get("KG_TEST_NEO4J_PASSWORD", LOCAL_DEFAULT_PASSWORD),
+            )
+            env.setenv("NEO4J_URI", settings.neo4j_uri)
+            env.setenv("NEO4J_PASSWORD", settings.neo4j_password.get_secret_value())
+            yield settings
+            return
+        if _docker_engine_answers():
+            from testcontainers.neo4j import Neo4jContainer
+
+            with Neo4jContainer("neo4j:5.26-community", password=LOCAL_DEFAULT_PASSWORD) as box:
+                env.setenv("NEO4J_URI", box.get_connection_url())
+                env.setenv("NEO4J_PASSWORD", LOCAL_DEFAULT_PASSWORD)
+                yield Settings(
+                    neo4j_uri=box.get_connection_url(),
+                    neo4j_username="neo4j",
+                    neo4j_password=LOCAL_DEFAULT_PASSWORD,
+                )
+            return
+        server = private_server()
+        env.setenv("KG_NEO4J_HOME", str(server.home))
+        env.setenv("KG_NEO4J_BOLT_PORT", str(server.bolt_port))
+        env.setenv("KG_NEO4J_HTTP_PORT", str(server.http_port))
+        env.setenv("KG_NEO4J_HEAP", server.heap)
+        env.setenv("KG_NEO4J_PAGECACHE", server.pagecache)
+        env.setenv("NEO4J_URI", server.uri)
+        env.setenv("NEO4J_PASSWORD", server.password)
+        env.delenv("NEO4J_USERNAME", raising=False)
+        env.delenv("NEO4J_DATABASE", raising=False)
+        try:
+            server.start()
+            yield Settings(neo4j_uri=server.uri, neo4j_password=server.password)
+        finally:
             server.stop()
+            shutil.rmtree(server.home, ignore_errors=True)
+    finally:
+        env.undo()
 
 
 @pytest.fixture(scope="session")
@@ -116,8 +167,11 @@ async def raw_cypher(store: SyncMemory, query: str, **params: Any) -> list[dict[
 
 
 @pytest.fixture
-def pair(store: SyncMemory) -> Pair:
-    return Pair(store, f"test-{uuid.uuid4().hex[:12]}")
+def pair(store: SyncMemory) -> Iterator[Pair]:
+    """A fresh pair; everything its user wrote is purged afterwards."""
+    fresh = Pair(store, f"test-{uuid.uuid4().hex[:12]}")
+    yield fresh
+    store.run(store.memory.purge(fresh.user_id))
 
 
 def t(
