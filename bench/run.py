@@ -156,7 +156,8 @@ def mappe_query(memory: Memory, s: Sample) -> Callable[[], Awaitable[Any]]:
     """The Mappe's one query without mapping to the model: where the Python cost lies."""
     db = memory.db
     params = mappe_params(
-        db.settings, memory.canon, s.user_id, s.character_id, [s.entity_id], None, None, None
+        db.settings, memory.canon, s.user_id, s.character_id, [s.entity_id],
+        gueltig_am=None, bekannt_am=None, cap=None,
     )
     return lambda: db.query("mappe", **params)
 
@@ -344,7 +345,8 @@ def rss_peak() -> int:
 async def profile_mappe(memory: Memory, s: Sample) -> dict[str, Any]:
     """PROFILE of the mappe query for one entity: db hits per operator, biggest first."""
     params = mappe_params(
-        memory.db.settings, memory.canon, s.user_id, s.character_id, [s.entity_id], None, None, None
+        memory.db.settings, memory.canon, s.user_id, s.character_id, [s.entity_id],
+        gueltig_am=None, bekannt_am=None, cap=None,
     )
     text = "PROFILE " + memory.db.queries["mappe"].text
     async with memory.db.driver.session(database=memory.db.name) as session:

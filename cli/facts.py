@@ -159,8 +159,13 @@ def mappe(
     entity: str = typer.Argument(..., help="Entity name or id."),
     user: str = UserOpt,
     character: str = CharOpt,
-    gueltig_am: str | None = typer.Option(None, help="Valid-time: true on this date."),
-    bekannt_am: str | None = typer.Option(None, help="System-time: as known on this date."),
+    gueltig_am: str | None = typer.Option(
+        None, help="Valid time: what held then (a date = the end of that day, UTC, or an "
+        "ISO 8601 instant with a time zone)."
+    ),
+    bekannt_am: str | None = typer.Option(
+        None, help="System time: as the store knew it then (date or instant, as above)."
+    ),
     cap: int | None = typer.Option(None, help="Most facts (default KG_MAPPE_CAP)."),
     as_json: bool = JsonOpt,
     text: bool = typer.Option(False, "--text", help="Only the prompt text block."),
@@ -175,7 +180,7 @@ def mappe(
 
     async def read(m: Memory) -> Mappe:
         eid = await m.entity_id(user, character, entity)
-        return await m.mappe(user, character, eid, v, x, cap)
+        return await m.mappe(user, character, eid, gueltig_am=v, bekannt_am=x, cap=cap)
 
     result = call(read)
     if as_json:
@@ -227,16 +232,24 @@ def history(
     user: str = UserOpt,
     character: str = CharOpt,
     beziehung: str | None = typer.Option(None, help="Only this relation."),
+    gueltig_am: str | None = typer.Option(
+        None, help="Only values begun by then (date = end of that day, UTC, or an instant)."
+    ),
+    bekannt_am: str | None = typer.Option(
+        None, help="As the store knew it then (date or instant, as above)."
+    ),
     as_json: bool = JsonOpt,
 ) -> None:
     """Every value an entity's relations ever had ("where did Lena live before?").
 
-    Example: kg history Lena -u u1 -c nova --beziehung wohnt_in
+    Example: kg history Lena -u u1 -c nova --beziehung wohnt_in --bekannt-am 2026-11-01
     """
+    v = parse_when(gueltig_am, "--gueltig-am")
+    x = parse_when(bekannt_am, "--bekannt-am")
 
     async def read(m: Memory) -> list[MappeFakt]:
         eid = await m.entity_id(user, character, entity)
-        return await m.history(user, character, eid, beziehung)
+        return await m.history(user, character, eid, beziehung, gueltig_am=v, bekannt_am=x)
 
     rows = call(read)
     if as_json:

@@ -22,7 +22,16 @@ from kg.db import Database
 from kg.decay import DecayRun, sweep
 from kg.decay import Progress as DecayProgress
 from kg.errors import AmbiguousEntity, EntityNotFound, InvalidInput
-from kg.mappe import Mappe, MappeFakt, read_mappen, to_fakt
+from kg.mappe import (
+    KNOWN_NOW,
+    Mappe,
+    MappeFakt,
+    as_of,
+    effective,
+    read_mappen,
+    symmetric_types,
+    to_fakt,
+)
 from kg.models import (
     Auftrag,
     AuftragErgebnis,
@@ -31,6 +40,8 @@ from kg.models import (
     Genauigkeit,
     Kandidat,
     NeuerEintrag,
+    When,
+    instant,
     normalize_name,
 )
 from kg.settings import Settings
@@ -78,7 +89,7 @@ class Memory:
         self.db = db
         self.canon = canon
         self.agent = FaktenAgent(db, canon)
-        self.timeline = Timeline(db)
+        self.timeline = Timeline(db, self.agent)
 
     @classmethod
     async def open(cls, settings: Settings | None = None, check_schema: bool = True) -> Memory:
@@ -183,21 +194,21 @@ class Memory:
         user_id: str,
         character_id: str,
         entity_id: str,
-        gueltig_am: datetime | None = None,
-        bekannt_am: datetime | None = None,
+        *,
+        gueltig_am: When | None = None,
+        bekannt_am: When | None = None,
         cap: int | None = None,
     ) -> Mappe:
-        """The Mappe of one entity (one query, one round trip)."""
+        """The Mappe of one entity (one query, one round trip).
+
+        Without dates: the current record. `gueltig_am` (valid time) and `bekannt_am`
+        (system time) take an instant or a date; a bare date means the end of that day
+        (UTC). See `kg.mappe.as_of` for a read given only one of them.
+        """
         return (
-            await read_mappen(
-                self.db,
-                self.canon,
-                user_id,
-                character_id,
-                [entity_id],
-                gueltig_am,
-                bekannt_am,
-                cap,
+            await self.mappen(
+                user_id, character_id, [entity_id],
+                gueltig_am=gueltig_am, bekannt_am=bekannt_am, cap=cap,
             )
         )[0]
 
@@ -206,28 +217,52 @@ class Memory:
         user_id: str,
         character_id: str,
         entity_ids: list[str],
-        gueltig_am: datetime | None = None,
-        bekannt_am: datetime | None = None,
+        *,
+        gueltig_am: When | None = None,
+        bekannt_am: When | None = None,
         cap: int | None = None,
     ) -> list[Mappe]:
         """The Mappen of all entities bound in a turn, in one read transaction."""
         return await read_mappen(
-            self.db, self.canon, user_id, character_id, entity_ids, gueltig_am, bekannt_am, cap
+            self.db,
+            self.canon,
+            user_id,
+            character_id,
+            entity_ids,
+            gueltig_am=instant(gueltig_am, "gueltig_am"),
+            bekannt_am=instant(bekannt_am, "bekannt_am"),
+            cap=cap,
         )
 
     async def history(
-        self, user_id: str, character_id: str, entity_id: str, beziehung: str | None = None
+        self,
+        user_id: str,
+        character_id: str,
+        entity_id: str,
+        beziehung: str | None = None,
+        *,
+        gueltig_am: When | None = None,
+        bekannt_am: When | None = None,
     ) -> list[MappeFakt]:
-        """Every value the entity's relations ever had (corrected ones never)."""
+        """Every value the entity's relations had (corrected ones never): as recorded
+        now, or as known at `bekannt_am`; with `gueltig_am`, only the values that had
+        begun by then. Dates as for `mappe`."""
         rel_types = [self.canon[beziehung].rel_type] if beziehung else None
+        valid, known = as_of(instant(gueltig_am, "gueltig_am"), instant(bekannt_am, "bekannt_am"))
         rows = await self.db.query(
             "history",
             user_id=user_id,
             character_id=character_id,
             entity_id=entity_id,
             rel_types=rel_types,
+            asof=known is not None,
+            bekannt_am=known or KNOWN_NOW,
+            symmetric_types=symmetric_types(self.canon),
         )
-        return [to_fakt(r, self.canon, history=True) for r in rows]
+        facts = [to_fakt(r, self.canon, history=True) for r in rows]
+        if valid is None:
+            return facts
+        return [f for f, r in zip(facts, rows, strict=True) if effective(r)[0] <= valid]
 
     # -- timeline ---------------------------------------------------------------
 

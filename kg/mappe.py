@@ -57,6 +57,9 @@ class Abgeleitet(Frozen):
     text: str
     objekt: Bezug
     pfad: list[str] = Field(description="The entities it was derived through.")
+    ab: str | None = Field(None, description="Valid from: the fact it starts with (its *ab*).")
+    ab_datum: date | None = Field(None, description="Valid from (first day).")
+    aus_ereignis: bool = Field(False, description="The fact it starts with is from an event.")
 
 
 class Mappe(Frozen):
@@ -103,24 +106,31 @@ def effective(row: Record) -> tuple[datetime, datetime | None, str, str | None, 
     else:
         bis = _instant(row["t_invalid"]) if row["grund"] == "abgeloest" else None
         bis_text = when_text(bis.date(), None, "tag") if bis else None
+    if bis is not None and bis < ab:
+        # Superseded by an event of the month it began in (or moved before it): the value
+        # ends where it began, never before.
+        bis, bis_text = ab, when_text(ab.date(), None, "tag")
     return ab, bis, ab_text, bis_text, tl is not None
 
 
-def holds(row: Record, gueltig_am: datetime, bekannt_am: datetime) -> bool:
-    """The exact bi-temporal test: valid at `gueltig_am` as known at `bekannt_am`."""
-    recorded = _instant(row["t_recorded"])
-    if recorded is not None and recorded > bekannt_am:
-        return False
-    expired = _instant(row["t_expired"])
-    change_known = expired is not None and expired <= bekannt_am
-    if row["grund"] in ("berichtigt", "abgesagt") and change_known:
+def holds(row: Record, gueltig_am: datetime) -> bool:
+    """The valid-time test of an as-of read: the version's value held at `gueltig_am`.
+
+    The query has already kept only the versions that were the record at `bekannt_am`,
+    with each timeline chain as it was known then, so the dates here are those known then.
+    """
+    if row["grund"] not in (None, "abgeloest"):
         return False
     ab, bis, *_ = effective(row)
-    if ab > gueltig_am:
+    return ab <= gueltig_am and (bis is None or gueltig_am < bis)
+
+
+def ended(row: Record, gueltig_am: datetime) -> bool:
+    """An as-of read's "früher": a superseded value whose validity ended by `gueltig_am`."""
+    if row["grund"] != "abgeloest":
         return False
-    return not (
-        row["grund"] == "abgeloest" and change_known and bis is not None and gueltig_am >= bis
-    )
+    _, bis, *_ = effective(row)
+    return bis is not None and bis <= gueltig_am
 
 
 def to_fakt(row: Record, canon: Canon, history: bool = False) -> MappeFakt:
@@ -146,6 +156,30 @@ def to_fakt(row: Record, canon: Canon, history: bool = False) -> MappeFakt:
     )
 
 
+def derived(row: Record, canon: Canon, gueltig_am: datetime | None) -> list[Abgeleitet]:
+    """Derived knowledge from the query's candidate paths: for a current read the shortest
+    path of active facts; for an as-of read the shortest path all of whose facts held at
+    `gueltig_am`. The first fact of the path gives the derivation its *ab*."""
+    found: dict[tuple[str, str], Abgeleitet] = {}
+    for d in row["abgeleitet"]:
+        rel = canon.by_type.get(d["rel"])
+        if rel is None or (d["rel"], d["x_id"]) in found:
+            continue
+        if gueltig_am is not None and not all(holds(z, gueltig_am) for z in d["zeiten"]):
+            continue
+        ab, _, ab_text, _, from_event = effective(d["zeiten"][0])
+        found[(d["rel"], d["x_id"])] = Abgeleitet(
+            beziehung=rel.name,
+            text=rel.vorwaerts,
+            objekt=Bezug(id=d["x_id"], name=d["x_name"]),
+            pfad=d["pfad"],
+            ab=ab_text,
+            ab_datum=ab.date(),
+            aus_ereignis=from_event,
+        )
+    return list(found.values())
+
+
 def build(
     row: Record,
     canon: Canon,
@@ -153,30 +187,20 @@ def build(
     gueltig_am: datetime | None = None,
     bekannt_am: datetime | None = None,
 ) -> Mappe:
-    """Map the `mappe` query's row to the model (pure)."""
-    asof = gueltig_am is not None or bekannt_am is not None
-    now = datetime.now(UTC)
-    v, x = gueltig_am or now, bekannt_am or now
+    """Map the `mappe` query's row to the model (pure). A current read takes the rows as
+    they are; an as-of read (`gueltig_am` set) keeps the facts valid then and, as
+    history, the values that had ended by then."""
     fakten_rows = [f for f in row["fakten"] if f["id"] is not None]
     historie_rows = [h for h in row["historie"] if h["id"] is not None]
-    if asof:
-        fakten_rows = [f for f in fakten_rows if holds(f, v, x)]
-        historie_rows = [h for h in historie_rows if not holds(h, v, x)]
+    if gueltig_am is not None:
+        fakten_rows = [f for f in fakten_rows if holds(f, gueltig_am)]
+        historie_rows = [h for h in historie_rows if ended(h, gueltig_am)]
     return Mappe(
         entitaet=Bezug(id=row["id"], name=row["name"]),
         typ=row["typ"],
         fakten=[to_fakt(f, canon) for f in fakten_rows],
         historie=[to_fakt(h, canon, history=True) for h in historie_rows],
-        abgeleitet=[
-            Abgeleitet(
-                beziehung=canon.by_type[d["rel"]].name,
-                text=canon.by_type[d["rel"]].vorwaerts,
-                objekt=Bezug(id=d["x_id"], name=d["x_name"]),
-                pfad=d["pfad"],
-            )
-            for d in row["abgeleitet"]
-            if d["rel"] in canon.by_type
-        ],
+        abgeleitet=derived(row, canon, gueltig_am),
         gekappt=len(row["fakten"]) >= cap,
         gueltig_am=gueltig_am,
         bekannt_am=bekannt_am,
@@ -195,29 +219,47 @@ def derive_pairs(canon: Canon) -> list[dict[str, str]]:
     return pairs
 
 
+#: "Known now": an as-of read without `bekannt_am` reads the current record.
+KNOWN_NOW = datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC)
+
+
 def mappe_params(
     settings: Settings,
     canon: Canon,
     user_id: str,
     character_id: str,
     entity_ids: list[str],
+    *,
     gueltig_am: datetime | None,
     bekannt_am: datetime | None,
     cap: int | None,
 ) -> dict[str, Any]:
-    asof = gueltig_am is not None or bekannt_am is not None
-    now = datetime.now(UTC)
     return {
         "user_id": user_id,
         "character_id": character_id,
         "entity_ids": entity_ids,
         "cap": cap or settings.mappe_cap,
         "schwelle": settings.ruhe_schwelle,
-        "asof": asof,
-        "bekannt_am": bekannt_am or now,
-        "gueltig_am": gueltig_am or now,
+        "asof": gueltig_am is not None,
+        "bekannt_am": bekannt_am or KNOWN_NOW,
         "derive": derive_pairs(canon),
+        "symmetric_types": symmetric_types(canon),
     }
+
+
+def symmetric_types(canon: Canon) -> list[str]:
+    return sorted(r.rel_type for r in canon.relations.values() if r.symmetrisch)
+
+
+def as_of(
+    gueltig_am: datetime | None, bekannt_am: datetime | None
+) -> tuple[datetime | None, datetime | None]:
+    """The instants of a read: none for a current read. Given only `bekannt_am`, the read
+    is of that moment (valid then, as known then); given only `gueltig_am`, of that
+    moment as known now."""
+    if gueltig_am is None and bekannt_am is not None:
+        gueltig_am = bekannt_am
+    return gueltig_am, bekannt_am
 
 
 async def read_mappen(
@@ -226,13 +268,16 @@ async def read_mappen(
     user_id: str,
     character_id: str,
     entity_ids: list[str],
+    *,
     gueltig_am: datetime | None = None,
     bekannt_am: datetime | None = None,
     cap: int | None = None,
 ) -> list[Mappe]:
     """The Mappen of several entities: one query, one round trip, in the order asked."""
+    gueltig_am, bekannt_am = as_of(gueltig_am, bekannt_am)
     params = mappe_params(
-        db.settings, canon, user_id, character_id, entity_ids, gueltig_am, bekannt_am, cap
+        db.settings, canon, user_id, character_id, entity_ids,
+        gueltig_am=gueltig_am, bekannt_am=bekannt_am, cap=cap,
     )
     rows = {row["id"]: row for row in await db.query("mappe", **params)}
     mappen = []
@@ -267,7 +312,8 @@ def render(mappe: Mappe, budget: int = 1500) -> str:
     for h in mappe.historie:
         lines.append(f"- früher: {h.text} {obj(h)} (bis {h.bis}){mark(h)}")
     for d in mappe.abgeleitet:
-        lines.append(f"- abgeleitet: {d.text} {d.objekt.name} (über {', '.join(d.pfad)})")
+        ab = f", ab {d.ab}" if d.ab and (d.aus_ereignis or d.beziehung in history_rels) else ""
+        lines.append(f"- abgeleitet: {d.text} {d.objekt.name} (über {', '.join(d.pfad)}{ab})")
     for f in mappe.fakten:
         if f.grad == 2:
             ab = f" (ab {f.ab})" if f.aus_ereignis else ""

@@ -6,7 +6,7 @@ Inputs are validated here before any Cypher is built. Values are frozen.
 from __future__ import annotations
 
 import unicodedata
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, time
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -20,6 +20,7 @@ from pydantic import (
 )
 
 from kg.canon import Typ
+from kg.errors import InvalidInput
 
 Herkunft = Literal["mensch", "nova", "modell", "recherche"]
 HERKUNFT: tuple[str, ...] = ("mensch", "nova", "modell", "recherche")
@@ -71,6 +72,38 @@ def _aware(value: datetime) -> datetime:
 
 
 AwareDatetime = Annotated[datetime, AfterValidator(_aware)]
+
+#: A point of an as-of read: an instant, a date (the end of that day, UTC) or ISO text.
+When = datetime | date | str
+
+
+def instant(value: When | None, role: str) -> datetime | None:
+    """An as-of point as an aware UTC instant. A bare date means the end of that day
+    (UTC): everything that held or was recorded on that day counts."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            value = date.fromisoformat(text) if len(text) == 10 else datetime.fromisoformat(text)
+        except ValueError:
+            raise InvalidInput(
+                f"{role} {text!r} is neither a date (2026-11-30) nor an ISO 8601 instant "
+                "with a time zone (2026-11-30T18:00:00+01:00)"
+            ) from None
+    if isinstance(value, datetime):
+        if value.tzinfo is None:
+            raise InvalidInput(
+                f"{role} {value.isoformat()} has no time zone; give one, e.g. "
+                f"{value.isoformat()}Z or {value.isoformat()}+01:00"
+            )
+        try:
+            return value.astimezone(UTC)
+        except (OverflowError, ValueError):
+            raise InvalidInput(
+                f"{role} {value.isoformat()} lies outside the years 1-9999"
+            ) from None
+    return datetime.combine(value, time.max, tzinfo=UTC)
 
 
 class Frozen(BaseModel):
@@ -167,7 +200,11 @@ class Auftrag(Frozen):
     auftrag_id: Ident = Field(description="Idempotency id: the same id is never written twice.")
     user_id: Ident = Field(description="The human the entities belong to.")
     character_id: Ident = Field(description="The character; (user_id, character_id) is the pair.")
-    zeitpunkt: AwareDatetime = Field(default_factory=utcnow, description="The turn's clock.")
+    zeitpunkt: AwareDatetime | None = Field(
+        None,
+        description="Valid time of the order's facts (when they became true); default: the "
+        "store's clock. System time (when the store learned them) is always the store's.",
+    )
     tripel: list[TripelOderRoh] = Field(
         default_factory=list,
         max_length=200,
@@ -196,7 +233,15 @@ class Auftrag(Frozen):
 
 
 Ausgang = Literal[
-    "geschrieben", "abgeloest", "unveraendert", "berichtigt", "mehrdeutig", "abgelehnt", "fehler"
+    "geschrieben",
+    "abgeloest",
+    "nachgetragen",
+    "unveraendert",
+    "berichtigt",
+    "abgesagt",
+    "mehrdeutig",
+    "abgelehnt",
+    "fehler",
 ]
 
 
@@ -217,7 +262,13 @@ class TripelErgebnis(Frozen):
     grund: str | None = Field(None, description="Reason code for abgelehnt/fehler/mehrdeutig.")
     meldung: str | None = Field(None, description="Human-readable explanation.")
     fakt_id: str | None = Field(None, description="The written or touched fact.")
-    abgeloest: list[str] = Field(default_factory=list, description="Facts this one superseded.")
+    abgeloest: list[str] = Field(
+        default_factory=list, description="Facts this one superseded, corrected or cancelled."
+    )
+    wieder_gueltig: list[str] = Field(
+        default_factory=list,
+        description="Facts that hold again because the value that superseded them was taken back.",
+    )
     subjekt_id: str | None = Field(None, description="The resolved subject entity.")
     objekt_id: str | None = Field(None, description="The resolved object entity.")
     timeline_id: str | None = Field(None, description="First entry of the event, if any.")
@@ -236,7 +287,10 @@ class AuftragErgebnis(Frozen):
         description="ok: every triple written/unchanged; teilweise: some not; abgelehnt: none."
     )
     wiederholt: bool = Field(False, description="True when this auftrag_id was written before.")
-    zeitpunkt: datetime = Field(description="The order's clock.")
+    zeitpunkt: datetime = Field(description="Valid time of the order's facts.")
+    erfasst: datetime | None = Field(
+        None, description="System time: when the store recorded the order (its own clock)."
+    )
     ergebnisse: list[TripelErgebnis]
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, date, datetime, time, timedelta
 from typing import Any, Literal
 
 from pydantic import ValidationError
@@ -29,7 +29,7 @@ from kg.models import (
     TripelErgebnis,
     normalize_name,
 )
-from kg.timeline import entry_props
+from kg.timeline import entry_props, normalized
 
 
 def new_id() -> str:
@@ -97,7 +97,7 @@ def precheck(raw: Tripel | dict[str, Any], canon: Canon) -> Tripel:
 
 
 def order_status(results: list[TripelErgebnis]) -> Literal["ok", "teilweise", "abgelehnt"]:
-    done = {"geschrieben", "abgeloest", "unveraendert", "berichtigt"}
+    done = {"geschrieben", "abgeloest", "nachgetragen", "unveraendert", "berichtigt", "abgesagt"}
     written = sum(r.ausgang in done for r in results)
     if written == len(results):
         return "ok"
@@ -117,20 +117,56 @@ class EntityState:
 
 @dataclass
 class FactState:
+    """The current version of a fact (its record as known now), or a planned new one.
+
+    `start` and `end` are the effective valid interval: from the timeline chain's active
+    entry where the fact starts or ends with an event, else `t_valid` / `t_invalid`.
+    """
+
     id: str
     rel: str
     start_id: str
     end_id: str | None
     wert: str | None
+    start: datetime
+    end: datetime | None = None
     aktiv: bool = True
     grund: str | None = None
-    new: dict[str, Any] | None = None  # the planned creation, for facts of this order
+    version: int = 1
+    props: dict[str, Any] = field(default_factory=dict)  # the stored version's properties
+    new: dict[str, Any] | None = None  # the version this order writes, if any
+
+    @property
+    def valid(self) -> bool:
+        """True while it is taken to have held at all (not corrected or cancelled)."""
+        return self.grund not in ("berichtigt", "abgesagt")
+
+    def contains(self, instant: datetime) -> bool:
+        return self.start <= instant and (self.end is None or instant < self.end)
+
+    @property
+    def empty(self) -> bool:
+        return self.end is not None and self.end <= self.start
+
+
+@dataclass(frozen=True)
+class Taken:
+    """What a taken-back fact's current version said, before it was taken back."""
+
+    t_valid: datetime
+    t_invalid: Any
+    timeline_id: str | None
+    timeline_bis: str | None
+    end: datetime | None
+    open: bool
 
 
 @dataclass
 class ChainState:
     first_id: str
     abgesagt: bool
+    beginn: datetime  # the active entry's first instant
+    window_end: datetime  # the end of its precision (its day or month)
 
 
 @dataclass
@@ -149,9 +185,9 @@ class Operations:
 
     entities: list[dict[str, Any]] = field(default_factory=list)
     entries: list[dict[str, Any]] = field(default_factory=list)
-    retire: list[dict[str, Any]] = field(default_factory=list)
+    close: list[dict[str, Any]] = field(default_factory=list)  # versions to close
     touch: list[dict[str, Any]] = field(default_factory=list)
-    facts: list[FactState] = field(default_factory=list)
+    facts: list[FactState] = field(default_factory=list)  # new versions to write
 
     def ref_facts(self) -> list[dict[str, Any]]:
         return [
@@ -175,7 +211,7 @@ class Refs:
     names: set[str] = field(default_factory=set)
     ids: set[str] = field(default_factory=set)
     rel_types: set[str] = field(default_factory=lambda: {"TYP"})
-    history_types: set[str] = field(default_factory=set)
+    history_types: set[str] = field(default_factory=lambda: {"TYP"})
     timeline_ids: set[str] = field(default_factory=set)
 
     def add(self, ref: EntityRef | None) -> None:
@@ -199,7 +235,10 @@ def refs_of(auftrag: Auftrag, canon: Canon) -> Refs:
             tripel = precheck(raw, canon)
         except Rejected:
             continue
-        refs.rel_types.add(canon[tripel.beziehung].rel_type)
+        rel = canon[tripel.beziehung]
+        refs.rel_types.add(rel.rel_type)
+        if rel.einwertig:
+            refs.history_types.add(rel.rel_type)
         refs.add(tripel.subjekt)
         refs.add(tripel.objekt)
         if tripel.timeline_id:
@@ -220,17 +259,19 @@ class Resolved:
 class Planner:
     """Decides each triple of an order against the state, as if written one by one."""
 
-    def __init__(self, canon: Canon, auftrag: Auftrag, state: State) -> None:
+    def __init__(self, canon: Canon, auftrag: Auftrag, state: State, jetzt: datetime) -> None:
         self.canon = canon
         self.auftrag = auftrag
         self.state = state
+        self.jetzt = jetzt  # system time: the store's clock, never the caller's
         self.ops = Operations()
         self._neue: list[str] = []
         self._typ_fakten: list[str] = []
 
     @property
     def now(self) -> datetime:
-        return self.auftrag.zeitpunkt
+        """Valid time of the order's facts: its `zeitpunkt`, else the store's clock."""
+        return self.auftrag.zeitpunkt or self.jetzt
 
     def plan(self) -> list[TripelErgebnis]:
         """Corrections first (their replacements follow as triples), then the triples."""
@@ -294,7 +335,6 @@ class Planner:
                     "id": entity.id,
                     "name": entity.name,
                     "name_norm": normalize_name(entity.name),
-                    "erstellt": self.now,
                 }
             )
             self.state.entities[entity.id] = EntityState(entity.id, entity.name, None)
@@ -303,47 +343,161 @@ class Planner:
         return entity.id
 
     # -- facts ------------------------------------------------------------------
+    #
+    # Every fact is a series of versions; the state holds the current one. A change
+    # never edits a version: it closes it (t_expired) and writes the next one
+    # (`change`). Valid time is a partition per subject, einwertig relation and pair:
+    # a value holds from its start until the next value's start.
 
-    def active(self, entity_id: str, rel_type: str, both: bool) -> list[FactState]:
+    def current(self, entity_id: str, rel_type: str, both: bool) -> list[FactState]:
+        """The facts of a relation at an entity that are taken to hold or have held."""
         return [
             f
             for f in self.state.facts.values()
-            if f.aktiv
-            and f.rel == rel_type
+            if f.rel == rel_type
+            and f.valid
+            and not f.empty
             and (f.start_id == entity_id or (both and f.end_id == entity_id))
         ]
 
+    def active(self, entity_id: str, rel_type: str, both: bool) -> list[FactState]:
+        return [f for f in self.current(entity_id, rel_type, both) if f.aktiv]
+
+    def says(self, fact: FactState, subjekt_id: str, rel: Relation, objekt_id: str | None,
+             wert: str | None) -> bool:
+        """True when the fact states this value (symmetric relations from either end)."""
+        if wert is not None:
+            return fact.wert == wert
+        if rel.symmetrisch:
+            return {fact.start_id, fact.end_id} == {subjekt_id, objekt_id}
+        return fact.end_id == objekt_id
+
     def same_fact(
-        self, subjekt_id: str, rel: Relation, objekt_id: str | None, wert: str | None
+        self, subjekt_id: str, rel: Relation, objekt_id: str | None, wert: str | None,
+        at: datetime | None = None,
     ) -> FactState | None:
-        """The active fact that already says this (symmetric relations from either end)."""
-        for fact in self.active(subjekt_id, rel.rel_type, rel.symmetrisch):
-            if wert is not None:
-                if fact.wert == wert:
-                    return fact
-            elif rel.symmetrisch:
-                if {fact.start_id, fact.end_id} == {subjekt_id, objekt_id}:
-                    return fact
-            elif fact.end_id == objekt_id:
+        """The fact that already says this: for an einwertig relation the value holding
+        at `at` (the new value's start), else any active one."""
+        if rel.einwertig:
+            when = self.now if at is None else at
+            holding = [
+                f for f in self.current(subjekt_id, rel.rel_type, rel.symmetrisch)
+                if f.contains(when)
+            ]
+        else:
+            holding = self.active(subjekt_id, rel.rel_type, rel.symmetrisch)
+        for fact in holding:
+            if self.says(fact, subjekt_id, rel, objekt_id, wert):
                 return fact
         return None
 
-    def retire(self, fact: FactState, grund: str, timeline_bis: str | None = None) -> None:
-        """Supersede (abgeloest: valid until now) or correct (berichtigt: never true)."""
-        fact.aktiv = False
-        fact.grund = grund
-        change = {
-            "grund": grund,
-            "t_invalid": self.now if grund == "abgeloest" else None,
-            "t_expired": self.now,
-            "timeline_bis": timeline_bis,
-        }
-        if fact.new is not None:  # written by this very order: write it retired
-            fact.new.update(aktiv=False, **change)
-            if change["t_invalid"] is None:
-                fact.new["t_invalid"] = fact.new["t_valid"]
+    def change(self, fact: FactState, **updates: Any) -> None:
+        """Record a new state of a fact: close its version and write the next one (or
+        amend the version this very order writes)."""
+        keys: tuple[str, ...] = ("aktiv", "grund", "t_invalid", "timeline_bis")
+        stored: dict[str, Any] = {key: updates[key] for key in keys if key in updates}
+        if fact.new is not None:
+            fact.new.update(stored)
         else:
-            self.ops.retire.append({"id": fact.id, "start_id": fact.start_id, **change})
+            self.ops.close.append(
+                {"id": fact.id, "start_id": fact.start_id, "version": fact.version}
+            )
+            fact.version += 1
+            fact.new = {**fact.props, **stored, "version": fact.version, "t_expired": None}
+            fact.props = fact.new
+            self.ops.facts.append(fact)
+        fact.aktiv = bool(fact.new["aktiv"])
+        fact.grund = fact.new.get("grund")
+        if "end" in updates:
+            fact.end = updates["end"]
+
+    def end_at(self, fact: FactState, end: datetime, timeline_bis: str | None) -> None:
+        """The fact's value is followed by another from `end` on (superseded). A value
+        never ends before it starts: an end before its start is its start."""
+        valid_from = as_utc(fact.props["t_valid"])
+        self.change(
+            fact, aktiv=False, grund="abgeloest", t_invalid=max(end, valid_from),
+            timeline_bis=timeline_bis, end=max(end, fact.start),
+        )
+
+    def retire(self, fact: FactState, grund: str, timeline_bis: str | None = None) -> None:
+        """Supersede the fact now (abgeloest), or take it back (berichtigt/abgesagt)."""
+        if grund == "abgeloest":
+            self.end_at(fact, self.now, timeline_bis)
+        else:
+            self.take_back(fact, grund)
+
+    def take_back(self, fact: FactState, grund: str) -> list[str]:
+        """The one rule for taking a value back (a correction, a cancelled event): the
+        fact never held, and in an einwertig relation the values it had ended hold
+        again, each up to the next value that remains (or to where the taken-back one
+        ended), as if it had never been written. Returns the reinstated facts."""
+        rel = self.canon.by_type.get(fact.rel)
+        was_valid = fact.valid
+        taken = Taken(
+            t_valid=as_utc(fact.props["t_valid"]),
+            t_invalid=fact.props.get("t_invalid"),
+            timeline_id=fact.props.get("timeline_id"),
+            timeline_bis=fact.props.get("timeline_bis"),
+            end=fact.end,
+            open=fact.aktiv,
+        )
+        self.change(
+            fact, aktiv=False, grund=grund, t_invalid=fact.props["t_valid"],
+            timeline_bis=None, end=fact.start,
+        )
+        if not was_valid or rel is None or not rel.einwertig:
+            return []
+        ends = [fact.start_id] + ([fact.end_id] if rel.symmetrisch and fact.end_id else [])
+        group = {
+            f.id: f
+            for entity_id in ends
+            for f in self.state.facts.values()
+            if f.rel == fact.rel and f.valid and f.id != fact.id
+            and (f.start_id == entity_id or (rel.symmetrisch and f.end_id == entity_id))
+        }
+        reinstated = []
+        for before in sorted(group.values(), key=lambda f: (f.start, f.id)):
+            if before.grund != "abgeloest" or not self._ended_by(before, taken):
+                continue
+            later = [
+                f for f in group.values()
+                if f.id != before.id and f.start > before.start
+            ]
+            upcoming = min(later, key=lambda f: (f.start, f.id)) if later else None
+            if upcoming is not None and (taken.end is None or upcoming.start < taken.end):
+                self.end_at(before, upcoming.start, upcoming.props.get("timeline_id"))
+            elif taken.open:
+                if rel.symmetrisch and any(
+                    other.id != before.id
+                    for other_id in (before.start_id, before.end_id)
+                    if other_id is not None
+                    for other in self.active(other_id, fact.rel, True)
+                ):
+                    continue  # the other end has a partner of its own by now
+                self.change(
+                    before, aktiv=True, grund=None, t_invalid=None, timeline_bis=None, end=None
+                )
+            else:
+                assert taken.end is not None
+                self.change(
+                    before,
+                    t_invalid=max(as_utc(taken.t_invalid), as_utc(before.props["t_valid"])),
+                    timeline_bis=taken.timeline_bis,
+                    end=max(taken.end, before.start),
+                )
+            reinstated.append(before.id)
+        return reinstated
+
+    @staticmethod
+    def _ended_by(before: FactState, taken: Taken) -> bool:
+        """True when `before`'s end is the start of the taken-back value."""
+        if before.props.get("timeline_bis") != taken.timeline_id:
+            return False
+        stored_end = before.props.get("t_invalid")
+        if stored_end is None:
+            return False
+        return bool(as_utc(stored_end) == max(taken.t_valid, as_utc(before.props["t_valid"])))
 
     def assert_fact(
         self,
@@ -353,47 +507,77 @@ class Planner:
         objekt_id: str | None = None,
         wert: str | None = None,
         timeline_id: str | None = None,
+        start: datetime | None = None,
+        window_end: datetime | None = None,
     ) -> tuple[str, str, list[str]]:
-        """Write, supersede or touch one fact; (ausgang, fact id, superseded ids)."""
-        existing = self.active(subjekt_id, rel.rel_type, rel.symmetrisch)
-        same = self.same_fact(subjekt_id, rel, objekt_id, wert)
+        """Write, supersede or touch one fact; (ausgang, fact id, superseded ids).
+
+        `start` is the effective valid start (an event's first instant), else the order's
+        time. An einwertig value ends the value holding at its start; it holds until the
+        next known value begins, so a value that arrives late becomes history
+        (`nachgetragen`) and never the current one. An event's start is known only to its
+        precision (`window_end`: the end of its day or month): a value that began inside
+        that window is taken to precede the event and ends where it began.
+        """
+        start = self.now if start is None else start
+        same = self.same_fact(subjekt_id, rel, objekt_id, wert, start)
         if same is not None:
             if same.new is None:
-                self.ops.touch.append(
-                    {"id": same.id, "start_id": same.start_id, "zeitpunkt": self.now}
-                )
+                self.ops.touch.append({"id": same.id, "start_id": same.start_id})
             return "unveraendert", same.id, []
-        retire: dict[str, FactState] = {}
+        ended: dict[str, FactState] = {}
+        following: list[FactState] = []
         if rel.einwertig:
-            retire = {f.id: f for f in existing}
-            if rel.symmetrisch and objekt_id is not None:
-                # A partner is einwertig from both ends: the object's old partner goes too.
-                retire.update({f.id: f for f in self.active(objekt_id, rel.rel_type, True)})
-        for fact in retire.values():
-            self.retire(fact, "abgeloest", timeline_id)
+            # A partner is einwertig from both ends: the object's partition counts too.
+            ends = [subjekt_id] + ([objekt_id] if rel.symmetrisch and objekt_id else [])
+            for entity_id in ends:
+                for fact in self.current(entity_id, rel.rel_type, rel.symmetrisch):
+                    if fact.contains(start):
+                        ended[fact.id] = fact
+                    elif window_end is not None and start < fact.start < window_end:
+                        ended[fact.id] = fact  # began within the event's precision
+                    elif fact.start > start:
+                        following.append(fact)
+        for fact in ended.values():
+            self.end_at(fact, start, timeline_id)
+        upcoming = min(following, key=lambda f: (f.start, f.id)) if following else None
         fact = FactState(
             id=new_id(),
             rel=rel.rel_type,
             start_id=subjekt_id,
             end_id=objekt_id,
             wert=wert,
+            start=start,
+            end=upcoming.start if upcoming else None,
+            aktiv=upcoming is None,
+            grund="abgeloest" if upcoming else None,
         )
         fact.new = {
             "id": fact.id,
+            "version": 1,
             "user_id": self.auftrag.user_id,
             "character_id": self.auftrag.character_id,
             "herkunft": herkunft,
             "auftrag_id": self.auftrag.auftrag_id,
-            "t_valid": self.now,
-            "t_recorded": self.now,
-            "aktiv": True,
+            "t_valid": start,
+            "t_invalid": upcoming.start if upcoming else None,
+            "t_expired": None,
+            "aktiv": upcoming is None,
+            "grund": "abgeloest" if upcoming else None,
             "staerke_decay": 1.0,
-            "last_touched": self.now,
+            "last_touched": self.jetzt,
             "timeline_id": timeline_id,
+            "timeline_bis": upcoming.props.get("timeline_id") if upcoming else None,
         }
+        if upcoming is not None:
+            upcoming_start = upcoming.new or upcoming.props
+            fact.new["t_invalid"] = upcoming_start["t_valid"]
+        fact.props = fact.new
         self.state.facts[fact.id] = fact
         self.ops.facts.append(fact)
-        ids = sorted(retire)
+        ids = sorted(ended)
+        if upcoming is not None:
+            return "nachgetragen", fact.id, ids
         return ("abgeloest" if ids else "geschrieben"), fact.id, ids
 
     def set_type(self, entity: Resolved, typ: str, herkunft: str) -> None:
@@ -435,6 +619,8 @@ class Planner:
                 f"{subj.name} is a {subj.typ}; a {tripel.wert} is a {klassen_typ}",
             )
         timeline_id = None
+        start: datetime | None = None
+        window_end: datetime | None = None
         if tripel.timeline_id is not None:
             chain = self.state.chains.get(tripel.timeline_id)
             if chain is None:
@@ -447,18 +633,21 @@ class Planner:
                     "eintrag_abgesagt",
                     f"timeline entry {tripel.timeline_id!r} is cancelled",
                 )
-            timeline_id = chain.first_id
+            timeline_id, start, window_end = chain.first_id, chain.beginn, chain.window_end
 
         subjekt_id = self.create(subj)
         objekt_id = self.create(obj) if obj is not None else None
         # An event brought along with a fact that already holds is not created: nothing
         # would be valid from it (the fact keeps its own validity).
-        if tripel.ereignis is not None and not self.same_fact(
-            subjekt_id, rel, objekt_id, tripel.wert
-        ):
-            timeline_id = self.add_entry(tripel.ereignis, subjekt_id)
+        if tripel.ereignis is not None:
+            event = normalized(tripel.ereignis)
+            event_start = day_start(event.beginn)
+            if not self.same_fact(subjekt_id, rel, objekt_id, tripel.wert, event_start):
+                timeline_id = self.add_entry(tripel.ereignis, subjekt_id)
+                start, window_end = event_start, precision_end(event.beginn, event.genauigkeit)
         ausgang, fakt_id, abgeloest = self.assert_fact(
-            subjekt_id, rel, tripel.herkunft, objekt_id, tripel.wert, timeline_id
+            subjekt_id, rel, tripel.herkunft, objekt_id, tripel.wert, timeline_id, start,
+            window_end,
         )
         # Types become known from the relation (rule 4); none is written in advance.
         if obj is not None and rel.objekt_typ:
@@ -494,7 +683,7 @@ class Planner:
             raise Rejected("abgelehnt", "nicht_gefunden", f"no fact {target} in this pair")
 
         def matches(f: FactState) -> bool:
-            if f.rel != rel.rel_type or f.grund == "berichtigt":
+            if f.rel != rel.rel_type or not f.valid:
                 return False
             if obj is None:
                 return f.start_id == subj.id and f.wert == item.wert
@@ -504,19 +693,63 @@ class Planner:
         wrong = sorted((f for f in self.state.facts.values() if matches(f)), key=lambda f: f.id)
         if not wrong:
             raise Rejected("abgelehnt", "nicht_gefunden", f"no fact {target} in this pair")
+        reinstated = []
         for fact in wrong:
-            self.retire(fact, "berichtigt")
+            reinstated += self.take_back(fact, "berichtigt")
         return TripelErgebnis(
             index=index,
             ausgang="berichtigt",
             abgeloest=[f.id for f in wrong],
+            wieder_gueltig=sorted(set(reinstated)),
             subjekt_id=subj.id,
             objekt_id=obj.id if obj else None,
         )
 
     def add_entry(self, entry: NeuerEintrag, betrifft_id: str) -> str:
-        props = entry_props(entry, self.now)
+        props = entry_props(entry)
         props["character_id"] = self.auftrag.character_id
         self.ops.entries.append({"props": props, "betrifft_id": betrifft_id})
-        self.state.chains[props["id"]] = ChainState(props["id"], False)
+        self.state.chains[props["id"]] = ChainState(
+            props["id"], False, day_start(props["beginn"]),
+            precision_end(props["beginn"], props["genauigkeit"]),
+        )
         return str(props["id"])
+
+    def cancel(self, first_id: str) -> TripelErgebnis:
+        """A cancelled event: every fact valid from its chain is taken back (abgesagt)
+        by the same rule as a correction."""
+        taken = sorted(
+            (f for f in self.state.facts.values()
+             if f.props.get("timeline_id") == first_id and f.valid),
+            key=lambda f: f.id,
+        )
+        reinstated = []
+        for fact in taken:
+            reinstated += self.take_back(fact, "abgesagt")
+        return TripelErgebnis(
+            index=0,
+            ausgang="abgesagt",
+            abgeloest=[f.id for f in taken],
+            wieder_gueltig=sorted(set(reinstated)),
+            timeline_id=first_id,
+        )
+
+
+def day_start(day: date) -> datetime:
+    """The first instant (UTC) of a timeline day: where a fact from that event starts."""
+    return datetime.combine(day, time.min, tzinfo=UTC)
+
+
+def precision_end(day: date, genauigkeit: str) -> datetime:
+    """The end of the window an event's start is known to: its day, or its month."""
+    if genauigkeit == "monat":
+        first = day.replace(day=1)
+        return day_start(first.replace(year=first.year + 1, month=1) if first.month == 12
+                         else first.replace(month=first.month + 1))
+    return day_start(day) + timedelta(days=1)
+
+
+def as_utc(value: Any) -> datetime:
+    """A stored instant (driver or Python value) as an aware UTC datetime."""
+    native = value.to_native() if hasattr(value, "to_native") else value
+    return native.astimezone(UTC)  # type: ignore[no-any-return]

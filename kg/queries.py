@@ -22,7 +22,8 @@ from pathlib import Path
 
 from kg.errors import QueryLoadError
 
-_PARAM = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
+# A parameter; `$any(...)` and `$all(...)` are dynamic-type functions, not parameters.
+_PARAM = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)(?![A-Za-z0-9_]*\()")
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 
 

@@ -13,14 +13,17 @@ from __future__ import annotations
 
 import calendar
 import uuid
-from datetime import date, datetime
-from typing import Any
+from datetime import UTC, date, datetime
+from typing import TYPE_CHECKING, Any
 
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from kg.db import Database, Record, Tx
 from kg.errors import InvalidInput, TimelineError
-from kg.models import Frozen, Genauigkeit, NeuerEintrag, utcnow
+
+if TYPE_CHECKING:
+    from kg.writer import FaktenAgent
+from kg.models import Frozen, Genauigkeit, NeuerEintrag
 
 MONATE = (
     "Januar",
@@ -89,8 +92,9 @@ def month_window(month: str) -> tuple[date, date]:
     return first, first.replace(day=calendar.monthrange(year, mon)[1])
 
 
-def entry_props(entry: NeuerEintrag, now: datetime) -> dict[str, Any]:
-    """The properties of a new entry (month precision normalised)."""
+def entry_props(entry: NeuerEintrag) -> dict[str, Any]:
+    """The properties of a new entry (month precision normalised); the writing query
+    adds `t_recorded`, the store's clock."""
     entry = normalized(entry)
     return {
         "id": uuid.uuid4().hex,
@@ -101,7 +105,6 @@ def entry_props(entry: NeuerEintrag, now: datetime) -> dict[str, Any]:
         "genauigkeit": entry.genauigkeit,
         "aktiv": True,
         "abgesagt": False,
-        "t_recorded": now,
     }
 
 
@@ -124,7 +127,15 @@ def to_eintrag(node: Any, person_id: str | None = None, person_name: str | None 
     )
 
 
-# -- used inside other transactions (the writer) ----------------------------------
+# -- used inside write transactions ------------------------------------------------
+
+
+async def lock(tx: Tx, user_id: str) -> datetime:
+    """Take the user's write lock; returns the store's clock for this transaction (UTC,
+    with a fixed offset, as every instant the library writes)."""
+    row = await tx.one("user_lock", user_id=user_id)
+    assert row is not None
+    return row["jetzt"].to_native().astimezone(UTC)  # type: ignore[no-any-return]
 
 
 async def chain_ends(tx: Tx, user_id: str, character_id: str, eintrag_id: str) -> Record | None:
@@ -133,33 +144,21 @@ async def chain_ends(tx: Tx, user_id: str, character_id: str, eintrag_id: str) -
     )
 
 
-async def create_entry(
-    tx: Tx,
-    user_id: str,
-    character_id: str,
-    entry: NeuerEintrag,
-    now: datetime,
-    betrifft_id: str | None,
-) -> str:
-    row = await tx.one(
-        "timeline_create",
-        user_id=user_id,
-        character_id=character_id,
-        props=entry_props(entry, now),
-        betrifft_id=betrifft_id,
-    )
-    assert row is not None
-    return str(row["id"])
-
-
 # -- the timeline's own operations -------------------------------------------------
 
 
 class Timeline:
-    """Add, move, cancel and read the entries of a pair."""
+    """Add, move, cancel and read the entries of a pair.
 
-    def __init__(self, db: Database) -> None:
+    Entries are bi-temporal like facts: each records when the store learned it
+    (`t_recorded`), a moved entry when it was replaced (`ersetzt_am`), a cancelled one
+    when it was cancelled (`abgesagt_am`), all from the store's clock. What a cancel
+    does to facts is decided by the one writer (`FaktenAgent.cancel_event`).
+    """
+
+    def __init__(self, db: Database, agent: FaktenAgent) -> None:
         self.db = db
+        self.agent = agent
 
     async def add(
         self,
@@ -167,10 +166,9 @@ class Timeline:
         character_id: str,
         entry: NeuerEintrag,
         betrifft_id: str | None = None,
-        now: datetime | None = None,
     ) -> Eintrag:
         async def work(tx: Tx) -> str:
-            await tx.run("user_lock", user_id=user_id, auftrag_id=None)
+            jetzt = await lock(tx, user_id)
             if betrifft_id is not None:
                 row = await tx.one(
                     "entity_by_id",
@@ -180,9 +178,16 @@ class Timeline:
                 )
                 if row is None:
                     raise TimelineError(f"no entity with id {betrifft_id!r} for this user")
-            return await create_entry(
-                tx, user_id, character_id, entry, now or utcnow(), betrifft_id
+            row = await tx.one(
+                "timeline_create",
+                user_id=user_id,
+                character_id=character_id,
+                props=entry_props(entry),
+                betrifft_id=betrifft_id,
+                jetzt=jetzt,
             )
+            assert row is not None
+            return str(row["id"])
 
         new_id = await self.db.write(work)
         return await self.get(user_id, character_id, new_id)
@@ -196,27 +201,31 @@ class Timeline:
         ende: date | None = None,
         genauigkeit: Genauigkeit | None = None,
         titel: str | None = None,
-        now: datetime | None = None,
     ) -> Eintrag:
         """Create the successor of the chain's active end with the new date."""
 
         async def work(tx: Tx) -> str:
-            await tx.run("user_lock", user_id=user_id, auftrag_id=None)
+            jetzt = await lock(tx, user_id)
             old = await self._active_end(tx, user_id, character_id, eintrag_id, "move")
-            entry = NeuerEintrag(
-                typ=old["typ"],
-                titel=titel or old["titel"],
-                beginn=beginn,
-                ende=ende,
-                genauigkeit=genauigkeit or old["genauigkeit"],
-            )
+            try:
+                entry = NeuerEintrag(
+                    typ=old["typ"],
+                    titel=titel or old["titel"],
+                    beginn=beginn,
+                    ende=ende,
+                    genauigkeit=genauigkeit or old["genauigkeit"],
+                )
+            except ValidationError as exc:
+                raise InvalidInput(
+                    "; ".join(str(e["msg"]).removeprefix("Value error, ") for e in exc.errors())
+                ) from None
             row = await tx.one(
                 "timeline_move",
                 user_id=user_id,
                 character_id=character_id,
                 eintrag_id=eintrag_id,
-                props=entry_props(entry, now or utcnow()),
-                zeitpunkt=now or utcnow(),
+                props=entry_props(entry),
+                jetzt=jetzt,
             )
             if row is None:
                 raise TimelineError(f"entry {eintrag_id!r} could not be moved")
@@ -226,13 +235,13 @@ class Timeline:
         return await self.get(user_id, character_id, new_id)
 
     async def cancel(
-        self, user_id: str, character_id: str, eintrag_id: str, now: datetime | None = None
+        self, user_id: str, character_id: str, eintrag_id: str
     ) -> dict[str, list[str]]:
-        """Cancel the active end; facts valid from it are retired, old values reinstated."""
-        when = now or utcnow()
+        """Cancel the active end; facts valid from it are taken back, old values hold
+        again (an audited order of the one writer, in the same transaction)."""
 
         async def work(tx: Tx) -> dict[str, list[str]]:
-            await tx.run("user_lock", user_id=user_id, auftrag_id=None)
+            jetzt = await lock(tx, user_id)
             await self._active_end(tx, user_id, character_id, eintrag_id, "cancel")
             ends = await chain_ends(tx, user_id, character_id, eintrag_id)
             assert ends is not None
@@ -241,7 +250,7 @@ class Timeline:
                 user_id=user_id,
                 character_id=character_id,
                 eintrag_id=eintrag_id,
-                zeitpunkt=when,
+                jetzt=jetzt,
             )
             facts = await tx.run(
                 "timeline_facts",
@@ -249,36 +258,16 @@ class Timeline:
                 character_id=character_id,
                 first_id=ends["first_id"],
             )
-            retired = [f for f in facts if f["from_event"] and f["grund"] != "berichtigt"]
-            if retired:
-                await tx.run(
-                    "facts_retire",
-                    user_id=user_id,
-                    facts=[{"id": f["id"], "start_id": f["start_id"]} for f in retired],
-                    grund="abgesagt",
-                    t_invalid=None,
-                    t_expired=when,
-                    timeline_bis=None,
-                )
-            reinstated = []
-            for f in facts:
-                if f["from_event"] or f["grund"] != "abgeloest":
-                    continue
-                holding = await tx.run(
-                    "facts_active",
-                    user_id=user_id,
-                    character_id=character_id,
-                    entity_id=f["start_id"],
-                    rel_type=f["rel_type"],
-                    both_directions=False,
-                )
-                if holding:
-                    continue
-                await tx.run(
-                    "fact_reinstate", user_id=user_id, start_id=f["start_id"], fakt_id=f["id"]
-                )
-                reinstated.append(f["id"])
-            return {"retired": sorted(f["id"] for f in retired), "reinstated": sorted(reinstated)}
+            ergebnis = await self.agent.cancel_event(
+                tx,
+                user_id,
+                character_id,
+                ends["first_id"],
+                eintrag_id,
+                sorted({(f["start_id"], f["rel_type"]) for f in facts}),
+            )
+            result = ergebnis.ergebnisse[0]
+            return {"retired": result.abgeloest, "reinstated": result.wieder_gueltig}
 
         return await self.db.write(work)
 

@@ -11,13 +11,26 @@ from __future__ import annotations
 
 import hashlib
 import json
+from datetime import UTC, datetime
 from typing import Any
 
 from kg.canon import Canon
 from kg.db import Database, Record, Tx
 from kg.errors import InvalidInput, ServerUnavailable, WriteNotConfirmed
-from kg.models import Auftrag, AuftragErgebnis
-from kg.plan import ChainState, EntityState, FactState, Planner, State, order_status, refs_of
+from kg.models import Auftrag, AuftragErgebnis, TripelErgebnis
+from kg.plan import (
+    ChainState,
+    EntityState,
+    FactState,
+    Operations,
+    Planner,
+    Refs,
+    State,
+    day_start,
+    order_status,
+    precision_end,
+    refs_of,
+)
 
 
 def merkmal_text(canon: Canon, merkmal: Record) -> str:
@@ -34,6 +47,45 @@ def content_hash(auftrag: Auftrag) -> str:
     return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
 
 
+def _instant(value: Any) -> datetime | None:
+    return None if value is None else value.to_native().astimezone(UTC)
+
+
+def _python(value: Any) -> Any:
+    """A stored value as a plain Python value. Instants become UTC datetimes with a fixed
+    offset: the driver reads them back with a named zone, and Cypher orders a named-zone
+    instant after the equal fixed-offset one, so a value written back unchanged would no
+    longer compare equal to the same instant given as a parameter."""
+    if hasattr(value, "to_native"):
+        native = value.to_native()
+        return native.astimezone(UTC) if isinstance(native, datetime) else native
+    return value
+
+
+def to_fact(f: Record) -> FactState:
+    """A fact's current version as the order's state query read it."""
+    props = {key: _python(value) for key, value in f["props"].items()}
+    tl, tlb = f["tl_beginn"], f["tlb_beginn"]
+    start = day_start(tl.to_native()) if tl is not None else _instant(props["t_valid"])
+    end = day_start(tlb.to_native()) if tlb is not None else _instant(props.get("t_invalid"))
+    assert start is not None
+    if end is not None:
+        end = max(end, start)  # a value never ends before it starts
+    return FactState(
+        id=props["id"],
+        rel=f["rel"],
+        start_id=f["start_id"],
+        end_id=None if f["wert"] is not None else f["end_id"],
+        wert=f["wert"],
+        start=start,
+        end=end,
+        aktiv=props["aktiv"],
+        grund=props.get("grund"),
+        version=props.get("version", 1),
+        props=props,
+    )
+
+
 def to_state(row: Record, canon: Canon) -> State:
     state = State()
     for e in row["entities"]:
@@ -42,20 +94,16 @@ def to_state(row: Record, canon: Canon) -> State:
         state.entities[e["id"]] = EntityState(e["id"], e["name"], typ, merkmale)
         state.by_name.setdefault(e["name_norm"], []).append(e["id"])
         for f in e["facts"]:
-            if f["id"] is not None:
-                state.facts[f["id"]] = FactState(
-                    id=f["id"],
-                    rel=f["rel"],
-                    start_id=f["start_id"],
-                    end_id=None if f["wert"] is not None else f["end_id"],
-                    wert=f["wert"],
-                    aktiv=f["aktiv"],
-                    grund=None if f["aktiv"] else "abgeloest",
-                )
+            fact = to_fact(f)
+            state.facts[fact.id] = fact
     for ids in state.by_name.values():
         ids.sort()  # candidates in a stable order
     for c in row["chains"]:
-        state.chains[c["given"]] = ChainState(c["first_id"], c["abgesagt"])
+        beginn = c["beginn"].to_native()
+        state.chains[c["given"]] = ChainState(
+            c["first_id"], c["abgesagt"], day_start(beginn),
+            precision_end(beginn, c["genauigkeit"]),
+        )
     return state
 
 
@@ -67,8 +115,7 @@ class FaktenAgent:
         self.canon = canon
         self.symmetric_types = {r.rel_type for r in canon.relations.values() if r.symmetrisch}
 
-    async def _write(self, tx: Tx, auftrag: Auftrag) -> AuftragErgebnis:
-        refs = refs_of(auftrag, self.canon)
+    async def _state(self, tx: Tx, auftrag: Auftrag, refs: Refs) -> Record:
         row = await tx.one(
             "order_state",
             user_id=auftrag.user_id,
@@ -82,6 +129,49 @@ class FaktenAgent:
             timeline_ids=sorted(refs.timeline_ids),
         )
         assert row is not None
+        return row
+
+    async def _apply(
+        self, tx: Tx, auftrag: Auftrag, jetzt: datetime, ops: Operations, ergebnis: AuftragErgebnis,
+        inhalt: str,
+    ) -> None:
+        audit: dict[str, Any] = {
+            "id": auftrag.auftrag_id,
+            "character_id": auftrag.character_id,
+            "empfangen": ergebnis.zeitpunkt,
+            "status": ergebnis.status,
+            "ergebnis": ergebnis.model_dump_json(),
+            "anzahl_tripel": len(ergebnis.ergebnisse),
+            "inhalt": inhalt,
+        }
+        await tx.run(
+            "order_apply",
+            user_id=auftrag.user_id,
+            jetzt=jetzt,
+            entities=ops.entities,
+            entries=ops.entries,
+            close=ops.close,
+            touch=ops.touch,
+            ref_facts=ops.ref_facts(),
+            value_facts=ops.value_facts(),
+            auftrag=audit,
+        )
+
+    def _result(
+        self, auftrag: Auftrag, results: list[TripelErgebnis], valid: datetime, jetzt: datetime
+    ) -> AuftragErgebnis:
+        return AuftragErgebnis(
+            auftrag_id=auftrag.auftrag_id,
+            user_id=auftrag.user_id,
+            character_id=auftrag.character_id,
+            status=order_status(results),
+            zeitpunkt=valid,
+            erfasst=jetzt,
+            ergebnisse=results,
+        )
+
+    async def _write(self, tx: Tx, auftrag: Auftrag) -> AuftragErgebnis:
+        row = await self._state(tx, auftrag, refs_of(auftrag, self.canon))
         inhalt = content_hash(auftrag)
         if row["ergebnis"]:
             if row["inhalt"] not in (None, inhalt):
@@ -92,37 +182,44 @@ class FaktenAgent:
                 )
             first = AuftragErgebnis.model_validate_json(row["ergebnis"])
             return first.model_copy(update={"wiederholt": True})
-        planner = Planner(self.canon, auftrag, to_state(row, self.canon))
-        results = planner.plan()
-        ergebnis = AuftragErgebnis(
-            auftrag_id=auftrag.auftrag_id,
-            user_id=auftrag.user_id,
-            character_id=auftrag.character_id,
-            status=order_status(results),
-            zeitpunkt=auftrag.zeitpunkt,
-            ergebnisse=results,
+        jetzt = _instant(row["jetzt"])
+        assert jetzt is not None
+        planner = Planner(self.canon, auftrag, to_state(row, self.canon), jetzt)
+        ergebnis = self._result(auftrag, planner.plan(), planner.now, jetzt)
+        await self._apply(tx, auftrag, jetzt, planner.ops, ergebnis, inhalt)
+        return ergebnis
+
+    async def cancel_event(
+        self,
+        tx: Tx,
+        user_id: str,
+        character_id: str,
+        first_id: str,
+        eintrag_id: str,
+        subjects: list[tuple[str, str]],
+    ) -> AuftragErgebnis:
+        """Take back the consequences of a cancelled event, inside the cancel's
+        transaction: an audited order of its own (`absage-<entry>`), planned by the same
+        rule as a correction. `subjects` are the (entity id, relationship type) of the
+        facts valid from the event."""
+        auftrag = Auftrag(
+            auftrag_id=f"absage-{eintrag_id}",
+            user_id=user_id,
+            character_id=character_id,
+            berichtigungen=[],
+            tripel=[{"absage": eintrag_id}],
         )
-        ops = planner.ops
-        audit: dict[str, Any] = {
-            "id": auftrag.auftrag_id,
-            "character_id": auftrag.character_id,
-            "empfangen": auftrag.zeitpunkt,
-            "status": ergebnis.status,
-            "ergebnis": ergebnis.model_dump_json(),
-            "anzahl_tripel": len(results),
-            "inhalt": inhalt,
-        }
-        await tx.run(
-            "order_apply",
-            user_id=auftrag.user_id,
-            entities=ops.entities,
-            entries=ops.entries,
-            retire=ops.retire,
-            touch=ops.touch,
-            ref_facts=ops.ref_facts(),
-            value_facts=ops.value_facts(),
-            auftrag=audit,
+        refs = Refs(
+            ids={s for s, _ in subjects},
+            rel_types={"TYP"} | {t for _, t in subjects},
+            history_types={"TYP"} | {t for _, t in subjects},
         )
+        row = await self._state(tx, auftrag, refs)
+        jetzt = _instant(row["jetzt"])
+        assert jetzt is not None
+        planner = Planner(self.canon, auftrag, to_state(row, self.canon), jetzt)
+        ergebnis = self._result(auftrag, [planner.cancel(first_id)], jetzt, jetzt)
+        await self._apply(tx, auftrag, jetzt, planner.ops, ergebnis, content_hash(auftrag))
         return ergebnis
 
     async def write(self, auftrag: Auftrag) -> AuftragErgebnis:

@@ -79,7 +79,8 @@ def test_worked_example_end_to_end(pair: Pair) -> None:
     text = render(mappe)
     assert "wohnt in Kassel (ab November 2026)" in text
     assert "früher: wohnt in Berlin (bis November 2026)" in text
-    assert "abgeleitet: wohnt in Deutschland (über Kassel)" in text
+    # Derived knowledge carries the *ab* of the fact it starts with, like that fact.
+    assert "abgeleitet: wohnt in Deutschland (über Kassel, ab November 2026)" in text
     assert "Kassel liegt in Deutschland [laut Modell]" in text
     assert render(mappe) == text  # deterministic
 
@@ -184,30 +185,33 @@ def test_transitive_chain_of_depth_four_and_a_cycle(pair: Pair) -> None:
 
 
 def test_as_of_reads_around_a_supersession_and_a_correction(pair: Pair) -> None:
-    pair.write(t("Lena", "wohnt_in", "Berlin"), zeitpunkt="2026-01-10T00:00:00Z")
-    pair.write(t("Lena", "wohnt_in", "Hamburg"), zeitpunkt="2026-03-10T00:00:00Z")
-    pair.write(t("Lena", "beruf", wert="Pilotin"), zeitpunkt="2026-02-01T00:00:00Z")
+    # Valid times come from the orders; system times are the store's (each result's
+    # `erfasst`), so "as known then" is asked at the instants the store recorded.
+    berlin = pair.write(t("Lena", "wohnt_in", "Berlin"), zeitpunkt="2026-01-10T00:00:00Z")
+    hamburg = pair.write(t("Lena", "wohnt_in", "Hamburg"), zeitpunkt="2026-03-10T00:00:00Z")
+    pilotin = pair.write(t("Lena", "beruf", wert="Pilotin"), zeitpunkt="2026-02-01T00:00:00Z")
     order = pair.order(zeitpunkt="2026-04-01T00:00:00Z")
     order["berichtigungen"] = [{"subjekt": "Lena", "beziehung": "beruf", "wert": "Pilotin"}]
-    pair.store.run(pair.store.memory.write(order))
+    corrected = pair.store.run(pair.store.memory.write(order))
+    assert berlin.erfasst < hamburg.erfasst < pilotin.erfasst < corrected.erfasst
 
-    def view(v: str | None, x: str | None) -> set[str]:
-        kw = {}
+    def view(v: str | None, x: datetime | None) -> set[str]:
+        kw: dict[str, datetime] = {}
         if v:
             kw["gueltig_am"] = datetime.fromisoformat(v).replace(tzinfo=UTC)
         if x:
-            kw["bekannt_am"] = datetime.fromisoformat(x).replace(tzinfo=UTC)
+            kw["bekannt_am"] = x
         m = pair.mappe("Lena", **kw)
         return {f.wert or f.objekt.name for f in m.fakten}
 
     assert view(None, None) == {"Hamburg"}
     assert view("2026-02-15", None) == {"Berlin"}  # true then, known now
-    assert view("2026-02-15", "2026-03-01") == {"Berlin", "Pilotin"}  # believed then
-    assert view("2026-05-01", "2026-03-01") == {"Berlin", "Pilotin"}  # move not yet known
-    assert view("2026-05-01", "2026-03-20") == {"Hamburg", "Pilotin"}
-    assert view("2026-05-01", "2026-04-02") == {"Hamburg"}  # correction known: never true
+    assert view("2026-02-15", pilotin.erfasst) == {"Berlin", "Pilotin"}  # believed then
+    assert view("2026-05-01", berlin.erfasst) == {"Berlin"}  # move not yet known
+    assert view("2026-05-01", pilotin.erfasst) == {"Hamburg", "Pilotin"}
+    assert view("2026-05-01", corrected.erfasst) == {"Hamburg"}  # correction known: never true
     assert view("2026-01-05", None) == set()  # before anything held
-    m = pair.mappe("Lena", bekannt_am=datetime(2026, 3, 1, tzinfo=UTC))
+    m = pair.mappe("Lena", bekannt_am=berlin.erfasst)
     assert m.historie == []  # the supersession was not known yet
 
 

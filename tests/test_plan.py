@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 from kg.canon import load_canon
@@ -9,6 +10,8 @@ from kg.models import Auftrag
 from kg.plan import EntityState, FactState, Planner, State, precheck, refs_of
 
 CANON = load_canon()
+#: The store's clock in these plans (system time is the store's, passed in).
+JETZT = datetime(2026, 11, 29, 18, 0, 1, tzinfo=UTC)
 
 
 def order(*tripel: dict[str, Any], **extra: Any) -> Auftrag:
@@ -39,7 +42,11 @@ def state_with_lena_in_berlin() -> State:
         state.entities[eid] = EntityState(eid, name, None)
         state.by_name[name.lower()] = [eid]
     state.entities["berlin"].typ = "ort"
-    state.facts["f1"] = FactState("f1", "WOHNT_IN", "lena", "berlin", None)
+    since = datetime(2026, 1, 1, tzinfo=UTC)
+    state.facts["f1"] = FactState(
+        "f1", "WOHNT_IN", "lena", "berlin", None, start=since,
+        props={"id": "f1", "version": 1, "t_valid": since, "aktiv": True},
+    )
     return state
 
 
@@ -48,18 +55,21 @@ def test_two_values_of_an_einwertig_relation_in_one_order_keep_only_the_last() -
         CANON,
         order(tr("Lena", "wohnt_in", "Kassel"), tr("Lena", "wohnt_in", "Hamburg")),
         state_with_lena_in_berlin(),
+        JETZT,
     )
     results = planner.plan()
     assert [r.ausgang for r in results] == ["abgeloest", "abgeloest"]
-    assert planner.ops.retire[0]["id"] == "f1"
-    new = {f.end_id: f.new for f in planner.ops.facts if f.rel == "WOHNT_IN"}
+    assert planner.ops.close[0] == {"id": "f1", "start_id": "lena", "version": 1}
+    new = {f.end_id: f.new for f in planner.ops.facts if f.rel == "WOHNT_IN" and f.id != "f1"}
     kassel = next(k for k, v in new.items() if not v["aktiv"])
     assert planner.state.entities[kassel].name == "Kassel"
     assert [v["aktiv"] for v in new.values()].count(True) == 1
 
 
 def test_same_value_is_a_touch_without_a_new_fact() -> None:
-    planner = Planner(CANON, order(tr("Lena", "wohnt_in", "Berlin")), state_with_lena_in_berlin())
+    planner = Planner(
+        CANON, order(tr("Lena", "wohnt_in", "Berlin")), state_with_lena_in_berlin(), JETZT
+    )
     (result,) = planner.plan()
     assert (result.ausgang, result.fakt_id) == ("unveraendert", "f1")
     assert planner.ops.touch[0]["id"] == "f1" and planner.ops.facts == []
@@ -74,6 +84,7 @@ def test_object_type_is_inferred_once_and_conflicts_are_rejected() -> None:
             tr("Kassel", "beruf", wert="x"),
         ),
         State(),
+        JETZT,
     )
     results = planner.plan()
     assert [r.ausgang for r in results] == ["geschrieben", "unveraendert", "abgelehnt"]
@@ -82,7 +93,9 @@ def test_object_type_is_inferred_once_and_conflicts_are_rejected() -> None:
 
 
 def test_rejected_triples_create_no_entity() -> None:
-    planner = Planner(CANON, order(tr("Neu", "wohnt_in", "Berlin", timeline_id="nope")), State())
+    planner = Planner(
+        CANON, order(tr("Neu", "wohnt_in", "Berlin", timeline_id="nope")), State(), JETZT
+    )
     (result,) = planner.plan()
     assert result.grund == "unbekannter_eintrag" and planner.ops.entities == []
 
@@ -112,7 +125,9 @@ def test_precheck_names_the_form_problem() -> None:
 def test_an_event_with_an_unchanged_fact_creates_no_entry() -> None:
     planner = Planner(CANON, order(tr("Lena", "wohnt_in", "Berlin", ereignis={
         "titel": "Umzug", "beginn": "2026-11-01", "genauigkeit": "monat"})),
-        state_with_lena_in_berlin())
+        state_with_lena_in_berlin(),
+        JETZT,
+    )
     (result,) = planner.plan()
     assert result.ausgang == "unveraendert" and result.timeline_id is None
     assert planner.ops.entries == []

@@ -15,12 +15,14 @@ from tests.conftest import Pair, t
 
 
 def facts_of(pair: Pair, name: str, rel: str) -> list[dict]:
+    """The current versions of a subject's facts of one relation (the record as it is)."""
     return pair.cypher(
         "MATCH (s:Entitaet {user_id: $u, name: $n})-[r]->(o) WHERE type(r) = $rel "
+        "AND r.t_expired IS NULL "
         "RETURN r.aktiv AS aktiv, r.grund AS grund, coalesce(o.name, o.wert) AS objekt, "
         "r.character_id AS character_id, r.herkunft AS herkunft, r.t_invalid AS t_invalid, "
         "r.t_expired AS t_expired, r.staerke_decay AS staerke, r.last_touched AS touched "
-        "ORDER BY r.t_recorded",
+        "ORDER BY r.t_valid, r.t_recorded",
         u=pair.user_id,
         n=name,
         rel=rel.upper(),
@@ -65,7 +67,19 @@ def test_einwertig_supersedes_in_one_order_and_keeps_history(pair: Pair) -> None
         ("Berlin", False, "abgeloest"),
         ("Kassel", True, None),
     ]
-    assert rows[0]["t_invalid"] is not None and rows[0]["t_expired"] is not None
+    assert rows[0]["t_invalid"] is not None and rows[0]["t_expired"] is None
+    # The record Berlin had before is kept, closed when Kassel arrived (append-only).
+    versions = pair.cypher(
+        "MATCH (:Entitaet {user_id: $u, name: 'Lena'})-[r:WOHNT_IN]->(:Entitaet {name: 'Berlin'}) "
+        "RETURN r.version AS v, r.aktiv AS aktiv, r.t_invalid AS bis, "
+        "r.t_expired.epochMillis = $closed AS closed_then ORDER BY v",
+        u=pair.user_id,
+        closed=int(result.erfasst.timestamp() * 1000),
+    )
+    assert versions == [
+        {"v": 1, "aktiv": False, "bis": None, "closed_then": True},
+        {"v": 2, "aktiv": False, "bis": rows[0]["t_invalid"], "closed_then": None},
+    ]
 
 
 def test_mehrwertig_accumulates(pair: Pair) -> None:
@@ -87,7 +101,8 @@ def test_same_value_touches_and_adds_no_row(pair: Pair) -> None:
     assert result.ergebnisse[0].ausgang == "unveraendert"
     (row,) = facts_of(pair, "Lena", "beruf")
     assert row["staerke"] == 1.0
-    assert row["touched"].to_native().month == 6
+    # A touch is system time: the store's clock, whatever the order's valid time says.
+    assert row["touched"].to_native() == result.erfasst
 
 
 def test_symmetric_partner_reads_the_same_from_both_ends(pair: Pair) -> None:

@@ -11,10 +11,11 @@ RETURN first.id AS first_id, last.id AS active_id, t.aktiv AS aktiv,
        coalesce(last.abgesagt, false) AS abgesagt, last AS active;
 
 // name: timeline_create
-// A new entry of the pair; an event is linked to the entity it happens to.
-// params: $user_id, $character_id, $props, $betrifft_id
+// A new entry of the pair, recorded at the store's clock $jetzt; an event is linked to
+// the entity it happens to.
+// params: $user_id, $character_id, $props, $betrifft_id, $jetzt
 CREATE (t:TimelineEintrag)
-SET t = $props, t.user_id = $user_id, t.character_id = $character_id
+SET t = $props, t.user_id = $user_id, t.character_id = $character_id, t.t_recorded = $jetzt
 WITH t
 OPTIONAL MATCH (e:Entitaet {id: $betrifft_id})
 WHERE e.user_id = $user_id
@@ -23,14 +24,17 @@ RETURN t.id AS id;
 
 // name: timeline_move
 // Replace the active end of a chain by its successor: old -[:NACHFOLGER]-> new, old inactive.
-// Runs under the user's lock, so two moves of one entry cannot fork the chain.
-// params: $user_id, $character_id, $eintrag_id, $props, $zeitpunkt
+// Runs under the user's lock, so two moves of one entry cannot fork the chain. $jetzt is
+// the store's clock: the successor's t_recorded and the old entry's ersetzt_am, so a read
+// as known before the move still finds the old date.
+// params: $user_id, $character_id, $eintrag_id, $props, $jetzt
 MATCH (old:TimelineEintrag {id: $eintrag_id})
 WHERE old.user_id = $user_id AND old.character_id = $character_id
   AND old.aktiv AND NOT (old)-[:NACHFOLGER]->()
 CREATE (new:TimelineEintrag)
-SET new = $props, new.user_id = $user_id, new.character_id = $character_id
-SET old.aktiv = false, old.ersetzt_am = $zeitpunkt
+SET new = $props, new.user_id = $user_id, new.character_id = $character_id,
+    new.t_recorded = $jetzt
+SET old.aktiv = false, old.ersetzt_am = $jetzt
 CREATE (old)-[:NACHFOLGER]->(new)
 WITH old, new
 OPTIONAL MATCH (old)-[:BETRIFFT]->(e:Entitaet)
@@ -38,31 +42,22 @@ FOREACH (_ IN CASE WHEN e IS NULL THEN [] ELSE [1] END | CREATE (new)-[:BETRIFFT
 RETURN new.id AS id;
 
 // name: timeline_cancel
-// The event does not happen: the active end becomes inactive and cancelled.
-// params: $user_id, $character_id, $eintrag_id, $zeitpunkt
+// The event does not happen: the active end becomes inactive and cancelled, at the
+// store's clock $jetzt.
+// params: $user_id, $character_id, $eintrag_id, $jetzt
 MATCH (t:TimelineEintrag {id: $eintrag_id})
 WHERE t.user_id = $user_id AND t.character_id = $character_id
   AND t.aktiv AND NOT (t)-[:NACHFOLGER]->()
-SET t.aktiv = false, t.abgesagt = true, t.abgesagt_am = $zeitpunkt
+SET t.aktiv = false, t.abgesagt = true, t.abgesagt_am = $jetzt
 RETURN t.id AS id;
 
 // name: timeline_facts
-// The pair's facts that reference a chain (valid from it) or were superseded through it.
+// The current versions of the pair's facts valid from a chain (what a cancel takes back).
 // params: $user_id, $character_id, $first_id
 MATCH (s:Entitaet {user_id: $user_id})-[r]->()
-WHERE r.character_id = $character_id
-  AND (r.timeline_id = $first_id OR r.timeline_bis = $first_id)
+WHERE r.character_id = $character_id AND r.timeline_id = $first_id AND r.t_expired IS NULL
 RETURN r.id AS id, s.id AS start_id, type(r) AS rel_type, r.aktiv AS aktiv,
        r.grund AS grund, r.timeline_id = $first_id AS from_event;
-
-// name: fact_reinstate
-// Undo a supersession whose event was cancelled: the old value holds again.
-// params: $user_id, $start_id, $fakt_id
-MATCH (s:Entitaet {id: $start_id})-[r]->()
-WHERE s.user_id = $user_id AND r.id = $fakt_id AND r.grund = 'abgeloest'
-SET r.aktiv = true, r.grund = null, r.t_invalid = null, r.t_expired = null,
-    r.timeline_bis = null
-RETURN r.id AS id;
 
 // name: timeline_chain
 // Every entry of the chain an entry belongs to, oldest first.

@@ -1,13 +1,16 @@
 // name: user_lock
-// Serialise the orders of one user: the first write takes the user's lock node for
+// Serialise the writes of one user: the first statement takes the user's lock node for
 // the rest of the transaction, so entity creation by name, einwertig supersession and
-// the idempotency check cannot race. Returns the stored result of a replayed order.
-// params: $user_id, $auftrag_id
+// the idempotency check cannot race. Returns the store's clock for the transaction
+// (`jetzt`): the system time of everything it records. It is the transaction's clock,
+// strictly increasing per user (so two writes of one user never share an instant).
+// params: $user_id
 MERGE (n:Nutzer {id: $user_id})
-SET n.writes = coalesce(n.writes, 0) + 1
-WITH n
-OPTIONAL MATCH (a:Auftrag {user_id: $user_id, id: $auftrag_id})
-RETURN a.ergebnis AS ergebnis, a.inhalt AS inhalt, a.erfasst AS erfasst;
+WITH n, datetime.transaction() AS clock
+WITH n, CASE WHEN n.uhr IS NOT NULL AND n.uhr >= clock
+             THEN n.uhr + duration({nanoseconds: 1000}) ELSE clock END AS jetzt
+SET n.writes = coalesce(n.writes, 0) + 1, n.uhr = jetzt
+RETURN jetzt;
 
 // name: entity_candidates
 // The user's entities with this normalised name, with their type in the pair and a
@@ -40,38 +43,24 @@ CALL (e) {
 }
 RETURN e.id AS id, e.name AS name, coalesce(typ, 'sonstiges') AS typ;
 
-// name: facts_active
-// The pair's active facts of one relation at an entity: outgoing, and for symmetric
-// relations incoming too.
-// params: $user_id, $character_id, $entity_id, $rel_type, $both_directions
-MATCH (s:Entitaet {id: $entity_id})-[r:$($rel_type)]-(o)
-WHERE s.user_id = $user_id AND r.character_id = $character_id AND r.aktiv
-  AND (startNode(r) = s OR $both_directions)
-RETURN r.id AS id, startNode(r).id AS start_id, endNode(r).id AS end_id,
-       o.wert AS wert, o.id AS objekt_id, r.herkunft AS herkunft;
-
-// name: facts_retire
-// Make facts inactive: superseded (with the validity end) or corrected (never true).
-// params: $user_id, $facts, $grund, $t_invalid, $t_expired, $timeline_bis
-UNWIND $facts AS f
-MATCH (s:Entitaet {id: f.start_id})-[r]->()
-WHERE s.user_id = $user_id AND r.id = f.id
-SET r.aktiv = false, r.grund = $grund, r.t_invalid = coalesce($t_invalid, r.t_valid),
-    r.t_expired = $t_expired, r.timeline_bis = $timeline_bis
-RETURN r.id AS id;
-
 // name: order_state
 // An order's first query: take the user's lock (so entity creation by name, einwertig
-// supersession and the replay check cannot race), find a replayed order, and read
-// everything the triples depend on — the user's entities by normalised name and by id,
-// each with its type in the pair, a few facts that tell it apart, and the pair's facts
-// of the relations involved (active ones; superseded ones too for relations an order
-// corrects) — plus the timeline chains referenced. The writer plans the order against
-// this in Python and writes it with order_apply.
+// supersession and the replay check cannot race) and the store's clock, find a
+// replayed order, and read everything the triples depend on: the user's entities by
+// normalised name and by id, each with its type in the pair, a few facts that tell it
+// apart, and the current versions (t_expired null) of the pair's facts of the relations
+// involved: the active ones, and for relations whose valid time is a partition
+// ($history_types: einwertig and corrected relations) the ended ones too, each with the
+// dates of the timeline chains it starts and ends with. Plus the timeline chains the
+// order references. The writer plans the order against this in Python and writes it
+// with order_apply.
 // params: $user_id, $auftrag_id, $character_id, $names, $ids, $rel_types, $symmetric_types, $history_types, $timeline_ids
 MERGE (lock:Nutzer {id: $user_id})
-SET lock.writes = coalesce(lock.writes, 0) + 1
-WITH lock
+WITH lock, datetime.transaction() AS clock
+WITH lock, CASE WHEN lock.uhr IS NOT NULL AND lock.uhr >= clock
+                THEN lock.uhr + duration({nanoseconds: 1000}) ELSE clock END AS jetzt
+SET lock.writes = coalesce(lock.writes, 0) + 1, lock.uhr = jetzt
+WITH jetzt
 OPTIONAL MATCH (a:Auftrag {user_id: $user_id, id: $auftrag_id})
 CALL () {
   CALL () {
@@ -101,20 +90,28 @@ CALL () {
   // a hub's many incoming edges are never walked for nothing.
   CALL (e) {
     OPTIONAL MATCH (e)-[r]->(o)
-    WHERE type(r) IN $rel_types AND r.character_id = $character_id
-      AND (r.aktiv OR (type(r) IN $history_types AND r.grund = 'abgeloest'))
-    RETURN collect({id: r.id, rel: type(r), start_id: e.id, end_id: o.id,
-                    wert: o.wert, aktiv: r.aktiv}) AS outgoing
+    WHERE type(r) IN $rel_types AND r.character_id = $character_id AND r.t_expired IS NULL
+      AND (r.aktiv OR type(r) IN $history_types)
+    RETURN collect({r: r, start_id: e.id, end_id: o.id, wert: o.wert}) AS outgoing
   }
   CALL (e) {
     OPTIONAL MATCH (e)<-[r]-(o)
     WHERE size($symmetric_types) > 0 AND type(r) IN $symmetric_types
-      AND r.character_id = $character_id
-      AND (r.aktiv OR (type(r) IN $history_types AND r.grund = 'abgeloest'))
-    RETURN collect({id: r.id, rel: type(r), start_id: o.id, end_id: e.id,
-                    wert: null, aktiv: r.aktiv}) AS incoming
+      AND r.character_id = $character_id AND r.t_expired IS NULL
+      AND (r.aktiv OR type(r) IN $history_types)
+    RETURN collect({r: r, start_id: o.id, end_id: e.id, wert: null}) AS incoming
   }
-  WITH e, typ, merkmale, outgoing + incoming AS facts
+  CALL (outgoing, incoming) {
+    UNWIND outgoing + incoming AS f
+    WITH f WHERE f.r IS NOT NULL
+    OPTIONAL MATCH (:TimelineEintrag {id: f.r.timeline_id})-[:NACHFOLGER*0..]->(ta:TimelineEintrag)
+    WHERE NOT (ta)-[:NACHFOLGER]->(:TimelineEintrag)
+    OPTIONAL MATCH (:TimelineEintrag {id: f.r.timeline_bis})-[:NACHFOLGER*0..]->(tb:TimelineEintrag)
+    WHERE NOT (tb)-[:NACHFOLGER]->(:TimelineEintrag)
+    RETURN collect({rel: type(f.r), props: properties(f.r), start_id: f.start_id,
+                    end_id: f.end_id, wert: f.wert, tl_beginn: ta.beginn,
+                    tlb_beginn: tb.beginn}) AS facts
+  }
   RETURN collect({id: e.id, name: e.name, name_norm: e.name_norm, typ: typ,
                   merkmale: merkmale, facts: facts}) AS entities
 }
@@ -126,40 +123,43 @@ CALL () {
   WHERE NOT (:TimelineEintrag)-[:NACHFOLGER]->(first)
   MATCH (t)-[:NACHFOLGER*0..]->(last:TimelineEintrag)
   WHERE NOT (last)-[:NACHFOLGER]->(:TimelineEintrag)
-  RETURN collect({given: given, first_id: first.id, abgesagt: coalesce(last.abgesagt, false)}) AS chains
+  RETURN collect({given: given, first_id: first.id, beginn: last.beginn,
+                  genauigkeit: last.genauigkeit, abgesagt: coalesce(last.abgesagt, false)}) AS chains
 }
-RETURN a.ergebnis AS ergebnis, a.inhalt AS inhalt, a.erfasst AS erfasst, entities, chains;
+RETURN jetzt, a.ergebnis AS ergebnis, a.inhalt AS inhalt, a.erfasst AS erfasst, entities, chains;
 
 // name: order_apply
-// Write a planned order at once: new entities, new event entries, retired and touched
-// facts, new reference and value facts (types from the canon only), and its audit.
-// params: $user_id, $entities, $entries, $retire, $touch, $ref_facts, $value_facts, $auftrag
+// Write a planned order at once: new entities, new event entries, closed fact versions
+// (t_expired: they stop being the current record, never edited otherwise), touched
+// facts, new fact versions (reference and value facts; types from the canon only), and
+// the order's audit. $jetzt is the store's clock from order_state.
+// params: $user_id, $jetzt, $entities, $entries, $close, $touch, $ref_facts, $value_facts, $auftrag
 CALL () {
   UNWIND $entities AS e
   CREATE (n:Entitaet)
-  SET n = e, n.user_id = $user_id
+  SET n = e, n.user_id = $user_id, n.erstellt = $jetzt
 }
 CALL () {
   UNWIND $entries AS entry
   CREATE (t:TimelineEintrag)
-  SET t = entry.props, t.user_id = $user_id
+  SET t = entry.props, t.user_id = $user_id, t.t_recorded = $jetzt
   WITH t, entry
   MATCH (p:Entitaet {id: entry.betrifft_id})
   WHERE p.user_id = $user_id
   CREATE (t)-[:BETRIFFT]->(p)
 }
 CALL () {
-  UNWIND $retire AS f
+  UNWIND $close AS f
   MATCH (s:Entitaet {id: f.start_id})-[r]->()
-  WHERE s.user_id = $user_id AND r.id = f.id
-  SET r.aktiv = false, r.grund = f.grund, r.t_invalid = coalesce(f.t_invalid, r.t_valid),
-      r.t_expired = f.t_expired, r.timeline_bis = f.timeline_bis
+  WHERE s.user_id = $user_id AND r.id = f.id AND r.version = f.version AND r.t_expired IS NULL
+  SET r.t_expired = $jetzt, r.aktiv = false
 }
 CALL () {
   UNWIND $touch AS f
   MATCH (s:Entitaet {id: f.start_id})-[r]->()
-  WHERE s.user_id = $user_id AND r.id = f.id
-  SET r.last_touched = f.zeitpunkt, r.staerke_decay = 1.0
+  WHERE s.user_id = $user_id AND r.id = f.id AND r.t_expired IS NULL
+  SET r.last_touched = CASE WHEN r.last_touched > $jetzt THEN r.last_touched ELSE $jetzt END,
+      r.staerke_decay = 1.0
 }
 CALL () {
   UNWIND $ref_facts AS f
@@ -167,17 +167,17 @@ CALL () {
   MATCH (o:Entitaet {id: f.end_id})
   WHERE s.user_id = $user_id AND o.user_id = $user_id
   CREATE (s)-[r:$(f.rel)]->(o)
-  SET r = f.props
+  SET r = f.props, r.t_recorded = $jetzt
 }
 CALL () {
   UNWIND $value_facts AS f
   MATCH (s:Entitaet {id: f.start_id})
   WHERE s.user_id = $user_id
   CREATE (s)-[r:$(f.rel)]->(:Wert {wert: f.wert, user_id: $user_id})
-  SET r = f.props
+  SET r = f.props, r.t_recorded = $jetzt
 }
 CREATE (a:Auftrag)
-SET a = $auftrag, a.user_id = $user_id, a.erfasst = datetime();
+SET a = $auftrag, a.user_id = $user_id, a.erfasst = $jetzt;
 
 // name: audit_list
 // The newest orders of a pair (or of all the user's characters when $character_id is null).
