@@ -43,6 +43,14 @@ CHECKS: dict[str, tuple[int, str]] = {
     "decay_has_a_run": (6, "the newest decay_am is recent: no decay properties without a run"),
     "decay_sweep_complete": (6, "the newest sweep reached every active fact edge"),
     "decay_table": (7, "the decay convention's §4 table has no violated verdict"),
+    "fact_interval": (8, "no valid interval ends before it starts (t_invalid >= t_valid)"),
+    "fact_system_time": (
+        8, "no version is replaced before it is recorded (t_expired >= t_recorded)"
+    ),
+    "version_chains": (8, "every fact's versions form one well-formed chain"),
+    "einwertig_overlap": (
+        8, "no two values of an einwertig relation hold at the same valid and known time"
+    ),
 }
 
 #: Classification of the graph's labels and non-fact relationship types (convention §2,
@@ -71,7 +79,7 @@ class CheckResult(Frozen):
     """One invariant and what the store shows of it."""
 
     name: str = Field(description="Stable name of the check, e.g. einwertig_unique.")
-    item: int = Field(description="The item of issue 6's list it proves (1-7).")
+    item: int = Field(description="The item of issue 6's list it proves (1-7; 8: time).")
     title: str = Field(description="What it proves, in one line.")
     count: int = Field(description="Violations found; 0 means the invariant holds.")
     samples: list[str] = Field(default_factory=list, description="A few violations (ids).")
@@ -296,6 +304,15 @@ async def run_checks(
                 "check_one_user_per_fact", user_id=u, rel_types=rels, samples=n)),
             result("timeline_pair", await q.run(
                 "check_timeline_pair", user_id=u, samples=n)),
+            result("fact_interval", await q.run(
+                "check_fact_interval", user_id=u, rel_types=rels, samples=n)),
+            result("fact_system_time", await q.run(
+                "check_fact_system_time", user_id=u, rel_types=rels, samples=n)),
+            result("version_chains", await q.run(
+                "check_version_chains", user_id=u, rel_types=rels, samples=n)),
+            result("einwertig_overlap", await q.run(
+                "check_einwertig_overlap", user_id=u, einwertig=canon.einwertig_types,
+                symmetric=symmetric, samples=n)),
         ]
         state = (await q.run(
             "decay_state", user_id=u, rel_types=rels, today=day, samples=n))[0]

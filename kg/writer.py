@@ -66,9 +66,8 @@ def to_fact(f: Record) -> FactState:
     """A fact's current version as the order's state query read it."""
     props = {key: _python(value) for key, value in f["props"].items()}
     tl, tlb = f["tl_beginn"], f["tlb_beginn"]
-    start = day_start(tl.to_native()) if tl is not None else _instant(props["t_valid"])
-    end = day_start(tlb.to_native()) if tlb is not None else _instant(props.get("t_invalid"))
-    assert start is not None
+    start: datetime = day_start(tl.to_native()) if tl is not None else props["t_valid"]
+    end: datetime | None = day_start(tlb.to_native()) if tlb is not None else props.get("t_invalid")
     if end is not None:
         end = max(end, start)  # a value never ends before it starts
     return FactState(

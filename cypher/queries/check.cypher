@@ -8,7 +8,8 @@
 // Item 1: every fact edge carries its required fields with their types: id, user_id,
 // character_id (strings); t_valid, t_recorded, last_touched (datetimes); t_invalid,
 // t_expired (datetime or null); aktiv (boolean); staerke_decay (a number); decay_am
-// (date or null); timeline_id, timeline_bis (string or null). Samples name the fields.
+// (date or null); timeline_id, timeline_bis (string or null); version (integer).
+// Samples name the fields.
 // params: $user_id, $rel_types, $samples
 MATCH (s:Entitaet)-[r]->()
 WHERE ($user_id IS NULL OR s.user_id = $user_id) AND type(r) IN $rel_types
@@ -17,7 +18,7 @@ WHERE ($user_id IS NULL OR s.user_id = $user_id) AND type(r) IN $rel_types
     AND r.t_valid IS :: ZONED DATETIME NOT NULL AND r.t_recorded IS :: ZONED DATETIME NOT NULL
     AND r.last_touched IS :: ZONED DATETIME NOT NULL
     AND r.t_invalid IS :: ZONED DATETIME AND r.t_expired IS :: ZONED DATETIME
-    AND r.aktiv IS :: BOOLEAN NOT NULL
+    AND r.version IS :: INTEGER NOT NULL AND r.aktiv IS :: BOOLEAN NOT NULL
     AND (r.staerke_decay IS :: FLOAT NOT NULL OR r.staerke_decay IS :: INTEGER NOT NULL)
     AND r.decay_am IS :: DATE AND r.timeline_id IS :: STRING AND r.timeline_bis IS :: STRING)
 // Only for the edges that fail: which fields.
@@ -30,6 +31,7 @@ WITH r, [f IN [
     {k: 'last_touched', ok: r.last_touched IS :: ZONED DATETIME NOT NULL},
     {k: 't_invalid', ok: r.t_invalid IS :: ZONED DATETIME},
     {k: 't_expired', ok: r.t_expired IS :: ZONED DATETIME},
+    {k: 'version', ok: r.version IS :: INTEGER NOT NULL},
     {k: 'aktiv', ok: r.aktiv IS :: BOOLEAN NOT NULL},
     {k: 'staerke_decay',
      ok: r.staerke_decay IS :: FLOAT NOT NULL OR r.staerke_decay IS :: INTEGER NOT NULL},
@@ -62,22 +64,122 @@ RETURN count(r) AS count,
        collect(coalesce(r.id, elementId(r)) + ' (staerke_decay ' + toString(r.staerke_decay) + ')')[..$samples] AS samples;
 
 // name: check_fact_aktiv
-// Item 1: aktiv agrees with t_invalid and the correction state. Active: no t_invalid,
-// grund, t_expired or timeline_bis. Inactive: grund abgeloest (superseded), berichtigt
-// or abgesagt (never true, so t_invalid = t_valid), with t_invalid and t_expired set.
+// Item 1: aktiv agrees with the version's state. An active version is the current record
+// (no t_expired) of a value that holds open-ended: no t_invalid, grund or timeline_bis.
+// An inactive one is either a closed version (t_expired set: a later version replaced it)
+// or the current record of a value that ended: superseded (abgeloest, with t_invalid) or
+// taken back (berichtigt/abgesagt: never true, so t_invalid = t_valid).
 // params: $user_id, $rel_types, $samples
 MATCH (s:Entitaet)-[r]->()
 WHERE ($user_id IS NULL OR s.user_id = $user_id) AND type(r) IN $rel_types
   AND r.aktiv IS :: BOOLEAN NOT NULL
-  AND NOT CASE WHEN r.aktiv
-    THEN r.t_invalid IS NULL AND r.grund IS NULL AND r.t_expired IS NULL AND r.timeline_bis IS NULL
+  AND NOT CASE
+    WHEN r.aktiv
+      THEN r.t_invalid IS NULL AND r.grund IS NULL AND r.t_expired IS NULL
+           AND r.timeline_bis IS NULL
+    WHEN r.t_expired IS NOT NULL THEN true
     ELSE coalesce(r.grund IN ['abgeloest', 'berichtigt', 'abgesagt']
-                  AND r.t_invalid IS NOT NULL AND r.t_expired IS NOT NULL
-                  AND (r.grund = 'abgeloest' OR r.t_invalid = r.t_valid), false)
+                  AND r.t_invalid IS NOT NULL
+                  AND (r.grund = 'abgeloest' OR r.t_invalid.epochMillis = r.t_valid.epochMillis),
+                  false)
   END
 RETURN count(r) AS count,
        collect(coalesce(r.id, elementId(r)) + ' (aktiv ' + toString(r.aktiv) + ', grund '
                + coalesce(toString(r.grund), 'null') + ')')[..$samples] AS samples;
+
+// name: check_fact_interval
+// Item 8: no valid interval ends before it starts (t_invalid >= t_valid).
+// params: $user_id, $rel_types, $samples
+MATCH (s:Entitaet)-[r]->()
+WHERE ($user_id IS NULL OR s.user_id = $user_id) AND type(r) IN $rel_types
+  AND r.t_invalid < r.t_valid
+RETURN count(r) AS count,
+       collect(coalesce(r.id, elementId(r)) + ' v' + toString(r.version) + ' (valid '
+               + toString(r.t_valid) + ' until ' + toString(r.t_invalid) + ')')[..$samples]
+       AS samples;
+
+// name: check_fact_system_time
+// Item 8: no version stops being the record before it was recorded (t_expired >= t_recorded).
+// params: $user_id, $rel_types, $samples
+MATCH (s:Entitaet)-[r]->()
+WHERE ($user_id IS NULL OR s.user_id = $user_id) AND type(r) IN $rel_types
+  AND r.t_expired < r.t_recorded
+RETURN count(r) AS count,
+       collect(coalesce(r.id, elementId(r)) + ' v' + toString(r.version) + ' (recorded '
+               + toString(r.t_recorded) + ', replaced ' + toString(r.t_expired) + ')')[..$samples]
+       AS samples;
+
+// name: check_version_chains
+// Item 8: every fact's versions form one well-formed chain: numbered 1..n, each replaced
+// exactly when the next was recorded, only the last one current (no t_expired), and all
+// of one relation, subject, object (or value) and pair.
+// params: $user_id, $rel_types, $samples
+MATCH (s:Entitaet)-[r]->(o)
+WHERE ($user_id IS NULL OR s.user_id = $user_id) AND type(r) IN $rel_types
+WITH s, r, o ORDER BY r.id, r.version
+WITH r.id AS id, collect({v: r.version, rec: r.t_recorded.epochMillis,
+                          exp: r.t_expired.epochMillis, rel: type(r), s: s.id,
+                          c: r.character_id, o: coalesce(o.id, o.wert)}) AS vs
+WHERE NOT (
+  [x IN vs | x.v] = range(1, size(vs))
+  AND vs[-1].exp IS NULL
+  AND all(i IN range(0, size(vs) - 2) WHERE vs[i].exp = vs[i + 1].rec)
+  AND all(x IN vs WHERE x.rel = vs[0].rel AND x.s = vs[0].s AND x.c = vs[0].c
+                        AND x.o = vs[0].o)
+)
+RETURN count(*) AS count,
+       collect(coalesce(id, '(no id)') + ' (versions '
+               + reduce(t = '', x IN vs | t + CASE t WHEN '' THEN '' ELSE ', ' END
+                        + coalesce(toString(x.v), '?')
+                        + CASE WHEN x.exp IS NULL THEN '*' ELSE '' END) + ')')[..$samples]
+       AS samples;
+
+// name: check_einwertig_overlap
+// Item 8: valid time is a partition: no two versions of an einwertig relation (subject
+// and pair; a symmetric one from both ends) hold at the same point of valid time as known
+// at the same point of system time. Valid intervals are taken as readers take them: from
+// the active entry of a timeline chain where they start or end with an event, an end
+// before the start being the start; corrected and cancelled values hold nowhere.
+// params: $user_id, $einwertig, $symmetric, $samples
+MATCH (s:Entitaet)
+WHERE $user_id IS NULL OR s.user_id = $user_id
+CALL (s) {
+  MATCH (s)-[r]-()
+  WHERE type(r) IN $einwertig AND (startNode(r) = s OR type(r) IN $symmetric)
+    AND coalesce(r.grund, 'abgeloest') = 'abgeloest'
+  CALL (r) {
+    OPTIONAL MATCH (:TimelineEintrag {id: r.timeline_id})-[:NACHFOLGER*0..]->(ta:TimelineEintrag)
+    WHERE NOT (ta)-[:NACHFOLGER]->(:TimelineEintrag)
+    RETURN ta LIMIT 1
+  }
+  CALL (r) {
+    OPTIONAL MATCH (:TimelineEintrag {id: r.timeline_bis})-[:NACHFOLGER*0..]->(tb:TimelineEintrag)
+    WHERE NOT (tb)-[:NACHFOLGER]->(:TimelineEintrag)
+    RETURN tb LIMIT 1
+  }
+  WITH r,
+       CASE WHEN ta IS NULL THEN r.t_valid.epochMillis
+            ELSE datetime({date: ta.beginn, timezone: 'Z'}).epochMillis END AS von,
+       CASE WHEN tb IS NOT NULL THEN datetime({date: tb.beginn, timezone: 'Z'}).epochMillis
+            ELSE r.t_invalid.epochMillis END AS bis0
+  WITH type(r) AS rel, r.character_id AS c,
+       collect({id: r.id, v: r.version, von: von,
+                bis: CASE WHEN bis0 IS NULL THEN 9223372036854775807
+                          WHEN bis0 < von THEN von ELSE bis0 END,
+                rec: r.t_recorded.epochMillis,
+                exp: coalesce(r.t_expired.epochMillis, 9223372036854775807)}) AS vs
+  WHERE size(vs) > 1
+  UNWIND vs AS a
+  UNWIND vs AS b
+  WITH rel, c, a, b
+  WHERE (a.id < b.id OR (a.id = b.id AND a.v < b.v))
+    AND a.rec < b.exp AND b.rec < a.exp
+    AND a.von < a.bis AND b.von < b.bis AND a.von < b.bis AND b.von < a.bis
+  RETURN rel, c, a, b
+}
+RETURN count(*) AS count,
+       collect(s.id + ' ' + rel + ' in pair ' + coalesce(c, '?') + ': ' + a.id + ' v'
+               + toString(a.v) + ' and ' + b.id + ' v' + toString(b.v))[..$samples] AS samples;
 
 // name: check_einwertig_unique
 // Item 2: at most one active fact per (subject, einwertig relation, pair); a symmetric
