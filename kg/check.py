@@ -40,9 +40,6 @@ CHECKS: dict[str, tuple[int, str]] = {
     "timeline_references": (4, "every timeline_id names an existing first entry of the pair"),
     "one_user_per_fact": (5, "no fact links entities of two different users"),
     "timeline_pair": (5, "NACHFOLGER and BETRIFFT stay within one pair / one user"),
-    "decay_has_a_run": (6, "the newest decay_am is recent: no decay properties without a run"),
-    "decay_sweep_complete": (6, "the newest sweep reached every active fact edge"),
-    "decay_table": (7, "the decay convention's §4 table has no violated verdict"),
     "fact_interval": (8, "no valid interval ends before it starts (t_invalid >= t_valid)"),
     "fact_system_time": (
         8, "no version is replaced before it is recorded (t_expired >= t_recorded)"
@@ -51,6 +48,9 @@ CHECKS: dict[str, tuple[int, str]] = {
     "einwertig_overlap": (
         8, "no two values of an einwertig relation hold at the same valid and known time"
     ),
+    "decay_has_a_run": (6, "the newest decay_am is recent: no decay properties without a run"),
+    "decay_sweep_complete": (6, "the newest sweep reached every active fact edge"),
+    "decay_table": (7, "the decay convention's §4 table has no violated verdict"),
 }
 
 #: Classification of the graph's labels and non-fact relationship types (convention §2,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import calendar
 import uuid
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, time
 from typing import TYPE_CHECKING, Any
 
 from pydantic import Field, ValidationError
@@ -219,6 +219,7 @@ class Timeline:
                 raise InvalidInput(
                     "; ".join(str(e["msg"]).removeprefix("Value error, ") for e in exc.errors())
                 ) from None
+            await self._keep_order(tx, user_id, character_id, eintrag_id, entry)
             row = await tx.one(
                 "timeline_move",
                 user_id=user_id,
@@ -270,6 +271,33 @@ class Timeline:
             return {"retired": result.abgeloest, "reinstated": result.wieder_gueltig}
 
         return await self.db.write(work)
+
+    async def _keep_order(
+        self, tx: Tx, user_id: str, character_id: str, eintrag_id: str, entry: NeuerEintrag
+    ) -> None:
+        """A move may not carry a value past the start of the value that follows it:
+        valid time stays a partition. (Moving it earlier is fine: the value before it
+        then ends where it began.)"""
+        ends = await chain_ends(tx, user_id, character_id, eintrag_id)
+        assert ends is not None
+        new_start = datetime.combine(normalized(entry).beginn, time.min, tzinfo=UTC)
+        for f in await tx.run(
+            "timeline_facts", user_id=user_id, character_id=character_id,
+            first_id=ends["first_id"],
+        ):
+            if f["grund"] != "abgeloest":
+                continue
+            if f["tlb_beginn"] is not None:
+                end = datetime.combine(f["tlb_beginn"].to_native(), time.min, tzinfo=UTC)
+            else:
+                end = f["t_invalid"].to_native().astimezone(UTC)
+            if new_start >= end:
+                raise TimelineError(
+                    f"moving entry {eintrag_id!r} to {entry.beginn} would put "
+                    f"'{f['subjekt']} {f['rel_type'].lower()} {f['objekt']}' at or after the "
+                    f"start of the value that follows it ({end.date()}); correct that value "
+                    "or cancel the event instead"
+                )
 
     async def _active_end(
         self, tx: Tx, user_id: str, character_id: str, eintrag_id: str, verb: str

@@ -273,11 +273,16 @@ class FaktRec(Rec):
     timeline_bis: Id | None = None
     t_recorded: Zeit | None = None
     t_expired: Zeit | None = None
+    version: int = Field(1, ge=1, description="Version of the fact (its record in system time).")
     aktiv: bool
     grund: Literal["abgeloest", "berichtigt", "abgesagt"] | None = None
     staerke_decay: float = Field(ge=0, le=1)
     last_touched: Zeit | None = None
     decay_am: Tag | None = None
+
+    def key(self) -> str:
+        """A fact has one record per version (zero-padded: versions sort in order)."""
+        return f"{self.id}#{self.version:06d}"
 
     @model_validator(mode="after")
     def _one_object(self) -> FaktRec:
@@ -679,7 +684,7 @@ async def write_import(
             "import_conflicts",
             user_id=user,
             entity_ids=[e.id for e in datei.entitaeten],
-            fact_ids=[f.id for f in datei.fakten],
+            fact_ids=sorted({f.id for f in datei.fakten}),
             eintrag_ids=[e.id for e in datei.eintraege],
             auftrag_ids=[a.id for a in datei.auftraege],
         )
@@ -693,7 +698,7 @@ async def write_import(
         ):
             if row[field]:
                 key = sorted(row[field])[0]
-                line = datei.line_of.get((kind, key))
+                line = datei.line_of.get((kind, key)) or datei.line_of.get((kind, f"{key}#000001"))
                 more = f" (and {len(row[field]) - 1} more)" if len(row[field]) > 1 else ""
                 raise InvalidInput(
                     f"{source}:{line}: {kind} {key!r} {why}{more}; nothing was imported"

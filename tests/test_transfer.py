@@ -167,7 +167,7 @@ def test_a_good_file_parses_and_serialises_back() -> None:
     assert json.loads(again[2]) == {**json.loads(fact()), "auftrag_id": None, "t_invalid": None,
                                     "timeline_id": None, "timeline_bis": None,
                                     "t_recorded": None, "t_expired": None, "grund": None,
-                                    "last_touched": None, "decay_am": None}
+                                    "last_touched": None, "decay_am": None, "version": 1}
 
 
 # -- against the server ------------------------------------------------------------------

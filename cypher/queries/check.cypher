@@ -64,25 +64,23 @@ RETURN count(r) AS count,
        collect(coalesce(r.id, elementId(r)) + ' (staerke_decay ' + toString(r.staerke_decay) + ')')[..$samples] AS samples;
 
 // name: check_fact_aktiv
-// Item 1: aktiv agrees with the version's state. An active version is the current record
-// (no t_expired) of a value that holds open-ended: no t_invalid, grund or timeline_bis.
-// An inactive one is either a closed version (t_expired set: a later version replaced it)
-// or the current record of a value that ended: superseded (abgeloest, with t_invalid) or
-// taken back (berichtigt/abgesagt: never true, so t_invalid = t_valid).
+// Item 1: aktiv agrees with the version's state. Without grund the value holds
+// open-ended (no t_invalid, no timeline_bis), and the version is active exactly while it
+// is the current record (no t_expired). Superseded (abgeloest) it has a t_invalid; taken
+// back (berichtigt, abgesagt) it never held, so t_invalid = t_valid; neither is active.
+// A closed version (t_expired: a later version replaced it) keeps the state it recorded.
 // params: $user_id, $rel_types, $samples
 MATCH (s:Entitaet)-[r]->()
 WHERE ($user_id IS NULL OR s.user_id = $user_id) AND type(r) IN $rel_types
   AND r.aktiv IS :: BOOLEAN NOT NULL
-  AND NOT CASE
-    WHEN r.aktiv
-      THEN r.t_invalid IS NULL AND r.grund IS NULL AND r.t_expired IS NULL
-           AND r.timeline_bis IS NULL
-    WHEN r.t_expired IS NOT NULL THEN true
-    ELSE coalesce(r.grund IN ['abgeloest', 'berichtigt', 'abgesagt']
-                  AND r.t_invalid IS NOT NULL
-                  AND (r.grund = 'abgeloest' OR r.t_invalid.epochMillis = r.t_valid.epochMillis),
-                  false)
-  END
+  AND NOT coalesce(CASE
+    WHEN r.grund IS NULL
+      THEN r.t_invalid IS NULL AND r.timeline_bis IS NULL AND r.aktiv = (r.t_expired IS NULL)
+    WHEN r.grund = 'abgeloest' THEN r.t_invalid IS NOT NULL AND NOT r.aktiv
+    WHEN r.grund IN ['berichtigt', 'abgesagt']
+      THEN r.t_invalid.epochMillis = r.t_valid.epochMillis AND NOT r.aktiv
+    ELSE false
+  END, false)
 RETURN count(r) AS count,
        collect(coalesce(r.id, elementId(r)) + ' (aktiv ' + toString(r.aktiv) + ', grund '
                + coalesce(toString(r.grund), 'null') + ')')[..$samples] AS samples;

@@ -52,12 +52,17 @@ SET t.aktiv = false, t.abgesagt = true, t.abgesagt_am = $jetzt
 RETURN t.id AS id;
 
 // name: timeline_facts
-// The current versions of the pair's facts valid from a chain (what a cancel takes back).
+// The current versions of the pair's facts valid from a chain (what a cancel takes back,
+// what a move must keep in order), each with where it ends: t_invalid, or the active
+// entry of the chain it ends with.
 // params: $user_id, $character_id, $first_id
-MATCH (s:Entitaet {user_id: $user_id})-[r]->()
+MATCH (s:Entitaet {user_id: $user_id})-[r]->(o)
 WHERE r.character_id = $character_id AND r.timeline_id = $first_id AND r.t_expired IS NULL
-RETURN r.id AS id, s.id AS start_id, type(r) AS rel_type, r.aktiv AS aktiv,
-       r.grund AS grund, r.timeline_id = $first_id AS from_event;
+OPTIONAL MATCH (:TimelineEintrag {id: r.timeline_bis})-[:NACHFOLGER*0..]->(tb:TimelineEintrag)
+WHERE NOT (tb)-[:NACHFOLGER]->(:TimelineEintrag)
+RETURN r.id AS id, s.id AS start_id, s.name AS subjekt, type(r) AS rel_type,
+       coalesce(o.name, o.wert) AS objekt, r.aktiv AS aktiv, r.grund AS grund,
+       r.t_invalid AS t_invalid, tb.beginn AS tlb_beginn;
 
 // name: timeline_chain
 // Every entry of the chain an entry belongs to, oldest first.

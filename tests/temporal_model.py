@@ -1,0 +1,231 @@
+"""A reference model of the bi-temporal record: small, obviously correct, and sharing no
+code with the production planner or reader.
+
+It keeps no versions. It keeps, per relation of one subject, the list of assertions in
+*partition order* and, for each operation, the step at which an assertion came and
+went. Knowledge "as known after step k" is the list of assertions alive at k; valid
+intervals are derived from it:
+
+- an assertion starts at its own instant, or at the day its event had at step k;
+- it ends where the first assertion after it in the list starts (an end before its
+  start is its start); the last one is open;
+- a new value is placed after every assertion that starts no later than it (an event's
+  start counts up to the end of its day or month: a value that began within the
+  event's precision precedes the event), so a late value lands before the values that
+  follow it and becomes history;
+- taking a value back (a correction or a cancelled event) removes it from the list;
+- a move changes an event's day from that step on, and is refused when it would carry
+  a value at or past the start of the value that follows it.
+
+Multi-valued relations are sets: a value holds from its start until it is taken back.
+"""
+
+from __future__ import annotations
+
+import calendar
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, time, timedelta
+
+
+def day_start(day: date) -> datetime:
+    return datetime(day.year, day.month, day.day, tzinfo=UTC)
+
+
+def first_of(day: date, genauigkeit: str) -> date:
+    return day.replace(day=1) if genauigkeit == "monat" else day
+
+
+def window_end(day: date, genauigkeit: str) -> datetime:
+    if genauigkeit == "monat":
+        last = calendar.monthrange(day.year, day.month)[1]
+        return day_start(day.replace(day=last)) + timedelta(days=1)
+    return day_start(day) + timedelta(days=1)
+
+
+@dataclass
+class Event:
+    dates: list[tuple[int, date, str]]  # (step, first day, precision), oldest first
+    cancelled_at: int | None = None
+
+    def at(self, step: int) -> tuple[date, str]:
+        known = [(d, g) for s, d, g in self.dates if s <= step]
+        return known[-1]
+
+
+@dataclass
+class Assertion:
+    value: str
+    instant: datetime | None  # a precise start, or None when it starts with `event`
+    event: int | None
+    added: int
+    removed: int | None = None
+
+    def alive(self, step: int) -> bool:
+        return self.added <= step and (self.removed is None or step < self.removed)
+
+
+@dataclass
+class Interval:
+    value: str
+    start: datetime
+    end: datetime | None  # None: open
+
+    def holds(self, when: datetime) -> bool:
+        return self.start <= when and (self.end is None or when < self.end) and not self.empty
+
+    @property
+    def empty(self) -> bool:
+        return self.end is not None and self.end <= self.start
+
+
+@dataclass
+class Model:
+    """One subject's relations in one pair; `einwertig` names the single-valued ones."""
+
+    einwertig: set[str]
+    lists: dict[str, list[Assertion]] = field(default_factory=dict)
+    events: dict[int, Event] = field(default_factory=dict)
+    step: int = 0
+
+    # -- derived knowledge ------------------------------------------------------------
+
+    def start_of(self, a: Assertion, step: int) -> datetime:
+        if a.event is None:
+            assert a.instant is not None
+            return a.instant
+        return day_start(self.events[a.event].at(step)[0])
+
+    def intervals(self, rel: str, step: int | None = None) -> list[Interval]:
+        step = self.step if step is None else step
+        alive = [a for a in self.lists.get(rel, []) if a.alive(step)]
+        starts = [self.start_of(a, step) for a in alive]
+        out = []
+        for i, a in enumerate(alive):
+            if rel in self.einwertig:
+                later = starts[i + 1 :]
+                end = max(min(later), starts[i]) if later else None
+            else:
+                end = None
+            out.append(Interval(a.value, starts[i], end))
+        return out
+
+    def raw_ends(self, rel: str, step: int) -> list[tuple[Assertion, datetime | None]]:
+        alive = [a for a in self.lists.get(rel, []) if a.alive(step)]
+        starts = [self.start_of(a, step) for a in alive]
+        return [
+            (a, min(starts[i + 1 :]) if starts[i + 1 :] else None) for i, a in enumerate(alive)
+        ]
+
+    # -- operations -------------------------------------------------------------------
+
+    def write(
+        self,
+        rel: str,
+        value: str,
+        start: datetime,
+        event: tuple[date, str] | None = None,
+    ) -> str:
+        """Returns the outcome: geschrieben, abgeloest, nachgetragen or unveraendert."""
+        self.step += 1
+        now = self.step
+        before = self.intervals(rel, now - 1)
+        if event is not None:
+            first = first_of(event[0], event[1])
+            start, edge = day_start(first), window_end(first, event[1])
+        else:
+            edge = None
+        if rel in self.einwertig:
+            holding = [iv for iv in before if iv.holds(start)]
+            if holding and holding[0].value == value:
+                return "unveraendert"
+        elif any(iv.value == value for iv in before):
+            return "unveraendert"
+        key = None
+        if event is not None:
+            key = len(self.events) + 1
+            self.events[key] = Event([(now, first, event[1])])
+        new = Assertion(value, None if key else start, key, now)
+        items = self.lists.setdefault(rel, [])
+        if rel not in self.einwertig:
+            items.append(new)
+            return "geschrieben"
+        alive = [a for a in items if a.alive(now - 1)]
+        precede = [
+            a for a in alive
+            if (self.start_of(a, now - 1) < edge if edge else self.start_of(a, now - 1) <= start)
+        ]
+        position = items.index(precede[-1]) + 1 if precede else 0
+        items.insert(position, new)
+        ended = [
+            iv for iv in before
+            if not iv.empty and (iv.holds(start) or (edge and start < iv.start < edge))
+        ]
+        mine = next(iv for a, iv in zip(
+            [a for a in items if a.alive(now)], self.intervals(rel, now), strict=True
+        ) if a is new)
+        if mine.end is not None:
+            return "nachgetragen"
+        return "abgeloest" if ended else "geschrieben"
+
+    def correct(self, rel: str, value: str) -> bool:
+        """Take back every alive assertion of this value; False when there is none."""
+        self.step += 1
+        found = [a for a in self.lists.get(rel, []) if a.alive(self.step - 1) and a.value == value]
+        for a in found:
+            a.removed = self.step
+        return bool(found)
+
+    def cancel(self, key: int) -> None:
+        self.step += 1
+        self.events[key].cancelled_at = self.step
+        for items in self.lists.values():
+            for a in items:
+                if a.event == key and a.alive(self.step - 1):
+                    a.removed = self.step
+
+    def move(self, key: int, beginn: date) -> bool:
+        """False (and nothing changes) when the move would reorder the partition."""
+        self.step += 1
+        genauigkeit = self.events[key].at(self.step - 1)[1]
+        new_start = day_start(first_of(beginn, genauigkeit))
+        for rel in self.einwertig:
+            for a, end in self.raw_ends(rel, self.step - 1):
+                if a.event == key and end is not None and new_start >= end:
+                    return False
+        self.events[key].dates.append((self.step, first_of(beginn, genauigkeit), genauigkeit))
+        return True
+
+    def noop(self) -> None:
+        """An operation that changed nothing still takes a step of system time."""
+        self.step += 1
+
+    # -- reads --------------------------------------------------------------------------
+
+    def current(self) -> tuple[set[tuple[str, str, date]], set[tuple[str, str, date, date]]]:
+        """The current Mappe: active values (rel, value, ab) and history (…, bis)."""
+        facts, history = set(), set()
+        for rel in self.lists:
+            for iv in self.intervals(rel):
+                if iv.end is None:
+                    facts.add((rel, iv.value, iv.start.date()))
+                else:
+                    history.add((rel, iv.value, iv.start.date(), iv.end.date()))
+        return facts, history
+
+    def as_of(
+        self, gueltig_am: datetime, step: int
+    ) -> tuple[set[tuple[str, str, date]], set[tuple[str, str, date, date]]]:
+        """The as-of Mappe: what held at `gueltig_am` as known after `step`, and the
+        values that had ended by then."""
+        facts, history = set(), set()
+        for rel in self.lists:
+            for iv in self.intervals(rel, step):
+                if iv.holds(gueltig_am):
+                    facts.add((rel, iv.value, iv.start.date()))
+                if iv.end is not None and iv.end <= gueltig_am:
+                    history.add((rel, iv.value, iv.start.date(), iv.end.date()))
+        return facts, history
+
+
+def end_of_day(day: date) -> datetime:
+    return datetime.combine(day, time.max, tzinfo=UTC)

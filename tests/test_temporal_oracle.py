@@ -1,0 +1,266 @@
+"""The bi-temporal record against its reference model (tests/temporal_model.py).
+
+A hypothesis state machine drives random sequences of writes (single- and
+multi-valued, same values, late valid times, events of day and month precision),
+corrections, and timeline moves and cancels through `Memory` against the real Neo4j.
+After every step it compares the store's current Mappe, and its as-of Mappe at random
+(gueltig_am, bekannt_am) points, with the model's. System time is the store's: the
+model learns only the order of operations, and the test reads "as known" at instants
+taken between two operations.
+
+CI runs a bounded number of examples; `KG_STRESS=1` runs thousands.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import uuid
+from datetime import UTC, date, datetime
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import (
+    Bundle,
+    RuleBasedStateMachine,
+    consumes,
+    initialize,
+    invariant,
+    precondition,
+    rule,
+    run_state_machine_as_test,
+)
+
+from kg.api import SyncMemory
+from kg.errors import TimelineError
+from tests.temporal_model import Model, day_start, end_of_day
+
+STRESS = os.environ.get("KG_STRESS") == "1"
+
+RELATIONS = {
+    "wohnt_in": ("entity", ["Berlin", "Kassel", "Hamburg"]),
+    "beruf": ("wert", ["Ärztin", "Lehrerin"]),
+    "hobby": ("wert", ["Schach", "Tennis"]),
+}
+EINWERTIG = {"wohnt_in", "beruf"}
+# Valid times around the store's own clock (late ones, future ones, equal ones).
+INSTANTS = [
+    datetime(2025, 6, 1, tzinfo=UTC),
+    datetime(2026, 3, 15, 12, tzinfo=UTC),
+    datetime(2026, 11, 10, tzinfo=UTC),
+    datetime(2027, 2, 1, tzinfo=UTC),
+]
+DAYS = [date(2026, 1, 20), date(2026, 11, 5), date(2026, 12, 24), date(2027, 3, 3)]
+PROBES = [
+    datetime(2025, 12, 31, tzinfo=UTC),
+    datetime(2026, 6, 1, tzinfo=UTC),
+    datetime(2026, 11, 20, tzinfo=UTC),
+    end_of_day(date(2026, 12, 31)),
+    datetime(2027, 6, 1, tzinfo=UTC),
+]
+
+
+def ours(m: Any) -> tuple[set[Any], set[Any]]:
+    """A Mappe's degree-1 facts and history of the subject, as the model states them."""
+    lena = m.entitaet.id
+    facts = {
+        (f.beziehung, f.objekt.name if f.objekt else f.wert, f.ab_datum)
+        for f in m.fakten
+        if f.grad == 1 and f.subjekt.id == lena
+    }
+    history = {
+        (h.beziehung, h.objekt.name if h.objekt else h.wert, h.ab_datum, h.bis_datum)
+        for h in m.historie
+    }
+    return facts, history
+
+
+class TemporalRecord(RuleBasedStateMachine):
+    store: SyncMemory
+
+    events = Bundle("events")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.user = f"oracle-{uuid.uuid4().hex[:10]}"
+        self.model = Model(set(EINWERTIG))
+        self.known: list[datetime] = []  # instants between steps: known[k] is after step k
+        self.entries: dict[int, str] = {}  # model event → the store's active entry id
+        self.cancelled: set[int] = set()
+        self.n = 0
+
+    # -- plumbing ---------------------------------------------------------------------
+
+    def memory(self) -> Any:
+        return self.store.memory
+
+    def run(self, coro: Any) -> Any:
+        return self.store.run(coro)
+
+    def between(self) -> None:
+        """An instant after the step just done and before the next one."""
+        time.sleep(0.003)
+        self.known.append(datetime.now(UTC))
+        time.sleep(0.003)
+
+    def order(self, **body: Any) -> Any:
+        self.n += 1
+        return self.run(self.memory().write({
+            "auftrag_id": f"o-{self.n}",
+            "user_id": self.user,
+            "character_id": "nova",
+            **body,
+        }))
+
+    def triple(self, rel: str, value: str, **extra: Any) -> dict[str, Any]:
+        form, _ = RELATIONS[rel]
+        key = "objekt" if form == "entity" else "wert"
+        return {"subjekt": "Lena", "beziehung": rel, key: value, "herkunft": "mensch", **extra}
+
+    def lena(self) -> str:
+        return str(self.run(self.memory().entity_id(self.user, "nova", "Lena")))
+
+    # -- operations -------------------------------------------------------------------
+
+    @initialize()
+    def first(self) -> None:
+        # Lena exists from the first step on, with one current value.
+        result = self.order(tripel=[self.triple("hobby", "Lesen")])
+        self.model.write("hobby", "Lesen", result.erfasst)
+        self.between()
+
+    @rule(
+        rel=st.sampled_from(sorted(RELATIONS)),
+        pick=st.integers(0, 2),
+        when=st.one_of(st.none(), st.sampled_from(INSTANTS)),
+    )
+    def write(self, rel: str, pick: int, when: datetime | None) -> None:
+        values = RELATIONS[rel][1]
+        value = values[pick % len(values)]
+        extra = {"zeitpunkt": when.isoformat()} if when else {}
+        result = self.order(tripel=[self.triple(rel, value)], **extra)
+        expected = self.model.write(rel, value, when or result.erfasst)
+        assert result.ergebnisse[0].ausgang == expected, (rel, value, when)
+        self.between()
+
+    @rule(
+        target=events,
+        rel=st.sampled_from(["wohnt_in", "beruf", "hobby"]),
+        pick=st.integers(0, 2),
+        day=st.sampled_from(DAYS),
+        monat=st.booleans(),
+    )
+    def write_with_event(self, rel: str, pick: int, day: date, monat: bool) -> int:
+        values = RELATIONS[rel][1]
+        value = values[pick % len(values)]
+        genauigkeit = "monat" if monat else "tag"
+        event = {"titel": "Ereignis", "beginn": day.isoformat(), "genauigkeit": genauigkeit}
+        result = self.order(tripel=[self.triple(rel, value, ereignis=event)])
+        expected = self.model.write(rel, value, result.erfasst, (day, genauigkeit))
+        r = result.ergebnisse[0]
+        assert r.ausgang == expected, (rel, value, day, genauigkeit)
+        self.between()
+        if r.ausgang == "unveraendert":
+            return 0  # no event was created
+        key = len(self.model.events)
+        assert r.timeline_id is not None
+        self.entries[key] = r.timeline_id
+        return key
+
+    @rule(rel=st.sampled_from(sorted(RELATIONS)), pick=st.integers(0, 2))
+    def correct(self, rel: str, pick: int) -> None:
+        values = RELATIONS[rel][1]
+        value = values[pick % len(values)]
+        form, _ = RELATIONS[rel]
+        item = {"subjekt": "Lena", "beziehung": rel,
+                ("objekt" if form == "entity" else "wert"): value}
+        result = self.order(berichtigungen=[item])
+        found = self.model.correct(rel, value)
+        assert (result.ergebnisse[0].ausgang == "berichtigt") == found, (rel, value)
+        self.between()
+
+    @precondition(lambda self: any(k not in self.cancelled for k in self.entries))
+    @rule(key=events, day=st.sampled_from(DAYS))
+    def move(self, key: int, day: date) -> None:
+        if key == 0 or key in self.cancelled:
+            return
+        try:
+            moved = self.run(self.memory().timeline_move(
+                self.user, "nova", self.entries[key], day
+            ))
+        except TimelineError as exc:
+            assert "would put" in str(exc), exc
+            assert not self.model.move(key, day), "the store refused a move the model allows"
+        else:
+            assert self.model.move(key, day), "the store moved what the model refuses"
+            self.entries[key] = moved.id
+        self.between()
+
+    @rule(key=consumes(events))
+    def cancel(self, key: int) -> None:
+        if key == 0 or key in self.cancelled:
+            return
+        self.run(self.memory().timeline_cancel(self.user, "nova", self.entries[key]))
+        self.model.cancel(key)
+        self.cancelled.add(key)
+        self.between()
+
+    # -- what must agree after every step ------------------------------------------
+
+    @invariant()
+    def current_mappe_agrees(self) -> None:
+        if not self.known:
+            return
+        got = ours(self.run(self.memory().mappe(self.user, "nova", self.lena())))
+        assert got == self.model.current()
+
+    @invariant()
+    def as_of_mappe_agrees(self) -> None:
+        if not self.known:
+            return
+        lena = self.lena()
+        # Known right after each of the last steps, at every probe of valid time.
+        for step in sorted({len(self.known), max(1, len(self.known) - 2), 1}):
+            x = self.known[step - 1]
+            for v in PROBES:
+                got = ours(self.run(self.memory().mappe(
+                    self.user, "nova", lena, gueltig_am=v, bekannt_am=x
+                )))
+                want = self.model.as_of(v, step)
+                assert got == want, (v, step)
+
+    def teardown(self) -> None:
+        self.run(self.memory().purge(self.user))
+
+
+@pytest.mark.slow
+def test_store_agrees_with_the_reference_model(store: SyncMemory) -> None:
+    TemporalRecord.store = store
+    run_state_machine_as_test(
+        TemporalRecord,
+        settings=settings(
+            max_examples=1000 if STRESS else 12,
+            stateful_step_count=25 if STRESS else 12,
+            deadline=None,
+            suppress_health_check=list(HealthCheck),
+            derandomize=not STRESS,
+        ),
+    )
+
+
+def test_model_detects_a_planted_overlap() -> None:
+    """The model is not a mirror: it disagrees with a record that breaks the partition."""
+    model = Model({"wohnt_in"})
+    model.write("wohnt_in", "Berlin", day_start(date(2026, 1, 1)))
+    model.write("wohnt_in", "Kassel", day_start(date(2026, 6, 1)))
+    facts, history = model.current()
+    assert facts == {("wohnt_in", "Kassel", date(2026, 6, 1))}
+    assert history == {("wohnt_in", "Berlin", date(2026, 1, 1), date(2026, 6, 1))}
+    # A store that kept Berlin open (two values at once) would not match.
+    planted = facts | {("wohnt_in", "Berlin", date(2026, 1, 1))}
+    assert planted != model.current()[0]
+    # Late value: history, never current; ends where the next value begins.
+    assert model.write("wohnt_in", "Hamburg", day_start(date(2025, 1, 1))) == "nachgetragen"
+    assert ("wohnt_in", "Hamburg", date(2025, 1, 1), date(2026, 1, 1)) in model.current()[1]
