@@ -1,0 +1,413 @@
+"""Time you can trust: the store's clock, an append-only record, exact as-of reads.
+
+One test per reproduction of the review that found the record of time rewritable,
+plus the library's and the CLI's as-of parameters and the migration of old stores.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, date, datetime
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from cli.main import app
+from kg import schema
+from kg.errors import InvalidInput, TimelineError
+from kg.mappe import Mappe, render
+from tests.conftest import Pair, t
+
+runner = CliRunner()
+
+
+def werte(m: Mappe, beziehung: str) -> list[str]:
+    return sorted(
+        (f.objekt.name if f.objekt else str(f.wert))
+        for f in m.fakten
+        if f.beziehung == beziehung and f.grad == 1
+    )
+
+
+def frueher(m: Mappe) -> list[tuple[str, str | None]]:
+    return sorted((h.objekt.name if h.objekt else str(h.wert), h.bis) for h in m.historie)
+
+
+def check_clean(pair: Pair) -> None:
+    report = pair.store.run(pair.store.memory.check(pair.user_id))
+    bad = [(c.name, c.count, c.samples) for c in report.checks
+           if not c.ok and not c.name.startswith("decay")]
+    assert bad == []
+
+
+def later() -> None:
+    """Let the store's clock move on, so two writes have distinct system times."""
+    time.sleep(0.01)
+
+
+def event(titel: str, beginn: str, genauigkeit: str = "monat") -> dict[str, Any]:
+    return {"titel": titel, "beginn": beginn, "genauigkeit": genauigkeit}
+
+
+# -- 1. system time is the store's --------------------------------------------------
+
+
+def test_system_time_comes_from_the_store_not_the_order(pair: Pair) -> None:
+    before = datetime.now(UTC)
+    result = pair.write(t("Lena", "wohnt_in", "Berlin"), zeitpunkt="2020-01-01T00:00:00Z")
+    after = datetime.now(UTC)
+    assert result.zeitpunkt == datetime(2020, 1, 1, tzinfo=UTC)  # valid time: the order's
+    assert result.erfasst is not None and before.replace(microsecond=0) <= result.erfasst
+    assert result.erfasst <= after
+    (row,) = pair.cypher(
+        "MATCH (:Entitaet {user_id: $u})-[r:WOHNT_IN]->() "
+        "RETURN r.t_valid AS valid, r.t_recorded AS recorded",
+        u=pair.user_id,
+    )
+    assert row["valid"].to_native() == datetime(2020, 1, 1, tzinfo=UTC)
+    assert row["recorded"].to_native() == result.erfasst
+    # The audit keeps both: the valid time the order gave and when the store recorded it.
+    (audit,) = pair.store.run(pair.store.memory.audit(pair.user_id, "nova"))
+    assert audit.empfangen == datetime(2020, 1, 1, tzinfo=UTC)
+    assert audit.erfasst == result.erfasst
+    # A replay, however late, is the first order's result: nothing is recorded again.
+    later()
+    again = pair.write(t("Lena", "wohnt_in", "Berlin"), auftrag_id=result.auftrag_id,
+                       zeitpunkt="2020-01-01T00:00:00Z")
+    assert again.wiederholt and again.erfasst == result.erfasst
+
+
+def test_a_touch_never_moves_last_touched_backwards(pair: Pair) -> None:
+    first = pair.write(t("Lena", "beruf", wert="Ärztin"), zeitpunkt="2001-01-01T00:00:00Z")
+    later()
+    # Told again by an order whose clock is years old: a touch is system time, now.
+    touched = pair.write(t("Lena", "beruf", wert="Ärztin"), zeitpunkt="2005-01-01T00:00:00Z")
+    assert touched.ergebnisse[0].ausgang == "unveraendert"
+    (row,) = pair.cypher(
+        "MATCH (:Entitaet {user_id: $u})-[r:BERUF]->() RETURN r.last_touched AS touched",
+        u=pair.user_id,
+    )
+    assert row["touched"].to_native() == touched.erfasst > first.erfasst  # type: ignore[operator]
+
+
+# -- 2. valid time is a partition ---------------------------------------------------
+
+
+def test_a_late_value_becomes_history_and_no_interval_ends_before_it_starts(pair: Pair) -> None:
+    pair.write(t("Lena", "wohnt_in", "Berlin"))
+    kassel = pair.write(t("Lena", "wohnt_in", "Kassel"), zeitpunkt="2030-01-01T00:00:00Z")
+    hamburg = pair.write(t("Lena", "wohnt_in", "Hamburg"), zeitpunkt="2020-01-01T00:00:00Z")
+    assert kassel.ergebnisse[0].ausgang == "abgeloest"
+    assert hamburg.ergebnisse[0].ausgang == "nachgetragen"
+    rows = pair.cypher(
+        "MATCH (:Entitaet {user_id: $u})-[r:WOHNT_IN]->(o) WHERE r.t_expired IS NULL "
+        "RETURN o.name AS ort, r.aktiv AS aktiv, r.t_valid AS von, r.t_invalid AS bis "
+        "ORDER BY r.t_valid",
+        u=pair.user_id,
+    )
+    assert [r["ort"] for r in rows] == ["Hamburg", "Berlin", "Kassel"]
+    assert [r["aktiv"] for r in rows] == [False, False, True]
+    assert rows[0]["bis"] == rows[1]["von"] and rows[1]["bis"] == rows[2]["von"]
+    assert all(r["bis"] is None or r["bis"] >= r["von"] for r in rows)
+    m = pair.mappe("Lena")
+    assert werte(m, "wohnt_in") == ["Kassel"]
+    berlin_from = rows[1]["von"].to_native().date()
+    assert frueher(m) == sorted([
+        ("Berlin", "1. Januar 2030"),
+        ("Hamburg", f"{berlin_from.day}. November {berlin_from.year}"),
+    ])
+    assert "Kassel (bis" not in render(m)
+    check_clean(pair)
+
+
+# -- 3, 4, 9. taking back never rewrites the past ---------------------------------
+
+
+def test_a_correction_keeps_what_was_known_before_it(pair: Pair) -> None:
+    pair.write(t("Lena", "beruf", wert="Lehrerin"), zeitpunkt="2026-03-01T00:00:00Z")
+    later()
+    aerztin = pair.write(t("Lena", "beruf", wert="Ärztin"), zeitpunkt="2026-06-01T00:00:00Z")
+    later()
+    order = pair.order()
+    order["berichtigungen"] = [{"subjekt": "Lena", "beziehung": "beruf", "wert": "Lehrerin"}]
+    order["tripel"] = []
+    pair.store.run(pair.store.memory.write(order))
+    july = datetime(2026, 7, 1, tzinfo=UTC)
+    april = datetime(2026, 4, 1, tzinfo=UTC)
+    # As known before the correction: one value at each point, never two.
+    assert werte(pair.mappe("Lena", gueltig_am=july, bekannt_am=aerztin.erfasst), "beruf") == [
+        "Ärztin"
+    ]
+    assert werte(pair.mappe("Lena", gueltig_am=april, bekannt_am=aerztin.erfasst),
+                 "beruf") == ["Lehrerin"]
+    # As known now: Lehrerin never held.
+    assert werte(pair.mappe("Lena", gueltig_am=april), "beruf") == []
+    assert werte(pair.mappe("Lena", gueltig_am=july), "beruf") == ["Ärztin"]
+    check_clean(pair)
+
+
+def test_correcting_the_current_value_brings_its_predecessor_back(pair: Pair) -> None:
+    pair.write(t("Lena", "wohnt_in", "Berlin"), zeitpunkt="2026-01-01T00:00:00Z")
+    kassel = pair.write(t("Lena", "wohnt_in", "Kassel"), zeitpunkt="2026-06-01T00:00:00Z")
+    order = pair.order(tripel=[])
+    order["berichtigungen"] = [{"subjekt": "Lena", "beziehung": "wohnt_in", "objekt": "Kassel"}]
+    result = pair.store.run(pair.store.memory.write(order))
+    (r,) = result.ergebnisse
+    assert r.ausgang == "berichtigt" and r.wieder_gueltig == kassel.ergebnisse[0].abgeloest
+    m = pair.mappe("Lena")
+    assert werte(m, "wohnt_in") == ["Berlin"] and m.historie == []
+    # Before the correction was known, Kassel held from June.
+    june = datetime(2026, 7, 1, tzinfo=UTC)
+    assert werte(pair.mappe("Lena", gueltig_am=june, bekannt_am=kassel.erfasst),
+                 "wohnt_in") == ["Kassel"]
+    check_clean(pair)
+
+
+def test_a_cancel_keeps_what_was_known_before_it(pair: Pair) -> None:
+    berlin = pair.write(t("Lena", "wohnt_in", "Berlin"), zeitpunkt="2026-06-01T00:00:00Z")
+    moved = pair.write(t("Lena", "wohnt_in", "Kassel", ereignis=event("Umzug", "2027-02-01")))
+    entry = moved.ergebnisse[0].timeline_id
+    assert entry is not None and berlin.erfasst is not None
+    later()
+    outcome = pair.store.run(pair.store.memory.timeline_cancel(pair.user_id, "nova", entry))
+    assert outcome["retired"] == [moved.ergebnisse[0].fakt_id]
+    assert outcome["reinstated"] == [berlin.ergebnisse[0].fakt_id]
+    march = datetime(2027, 3, 15, tzinfo=UTC)
+    before_cancel = pair.mappe("Lena", gueltig_am=march, bekannt_am=moved.erfasst)
+    assert werte(before_cancel, "wohnt_in") == ["Kassel"]
+    assert werte(pair.mappe("Lena", gueltig_am=march), "wohnt_in") == ["Berlin"]
+    now = pair.mappe("Lena")
+    assert werte(now, "wohnt_in") == ["Berlin"] and now.historie == []
+    # The cancel is an audited order of the one writer.
+    audit = pair.store.run(pair.store.memory.audit(pair.user_id, "nova"))
+    assert audit[0].auftrag_id == f"absage-{entry}"
+    assert audit[0].ergebnis.ergebnisse[0].ausgang == "abgesagt"
+    check_clean(pair)
+
+
+# -- 5. the timeline is bi-temporal ------------------------------------------------
+
+
+def test_a_move_is_known_from_when_it_was_made(pair: Pair) -> None:
+    pair.write(t("Lena", "wohnt_in", "Berlin"), zeitpunkt="2026-06-01T00:00:00Z")
+    moved = pair.write(t("Lena", "wohnt_in", "Kassel", ereignis=event("Umzug", "2027-02-01")))
+    entry = moved.ergebnisse[0].timeline_id
+    assert entry is not None
+    later()
+    pair.store.run(pair.store.memory.timeline_move(
+        pair.user_id, "nova", entry, date(2027, 4, 1), genauigkeit="monat"
+    ))
+    march = datetime(2027, 3, 15, tzinfo=UTC)
+    then = pair.mappe("Lena", gueltig_am=march, bekannt_am=moved.erfasst)
+    assert [(f.objekt.name, f.ab) for f in then.fakten if f.beziehung == "wohnt_in"] == [
+        ("Kassel", "Februar 2027")
+    ]
+    assert werte(pair.mappe("Lena", gueltig_am=march), "wohnt_in") == ["Berlin"]
+    assert [f.ab for f in pair.mappe("Lena").fakten if f.beziehung == "wohnt_in"] == [
+        "April 2027"
+    ]
+
+
+def test_a_move_past_the_next_value_is_refused(pair: Pair) -> None:
+    moved = pair.write(t("Lena", "wohnt_in", "Kassel", ereignis=event("Umzug", "2027-02-01")))
+    pair.write(t("Lena", "wohnt_in", "Wien"), zeitpunkt="2027-05-01T00:00:00Z")
+    entry = moved.ergebnisse[0].timeline_id
+    assert entry is not None
+    with pytest.raises(TimelineError, match="would put 'Lena wohnt_in Kassel'"):
+        pair.store.run(pair.store.memory.timeline_move(
+            pair.user_id, "nova", entry, date(2027, 6, 1), genauigkeit="monat"
+        ))
+    check_clean(pair)
+
+
+# -- 6, 7, 8. as-of reads are exact -------------------------------------------------
+
+
+def test_an_as_of_read_keeps_the_value_an_event_supersedes_later(pair: Pair) -> None:
+    pair.write(t("Lena", "wohnt_in", "Berlin"), zeitpunkt="2026-06-01T00:00:00Z")
+    pair.write(t("Lena", "wohnt_in", "Kassel", ereignis=event("Umzug", "2027-02-01")))
+    m = pair.mappe("Lena", gueltig_am=datetime(2026, 12, 15, tzinfo=UTC))
+    assert werte(m, "wohnt_in") == ["Berlin"] and m.historie == []
+
+
+def test_as_of_derived_knowledge_follows_the_facts_valid_then(pair: Pair) -> None:
+    pair.write(t("Berlin", "liegt_in", "Deutschland"), t("Wien", "liegt_in", "Österreich"),
+               zeitpunkt="2000-01-01T00:00:00Z")
+    pair.write(t("Lena", "wohnt_in", "Berlin"), zeitpunkt="2026-01-01T00:00:00Z")
+    pair.write(t("Lena", "wohnt_in", "Wien"), zeitpunkt="2026-03-01T00:00:00Z")
+    m = pair.mappe("Lena", gueltig_am=date(2026, 2, 1))
+    assert werte(m, "wohnt_in") == ["Berlin"]
+    assert [d.objekt.name for d in m.abgeleitet] == ["Deutschland"]
+    now = pair.mappe("Lena")
+    assert [d.objekt.name for d in now.abgeleitet] == ["Österreich"]
+
+
+def test_as_of_history_lists_only_values_that_had_ended(pair: Pair) -> None:
+    for month, city in ((1, "Berlin"), (3, "Hamburg"), (5, "Kassel")):
+        pair.write(t("Lena", "wohnt_in", city), zeitpunkt=f"2026-0{month}-01T00:00:00Z")
+    m = pair.mappe("Lena", gueltig_am=date(2026, 4, 1))
+    assert werte(m, "wohnt_in") == ["Hamburg"]
+    assert frueher(m) == [("Berlin", "1. März 2026")]
+    assert "Kassel" not in render(m)
+    history = pair.store.run(pair.store.memory.history(
+        pair.user_id, "nova", pair.id_of("Lena"), "wohnt_in", gueltig_am=date(2026, 4, 1)
+    ))
+    assert [h.objekt.name for h in history if h.objekt] == ["Berlin", "Hamburg"]
+
+
+# -- 10, 11. both ends, and the future -----------------------------------------------
+
+
+def test_a_symmetric_relation_shows_its_history_from_both_ends(pair: Pair) -> None:
+    pair.write(t("Tom", "partner", "Lena"), zeitpunkt="2025-01-01T00:00:00Z")
+    pair.write(t("Tom", "partner", "Anna"), zeitpunkt="2026-01-01T00:00:00Z")
+    assert frueher(pair.mappe("Tom")) == [("Lena", "1. Januar 2026")]
+    assert frueher(pair.mappe("Lena")) == [("Tom", "1. Januar 2026")]
+    assert "früher: ist Partner von Tom" in render(pair.mappe("Lena"))
+    history = pair.store.run(pair.store.memory.history(pair.user_id, "nova", pair.id_of("Lena")))
+    assert [h.objekt.name for h in history if h.objekt] == ["Tom"]
+
+
+def test_a_future_events_consequence_is_derived_with_its_ab(pair: Pair) -> None:
+    pair.write(t("Kassel", "liegt_in", "Deutschland"))
+    pair.write(t("Lena", "wohnt_in", "Kassel", ereignis=event("Umzug", "2027-02-01")))
+    text = render(pair.mappe("Lena"))
+    assert "wohnt in Kassel (ab Februar 2027)" in text
+    assert "abgeleitet: wohnt in Deutschland (über Kassel, ab Februar 2027)" in text
+    today = pair.mappe("Lena", gueltig_am=datetime.now(UTC))
+    assert werte(today, "wohnt_in") == [] and today.abgeleitet == []
+
+
+# -- the parameters -------------------------------------------------------------------
+
+
+def test_as_of_points_take_a_date_an_instant_or_iso_text(pair: Pair) -> None:
+    pair.write(t("Lena", "wohnt_in", "Berlin"), zeitpunkt="2026-01-01T10:00:00Z")
+    pair.write(t("Lena", "wohnt_in", "Kassel"), zeitpunkt="2026-01-02T10:00:00Z")
+    # A bare date is the end of that day (UTC): on 2 January she had moved.
+    assert werte(pair.mappe("Lena", gueltig_am=date(2026, 1, 2)), "wohnt_in") == ["Kassel"]
+    assert werte(pair.mappe("Lena", gueltig_am="2026-01-02T09:00:00+00:00"),
+                 "wohnt_in") == ["Berlin"]
+    assert werte(pair.mappe("Lena", gueltig_am="2026-01-02"), "wohnt_in") == ["Kassel"]
+    for bad, words in (("gestern", "neither a date"), ("2026-01-02T09:00:00", "no time zone")):
+        with pytest.raises(InvalidInput, match=words):
+            pair.mappe("Lena", gueltig_am=bad)
+    args = ["mappe", "Lena", "-u", pair.user_id, "-c", "nova", "--json"]
+    done = runner.invoke(app, [*args, "--gueltig-am", "2026-01-01"])
+    assert done.exit_code == 0, done.output
+    assert '"Berlin"' in done.stdout and '"Kassel"' not in done.stdout
+    history = runner.invoke(app, ["history", "Lena", "-u", pair.user_id, "-c", "nova",
+                                  "--json", "--bekannt-am", "2000-01-01"])
+    assert history.exit_code == 0 and history.stdout.strip() == "[]"
+
+
+def test_the_dates_of_a_read_are_keyword_only(pair: Pair) -> None:
+    pair.write(t("Lena", "wohnt_in", "Berlin"))
+    memory = pair.store.memory
+    with pytest.raises(TypeError):
+        memory.mappe(pair.user_id, "nova", pair.id_of("Lena"), date(2026, 1, 1))  # type: ignore[misc, unused-coroutine]
+
+
+# -- the invariants kg check proves ---------------------------------------------------
+
+
+def superseded(pair: Pair) -> str:
+    pair.write(t("Lena", "wohnt_in", "Berlin"), zeitpunkt="2026-01-01T00:00:00Z")
+    pair.write(t("Lena", "wohnt_in", "Kassel"), zeitpunkt="2026-06-01T00:00:00Z")
+    check_clean(pair)
+    (row,) = pair.cypher(
+        "MATCH (:Entitaet {user_id: $u})-[r:WOHNT_IN]->({name: 'Berlin'}) "
+        "WHERE r.t_expired IS NULL RETURN r.id AS id",
+        u=pair.user_id,
+    )
+    return str(row["id"])
+
+
+def failing(pair: Pair, name: str) -> list[str]:
+    report = pair.store.run(pair.store.memory.check(pair.user_id))
+    (found,) = [c for c in report.checks if c.name == name]
+    assert found.count > 0, f"{name} did not see the planted violation"
+    return found.samples
+
+
+@pytest.mark.parametrize(("name", "plant"), [
+    ("fact_interval", "SET r.t_invalid = r.t_valid - duration('P1D')"),
+    ("einwertig_overlap", "SET r.t_invalid = r.t_invalid + duration('P90D')"),
+    ("version_chains", "SET r.version = 7"),
+    ("version_chains", "SET r.t_expired = datetime()"),
+])
+def test_check_sees_a_planted_violation_of_the_record(pair: Pair, name: str, plant: str) -> None:
+    fid = superseded(pair)
+    pair.cypher(
+        f"MATCH (:Entitaet {{user_id: $u}})-[r]->() WHERE r.id = $id "
+        f"AND r.t_expired IS NULL {plant}",
+        u=pair.user_id, id=fid,
+    )
+    assert any(fid in s for s in failing(pair, name))
+
+
+def test_check_sees_a_version_replaced_before_it_was_recorded(pair: Pair) -> None:
+    fid = superseded(pair)
+    pair.cypher(
+        "MATCH (:Entitaet {user_id: $u})-[r]->() WHERE r.id = $id AND r.version = 1 "
+        "SET r.t_expired = r.t_recorded - duration('PT1H')",
+        u=pair.user_id, id=fid,
+    )
+    assert any(fid in s for s in failing(pair, "fact_system_time"))
+
+
+def test_check_sees_two_values_at_once_in_the_past_record(pair: Pair) -> None:
+    fid = superseded(pair)
+    # The first version of Berlin (open-ended, current until Kassel arrived) recorded
+    # before it was: it would overlap Kassel's record at a known point.
+    pair.cypher(
+        "MATCH (:Entitaet {user_id: $u})-[r]->() WHERE r.id = $id AND r.version = 1 "
+        "SET r.t_expired = datetime() + duration('P1D')",
+        u=pair.user_id, id=fid,
+    )
+    assert failing(pair, "einwertig_overlap")
+
+
+# -- the migration ---------------------------------------------------------------------
+
+
+def test_the_migration_splits_an_old_changed_edge_into_its_versions(pair: Pair) -> None:
+    # The record as the first version wrote it: one edge per fact, rewritten in place.
+    pair.cypher(
+        "CREATE (l:Entitaet {id: $u + '-l', user_id: $u, name: 'Lena', name_norm: 'lena'}),"
+        "       (b:Entitaet {id: $u + '-b', user_id: $u, name: 'Berlin', name_norm: 'berlin'}),"
+        "       (k:Entitaet {id: $u + '-k', user_id: $u, name: 'Kassel', name_norm: 'kassel'})"
+        " CREATE (l)-[:WOHNT_IN {id: $u + '-f1', user_id: $u, character_id: 'nova',"
+        "   herkunft: 'mensch', t_valid: datetime('2026-01-01T00:00:00Z'),"
+        "   t_recorded: datetime('2026-01-01T00:00:00Z'),"
+        "   t_invalid: datetime('2026-06-01T00:00:00Z'),"
+        "   t_expired: datetime('2026-06-01T00:00:00Z'), aktiv: false, grund: 'abgeloest',"
+        "   staerke_decay: 1.0, last_touched: datetime('2026-01-01T00:00:00Z')}]->(b)"
+        " CREATE (l)-[:WOHNT_IN {id: $u + '-f2', user_id: $u, character_id: 'nova',"
+        "   herkunft: 'mensch', t_valid: datetime('2026-06-01T00:00:00Z'),"
+        "   t_recorded: datetime('2026-06-01T00:00:00Z'), aktiv: true, staerke_decay: 1.0,"
+        "   last_touched: datetime('2026-06-01T00:00:00Z')}]->(k)",
+        u=pair.user_id,
+    )
+    pair.cypher("MATCH (m:SchemaMigration {version: 2}) DELETE m")
+    pair.store.run(schema.apply(pair.store.memory.db))
+    rows = pair.cypher(
+        "MATCH (:Entitaet {user_id: $u})-[r:WOHNT_IN]->(o) RETURN o.name AS o, r.version AS v, "
+        "r.aktiv AS aktiv, r.grund AS grund, toString(r.t_recorded) AS rec, "
+        "toString(r.t_expired) AS exp ORDER BY o, v",
+        u=pair.user_id,
+    )
+    assert rows == [
+        {"o": "Berlin", "v": 1, "aktiv": False, "grund": None,
+         "rec": "2026-01-01T00:00:00Z", "exp": "2026-06-01T00:00:00Z"},
+        {"o": "Berlin", "v": 2, "aktiv": False, "grund": "abgeloest",
+         "rec": "2026-06-01T00:00:00Z", "exp": None},
+        {"o": "Kassel", "v": 1, "aktiv": True, "grund": None,
+         "rec": "2026-06-01T00:00:00Z", "exp": None},
+    ]
+    check_clean(pair)
+    # Read as known in March, Lena lived in Berlin with no end.
+    m = pair.mappe("Lena", gueltig_am=date(2026, 7, 1),
+                   bekannt_am=datetime(2026, 3, 1, tzinfo=UTC))
+    assert werte(m, "wohnt_in") == ["Berlin"]
