@@ -23,13 +23,13 @@ import math
 import time as clock
 from collections.abc import Callable
 from datetime import UTC, date, datetime, time
-from typing import Any
 
 from pydantic import Field
 
 from kg.canon import Canon
 from kg.db import Database, Record
 from kg.models import Frozen
+from kg.values import native as _native
 
 #: Called after each slice: (slices done, slices in all, edges swept so far).
 Progress = Callable[[int, int, int], None]
@@ -76,10 +76,6 @@ def strength(last_touched: datetime, at: datetime, rate: float) -> float:
 
 def today() -> date:
     return datetime.now(UTC).date()
-
-
-def _native(value: Any) -> Any:
-    return value.to_native() if hasattr(value, "to_native") else value
 
 
 def _from_record(row: Record, user_id: str | None, schwelle: float) -> DecayRun:
