@@ -102,6 +102,13 @@ def parse(text: str, source: str) -> list[NamedQuery]:
     return queries
 
 
+def _parse_files(directory: Path) -> list[NamedQuery]:
+    queries: list[NamedQuery] = []
+    for path in sorted(directory.glob("*.cypher")):
+        queries.extend(parse(path.read_text(encoding="utf-8"), path.name))
+    return queries
+
+
 class Registry:
     """All named queries of a directory tree, by name."""
 
@@ -118,10 +125,13 @@ class Registry:
 
     @classmethod
     def from_dir(cls, root: Path) -> Registry:
-        queries: list[NamedQuery] = []
-        for path in sorted((root / "queries").glob("*.cypher")):
-            queries.extend(parse(path.read_text(encoding="utf-8"), path.name))
-        return cls(queries)
+        """The queries of `root/queries/*.cypher`."""
+        return cls(_parse_files(root / "queries"))
+
+    def including(self, directory: Path) -> Registry:
+        """This registry plus the queries of `directory/*.cypher`, e.g. tooling that keeps
+        its own queries outside the package; a name defined twice is a load error."""
+        return Registry([*self._by_name.values(), *_parse_files(directory)])
 
     def __getitem__(self, name: str) -> NamedQuery:
         try:

@@ -15,8 +15,11 @@ import pytest
 from bench import bulk
 from bench.generate import Config, UserGraph, user
 from bench.naive import Naive
+from bench.queries import registry as bench_registry
 from kg.api import SyncMemory
 from kg.canon import load_canon
+from kg.queries import registry as package_registry
+from tests.conftest import raw_cypher
 
 
 def config() -> Config:
@@ -58,6 +61,19 @@ def test_generator_makes_history_events_and_hubs_from_the_canon() -> None:
 
 
 # -- the bulk path and the readers against the server -------------------------------------
+
+
+def test_every_bench_query_explains_on_the_real_server(store: SyncMemory) -> None:
+    """The bench's own queries (bench/cypher/), which the package's EXPLAIN test skips."""
+    failures = []
+    for query in bench_registry():
+        if query.name in package_registry().names():
+            continue
+        try:
+            store.run(raw_cypher(store, "EXPLAIN " + query.text, **dict.fromkeys(query.params)))
+        except Exception as exc:  # collect every failure, then report
+            failures.append(f"{query.name}: {exc}")
+    assert failures == []
 
 
 @pytest.fixture

@@ -38,16 +38,36 @@ def test_load_errors_name_file_and_line(text: str, message: str) -> None:
         parse(text, "x.cypher")
 
 
+USED = re.compile(r"""(?:run|one|query)\(\s*["']([a-z_]+)["']""")
+
+
+def used_names(*folders: str) -> set[str]:
+    return {
+        name
+        for folder in folders
+        for path in (ROOT / folder).rglob("*.py")
+        for name in USED.findall(path.read_text(encoding="utf-8"))
+    }
+
+
 def test_every_query_is_used_and_every_used_name_exists() -> None:
-    source = "\n".join(
-        p.read_text()
-        for p in [
-            *(ROOT / "kg").rglob("*.py"),
-            *(ROOT / "cli").rglob("*.py"),
-            *(ROOT / "bench").rglob("*.py"),
-        ]
-    )
-    used = set(re.findall(r"""(?:run|one|query)\(\s*["']([a-z_]+)["']""", source))
+    """The package's registry against the package's code (the bench is not its user)."""
+    used = used_names("kg", "cli")
     names = registry().names()
     assert used - names == set(), "code uses queries that do not exist"
     assert names - used == set(), "queries that no code uses"
+
+
+def test_the_bench_keeps_its_queries_outside_the_package() -> None:
+    from bench.queries import BENCH_CYPHER
+    from bench.queries import registry as bench_registry
+
+    bench_only = bench_registry().names() - registry().names()
+    assert bench_only and all(bench_registry()[n].source.endswith(".cypher") for n in bench_only)
+    assert not list((ROOT / "cypher").rglob("*bench*")), "bench Cypher ships in the wheel"
+    assert {p.name for p in BENCH_CYPHER.glob("*.cypher")} == {
+        bench_registry()[n].source for n in bench_only
+    }
+    used = used_names("bench")
+    assert used - bench_registry().names() == set(), "bench code uses queries that do not exist"
+    assert bench_only - used == set(), "bench queries that no bench code uses"
