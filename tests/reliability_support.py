@@ -19,6 +19,7 @@ from typing import Any
 
 from kg.api import Memory
 from kg.models import AuftragErgebnis
+from tests.conftest import raw_cypher, t
 
 STRESS = os.environ.get("KG_STRESS") == "1"
 
@@ -48,12 +49,7 @@ class Stopwatch:
         return f"[{self.name}] {parts}, seconds={took:.1f}"
 
 
-async def cypher(memory: Memory, query: str, **params: Any) -> list[dict[str, Any]]:
-    """Raw Cypher for assertions only (the library itself runs named queries only)."""
-    records, _, _ = await memory.db.driver.execute_query(
-        query, params, database_=memory.db.name
-    )
-    return [r.data() for r in records]
+cypher = raw_cypher  # the shared raw-Cypher helper (tests/conftest.py)
 
 
 # -- invariants ---------------------------------------------------------------------
@@ -241,14 +237,7 @@ HOBBYS = ("Lesen", "Schach", "Klettern", "Kochen", "Segeln", "Malen")
 NEUE = tuple(f"Neu {k}" for k in range(6))
 
 
-def tr(subjekt: Any, beziehung: str, objekt: Any = None, wert: str | None = None,
-       **extra: Any) -> dict[str, Any]:
-    triple: dict[str, Any] = {"subjekt": subjekt, "beziehung": beziehung, "herkunft": "mensch"}
-    if objekt is not None:
-        triple["objekt"] = objekt
-    if wert is not None:
-        triple["wert"] = wert
-    return triple | extra
+tr = t  # the shared triple builder (tests/conftest.py)
 
 
 @dataclass

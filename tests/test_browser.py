@@ -30,9 +30,10 @@ from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.remote.webelement import WebElement
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
+from cli.worked_example import build
 from kg.api import SyncMemory
 from kg.settings import Settings
-from tests.conftest import Pair, raw_cypher, t
+from tests.conftest import Pair, raw_cypher
 
 ROOT = Path(__file__).resolve().parent.parent
 BROWSER_QUERIES = ROOT / "cypher" / "browser"
@@ -87,22 +88,9 @@ def test_style_gives_each_kind_a_caption_and_its_own_colour() -> None:
 
 
 def worked_example(pair: Pair) -> None:
-    """SPEC §6 for the pair, and another character's fact on Kassel (never shown)."""
-    pair.write(t("Lena", "wohnt_in", "Berlin"), zeitpunkt="2026-09-01T10:00:00Z")
-    pair.write(
-        t("Lena", "wohnt_in", "Kassel", ereignis={
-            "titel": "Lena zieht nach Kassel", "beginn": "2026-11-01", "genauigkeit": "monat"}),
-        zeitpunkt="2026-10-15T10:00:00Z",
-    )
-    pair.write(
-        t("Kassel", "liegt_in", "Hessen", herkunft="modell"),
-        t("Hessen", "liegt_in", "Deutschland", herkunft="modell"),
-        t("Lena", "hat_haustier", "Bello"),
-        t("Bello", "ist_ein", wert="Hund"),
-        t("Bello", "begleitet", "Lena"),
-        zeitpunkt="2026-10-16T10:00:00Z",
-    )
-    pair.other("luna").write(t("Kassel", "hat", wert="Herkules"), t("Lena", "beruf", wert="Ärztin"))
+    """The worked example (cli/worked_example.py) for the pair, the event in November;
+    another character's facts on Kassel are never shown."""
+    pair.store.run(build(pair.store.memory, pair.user_id, move=False))
 
 
 def ensure_chromium() -> None:
@@ -234,7 +222,7 @@ def test_browser_shows_the_mappe(
     assert "WOHNT_IN" in drawn and "HAT_HAUSTIER" in drawn and "BEGLEITET" in drawn
     assert "Berlin" not in drawn  # superseded: not in the Mappe
     assert "Deutschland" not in drawn  # degree 3
-    assert "Herkules" not in drawn and "Ärztin" not in drawn  # the other character's facts
+    assert "Herkules-Denkmal" not in drawn and "Nordhessen" not in drawn  # luna's facts
     assert any(text.startswith("Lena zieht") for text in drawn)  # the move event
     assert shot.stat().st_size > 10_000
     assert store.run(raw_cypher(store, "MATCH (e:Entitaet {user_id: $u}) RETURN e",
