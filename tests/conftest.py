@@ -171,6 +171,18 @@ async def raw_cypher(
     return [r.data() for r in records]
 
 
+async def explain_with_examples(
+    target: SyncMemory | Memory, text: str, examples: dict[str, str]
+) -> None:
+    """Evaluate each `:param` example expression as Neo4j Browser does, then EXPLAIN the
+    query with those values (a query header's examples must run)."""
+    values = {
+        name: (await raw_cypher(target, f"RETURN {expression} AS v"))[0]["v"]
+        for name, expression in examples.items()
+    }
+    await raw_cypher(target, "EXPLAIN " + text, **values)
+
+
 @pytest.fixture
 def cli_env(neo4j_settings: Settings) -> dict[str, str]:
     """NEO4J_* for a CLI run against the test server. The session points the environment

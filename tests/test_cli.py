@@ -128,3 +128,16 @@ def test_audit_prune_applies_the_configured_retention(pair) -> None:  # type: ig
     assert result.output.startswith("deleted ") and result.output.endswith(" orders\n")
     assert int(result.output.split()[1]) >= 1
     assert kept() == ["new"]
+
+
+def test_browser_prints_a_query_with_the_librarys_values() -> None:
+    args = ["browser", "mappe", "-u", "u1", "-c", "nova", "--entity", " Straße "]
+    done = runner.invoke(app, args, env={"KG_RUHE_SCHWELLE": "0.25"})
+    assert done.exit_code == 0, done.output
+    assert done.output.splitlines()[:4] == [
+        ':param user_id => "u1"', ':param character_id => "nova"',
+        ':param entity => "strasse"', ":param ruhe_schwelle => 0.25",
+    ]
+    assert "$ruhe_schwelle" in done.output and "//" not in done.output
+    missing = runner.invoke(app, ["browser", "historie", "-u", "u1", "-c", "nova"])
+    assert missing.exit_code == 2 and "--entity, --beziehung" in missing.output

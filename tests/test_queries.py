@@ -10,7 +10,7 @@ import pytest
 from kg.api import SyncMemory
 from kg.errors import QueryLoadError
 from kg.queries import parse, registry
-from tests.conftest import raw_cypher
+from tests.conftest import explain_with_examples
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -110,15 +110,6 @@ def test_every_query_header_carries_param_examples() -> None:
         if all(q.examples or not q.params for q in registry() if q.source == source)
     }
     assert complete == set(), "these have examples now: take them out of WITHOUT_EXAMPLES"
-
-
-async def explain_with_examples(store: SyncMemory, text: str, examples: dict[str, str]) -> None:
-    """Evaluate each example expression as Browser's `:param` does, then EXPLAIN."""
-    values = {
-        name: (await raw_cypher(store, f"RETURN {expression} AS v"))[0]["v"]
-        for name, expression in examples.items()
-    }
-    await raw_cypher(store, "EXPLAIN " + text, **values)
 
 
 def test_every_header_example_explains_on_the_real_server(store: SyncMemory) -> None:
