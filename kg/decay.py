@@ -1,7 +1,7 @@
 """The daily decay sweep: what serves as memory decays, what is recorded as fact stays.
 
-The decay sits where the search runs — on the fact edge (SPEC rule 9, the decay
-convention §1.1). For every ACTIVE fact edge the sweep writes
+The decay sits where the search runs — on the fact edge (contract rule 9, the decay
+convention §1.1; docs/contract.md). For every ACTIVE fact edge the sweep writes
 `staerke_decay = exp(-rate · days since last_touched)` and `decay_am` (the day it was
 computed for). It never changes `aktiv` (inactive means superseded or corrected, never
 faded), never touches inactive facts, entities, timeline entries or the audit, and never

@@ -1,7 +1,7 @@
-"""What the reliability tests (issue 9) share: sizes, a workload, invariants, a ledger.
+"""What the reliability tests share: sizes, a workload, invariants, a ledger.
 
-Sizes are bounded by default so CI finishes quickly; `KG_STRESS=1` runs the full sizes
-the issue asks for. The invariants are `kg check` (kg.check, scoped to one user) plus
+Sizes are bounded by default so CI finishes quickly; `KG_STRESS=1` runs them at
+full size. The invariants are `kg check` (kg.check, scoped to one user) plus
 what it does not cover and these tests need: entities unique per name, fact ids
 unique, and the *ledger* — every order's effects present exactly once, nothing written
 that no recorded order accounts for.
@@ -31,7 +31,7 @@ DONE = frozenset({"geschrieben", "abgeloest", "unveraendert", "berichtigt"})
 
 
 def size(bounded: int, full: int) -> int:
-    """The bounded size by default, the issue's full size with KG_STRESS=1."""
+    """The bounded size by default, the full size with KG_STRESS=1."""
     return full if STRESS else bounded
 
 

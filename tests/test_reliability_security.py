@@ -1,4 +1,4 @@
-"""Issue 9.5 — security: auth on, no password shown, values parameterised, canon types.
+"""Reliability: security: auth on, no password shown, values parameterised, canon types.
 
 The server-side half (auth refusing wrong and missing credentials, the password in no
 log file, loopback-only sockets, CLI output against a server with a distinctive
