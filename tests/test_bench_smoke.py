@@ -19,7 +19,7 @@ from bench.queries import registry as bench_registry
 from kg.api import SyncMemory
 from kg.canon import load_canon
 from kg.queries import registry as package_registry
-from tests.conftest import raw_cypher
+from tests.conftest import explain_with_examples
 
 
 def config() -> Config:
@@ -64,13 +64,14 @@ def test_generator_makes_history_events_and_hubs_from_the_canon() -> None:
 
 
 def test_every_bench_query_explains_on_the_real_server(store: SyncMemory) -> None:
-    """The bench's own queries (bench/cypher/), which the package's EXPLAIN test skips."""
+    """The bench's own queries (bench/cypher/), with their headers' `:param` examples."""
     failures = []
     for query in bench_registry():
         if query.name in package_registry().names():
             continue
+        assert query.examples or not query.params, f"{query.name}: no ':param' examples"
         try:
-            store.run(raw_cypher(store, "EXPLAIN " + query.text, **dict.fromkeys(query.params)))
+            store.run(explain_with_examples(store, query.text, dict(query.examples)))
         except Exception as exc:  # collect every failure, then report
             failures.append(f"{query.name}: {exc}")
     assert failures == []
