@@ -27,6 +27,7 @@ from datetime import date, datetime
 from typing import Any
 
 from bench.generate import UserGraph
+from bench.queries import attach
 from kg.canon import Canon
 from kg.db import Database, Tx
 
@@ -54,7 +55,7 @@ class BulkLoader:
     def __init__(
         self, db: Database, canon: Canon, batch_facts: int = 5_000, concurrency: int = 2
     ) -> None:
-        self.db = db
+        self.db = attach(db)
         self.canon = canon
         self.batch_facts = batch_facts
         self.concurrency = concurrency
@@ -182,6 +183,7 @@ def _iso(value: date | datetime | None) -> str | None:
 async def counts(db: Database, user_ids: list[str]) -> dict[str, int]:
     """Entities, facts, active facts, value nodes and timeline entries of some users."""
     total: dict[str, int] = {}
+    attach(db)
     for i in range(0, len(user_ids), 500):
         rows = await db.query("bench_counts", users=user_ids[i : i + 500])
         for key, value in rows[0].items():

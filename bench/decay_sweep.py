@@ -26,6 +26,7 @@ import time
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
+from bench.queries import attach
 from kg.api import Memory, SyncMemory
 from kg.decay import DecayRun
 from kg.launcher import LocalServer
@@ -135,6 +136,7 @@ def main() -> None:
 
     settings = Settings()
     with SyncMemory(settings) as sync:
+        attach(sync.memory.db)
         foreign = sync.run(sync.memory.db.query("decay_bench_foreign", prefix=PREFIX))
         if foreign[0]["foreign"]:
             sys.exit(
@@ -148,6 +150,7 @@ def main() -> None:
     figures: dict[str, Any] = {"uri": settings.neo4j_uri}
     today = datetime.now(UTC).date()
     with SyncMemory(settings) as sync:
+        attach(sync.memory.db)
         figures.update(counts(sync))
         figures["heap_max_mb"] = round(
             sync.run(sync.memory.db.query("decay_bench_heap"))[0]["max"] / MB

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from bench.queries import attach
 from kg.canon import Canon
 from kg.db import Database, Tx
 
@@ -31,7 +32,7 @@ class Naive:
     """N+1 queries for one Mappe."""
 
     def __init__(self, db: Database, canon: Canon) -> None:
-        self.db = db
+        self.db = attach(db)
         self.canon = canon
         self.cap = db.settings.mappe_cap
         self.schwelle = db.settings.ruhe_schwelle

@@ -1,4 +1,4 @@
-"""Run the benchmark suite: grow the store to each size and measure it (issue 8).
+"""Run the benchmark suite: grow the store to each size and measure it.
 
     python -m bench.run --sizes 10k,100k,1M
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 
 import typer
@@ -329,9 +329,4 @@ def audit_prune(
 
     Example: kg audit prune --days 365
     """
-
-    async def prune(m: Memory) -> int:
-        keep = days if days is not None else m.db.settings.audit_retention_days
-        return await m.audit_prune(datetime.now(UTC) - timedelta(days=keep))
-
-    out.print(f"deleted {call(prune)} orders")
+    out.print(f"deleted {call(lambda m: m.audit_prune(keep_days=days))} orders")

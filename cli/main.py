@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import typer
 
-from cli import demo, facts, maintenance, server, timeline, transfer
+from cli import browser, demo, facts, maintenance, server, timeline, transfer
 
 app = typer.Typer(
     name="kg",
@@ -29,6 +29,7 @@ app.command("history")(facts.history)
 app.add_typer(facts.audit_app, name="audit")
 app.add_typer(timeline.timeline_app, name="timeline")
 app.command("demo")(demo.demo)
+app.command("browser")(browser.browser)
 app.add_typer(maintenance.decay_app, name="decay")
 app.command("check")(maintenance.check)
 app.command("export")(transfer.export)

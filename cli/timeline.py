@@ -138,20 +138,28 @@ def show(
 def list_entries(
     user: str = UserOpt,
     character: str = CharOpt,
-    month: str | None = typer.Option(None, "--month", help="A named month YYYY-MM."),
-    von: str | None = typer.Option(None, "--from", help="Window start YYYY-MM-DD."),
-    bis: str | None = typer.Option(None, "--to", help="Window end YYYY-MM-DD."),
+    # The domain's words, as in `add` and `move`; the English spellings of the first
+    # version stay as aliases so existing scripts keep working.
+    monat: str | None = typer.Option(
+        None, "--monat", "--month", help="A named month YYYY-MM (alias --month)."
+    ),
+    von: str | None = typer.Option(
+        None, "--von", "--from", help="Window start YYYY-MM-DD (alias --from)."
+    ),
+    bis: str | None = typer.Option(
+        None, "--bis", "--to", help="Window end YYYY-MM-DD (alias --to)."
+    ),
     as_json: bool = JsonOpt,
 ) -> None:
     """The pair's active entries in a month or a window.
 
-    Example: kg timeline list -u u1 -c nova --month 2026-11
+    Example: kg timeline list -u u1 -c nova --monat 2026-11
     """
-    if month:
-        first, last = month_window(month)
+    if monat:
+        first, last = month_window(monat)
     elif von and bis:
-        first, last = parse_day(von, "--from"), parse_day(bis, "--to")
+        first, last = parse_day(von, "--von"), parse_day(bis, "--bis")
     else:
-        err.print("error: give --month YYYY-MM, or --from and --to")
+        err.print("error: give --monat YYYY-MM, or --von and --bis")
         raise typer.Exit(2)
     _table(call(lambda m: m.timeline_window(user, character, first, last)), as_json)

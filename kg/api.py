@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Coroutine
-from datetime import date, datetime
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -370,7 +370,14 @@ class Memory:
             for r in rows
         ]
 
-    async def audit_prune(self, before: datetime) -> int:
+    async def audit_prune(
+        self, *, keep_days: int | None = None, now: datetime | None = None
+    ) -> int:
+        """Apply the audit's retention: delete the orders recorded more than `keep_days`
+        (default `KG_AUDIT_RETENTION_DAYS`) before `now` (default: this moment); returns
+        how many were deleted."""
+        keep = self.db.settings.audit_retention_days if keep_days is None else keep_days
+        before = (now or datetime.now(UTC)) - timedelta(days=keep)
         rows = await self.db.write(lambda tx: tx.run("audit_prune", before=before))
         return int(rows[0]["deleted"]) if rows else 0
 

@@ -2,28 +2,30 @@
 
 Neo4j Community has no existence or type constraints; the writer guarantees them and
 this module verifies them, one named query per invariant (`cypher/queries/check.cypher`).
-Every check reports a name, the item of issue 6's list it proves, a count and a few
-sample ids. Item 7 is the decay convention's §4 table: for each node label and
-relationship type, whether it carries a decay property, whether that has a recent run,
-whether it is referenced, its classification (memory, fact entity, forensics) and a
-verdict. The classification is a judgement the schema cannot make (convention §4: the
-query delimits, it does not decide), so it is kept here, in `CLASSES`.
+Every check reports a name, the group of invariants it proves (numbered as in
+docs/decay-and-check.md), a count and a few sample ids. Group 7 is the decay
+convention's §4 table: for each node label and relationship type, whether it carries
+a decay property, whether that has a recent run, whether it is referenced, its
+classification (memory, fact entity, forensics) and a verdict. The classification is
+a judgement the schema cannot make (convention §4: the query delimits, it does not
+decide), so it is kept here, in `CLASSES`.
 """
 
 from __future__ import annotations
 
 from datetime import UTC, date, datetime
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field, computed_field
 
 from kg.canon import Canon
 from kg.db import Database, Record
 from kg.models import HERKUNFT, Frozen
+from kg.values import native as _native
 
 Klasse = Literal["memory", "fact entity", "forensics", "unclassified"]
 
-#: The checks, in the order of issue 6's list: name → (item, what it proves).
+#: The checks, in the order of the invariant groups: name → (group, what it proves).
 CHECKS: dict[str, tuple[int, str]] = {
     "fact_fields": (1, "every fact edge carries its required fields with their types"),
     "fact_herkunft": (1, "every fact's herkunft is mensch, nova, modell or recherche"),
@@ -79,7 +81,11 @@ class CheckResult(Frozen):
     """One invariant and what the store shows of it."""
 
     name: str = Field(description="Stable name of the check, e.g. einwertig_unique.")
-    item: int = Field(description="The item of issue 6's list it proves (1-7; 8: time).")
+    item: int = Field(
+        description="The group of invariants it proves (1-8): 1 fact fields, 2 one value, "
+        "3 canon form, 4 timeline chains, 5 one owner, 6 decay runs, 7 the decay table, "
+        "8 the bi-temporal record."
+    )
     title: str = Field(description="What it proves, in one line.")
     count: int = Field(description="Violations found; 0 means the invariant holds.")
     samples: list[str] = Field(default_factory=list, description="A few violations (ids).")
@@ -114,7 +120,7 @@ class CheckReport(Frozen):
 
     user_id: str | None = Field(None, description="The user checked; None: the whole database.")
     today: date = Field(description="The day recency was judged against.")
-    checks: list[CheckResult] = Field(description="Every check, in the order of issue 6's list.")
+    checks: list[CheckResult] = Field(description="Every check, in the order of its group.")
     table: list[TableRow] = Field(description="The convention's §4 table for the graph.")
 
     @computed_field(description="True when no check found a violation.")  # type: ignore[prop-decorator]
@@ -128,10 +134,6 @@ class CheckReport(Frozen):
 
 
 # -- pure parts -------------------------------------------------------------------
-
-
-def _native(value: Any) -> Any:
-    return value.to_native() if hasattr(value, "to_native") else value
 
 
 def is_recent(newest: date | None, today: date, max_age_days: float) -> bool:

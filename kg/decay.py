@@ -1,7 +1,7 @@
 """The daily decay sweep: what serves as memory decays, what is recorded as fact stays.
 
-The decay sits where the search runs — on the fact edge (SPEC rule 9, the decay
-convention §1.1). For every ACTIVE fact edge the sweep writes
+The decay sits where the search runs — on the fact edge (contract rule 9, the decay
+convention §1.1; docs/contract.md). For every ACTIVE fact edge the sweep writes
 `staerke_decay = exp(-rate · days since last_touched)` and `decay_am` (the day it was
 computed for). It never changes `aktiv` (inactive means superseded or corrected, never
 faded), never touches inactive facts, entities, timeline entries or the audit, and never
@@ -23,13 +23,13 @@ import math
 import time as clock
 from collections.abc import Callable
 from datetime import UTC, date, datetime, time
-from typing import Any
 
 from pydantic import Field
 
 from kg.canon import Canon
 from kg.db import Database, Record
 from kg.models import Frozen
+from kg.values import native as _native
 
 #: Called after each slice: (slices done, slices in all, edges swept so far).
 Progress = Callable[[int, int, int], None]
@@ -76,10 +76,6 @@ def strength(last_touched: datetime, at: datetime, rate: float) -> float:
 
 def today() -> date:
     return datetime.now(UTC).date()
-
-
-def _native(value: Any) -> Any:
-    return value.to_native() if hasattr(value, "to_native") else value
 
 
 def _from_record(row: Record, user_id: str | None, schwelle: float) -> DecayRun:

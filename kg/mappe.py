@@ -18,6 +18,7 @@ from kg.errors import EntityNotFound
 from kg.models import Frozen
 from kg.settings import Settings
 from kg.timeline import when_text
+from kg.values import native as _native
 
 HERKUNFT_MARK = {"modell": "laut Modell", "recherche": "recherchiert", "nova": "von Nova"}
 
@@ -73,10 +74,6 @@ class Mappe(Frozen):
     gekappt: bool = Field(description="True when the cap cut facts off.")
     gueltig_am: datetime | None = Field(None, description="Valid-time of an as-of read.")
     bekannt_am: datetime | None = Field(None, description="System-time of an as-of read.")
-
-
-def _native(value: Any) -> Any:
-    return value.to_native() if hasattr(value, "to_native") else value
 
 
 def _instant(millis: int | None) -> datetime | None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import unicodedata
 from datetime import UTC, date, datetime, time
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, NamedTuple
 
 from pydantic import (
     AfterValidator,
@@ -108,6 +108,69 @@ def instant(value: When | None, role: str) -> datetime | None:
 
 class Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class FactProperty(NamedTuple):
+    """One property a fact relationship can carry, with what it holds."""
+
+    name: str
+    meaning: str
+
+
+#: Every property of a fact relationship, in the order the docs list them: the one list.
+#: docs/graph-model.md's fact table equals it, and a test compares it with the keys the
+#: writer really writes. A new property is added here first.
+FACT_PROPERTIES: tuple[FactProperty, ...] = (
+    FactProperty("id", "fact id (hex uuid); the same on every version of the fact"),
+    FactProperty(
+        "version",
+        "1, 2, …: each change of the fact closes its version and writes the next one",
+    ),
+    FactProperty("user_id", "the human of the pair that owns the fact"),
+    FactProperty("character_id", "the character of the pair that owns the fact"),
+    FactProperty("herkunft", "`mensch`, `nova`, `modell` or `recherche`; required, no default"),
+    FactProperty("auftrag_id", "the order that wrote it"),
+    FactProperty(
+        "t_valid",
+        "valid-time start (the order's `zeitpunkt`, else the store's clock); a fact with "
+        "`timeline_id` takes its start from the active entry of that chain instead",
+    ),
+    FactProperty(
+        "t_invalid",
+        "valid-time end: where the next value begins (superseded), `= t_valid` when taken "
+        "back (corrected, cancelled); absent while the value holds open-ended",
+    ),
+    FactProperty(
+        "timeline_id", "first entry of the chain the fact is valid from (no date on the fact)"
+    ),
+    FactProperty(
+        "timeline_bis",
+        "first entry of the chain of the value that follows it (its *bis*)",
+    ),
+    FactProperty("t_recorded", "system time: when the store recorded this version (its clock)"),
+    FactProperty(
+        "t_expired",
+        "system time: when a later version replaced this one; absent on the current version",
+    ),
+    FactProperty(
+        "aktiv",
+        "true on the current version of a value that holds open-ended; decay never changes it",
+    ),
+    FactProperty(
+        "grund",
+        "why it does not hold open-ended: `abgeloest` (superseded), `berichtigt` (corrected: "
+        "never true), `abgesagt` (its event was cancelled: never true)",
+    ),
+    FactProperty(
+        "staerke_decay",
+        "strength in [0, 1]; 1.0 when written or re-asserted, then kept by the daily sweep",
+    ),
+    FactProperty("last_touched", "system time it was written or last re-asserted"),
+    FactProperty(
+        "decay_am",
+        "date of the last sweep that wrote `staerke_decay`; absent until the first sweep",
+    ),
+)
 
 
 class ById(Frozen):

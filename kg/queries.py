@@ -5,11 +5,16 @@ A file holds one or more queries; each starts with a header of comment lines::
     // name: entity_by_id
     // The entity with this id, if it belongs to the user.
     // params: $user_id, $entity_id
+    // :param user_id => 'u1'
+    // :param entity_id => 'a3f0c2...'
     MATCH (e:Entitaet {id: $entity_id, user_id: $user_id})
     RETURN e
 
 The declared parameters must be exactly the ones the body uses; a mismatch or a
-duplicate name is a load error that names file and line.
+duplicate name is a load error that names file and line. The `// :param` lines are
+examples, exactly as Neo4j Browser takes them (paste them without the `//`, then the
+query): a value per declared parameter, any Cypher expression. A query either has none
+or one for each of its parameters; a test runs every query with its examples.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from kg.errors import QueryLoadError
 # A parameter; `$any(...)` and `$all(...)` are dynamic-type functions, not parameters.
 _PARAM = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)(?![A-Za-z0-9_]*\()")
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+_EXAMPLE = re.compile(r"^:param\s+([A-Za-z_][A-Za-z0-9_]*)\s*=>\s*(\S.*)$")
 
 
 @dataclass(frozen=True)
@@ -37,6 +43,8 @@ class NamedQuery:
     text: str
     source: str
     line: int
+    #: `:param` examples from the header: (parameter, Cypher expression), in order.
+    examples: tuple[tuple[str, str], ...] = ()
 
 
 def cypher_dir() -> Path:
@@ -69,6 +77,7 @@ def parse(text: str, source: str) -> list[NamedQuery]:
         if not _NAME.match(name):
             raise QueryLoadError(f"{source}:{lineno}: bad query name {name!r} (snake_case)")
         doc: list[str] = []
+        examples: list[tuple[str, str]] = []
         declared: set[str] | None = None
         body_start = len(block)
         for i, line in enumerate(block[1:], start=1):
@@ -85,6 +94,13 @@ def parse(text: str, source: str) -> list[NamedQuery]:
                         f"{source}:{start + i + 1}: parameters must be written $name: {bad}"
                     )
                 declared = {p[1:] for p in names}
+            elif comment.startswith(":param"):
+                example = _EXAMPLE.match(comment)
+                if not example:
+                    raise QueryLoadError(
+                        f"{source}:{start + i + 1}: write an example as ':param name => value'"
+                    )
+                examples.append((example.group(1), example.group(2).strip()))
             else:
                 doc.append(comment)
         body = "\n".join(block[body_start:]).strip().rstrip(";").strip()
@@ -99,7 +115,24 @@ def parse(text: str, source: str) -> list[NamedQuery]:
                 f"{source}:{lineno}: query {name!r} declares {sorted(declared)} "
                 f"but uses {sorted(used)}"
             )
-        queries.append(NamedQuery(name, " ".join(doc), frozenset(declared), body, source, lineno))
+        shown = [n for n, _ in examples]
+        if examples and (sorted(shown) != sorted(declared) or len(set(shown)) != len(shown)):
+            raise QueryLoadError(
+                f"{source}:{lineno}: query {name!r} gives ':param' examples for {shown} "
+                f"but declares {sorted(declared)}: one example per parameter"
+            )
+        queries.append(
+            NamedQuery(
+                name, " ".join(doc), frozenset(declared), body, source, lineno, tuple(examples)
+            )
+        )
+    return queries
+
+
+def _parse_files(directory: Path) -> list[NamedQuery]:
+    queries: list[NamedQuery] = []
+    for path in sorted(directory.glob("*.cypher")):
+        queries.extend(parse(path.read_text(encoding="utf-8"), path.name))
     return queries
 
 
@@ -119,10 +152,13 @@ class Registry:
 
     @classmethod
     def from_dir(cls, root: Path) -> Registry:
-        queries: list[NamedQuery] = []
-        for path in sorted((root / "queries").glob("*.cypher")):
-            queries.extend(parse(path.read_text(encoding="utf-8"), path.name))
-        return cls(queries)
+        """The queries of `root/queries/*.cypher`."""
+        return cls(_parse_files(root / "queries"))
+
+    def including(self, directory: Path) -> Registry:
+        """This registry plus the queries of `directory/*.cypher`, e.g. tooling that keeps
+        its own queries outside the package; a name defined twice is a load error."""
+        return Registry([*self._by_name.values(), *_parse_files(directory)])
 
     def __getitem__(self, name: str) -> NamedQuery:
         try:

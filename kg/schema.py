@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from kg.db import Database, Tx
 from kg.errors import QueryLoadError, SchemaError, SchemaOutdated
 from kg.queries import cypher_dir
+from kg.values import native as _native
 
 _FILE = re.compile(r"^(\d{4})_([a-z0-9_]+)\.cypher$")
 
@@ -139,9 +140,3 @@ async def require_current(db: Database) -> int:
         )
     return len(states)
 
-
-def _native(value: object) -> datetime | None:
-    if value is None:
-        return None
-    to_native = getattr(value, "to_native", None)
-    return to_native() if to_native else value  # type: ignore[return-value]

@@ -26,8 +26,9 @@ from typing import Any
 
 import pytest
 
+from cli.worked_example import tripel
 from kg import schema
-from kg.api import SyncMemory
+from kg.api import Memory, SyncMemory
 from kg.launcher import LocalServer
 from kg.settings import LOCAL_DEFAULT_PASSWORD, Settings
 
@@ -160,10 +161,39 @@ class Pair:
         return Pair(self.store, self.user_id, character_id)
 
 
-async def raw_cypher(store: SyncMemory, query: str, **params: Any) -> list[dict[str, Any]]:
-    driver = store.memory.db.driver
-    records, _, _ = await driver.execute_query(query, params, database_=store.memory.db.name)
+async def raw_cypher(
+    target: SyncMemory | Memory, query: str, **params: Any
+) -> list[dict[str, Any]]:
+    """Raw Cypher for assertions and for planting violations (tests only: the library
+    itself runs named queries only)."""
+    db = target.memory.db if isinstance(target, SyncMemory) else target.db
+    records, _, _ = await db.driver.execute_query(query, params, database_=db.name)
     return [r.data() for r in records]
+
+
+async def explain_with_examples(
+    target: SyncMemory | Memory, text: str, examples: dict[str, str]
+) -> None:
+    """Evaluate each `:param` example expression as Neo4j Browser does, then EXPLAIN the
+    query with those values (a query header's examples must run)."""
+    values = {
+        name: (await raw_cypher(target, f"RETURN {expression} AS v"))[0]["v"]
+        for name, expression in examples.items()
+    }
+    await raw_cypher(target, "EXPLAIN " + text, **values)
+
+
+@pytest.fixture
+def cli_env(neo4j_settings: Settings) -> dict[str, str]:
+    """NEO4J_* for a CLI run against the test server. The session points the environment
+    at it already; naming the server here too keeps a CLI test from ever reaching
+    another store, even when it is the first test to run."""
+    return {
+        "NEO4J_URI": neo4j_settings.neo4j_uri,
+        "NEO4J_USERNAME": neo4j_settings.neo4j_username,
+        "NEO4J_PASSWORD": neo4j_settings.neo4j_password.get_secret_value(),
+        "NEO4J_DATABASE": neo4j_settings.neo4j_database,
+    }
 
 
 @pytest.fixture
@@ -174,20 +204,5 @@ def pair(store: SyncMemory) -> Iterator[Pair]:
     store.run(store.memory.purge(fresh.user_id))
 
 
-def t(
-    subjekt: Any,
-    beziehung: str,
-    objekt: Any = None,
-    *,
-    wert: str | None = None,
-    herkunft: str = "mensch",
-    **extra: Any,
-) -> dict[str, Any]:
-    """A triple for an order."""
-    triple: dict[str, Any] = {"subjekt": subjekt, "beziehung": beziehung, "herkunft": herkunft}
-    if objekt is not None:
-        triple["objekt"] = objekt
-    if wert is not None:
-        triple["wert"] = wert
-    triple.update(extra)
-    return triple
+#: A triple for an order: the worked example's builder, the one the tests share.
+t = tripel

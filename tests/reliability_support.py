@@ -1,7 +1,7 @@
-"""What the reliability tests (issue 9) share: sizes, a workload, invariants, a ledger.
+"""What the reliability tests share: sizes, a workload, invariants, a ledger.
 
-Sizes are bounded by default so CI finishes quickly; `KG_STRESS=1` runs the full sizes
-the issue asks for. The invariants are `kg check` (kg.check, scoped to one user) plus
+Sizes are bounded by default so CI finishes quickly; `KG_STRESS=1` runs them at
+full size. The invariants are `kg check` (kg.check, scoped to one user) plus
 what it does not cover and these tests need: entities unique per name, fact ids
 unique, and the *ledger* — every order's effects present exactly once, nothing written
 that no recorded order accounts for.
@@ -19,6 +19,7 @@ from typing import Any
 
 from kg.api import Memory
 from kg.models import AuftragErgebnis
+from tests.conftest import raw_cypher, t
 
 STRESS = os.environ.get("KG_STRESS") == "1"
 
@@ -30,7 +31,7 @@ DONE = frozenset({"geschrieben", "abgeloest", "unveraendert", "berichtigt"})
 
 
 def size(bounded: int, full: int) -> int:
-    """The bounded size by default, the issue's full size with KG_STRESS=1."""
+    """The bounded size by default, the full size with KG_STRESS=1."""
     return full if STRESS else bounded
 
 
@@ -48,12 +49,7 @@ class Stopwatch:
         return f"[{self.name}] {parts}, seconds={took:.1f}"
 
 
-async def cypher(memory: Memory, query: str, **params: Any) -> list[dict[str, Any]]:
-    """Raw Cypher for assertions only (the library itself runs named queries only)."""
-    records, _, _ = await memory.db.driver.execute_query(
-        query, params, database_=memory.db.name
-    )
-    return [r.data() for r in records]
+cypher = raw_cypher  # the shared raw-Cypher helper (tests/conftest.py)
 
 
 # -- invariants ---------------------------------------------------------------------
@@ -241,14 +237,7 @@ HOBBYS = ("Lesen", "Schach", "Klettern", "Kochen", "Segeln", "Malen")
 NEUE = tuple(f"Neu {k}" for k in range(6))
 
 
-def tr(subjekt: Any, beziehung: str, objekt: Any = None, wert: str | None = None,
-       **extra: Any) -> dict[str, Any]:
-    triple: dict[str, Any] = {"subjekt": subjekt, "beziehung": beziehung, "herkunft": "mensch"}
-    if objekt is not None:
-        triple["objekt"] = objekt
-    if wert is not None:
-        triple["wert"] = wert
-    return triple | extra
+tr = t  # the shared triple builder (tests/conftest.py)
 
 
 @dataclass

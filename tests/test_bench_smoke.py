@@ -15,8 +15,11 @@ import pytest
 from bench import bulk
 from bench.generate import Config, UserGraph, user
 from bench.naive import Naive
+from bench.queries import registry as bench_registry
 from kg.api import SyncMemory
 from kg.canon import load_canon
+from kg.queries import registry as package_registry
+from tests.conftest import explain_with_examples
 
 
 def config() -> Config:
@@ -58,6 +61,20 @@ def test_generator_makes_history_events_and_hubs_from_the_canon() -> None:
 
 
 # -- the bulk path and the readers against the server -------------------------------------
+
+
+def test_every_bench_query_explains_on_the_real_server(store: SyncMemory) -> None:
+    """The bench's own queries (bench/cypher/), with their headers' `:param` examples."""
+    failures = []
+    for query in bench_registry():
+        if query.name in package_registry().names():
+            continue
+        assert query.examples or not query.params, f"{query.name}: no ':param' examples"
+        try:
+            store.run(explain_with_examples(store, query.text, dict(query.examples)))
+        except Exception as exc:  # collect every failure, then report
+            failures.append(f"{query.name}: {exc}")
+    assert failures == []
 
 
 @pytest.fixture

@@ -30,9 +30,11 @@ from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.remote.webelement import WebElement
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
+from cli.browser import body, header_examples, param_lines, parameters
+from cli.worked_example import build
 from kg.api import SyncMemory
 from kg.settings import Settings
-from tests.conftest import Pair, raw_cypher, t
+from tests.conftest import Pair, explain_with_examples, raw_cypher
 
 ROOT = Path(__file__).resolve().parent.parent
 BROWSER_QUERIES = ROOT / "cypher" / "browser"
@@ -44,14 +46,12 @@ CHROMIUM_FLAGS = [
     "--disable-component-update", "--disable-sync", "--no-first-run",
     "--window-size=1400,900",
 ]
-_PARAM = re.compile(r"^//\s+:param (\w+) => (.+)$", re.MULTILINE)
 
 
 def browser_query(name: str) -> tuple[str, dict[str, str]]:
     """A Browser query's Cypher (comments dropped) and its documented `:param` lines."""
     text = (BROWSER_QUERIES / name).read_text(encoding="utf-8")
-    body = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("//"))
-    return body.strip().rstrip(";"), dict(_PARAM.findall(text))
+    return body(text), header_examples(text)
 
 
 # -- the queries themselves (no browser needed) --------------------------------------------
@@ -61,12 +61,14 @@ def browser_query(name: str) -> tuple[str, dict[str, str]]:
 def test_browser_query_documents_its_params_and_runs(name: str, pair: Pair) -> None:
     body, documented = browser_query(name)
     assert set(re.findall(r"\$(\w+)", body)) == set(documented), "`:param` lines != $params"
+    pair.store.run(explain_with_examples(pair.store, body, documented))  # the header runs
     worked_example(pair)
     first = pair.cypher("MATCH (t:TimelineEintrag {user_id: $u}) RETURN t.id AS id LIMIT 1",
                         u=pair.user_id)[0]["id"]
-    values = {"user_id": pair.user_id, "character_id": "nova", "entity": "Lena",
-              "beziehung": "wohnt_in", "eintrag_id": first, "limit": 300}
-    rows = pair.cypher(body, **{k: values[k] for k in documented})
+    values = parameters(name.removesuffix(".cypher"), user_id=pair.user_id, character_id="nova",
+                        entity="Lena", beziehung="wohnt_in", eintrag_id=first)
+    assert set(values) == set(documented)
+    rows = pair.cypher(body, **values)
     assert rows, f"{name} found nothing for the worked example"
 
 
@@ -87,22 +89,9 @@ def test_style_gives_each_kind_a_caption_and_its_own_colour() -> None:
 
 
 def worked_example(pair: Pair) -> None:
-    """SPEC §6 for the pair, and another character's fact on Kassel (never shown)."""
-    pair.write(t("Lena", "wohnt_in", "Berlin"), zeitpunkt="2026-09-01T10:00:00Z")
-    pair.write(
-        t("Lena", "wohnt_in", "Kassel", ereignis={
-            "titel": "Lena zieht nach Kassel", "beginn": "2026-11-01", "genauigkeit": "monat"}),
-        zeitpunkt="2026-10-15T10:00:00Z",
-    )
-    pair.write(
-        t("Kassel", "liegt_in", "Hessen", herkunft="modell"),
-        t("Hessen", "liegt_in", "Deutschland", herkunft="modell"),
-        t("Lena", "hat_haustier", "Bello"),
-        t("Bello", "ist_ein", wert="Hund"),
-        t("Bello", "begleitet", "Lena"),
-        zeitpunkt="2026-10-16T10:00:00Z",
-    )
-    pair.other("luna").write(t("Kassel", "hat", wert="Herkules"), t("Lena", "beruf", wert="Ärztin"))
+    """The worked example (cli/worked_example.py) for the pair, the event in November;
+    another character's facts on Kassel are never shown."""
+    pair.store.run(build(pair.store.memory, pair.user_id, move=False))
 
 
 def ensure_chromium() -> None:
@@ -211,10 +200,11 @@ def test_browser_shows_the_mappe(
         # Only the query's own relationships: never other pairs' facts between shown nodes.
         browser.run(":config autoComplete: false")
         browser.run(":style " + one_line(STYLE.read_text(encoding="utf-8")))
-        body, params = browser_query("mappe.cypher")
-        values = {"user_id": pair.user_id, "character_id": "nova", "entity": "Lena"}
-        for name in params:
-            browser.run(f":param {name} => '{values[name]}'")
+        body, _ = browser_query("mappe.cypher")
+        # The values as `kg browser mappe` prints them: normalised name, configured threshold.
+        for line in param_lines(parameters("mappe", user_id=pair.user_id, character_id="nova",
+                                           entity="Lena")):
+            browser.run(line)
         frame = browser.run(one_line(body))
         browser.wait.until(lambda d: "Displaying" in frame.text or "ERROR" in frame.text)
         drawn = {e.text for e in frame.find_elements(By.CSS_SELECTOR, "svg text")}
@@ -234,7 +224,7 @@ def test_browser_shows_the_mappe(
     assert "WOHNT_IN" in drawn and "HAT_HAUSTIER" in drawn and "BEGLEITET" in drawn
     assert "Berlin" not in drawn  # superseded: not in the Mappe
     assert "Deutschland" not in drawn  # degree 3
-    assert "Herkules" not in drawn and "Ärztin" not in drawn  # the other character's facts
+    assert "Herkules-Denkmal" not in drawn and "Nordhessen" not in drawn  # luna's facts
     assert any(text.startswith("Lena zieht") for text in drawn)  # the move event
     assert shot.stat().st_size > 10_000
     assert store.run(raw_cypher(store, "MATCH (e:Entitaet {user_id: $u}) RETURN e",

@@ -28,7 +28,6 @@ from kg.check import (
     table,
     verdict,
 )
-from kg.settings import Settings
 from tests.conftest import Pair, t
 
 TODAY = datetime.now(UTC).date()
@@ -480,16 +479,6 @@ def test_decay_table(world: World, plant: str, row: str) -> None:
 
 
 # -- the CLI -----------------------------------------------------------------------------
-
-
-@pytest.fixture
-def cli_env(neo4j_settings: Settings) -> dict[str, str]:
-    return {
-        "NEO4J_URI": neo4j_settings.neo4j_uri,
-        "NEO4J_USERNAME": neo4j_settings.neo4j_username,
-        "NEO4J_PASSWORD": neo4j_settings.neo4j_password.get_secret_value(),
-        "NEO4J_DATABASE": neo4j_settings.neo4j_database,
-    }
 
 
 def test_cli_check_exit_codes_json_and_text(world: World, cli_env: dict[str, str]) -> None:

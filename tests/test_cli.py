@@ -107,3 +107,37 @@ def test_audit_lists_orders_of_a_pair(pair) -> None:  # type: ignore[no-untyped-
     result = runner.invoke(app, ["audit", "-u", pair.user_id, "-c", "nova", "--json"])
     assert result.exit_code == 0, result.output
     assert [a["auftrag_id"] for a in json.loads(result.stdout)] == ["audit-1"]
+
+
+def test_audit_prune_applies_the_configured_retention(pair) -> None:  # type: ignore[no-untyped-def]
+    from tests.conftest import t
+
+    memory = pair.store.memory
+    pair.write(t("Lena", "wohnt_in", "Berlin"), auftrag_id="old")
+    pair.write(t("Lena", "beruf", wert="Ärztin"), auftrag_id="new")
+    pair.cypher("MATCH (a:Auftrag {user_id: $u, id: 'old'}) "
+                "SET a.erfasst = datetime() - duration({days: 400})", u=pair.user_id)
+
+    def kept() -> list[str]:
+        return sorted(a.auftrag_id for a in pair.store.run(memory.audit(pair.user_id)))
+
+    assert pair.store.run(memory.audit_prune(keep_days=500)) == 0 or kept() == ["new", "old"]
+    assert kept() == ["new", "old"]
+    result = runner.invoke(app, ["audit", "prune"])  # KG_AUDIT_RETENTION_DAYS: 365
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("deleted ") and result.output.endswith(" orders\n")
+    assert int(result.output.split()[1]) >= 1
+    assert kept() == ["new"]
+
+
+def test_browser_prints_a_query_with_the_librarys_values() -> None:
+    args = ["browser", "mappe", "-u", "u1", "-c", "nova", "--entity", " Straße "]
+    done = runner.invoke(app, args, env={"KG_RUHE_SCHWELLE": "0.25"})
+    assert done.exit_code == 0, done.output
+    assert done.output.splitlines()[:4] == [
+        ':param user_id => "u1"', ':param character_id => "nova"',
+        ':param entity => "strasse"', ":param ruhe_schwelle => 0.25",
+    ]
+    assert "$ruhe_schwelle" in done.output and "//" not in done.output
+    missing = runner.invoke(app, ["browser", "historie", "-u", "u1", "-c", "nova"])
+    assert missing.exit_code == 2 and "--entity, --beziehung" in missing.output

@@ -21,7 +21,6 @@ from cli.main import app
 from kg import decay
 from kg.db import Database
 from kg.decay import DecayRun, moment, slices, strength
-from kg.settings import Settings
 from tests.conftest import Pair, t
 
 RATE = 0.0015
@@ -216,16 +215,6 @@ def test_a_global_sweep_is_recorded_once_per_day_and_if_due_skips_it(
 
 
 # -- the CLI -------------------------------------------------------------------------
-
-
-@pytest.fixture
-def cli_env(neo4j_settings: Settings) -> dict[str, str]:
-    return {
-        "NEO4J_URI": neo4j_settings.neo4j_uri,
-        "NEO4J_USERNAME": neo4j_settings.neo4j_username,
-        "NEO4J_PASSWORD": neo4j_settings.neo4j_password.get_secret_value(),
-        "NEO4J_DATABASE": neo4j_settings.neo4j_database,
-    }
 
 
 def test_cli_decay_run_json_and_text(pair: Pair, cli_env: dict[str, str]) -> None:

@@ -6,41 +6,16 @@ from datetime import UTC, datetime
 
 import pytest
 
+from cli.worked_example import build
 from kg.errors import EntityNotFound
 from kg.mappe import render
 from tests.conftest import Pair, t
 
-T0 = "2026-09-01T10:00:00Z"
 
-
-def worked_example(pair: Pair) -> str:
-    """SPEC §6 for this pair; returns the move event's id."""
-    pair.write(t("Lena", "wohnt_in", "Berlin"), zeitpunkt=T0)
-    moved = pair.write(
-        t(
-            "Lena",
-            "wohnt_in",
-            "Kassel",
-            ereignis={
-                "titel": "Lena zieht nach Kassel",
-                "beginn": "2026-11-01",
-                "genauigkeit": "monat",
-            },
-        ),
-        zeitpunkt="2026-10-15T10:00:00Z",
-    )
-    pair.write(
-        t("Kassel", "liegt_in", "Deutschland", herkunft="modell"),
-        t("Lena", "hat_haustier", "Bello"),
-        t("Bello", "ist_ein", wert="Hund"),
-        t("Bello", "begleitet", "Lena"),
-        t("Mensch", "hat", wert="Winterreifen"),
-        zeitpunkt="2026-10-16T10:00:00Z",
-    )
-    pair.other("luna").write(
-        t("Kassel", "hat", wert="Herkules"), t("Kassel", "liegt_in", "Nordhessen")
-    )
-    return moved.ergebnisse[0].timeline_id
+def worked_example(pair: Pair, *, move: bool = False) -> str:
+    """The worked example (cli/worked_example.py) for this pair, the event in November
+    unless `move`; returns the move event's id."""
+    return pair.store.run(build(pair.store.memory, pair.user_id, move=move)).event_id
 
 
 def test_worked_example_end_to_end(pair: Pair) -> None:
@@ -54,6 +29,7 @@ def test_worked_example_end_to_end(pair: Pair) -> None:
     }
     assert near == {
         ("Lena", "wohnt_in", "Kassel"),
+        ("Lena", "beruf", "Ärztin"),
         ("Lena", "hat_haustier", "Bello"),
         ("Bello", "begleitet", "Lena"),
     }
@@ -63,34 +39,40 @@ def test_worked_example_end_to_end(pair: Pair) -> None:
         if f.grad == 2
     }
     assert far == {
-        ("Kassel", "liegt_in", "Deutschland", "Kassel"),
+        ("Kassel", "liegt_in", "Hessen", "Kassel"),
         ("Bello", "ist_ein", "Hund", "Bello"),
     }
     (wohnt,) = [f for f in mappe.fakten if f.beziehung == "wohnt_in"]
     assert wohnt.ab == "November 2026"
     assert [(h.objekt.name, h.bis) for h in mappe.historie] == [("Berlin", "November 2026")]
     assert [(d.beziehung, d.objekt.name, d.pfad) for d in mappe.abgeleitet] == [
-        ("wohnt_in", "Deutschland", ["Kassel"])
+        ("wohnt_in", "Hessen", ["Kassel"]),
+        ("wohnt_in", "Deutschland", ["Kassel", "Hessen"]),
     ]
     # The other character's Kassel facts never appear.
     assert not any(
-        f.wert == "Herkules" or (f.objekt and f.objekt.name == "Nordhessen") for f in mappe.fakten
+        f.wert == "Herkules-Denkmal" or (f.objekt and f.objekt.name == "Nordhessen")
+        for f in mappe.fakten
     )
     text = render(mappe)
     assert "wohnt in Kassel (ab November 2026)" in text
     assert "früher: wohnt in Berlin (bis November 2026)" in text
     # Derived knowledge carries the *ab* of the fact it starts with, like that fact.
-    assert "abgeleitet: wohnt in Deutschland (über Kassel, ab November 2026)" in text
-    assert "Kassel liegt in Deutschland [laut Modell]" in text
+    assert "abgeleitet: wohnt in Deutschland (über Kassel, Hessen, ab November 2026)" in text
+    assert "Kassel liegt in Hessen [laut Modell]" in text
     assert render(mappe) == text  # deterministic
+    # Moving the event to December changes the *ab*, not the fact.
+    worked_example(pair, move=True)
+    (moved,) = [f for f in pair.mappe("Lena").fakten if f.beziehung == "wohnt_in"]
+    assert (moved.id, moved.ab) == (wohnt.id, "Dezember 2026")
 
 
 def test_other_pair_sees_only_its_own_facts_on_the_same_entity(pair: Pair) -> None:
     worked_example(pair)
     luna = pair.other("luna").mappe("Kassel")
-    assert {f.wert or f.objekt.name for f in luna.fakten} == {"Herkules", "Nordhessen"}
+    assert {f.wert or f.objekt.name for f in luna.fakten} == {"Herkules-Denkmal", "Nordhessen"}
     nova = pair.mappe("Kassel")
-    assert "Herkules" not in {f.wert for f in nova.fakten}
+    assert "Herkules-Denkmal" not in {f.wert for f in nova.fakten}
 
 
 def test_value_nodes_are_not_traversed_and_incoming_facts_count(pair: Pair) -> None:

@@ -8,6 +8,7 @@ from typing import Any
 from kg.canon import load_canon
 from kg.models import Auftrag
 from kg.plan import EntityState, FactState, Planner, State, precheck, refs_of
+from tests.conftest import t
 
 CANON = load_canon()
 #: The store's clock in these plans (system time is the store's, passed in).
@@ -27,13 +28,7 @@ def order(*tripel: dict[str, Any], **extra: Any) -> Auftrag:
     )
 
 
-def tr(s: Any, rel: str, o: Any = None, wert: str | None = None, **kw: Any) -> dict[str, Any]:
-    d = {"subjekt": s, "beziehung": rel, "herkunft": "mensch", **kw}
-    if o is not None:
-        d["objekt"] = o
-    if wert is not None:
-        d["wert"] = wert
-    return d
+tr = t  # the shared triple builder (tests/conftest.py)
 
 
 def state_with_lena_in_berlin() -> State:

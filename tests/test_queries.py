@@ -1,4 +1,4 @@
-"""The named-query registry (pure: no server)."""
+"""The named-query registry: parsing (pure), use, and the headers' `:param` examples."""
 
 from __future__ import annotations
 
@@ -7,8 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from kg.api import SyncMemory
 from kg.errors import QueryLoadError
 from kg.queries import parse, registry
+from tests.conftest import explain_with_examples
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -18,6 +20,16 @@ def test_parses_name_doc_and_params() -> None:
     (q,) = parse(text, "x.cypher")
     assert (q.name, q.doc, q.params, q.line) == ("one", "Finds one.", {"a", "b"}, 1)
     assert q.text == "MATCH (n {a: $a}) RETURN $b"
+
+
+def test_parses_param_examples_as_the_browser_takes_them() -> None:
+    text = (
+        "// name: one\n// Finds one.\n// params: $a, $b\n"
+        "// :param a => 'u1'\n// :param b => date('2026-12-01')\nMATCH (n {a: $a}) RETURN $b\n"
+    )
+    (q,) = parse(text, "x.cypher")
+    assert q.examples == (("a", "'u1'"), ("b", "date('2026-12-01')"))
+    assert q.doc == "Finds one."
 
 
 @pytest.mark.parametrize(
@@ -31,6 +43,11 @@ def test_parses_name_doc_and_params() -> None:
             "// name: a\n// doc\nRETURN 1\n// name: Bad\n// doc\nRETURN 2",
             r"x.cypher:4: bad query name",
         ),
+        (
+            "// name: a\n// doc\n// params: $x, $y\n// :param x => 1\nRETURN $x, $y",
+            r"x.cypher:1: query 'a' gives ':param' examples for \['x'\] but declares",
+        ),
+        ("// name: a\n// doc\n// params: $x\n// :param x = 1\nRETURN $x", r"x.cypher:4: write"),
     ],
 )
 def test_load_errors_name_file_and_line(text: str, message: str) -> None:
@@ -38,16 +55,70 @@ def test_load_errors_name_file_and_line(text: str, message: str) -> None:
         parse(text, "x.cypher")
 
 
+USED = re.compile(r"""(?:run|one|query)\(\s*["']([a-z_]+)["']""")
+
+
+def used_names(*folders: str) -> set[str]:
+    return {
+        name
+        for folder in folders
+        for path in (ROOT / folder).rglob("*.py")
+        for name in USED.findall(path.read_text(encoding="utf-8"))
+    }
+
+
 def test_every_query_is_used_and_every_used_name_exists() -> None:
-    source = "\n".join(
-        p.read_text()
-        for p in [
-            *(ROOT / "kg").rglob("*.py"),
-            *(ROOT / "cli").rglob("*.py"),
-            *(ROOT / "bench").rglob("*.py"),
-        ]
-    )
-    used = set(re.findall(r"""(?:run|one|query)\(\s*["']([a-z_]+)["']""", source))
+    """The package's registry against the package's code (the bench is not its user)."""
+    used = used_names("kg", "cli")
     names = registry().names()
     assert used - names == set(), "code uses queries that do not exist"
     assert names - used == set(), "queries that no code uses"
+
+
+def test_the_bench_keeps_its_queries_outside_the_package() -> None:
+    from bench.queries import BENCH_CYPHER
+    from bench.queries import registry as bench_registry
+
+    bench_only = bench_registry().names() - registry().names()
+    assert bench_only and all(bench_registry()[n].source.endswith(".cypher") for n in bench_only)
+    assert not list((ROOT / "cypher").rglob("*bench*")), "bench Cypher ships in the wheel"
+    assert {p.name for p in BENCH_CYPHER.glob("*.cypher")} == {
+        bench_registry()[n].source for n in bench_only
+    }
+    used = used_names("bench")
+    assert used - bench_registry().names() == set(), "bench code uses queries that do not exist"
+    assert bench_only - used == set(), "bench queries that no bench code uses"
+
+
+#: Query files whose headers do not carry `:param` examples yet. A file leaves this set
+#: when every query in it has them; the test below then keeps it so.
+WITHOUT_EXAMPLES = {"writer.cypher", "mappe.cypher", "timeline.cypher", "check.cypher"}
+
+
+def test_every_query_header_carries_param_examples() -> None:
+    missing = [
+        f"{q.source}:{q.line} {q.name}"
+        for q in registry()
+        if q.params and not q.examples and q.source not in WITHOUT_EXAMPLES
+    ]
+    assert missing == []
+    done = {q.source for q in registry()} - WITHOUT_EXAMPLES
+    assert done >= {"system.cypher", "decay.cypher", "transfer.cypher"}
+    complete = {
+        source
+        for source in WITHOUT_EXAMPLES
+        if all(q.examples or not q.params for q in registry() if q.source == source)
+    }
+    assert complete == set(), "these have examples now: take them out of WITHOUT_EXAMPLES"
+
+
+def test_every_header_example_explains_on_the_real_server(store: SyncMemory) -> None:
+    failures = []
+    for q in registry():
+        if not q.examples:
+            continue
+        try:
+            store.run(explain_with_examples(store, q.text, dict(q.examples)))
+        except Exception as exc:  # collect every failure, then report
+            failures.append(f"{q.source}:{q.line} {q.name}: {exc}")
+    assert failures == []

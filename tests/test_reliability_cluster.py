@@ -1,4 +1,4 @@
-"""Issue 9.6 — cluster-ready: routing URIs, access modes, read-your-own-writes.
+"""Reliability: cluster-ready: routing URIs, access modes, read-your-own-writes.
 
 A Neo4j cluster routes reads to secondaries and writes to the leader; the library is
 ready for that when it (1) works with a `neo4j://` routing URI, (2) sends every read as

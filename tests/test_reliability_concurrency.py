@@ -1,4 +1,4 @@
-"""Issue 9.1 — concurrent writers on overlapping subjects lose and double nothing.
+"""Reliability: concurrent writers on overlapping subjects lose and double nothing.
 
 Eight writers, each a separate client (its own driver, connection pool and bookmark
 manager, in its own thread — like eight chat-backend processes), write orders on two
@@ -8,7 +8,7 @@ entries. Some orders are sent by two writers at the same moment (same auftrag_id
 are replayed later. Afterwards every invariant holds and the ledger is exact.
 
 Bounded by default (8 writers x 40 steps); KG_STRESS=1 runs 8 x 560 steps, i.e. at
-least the issue's 8 writers x 500 orders each.
+least 8 writers x 500 orders each.
 """
 
 from __future__ import annotations

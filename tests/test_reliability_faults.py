@@ -1,4 +1,4 @@
-"""Issue 9.2 (and the server side of 9.5) — faults on a private Neo4j of this module.
+"""Reliability: faults (and the server side of security) on a private Neo4j of this module.
 
 The shared server on 7687 is never touched: this module starts its own Neo4j with the
 project's launcher (home under tmp, its own ports and a distinctive password), and in
@@ -389,7 +389,7 @@ def test_the_private_store_is_fully_clean_after_every_fault(private: Private) ->
           f"starts={[round(s, 1) for s in private.started]}")
 
 
-# -- security on the private server (issue 9.5) ---------------------------------------
+# -- security on the private server ---------------------------------------------------
 
 
 def test_auth_is_on_and_refuses_missing_and_wrong_credentials(

@@ -1,4 +1,4 @@
-"""Issue 9.3 — hostile input: every order is rejected with a reason or written literally.
+"""Reliability: hostile input: every order is rejected with a reason or written literally.
 
 Hypothesis generates orders from random unicode, control characters, huge strings,
 Cypher and JSON injection text, wrong types, unknown relations, and the entity and

@@ -1,4 +1,4 @@
-"""Issue 9.4 — isolation: every read returns only its own pair's (or user's) data.
+"""Reliability: isolation: every read returns only its own pair's (or user's) data.
 
 Hypothesis draws random workloads over three users with two characters each, all on
 the *same names* (every user has a Lena, a Kassel, ...) and with values tagged by the

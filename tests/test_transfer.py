@@ -11,34 +11,19 @@ import pytest
 from typer.testing import CliRunner
 
 from cli.main import app
+from cli.worked_example import build
 from kg.api import SyncMemory
 from kg.canon import load_canon
 from kg.errors import InvalidInput
-from kg.settings import Settings
 from kg.transfer import canonical_date, canonical_datetime, parse_lines
 from tests.conftest import Pair, raw_cypher, t
 
 
-def worked_example(pair: Pair) -> None:
-    """SPEC §6 for the pair, with the move event moved once (a NACHFOLGER chain)."""
-    pair.write(t("Lena", "wohnt_in", "Berlin"), zeitpunkt="2026-09-01T10:00:00Z")
-    moved = pair.write(
-        t("Lena", "wohnt_in", "Kassel", ereignis={
-            "titel": "Lena zieht nach Kassel", "beginn": "2026-11-01", "genauigkeit": "monat"}),
-        zeitpunkt="2026-10-15T10:00:00Z",
-    )
-    pair.write(
-        t("Kassel", "liegt_in", "Hessen", herkunft="modell"),
-        t("Hessen", "liegt_in", "Deutschland", herkunft="modell"),
-        t("Lena", "hat_haustier", "Bello"),
-        t("Bello", "ist_ein", wert="Hund"),
-        t("Bello", "begleitet", "Lena"),
-        t("Mensch", "hat", wert="Winterreifen"),
-        zeitpunkt="2026-10-16T10:00:00Z",
-    )
-    first = moved.ergebnisse[0].timeline_id
-    pair.store.run(pair.store.memory.timeline_move(
-        pair.user_id, pair.character_id, first, date(2026, 12, 1)))
+def worked_example(pair: Pair, other: str | None = None) -> None:
+    """The worked example (cli/worked_example.py) for the pair, with the move event moved
+    once (a NACHFOLGER chain); `other` also writes that character's order."""
+    prefix = f"demo-{pair.character_id}"  # two characters of one user: distinct order ids
+    pair.store.run(build(pair.store.memory, pair.user_id, pair.character_id, other, prefix=prefix))
 
 
 def plant_decay(pair: Pair) -> None:
@@ -174,9 +159,7 @@ def test_a_good_file_parses_and_serialises_back() -> None:
 
 
 def test_pair_round_trip_is_byte_identical(pair: Pair, tmp_path: Path) -> None:
-    worked_example(pair)
-    luna = pair.other("luna")
-    luna.write(t("Kassel", "hat", wert="Herkules"), t("Kassel", "liegt_in", "Nordhessen"))
+    worked_example(pair, other="luna")  # luna's facts on the same Kassel
     store = pair.store
     store.run(store.memory.decay_run(as_of=date(2026, 12, 1), user_id=pair.user_id))
     plant_decay(pair)
@@ -220,8 +203,7 @@ def test_pair_round_trip_is_byte_identical(pair: Pair, tmp_path: Path) -> None:
 
 
 def test_user_round_trip_is_byte_identical(pair: Pair, tmp_path: Path) -> None:
-    worked_example(pair)
-    pair.other("luna").write(t("Kassel", "hat", wert="Herkules"))
+    worked_example(pair, other="luna")
     store = pair.store
     first = export_text(store, tmp_path / "a.jsonl", pair.user_id, None)
     before = user_snapshot(pair, pair.user_id)
@@ -299,7 +281,7 @@ def test_purge_leaves_every_other_pair_untouched(store: SyncMemory, tmp_path: Pa
     u2_before = user_snapshot(pairs[(u2, "nova")], u2)
 
     result = store.run(store.memory.purge(u1, "nova"))
-    # nova had 13 facts (10 from the orders, types included) + Rex's 2 (ist_ein, typ).
+    # nova's facts: those of the worked example's orders (types included) + Rex's 2.
     nova = parse_lines(exports[(u1, "nova")].splitlines(), load_canon(), "nova")
     assert result.fakten == len(nova.fakten) and result.werte == sum(
         f.wert is not None for f in nova.fakten)
@@ -328,16 +310,6 @@ def test_purge_leaves_every_other_pair_untouched(store: SyncMemory, tmp_path: Pa
 
 
 # -- the CLI -----------------------------------------------------------------------------
-
-
-@pytest.fixture
-def cli_env(neo4j_settings: Settings) -> dict[str, str]:
-    return {
-        "NEO4J_URI": neo4j_settings.neo4j_uri,
-        "NEO4J_USERNAME": neo4j_settings.neo4j_username,
-        "NEO4J_PASSWORD": neo4j_settings.neo4j_password.get_secret_value(),
-        "NEO4J_DATABASE": neo4j_settings.neo4j_database,
-    }
 
 
 def test_cli_export_purge_import_json(pair: Pair, tmp_path: Path, cli_env: dict[str, str]) -> None:

@@ -4,14 +4,16 @@
 // (abgeloest: superseded; berichtigt / abgesagt: never true). A fact valid from a
 // timeline event shows the active entry of that event's chain as `gilt_ab`.
 //
-// Set the parameters first:
-//   :param user_id => 'u1'
-//   :param character_id => 'nova'
-//   :param entity => 'Lena'
-//   :param beziehung => 'wohnt_in'
-// `entity` is the entity's name (any case) or its id; `beziehung` a canon relation.
+// Set the parameters first; `kg browser historie -u u1 -c nova --entity Lena
+// --beziehung wohnt_in` prints them with the library's values:
+// :param user_id => 'u1'
+// :param character_id => 'nova'
+// :param entity => 'lena'
+// :param beziehung => 'wohnt_in'
+// `entity` is the entity's id or its name as the library normalises it (kg.models.
+// normalize_name); `beziehung` a canon relation.
 MATCH (e:Entitaet {user_id: $user_id})
-WHERE e.id = $entity OR e.name_norm = toLower(trim($entity))
+WHERE e.id = $entity OR e.name_norm = $entity
 MATCH (e)-[r]->(o)
 WHERE type(r) = toUpper($beziehung) AND r.character_id = $character_id
 OPTIONAL MATCH (:TimelineEintrag {id: r.timeline_id})-[:NACHFOLGER*0..]->(ab:TimelineEintrag)

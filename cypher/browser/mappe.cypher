@@ -2,22 +2,27 @@
 // (degree 1), the active facts of its entity neighbours (degree 2), its type, and the
 // active timeline entries about it. The same pattern as the library's `mappe` query,
 // without the cap, the history and the derived facts. Resting edges (strength below
-// 0.1) are left out, like in the Mappe. Value nodes are shown but never followed.
+// $ruhe_schwelle, the library's KG_RUHE_SCHWELLE) are left out, like in the Mappe.
+// Value nodes are shown but never followed.
 //
-// Set the parameters first (one command each, or all at once with :params):
-//   :param user_id => 'u1'
-//   :param character_id => 'nova'
-//   :param entity => 'Lena'
-// `entity` is the entity's name (any case) or its id.
+// Set the parameters first; `kg browser mappe -u u1 -c nova --entity Lena` prints them
+// with the library's values (the name normalised as `kg` looks it up, the configured
+// threshold):
+// :param user_id => 'u1'
+// :param character_id => 'nova'
+// :param entity => 'lena'
+// :param ruhe_schwelle => 0.1
+// `entity` is the entity's id or its name as the library normalises it (kg.models.
+// normalize_name: NFKC, case-folded, inner spaces collapsed).
 // Turn off "Connect result nodes" in the Browser settings: it would draw every
 // relationship between the shown nodes, other pairs' facts included.
 MATCH (e:Entitaet {user_id: $user_id})
-WHERE e.id = $entity OR e.name_norm = toLower(trim($entity))
+WHERE e.id = $entity OR e.name_norm = $entity
 MATCH p1 = (e)-[r1]-(n1)
-WHERE r1.character_id = $character_id AND r1.aktiv AND r1.staerke_decay >= 0.1
+WHERE r1.character_id = $character_id AND r1.aktiv AND r1.staerke_decay >= $ruhe_schwelle
 OPTIONAL MATCH p2 = (n1:Entitaet)-[r2]-(n2)
 WHERE r2 <> r1 AND n2 <> e
-  AND r2.character_id = $character_id AND r2.aktiv AND r2.staerke_decay >= 0.1
+  AND r2.character_id = $character_id AND r2.aktiv AND r2.staerke_decay >= $ruhe_schwelle
 OPTIONAL MATCH p3 = (e)<-[:BETRIFFT]-(t:TimelineEintrag)
 WHERE t.character_id = $character_id AND t.aktiv
 RETURN p1, p2, p3;

@@ -2,10 +2,10 @@
 // value nodes, every timeline entry with its NACHFOLGER and BETRIFFT links, and the
 // audited orders (as loose nodes). Large pairs: raise or lower $limit.
 //
-// Set the parameters first:
-//   :param user_id => 'u1'
-//   :param character_id => 'nova'
-//   :param limit => 300
+// Set the parameters first (or print them: `kg browser paar -u u1 -c nova`):
+// :param user_id => 'u1'
+// :param character_id => 'nova'
+// :param limit => 300
 // Turn off "Connect result nodes" in the Browser settings: it would add every
 // relationship between the shown nodes, other pairs' facts included.
 CALL () {

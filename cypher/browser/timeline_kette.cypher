@@ -3,10 +3,11 @@
 // entries are about (BETRIFFT), and the pair's facts that are valid from the chain
 // (they reference its first entry by `timeline_id`, so they move with it).
 //
-// Set the parameters first:
-//   :param user_id => 'u1'
-//   :param character_id => 'nova'
-//   :param eintrag_id => '<any entry id of the chain>'
+// Set the parameters first (or print them: `kg browser timeline_kette -u u1 -c nova
+// --eintrag ID`):
+// :param user_id => 'u1'
+// :param character_id => 'nova'
+// :param eintrag_id => '<any entry id of the chain>'
 // Entry ids: `kg timeline list -u u1 -c nova`, or the table of
 //   MATCH (t:TimelineEintrag {user_id: $user_id, character_id: $character_id})
 //   RETURN t.id, t.titel, t.beginn, t.aktiv

@@ -6,11 +6,16 @@
 // Batched in transactions of $batch edges, so it must run in an auto-commit transaction
 // (Browser: prefix it with :auto). Scoped to one user when $user_id is set. Returns how
 // many edges it swept and how many now rest (strength below $schwelle).
-// Browser: :param id_from => ''; :param id_to => null; :param user_id => null;
-// :param rel_types => ['WOHNT_IN', ...]; :param rate => 0.0015;
-// :param moment => datetime('2026-11-01T00:00Z'); :param tag => date('2026-11-01');
-// :param schwelle => 0.1; :param batch => 10000
 // params: $id_from, $id_to, $user_id, $rel_types, $rate, $moment, $tag, $schwelle, $batch
+// :param id_from => ''
+// :param id_to => null
+// :param user_id => null
+// :param rel_types => ['WOHNT_IN', 'BERUF', 'HAT_HAUSTIER']
+// :param rate => 0.0015
+// :param moment => datetime('2026-12-01T00:00:00Z')
+// :param tag => date('2026-12-01')
+// :param schwelle => 0.1
+// :param batch => 10000
 MATCH (s:Entitaet)
 WHERE s.id >= $id_from AND ($id_to IS NULL OR s.id < $id_to)
   AND ($user_id IS NULL OR s.user_id = $user_id)
@@ -27,6 +32,10 @@ RETURN count(*) AS edges, count(CASE WHEN resting THEN 1 END) AS resting;
 // name: decay_run_record
 // Record a finished global sweep: one DecayLauf per day (MERGE on its tag).
 // params: $tag, $edges, $resting, $seconds
+// :param tag => date('2026-12-01')
+// :param edges => 1200
+// :param resting => 3
+// :param seconds => 0.4
 MERGE (d:DecayLauf {tag: $tag})
 SET d.am = datetime(), d.edges = $edges, d.resting = $resting, d.seconds = $seconds
 RETURN d.tag AS tag, d.am AS am, d.edges AS edges, d.resting AS resting, d.seconds AS seconds;
@@ -34,6 +43,7 @@ RETURN d.tag AS tag, d.am AS am, d.edges AS edges, d.resting AS resting, d.secon
 // name: decay_run_find
 // The recorded sweep of one day, if there is one.
 // params: $tag
+// :param tag => date('2026-12-01')
 MATCH (d:DecayLauf {tag: $tag})
 RETURN d.tag AS tag, d.am AS am, d.edges AS edges, d.resting AS resting, d.seconds AS seconds;
 
@@ -44,6 +54,10 @@ RETURN d.tag AS tag, d.am AS am, d.edges AS edges, d.resting AS resting, d.secon
 // (with a few ids) the newest sweep missed: last touched before that sweep's day, yet
 // not swept by it. A decay_am that is not a date is no run (check_fact_fields reports it).
 // params: $user_id, $rel_types, $today, $samples
+// :param user_id => 'u1'
+// :param rel_types => ['WOHNT_IN', 'BERUF', 'HAT_HAUSTIER']
+// :param today => date('2026-12-01')
+// :param samples => 5
 CALL () {
   MATCH (s:Entitaet)-[r]->()
   WHERE ($user_id IS NULL OR s.user_id = $user_id) AND type(r) IN $rel_types AND r.aktiv = true

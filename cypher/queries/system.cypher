@@ -26,5 +26,8 @@ ORDER BY m.version;
 // name: schema_record
 // Record one applied migration.
 // params: $version, $name, $checksum
+// :param version => 1
+// :param name => 'constraints'
+// :param checksum => '0123abcd'
 MERGE (m:SchemaMigration {version: $version})
 SET m.name = $name, m.checksum = $checksum, m.applied_at = datetime();

@@ -2,6 +2,7 @@
 // Take the user's lock (the writer's Nutzer node) for an import, so it never
 // interleaves with an order of that user. Creates the lock node like the writer does.
 // params: $user_id
+// :param user_id => 'u1'
 MERGE (n:Nutzer {id: $user_id})
 SET n.writes = coalesce(n.writes, 0) + 1
 RETURN n.id AS id;
@@ -11,6 +12,7 @@ RETURN n.id AS id;
 // (a SET to the same value still locks): an export is a consistent snapshot between two
 // orders, and a purge never interleaves with one. No row: the user has no lock node.
 // params: $user_id
+// :param user_id => 'u1'
 MATCH (n:Nutzer {id: $user_id})
 SET n.writes = n.writes
 RETURN n.id AS id;
@@ -21,6 +23,9 @@ RETURN n.id AS id;
 // value] with the temporal types in $temporal as their exact text (toString), which
 // the driver would otherwise have to hydrate into objects, slowly.
 // params: $user_id, $character_id, $temporal
+// :param user_id => 'u1'
+// :param character_id => 'nova'
+// :param temporal => ['ZONED DATETIME NOT NULL', 'DATE NOT NULL']
 MATCH (e:Entitaet {user_id: $user_id})
 WHERE $character_id IS NULL
    OR EXISTS { MATCH (e)-[r]-() WHERE r.character_id = $character_id }
@@ -34,6 +39,9 @@ RETURN [k IN keys(e) | [k, valueType(e[k]), CASE WHEN valueType(e[k]) IN $tempor
 // name: export_facts
 // The facts of the user (or the pair): relationship type, both ends, all properties.
 // params: $user_id, $character_id, $temporal
+// :param user_id => 'u1'
+// :param character_id => 'nova'
+// :param temporal => ['ZONED DATETIME NOT NULL', 'DATE NOT NULL']
 MATCH (s:Entitaet {user_id: $user_id})-[r]->(o)
 WHERE $character_id IS NULL OR r.character_id = $character_id
 RETURN type(r) AS rel_type, s.id AS subjekt,
@@ -45,6 +53,9 @@ RETURN type(r) AS rel_type, s.id AS subjekt,
 // The timeline entries of the user (or the pair) with their NACHFOLGER successors and
 // the entities they are about (BETRIFFT).
 // params: $user_id, $character_id, $temporal
+// :param user_id => 'u1'
+// :param character_id => 'nova'
+// :param temporal => ['ZONED DATETIME NOT NULL', 'DATE NOT NULL']
 MATCH (t:TimelineEintrag)
 WHERE t.user_id = $user_id AND ($character_id IS NULL OR t.character_id = $character_id)
 RETURN [k IN keys(t) | [k, valueType(t[k]), CASE WHEN valueType(t[k]) IN $temporal
@@ -55,6 +66,9 @@ RETURN [k IN keys(t) | [k, valueType(t[k]), CASE WHEN valueType(t[k]) IN $tempor
 // name: export_orders
 // The audited orders of the user (or the pair).
 // params: $user_id, $character_id, $temporal
+// :param user_id => 'u1'
+// :param character_id => 'nova'
+// :param temporal => ['ZONED DATETIME NOT NULL', 'DATE NOT NULL']
 MATCH (a:Auftrag {user_id: $user_id})
 WHERE $character_id IS NULL OR a.character_id = $character_id
 RETURN [k IN keys(a) | [k, valueType(a[k]), CASE WHEN valueType(a[k]) IN $temporal
@@ -65,6 +79,11 @@ RETURN [k IN keys(a) | [k, valueType(a[k]), CASE WHEN valueType(a[k]) IN $tempor
 // conflict), entity ids of this user (kept as they are), and fact, entry and order ids
 // (a conflict: the file was imported before, or the data was never purged).
 // params: $user_id, $entity_ids, $fact_ids, $eintrag_ids, $auftrag_ids
+// :param user_id => 'u1'
+// :param entity_ids => ['e-lena']
+// :param fact_ids => ['f-1']
+// :param eintrag_ids => ['t-1']
+// :param auftrag_ids => ['turn-1']
 CALL () {
   UNWIND $entity_ids AS id
   MATCH (e:Entitaet {id: id})
@@ -93,6 +112,8 @@ RETURN fremde_entitaeten, vorhandene_entitaeten, fakten, eintraege, auftraege;
 // are). Each import row is {props, zeit, tag}: temporal values come as text and become
 // a DateTime (zeit) or a Date (tag) here, exactly as exported.
 // params: $user_id, $rows
+// :param user_id => 'u1'
+// :param rows => [{props: {id: 'e-lena', user_id: 'u1', name: 'Lena', name_norm: 'lena'}, zeit: {erstellt: '2026-09-01T10:00:00Z'}, tag: {}}]
 UNWIND $rows AS row
 CREATE (e:Entitaet)
 SET e = row.props
@@ -104,6 +125,8 @@ RETURN count(e) AS n;
 // name: import_entries
 // One batch of timeline entries ({props, zeit, tag}; null properties stay absent).
 // params: $user_id, $rows
+// :param user_id => 'u1'
+// :param rows => [{props: {id: 't-1', user_id: 'u1', character_id: 'nova', typ: 'ereignis', titel: 'Lena zieht nach Kassel', genauigkeit: 'monat', aktiv: true, abgesagt: false}, zeit: {t_recorded: '2026-10-15T10:00:00Z'}, tag: {beginn: '2026-11-01'}}]
 UNWIND $rows AS row
 CREATE (t:TimelineEintrag)
 SET t = row.props
@@ -115,6 +138,8 @@ RETURN count(t) AS n;
 // name: import_nachfolger
 // One batch of NACHFOLGER links between entries of the user.
 // params: $user_id, $rows
+// :param user_id => 'u1'
+// :param rows => [{von: 't-1', nach: 't-2'}]
 UNWIND $rows AS row
 MATCH (a:TimelineEintrag {id: row.von}), (b:TimelineEintrag {id: row.nach})
 WHERE a.user_id = $user_id AND b.user_id = $user_id
@@ -124,6 +149,8 @@ RETURN count(*) AS n;
 // name: import_betrifft
 // One batch of BETRIFFT links from entries to the user's entities.
 // params: $user_id, $rows
+// :param user_id => 'u1'
+// :param rows => [{eintrag: 't-1', entitaet: 'e-lena'}]
 UNWIND $rows AS row
 MATCH (t:TimelineEintrag {id: row.eintrag}), (e:Entitaet {id: row.entitaet})
 WHERE t.user_id = $user_id AND e.user_id = $user_id
@@ -133,6 +160,8 @@ RETURN count(*) AS n;
 // name: import_ref_facts
 // One batch of reference facts; rel_type was checked against the canon before.
 // params: $user_id, $rows
+// :param user_id => 'u1'
+// :param rows => [{rel_type: 'WOHNT_IN', subjekt: 'e-lena', objekt: 'e-kassel', props: {id: 'f-1', user_id: 'u1', character_id: 'nova', herkunft: 'mensch', aktiv: true, staerke_decay: 1.0}, zeit: {t_valid: '2026-09-01T10:00:00Z', t_recorded: '2026-09-01T10:00:00Z', last_touched: '2026-09-01T10:00:00Z'}, tag: {}}]
 UNWIND $rows AS row
 MATCH (s:Entitaet {id: row.subjekt}), (o:Entitaet {id: row.objekt})
 WHERE s.user_id = $user_id AND o.user_id = $user_id
@@ -145,6 +174,8 @@ RETURN count(r) AS n;
 // name: import_value_facts
 // One batch of value facts, each with its own Wert node; rel_type is from the canon.
 // params: $user_id, $rows
+// :param user_id => 'u1'
+// :param rows => [{rel_type: 'BERUF', subjekt: 'e-lena', wert: 'Ärztin', props: {id: 'f-1', user_id: 'u1', character_id: 'nova', herkunft: 'mensch', aktiv: true, staerke_decay: 1.0}, zeit: {t_valid: '2026-09-01T10:00:00Z', t_recorded: '2026-09-01T10:00:00Z', last_touched: '2026-09-01T10:00:00Z'}, tag: {}}]
 UNWIND $rows AS row
 MATCH (s:Entitaet {id: row.subjekt})
 WHERE s.user_id = $user_id
@@ -157,6 +188,8 @@ RETURN count(r) AS n;
 // name: import_orders
 // One batch of audited orders ({props, zeit, tag}).
 // params: $user_id, $rows
+// :param user_id => 'u1'
+// :param rows => [{props: {id: 'turn-1', user_id: 'u1', character_id: 'nova', status: 'geschrieben'}, zeit: {empfangen: '2026-09-01T10:00:00Z', erfasst: '2026-09-01T10:00:01Z'}, tag: {}}]
 UNWIND $rows AS row
 CREATE (a:Auftrag)
 SET a = row.props
@@ -169,6 +202,8 @@ RETURN count(a) AS n;
 // Delete the facts of the user (or the pair) and their value nodes. Returns the
 // entities they touched: deleted later once nothing refers to them any more.
 // params: $user_id, $character_id
+// :param user_id => 'u1'
+// :param character_id => 'nova'
 MATCH (s:Entitaet {user_id: $user_id})-[r]->(o)
 WHERE $character_id IS NULL OR r.character_id = $character_id
 WITH r, s.id AS s_id, CASE WHEN o:Wert THEN null ELSE o.id END AS o_id,
@@ -181,6 +216,8 @@ RETURN count(r) AS fakten, count(w) AS werte,
 // Delete the timeline entries of the user (or the pair) with their links. Returns the
 // entities they were about.
 // params: $user_id, $character_id
+// :param user_id => 'u1'
+// :param character_id => 'nova'
 MATCH (t:TimelineEintrag)
 WHERE t.user_id = $user_id AND ($character_id IS NULL OR t.character_id = $character_id)
 WITH t, COLLECT { MATCH (t)-[:BETRIFFT]->(e:Entitaet) RETURN e.id } AS betrifft,
@@ -192,6 +229,8 @@ RETURN count(t) AS eintraege, sum(nachfolger) AS nachfolger,
 // name: purge_orders
 // Delete the audited orders of the user (or the pair).
 // params: $user_id, $character_id
+// :param user_id => 'u1'
+// :param character_id => 'nova'
 MATCH (a:Auftrag {user_id: $user_id})
 WHERE $character_id IS NULL OR a.character_id = $character_id
 DELETE a
@@ -201,6 +240,8 @@ RETURN count(a) AS auftraege;
 // Delete the user's entities (all, or those with these ids) that nothing refers to any
 // more: an entity another pair still has a fact or entry on stays.
 // params: $user_id, $entity_ids
+// :param user_id => 'u1'
+// :param entity_ids => null
 MATCH (e:Entitaet {user_id: $user_id})
 WHERE $entity_ids IS NULL OR e.id IN $entity_ids
 WITH e, EXISTS { (e)--() } AS belegt
@@ -211,6 +252,7 @@ RETURN size(weg) AS entitaeten, size(bleiben) AS behalten;
 // name: purge_lock
 // Delete the user's lock node once nothing of the user is left in the store.
 // params: $user_id
+// :param user_id => 'u1'
 MATCH (n:Nutzer {id: $user_id})
 WHERE NOT EXISTS { MATCH (e:Entitaet {user_id: $user_id}) }
   AND NOT EXISTS { MATCH (t:TimelineEintrag) WHERE t.user_id = $user_id }

@@ -4,6 +4,7 @@
 // name: decay_bench_foreign
 // Safety: how many entities do not belong to the bench's users (must be 0 to generate).
 // params: $prefix
+// :param prefix => 'decay-bench-'
 MATCH (e:Entitaet)
 WHERE NOT coalesce(e.user_id STARTS WITH $prefix, false)
 RETURN count(e) AS foreign;
@@ -11,6 +12,8 @@ RETURN count(e) AS foreign;
 // name: decay_bench_fact_count
 // How many fact edges (all, active) the bench's users have.
 // params: $prefix, $rel_types
+// :param prefix => 'decay-bench-'
+// :param rel_types => ['HOBBY', 'BEFREUNDET_MIT']
 MATCH (s:Entitaet)-[r]->()
 WHERE s.user_id STARTS WITH $prefix AND type(r) IN $rel_types
 RETURN count(r) AS facts, count(CASE WHEN r.aktiv THEN 1 END) AS active;
@@ -21,6 +24,13 @@ RETURN count(r) AS facts, count(CASE WHEN r.aktiv THEN 1 END) AS active;
 // $refs BEFREUNDET_MIT facts to other entities of the batch. last_touched is spread over
 // the $days days before $now; about $inactive of the facts are superseded (inactive).
 // params: $user_id, $entities, $values, $refs, $now, $days, $inactive
+// :param user_id => 'decay-bench-0000'
+// :param entities => 100
+// :param values => 3
+// :param refs => 2
+// :param now => datetime('2026-12-01T00:00:00Z')
+// :param days => 1500
+// :param inactive => 0.05
 UNWIND range(0, $entities - 1) AS i
 CREATE (e:Entitaet {id: replace(randomUUID(), '-', ''), user_id: $user_id,
                     name: 'E' + toString(i), name_norm: 'e' + toString(i), erstellt: $now})

@@ -1,6 +1,7 @@
 // name: bench_load_nutzer
 // Bulk path (bench/bulk.py): the lock node of each loaded user, as the writer makes it.
 // params: $users
+// :param users => ['bench-u1']
 UNWIND $users AS u
 MERGE (n:Nutzer {id: u})
 ON CREATE SET n.writes = 0;
@@ -9,6 +10,7 @@ ON CREATE SET n.writes = 0;
 // Bulk path: new entities, one row each: [id, user_id, name, name_norm, erstellt].
 // Rows are lists and times ISO strings because that is what packs fast in Python.
 // params: $rows
+// :param rows => [['e-lena', 'bench-u1', 'Lena', 'lena', '2026-09-01T10:00:00Z']]
 UNWIND $rows AS row
 CREATE (:Entitaet {
   id: row[0], user_id: row[1], name: row[2], name_norm: row[3], erstellt: datetime(row[4])
@@ -17,6 +19,7 @@ CREATE (:Entitaet {
 // name: bench_load_eintraege
 // Bulk path: timeline entries ({props, betrifft}) with BETRIFFT to the person.
 // params: $rows
+// :param rows => [{betrifft: 'e-lena', props: {id: 't-1', user_id: 'bench-u1', character_id: 'nova', typ: 'ereignis', titel: 'Lena zieht nach Kassel', beginn: '2026-11-01', genauigkeit: 'monat', aktiv: true, abgesagt: false, t_recorded: '2026-10-15T10:00:00Z', ersetzt_am: null}}]
 UNWIND $rows AS row
 MATCH (e:Entitaet {id: row.betrifft})
 WHERE e.user_id = row.props.user_id
@@ -28,6 +31,7 @@ SET t = row.props,
 // name: bench_load_nachfolger
 // Bulk path: the NACHFOLGER links of moved entries ({von, nach}).
 // params: $rows
+// :param rows => [{von: 't-1', nach: 't-2'}]
 UNWIND $rows AS row
 MATCH (a:TimelineEintrag {id: row.von}), (b:TimelineEintrag {id: row.nach})
 CREATE (a)-[:NACHFOLGER]->(b);
@@ -39,6 +43,7 @@ CREATE (a)-[:NACHFOLGER]->(b);
 // t_invalid, t_expired, grund, timeline_id, timeline_bis (most facts have none of them).
 // Times are ISO strings; rel is a canon type (the loader checks it); nulls are not stored.
 // params: $rows
+// :param rows => [['e-lena', 'e-kassel', 'WOHNT_IN', 'f-1', 'nova', 'mensch', '2026-09-01T10:00:00Z', '2026-09-01T10:00:00Z', true, 1.0, '2026-09-01T10:00:00Z', null, null]]
 UNWIND $rows AS row
 MATCH (s:Entitaet {id: row[0]})
 MATCH (o:Entitaet {id: row[1]})
@@ -56,6 +61,7 @@ CREATE (s)-[:$(row[2]) {
 // Bulk path: value facts, each with its own Wert node; a row is [subjekt, wert, rel,
 // then the rest as in bench_load_ref_facts].
 // params: $rows
+// :param rows => [['e-lena', 'Ärztin', 'BERUF', 'f-2', 'nova', 'mensch', '2026-09-01T10:00:00Z', '2026-09-01T10:00:00Z', true, 1.0, '2026-09-01T10:00:00Z', null, null]]
 UNWIND $rows AS row
 MATCH (s:Entitaet {id: row[0]})
 WITH s, row, coalesce(row[12], {}) AS x
@@ -70,6 +76,7 @@ CREATE (s)-[:$(row[2]) {
 // name: bench_counts
 // What the bulk path wrote for some users: entities, facts, value nodes, entries.
 // params: $users
+// :param users => ['bench-u1']
 UNWIND $users AS u
 CALL (u) { MATCH (e:Entitaet {user_id: u}) RETURN count(e) AS entities }
 CALL (u) {
@@ -89,6 +96,9 @@ RETURN sum(entities) AS entities, sum(facts) AS facts, sum(active) AS active,
 // Naive baseline: every fact of one entity in the pair, both directions, unfiltered
 // (the caller filters, sorts and caps in Python).
 // params: $user_id, $character_id, $entity_id
+// :param user_id => 'bench-u1'
+// :param character_id => 'nova'
+// :param entity_id => 'e-lena'
 MATCH (e:Entitaet {id: $entity_id})-[r]-(n)
 WHERE e.user_id = $user_id AND r.character_id = $character_id
 RETURN e.name AS name, r {.*} AS r, type(r) AS rel, startNode(r) = e AS out,
@@ -97,6 +107,9 @@ RETURN e.name AS name, r {.*} AS r, type(r) AS rel, startNode(r) = e AS out,
 // name: bench_naive_active
 // Naive baseline: the active facts of one neighbour in the pair, both directions.
 // params: $user_id, $character_id, $entity_id
+// :param user_id => 'bench-u1'
+// :param character_id => 'nova'
+// :param entity_id => 'e-lena'
 MATCH (e:Entitaet {id: $entity_id})-[r]-(n)
 WHERE e.user_id = $user_id AND r.character_id = $character_id AND r.aktiv
 RETURN r {.*} AS r, type(r) AS rel, startNode(r) = e AS out,
@@ -105,6 +118,8 @@ RETURN r {.*} AS r, type(r) AS rel, startNode(r) = e AS out,
 // name: bench_naive_entry
 // Naive baseline: the active end of a timeline chain, one reference at a time.
 // params: $user_id, $eintrag_id
+// :param user_id => 'bench-u1'
+// :param eintrag_id => 't-1'
 MATCH (t:TimelineEintrag {id: $eintrag_id})-[:NACHFOLGER*0..]->(last:TimelineEintrag)
 WHERE t.user_id = $user_id AND NOT (last)-[:NACHFOLGER]->()
 RETURN last.beginn AS beginn, last.genauigkeit AS genauigkeit;

@@ -1,0 +1,106 @@
+"""`kg browser`: a query of `cypher/browser/` with its parameters, ready for Neo4j Browser.
+
+The values come from the library, so the Browser shows what the library would: the
+entity's name as `kg` normalises it (`kg.models.normalize_name`) and the configured
+resting threshold (`KG_RUHE_SCHWELLE`). Each file's header names its parameters in
+`// :param name => example` lines, the same format as the package's named queries.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from cli.common import err, out
+from kg.models import normalize_name
+from kg.queries import cypher_dir
+from kg.settings import Settings
+
+_PARAM = re.compile(r"^//\s*:param\s+(\w+)\s*=>\s*(\S.*)$", re.MULTILINE)
+
+
+def browser_dir() -> Path:
+    return cypher_dir() / "browser"
+
+
+def browser_names() -> list[str]:
+    return sorted(p.stem for p in browser_dir().glob("*.cypher"))
+
+
+def header_examples(text: str) -> dict[str, str]:
+    """The `:param` examples of a Browser query's header: parameter → Cypher expression."""
+    return dict(_PARAM.findall(text))
+
+
+def body(text: str) -> str:
+    """The query without its comment lines, as one statement."""
+    lines = [line for line in text.splitlines() if not line.lstrip().startswith("//")]
+    return "\n".join(lines).strip().rstrip(";")
+
+
+def parameters(
+    name: str,
+    *,
+    user_id: str,
+    character_id: str,
+    entity: str | None = None,
+    beziehung: str | None = None,
+    eintrag_id: str | None = None,
+    limit: int = 300,
+    settings: Settings | None = None,
+) -> dict[str, Any]:
+    """The values of a Browser query's parameters, as the library would use them."""
+    settings = settings or Settings()
+    known: dict[str, Any] = {
+        "user_id": user_id,
+        "character_id": character_id,
+        "entity": normalize_name(entity) if entity is not None else None,
+        "beziehung": beziehung,
+        "eintrag_id": eintrag_id,
+        "limit": limit,
+        "ruhe_schwelle": settings.ruhe_schwelle,
+    }
+    text = (browser_dir() / f"{name}.cypher").read_text(encoding="utf-8")
+    wanted = list(header_examples(text))
+    flags = {"entity": "--entity", "beziehung": "--beziehung", "eintrag_id": "--eintrag"}
+    missing = [flags.get(p, p) for p in wanted if known.get(p) is None]
+    if missing:
+        raise ValueError(f"{name} needs {', '.join(missing)}")
+    return {p: known[p] for p in wanted}
+
+
+def param_lines(values: dict[str, Any]) -> list[str]:
+    """Browser `:param` commands; JSON literals are valid Cypher for strings and numbers."""
+    return [f":param {k} => {json.dumps(v, ensure_ascii=False)}" for k, v in values.items()]
+
+
+def browser(
+    query: str = typer.Argument(..., help="mappe, historie, timeline_kette or paar."),
+    user: str = typer.Option(..., "--user", "-u", help="The human's user_id."),
+    character: str = typer.Option(..., "--character", "-c", help="The character_id of the pair."),
+    entity: str | None = typer.Option(None, help="Entity name or id (mappe, historie)."),
+    beziehung: str | None = typer.Option(None, help="A canon relation (historie)."),
+    eintrag: str | None = typer.Option(None, help="Any entry id of a chain (timeline_kette)."),
+    limit: int = typer.Option(300, help="Most facts and orders shown (paar)."),
+) -> None:
+    """Print a Browser query with its `:param` lines, values as the library uses them.
+
+    Example: kg browser mappe -u u1 -c nova --entity Lena
+    """
+    if query not in browser_names():
+        err.print(f"error: no Browser query {query!r}; one of {', '.join(browser_names())}")
+        raise typer.Exit(2)
+    try:
+        values = parameters(
+            query, user_id=user, character_id=character, entity=entity, beziehung=beziehung,
+            eintrag_id=eintrag, limit=limit,
+        )
+    except ValueError as exc:
+        err.print(f"error: {exc}")
+        raise typer.Exit(2) from None
+    text = (browser_dir() / f"{query}.cypher").read_text(encoding="utf-8")
+    out.print("\n".join([*param_lines(values), body(text)]), markup=False)
