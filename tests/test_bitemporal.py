@@ -411,3 +411,38 @@ def test_the_migration_splits_an_old_changed_edge_into_its_versions(pair: Pair) 
     m = pair.mappe("Lena", gueltig_am=date(2026, 7, 1),
                    bekannt_am=datetime(2026, 3, 1, tzinfo=UTC))
     assert werte(m, "wohnt_in") == ["Berlin"]
+
+
+# -- export and import carry the whole record -------------------------------------------
+
+
+def test_a_round_trip_keeps_every_version_and_every_as_of_answer(
+    pair: Pair, tmp_path: Any
+) -> None:
+    berlin = pair.write(t("Lena", "wohnt_in", "Berlin"), zeitpunkt="2026-01-01T00:00:00Z")
+    pair.write(t("Lena", "wohnt_in", "Kassel", ereignis=event("Umzug", "2027-02-01")))
+    pair.write(t("Lena", "wohnt_in", "Hamburg"), zeitpunkt="2025-01-01T00:00:00Z")
+    order = pair.order(tripel=[])
+    order["berichtigungen"] = [{"subjekt": "Lena", "beziehung": "wohnt_in", "objekt": "Hamburg"}]
+    pair.store.run(pair.store.memory.write(order))
+    memory = pair.store.memory
+    first = tmp_path / "a.jsonl"
+    pair.store.run(memory.export(first, pair.user_id, "nova"))
+    points = [(date(2026, 6, 1), berlin.erfasst), (date(2027, 3, 1), None), (None, None)]
+
+    def answers() -> list[Any]:
+        return [pair.mappe("Lena", gueltig_am=v, bekannt_am=x).model_dump(exclude={"entitaet"})
+                for v, x in points]
+
+    before = answers()
+    versions = pair.cypher(
+        "MATCH (:Entitaet {user_id: $u})-[r:WOHNT_IN]->() RETURN count(r) AS n", u=pair.user_id
+    )
+    assert versions[0]["n"] > 3  # closed versions are part of the record
+    pair.store.run(memory.purge(pair.user_id, "nova"))
+    pair.store.run(memory.import_file(first))
+    second = tmp_path / "b.jsonl"
+    pair.store.run(memory.export(second, pair.user_id, "nova"))
+    assert second.read_text() == first.read_text()
+    assert answers() == before
+    check_clean(pair)
