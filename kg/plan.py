@@ -640,11 +640,13 @@ class Planner:
         # An event brought along with a fact that already holds is not created: nothing
         # would be valid from it (the fact keeps its own validity).
         if tripel.ereignis is not None:
+            # The fact is valid from the event; an event that would change nothing (the
+            # value holds at its start already) is not created.
             event = normalized(tripel.ereignis)
-            event_start = day_start(event.beginn)
-            if not self.same_fact(subjekt_id, rel, objekt_id, tripel.wert, event_start):
+            start = day_start(event.beginn)
+            window_end = precision_end(event.beginn, event.genauigkeit)
+            if not self.same_fact(subjekt_id, rel, objekt_id, tripel.wert, start):
                 timeline_id = self.add_entry(tripel.ereignis, subjekt_id)
-                start, window_end = event_start, precision_end(event.beginn, event.genauigkeit)
         ausgang, fakt_id, abgeloest = self.assert_fact(
             subjekt_id, rel, tripel.herkunft, objekt_id, tripel.wert, timeline_id, start,
             window_end,

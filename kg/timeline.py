@@ -159,6 +159,7 @@ class Timeline:
     def __init__(self, db: Database, agent: FaktenAgent) -> None:
         self.db = db
         self.agent = agent
+        self.einwertig = agent.canon.einwertig_types
 
     async def add(
         self,
@@ -219,7 +220,7 @@ class Timeline:
                 raise InvalidInput(
                     "; ".join(str(e["msg"]).removeprefix("Value error, ") for e in exc.errors())
                 ) from None
-            await self._keep_order(tx, user_id, character_id, eintrag_id, entry)
+            await self._keep_order(tx, user_id, character_id, eintrag_id, entry, old)
             row = await tx.one(
                 "timeline_move",
                 user_id=user_id,
@@ -273,29 +274,28 @@ class Timeline:
         return await self.db.write(work)
 
     async def _keep_order(
-        self, tx: Tx, user_id: str, character_id: str, eintrag_id: str, entry: NeuerEintrag
+        self, tx: Tx, user_id: str, character_id: str, eintrag_id: str, entry: NeuerEintrag,
+        old: Any,
     ) -> None:
-        """A move may not carry a value past the start of the value that follows it:
-        valid time stays a partition. (Moving it earlier is fine: the value before it
-        then ends where it began.)"""
+        """A move never changes the order of values: valid time stays a partition. It is
+        refused when it would carry the event onto or past the start of another value of
+        a single-valued relation that has a value from this event."""
         ends = await chain_ends(tx, user_id, character_id, eintrag_id)
         assert ends is not None
-        new_start = datetime.combine(normalized(entry).beginn, time.min, tzinfo=UTC)
+        before = datetime.combine(old["beginn"].to_native(), time.min, tzinfo=UTC)
+        after = datetime.combine(normalized(entry).beginn, time.min, tzinfo=UTC)
+        low, high = min(before, after), max(before, after)
         for f in await tx.run(
-            "timeline_facts", user_id=user_id, character_id=character_id,
-            first_id=ends["first_id"],
+            "timeline_move_neighbours", user_id=user_id, character_id=character_id,
+            first_id=ends["first_id"], einwertig=self.einwertig,
         ):
-            if f["grund"] != "abgeloest":
-                continue
-            if f["tlb_beginn"] is not None:
-                end = datetime.combine(f["tlb_beginn"].to_native(), time.min, tzinfo=UTC)
-            else:
-                end = f["t_invalid"].to_native().astimezone(UTC)
-            if new_start >= end:
+            other = f["beginn"].to_native().astimezone(UTC)
+            crossed = low < other <= high if after > before else low <= other < high
+            if crossed:
                 raise TimelineError(
-                    f"moving entry {eintrag_id!r} to {entry.beginn} would put "
-                    f"'{f['subjekt']} {f['rel_type'].lower()} {f['objekt']}' at or after the "
-                    f"start of the value that follows it ({end.date()}); correct that value "
+                    f"moving entry {eintrag_id!r} to {entry.beginn} would carry it past "
+                    f"'{f['subjekt']} {f['rel'].lower()} {f['objekt']}' (from "
+                    f"{other.date()}): a move never reorders values — correct that value "
                     "or cancel the event instead"
                 )
 

@@ -15,7 +15,7 @@ intervals are derived from it:
   follow it and becomes history;
 - taking a value back (a correction or a cancelled event) removes it from the list;
 - a move changes an event's day from that step on, and is refused when it would carry
-  a value at or past the start of the value that follows it.
+  the event onto or past the start of another value of a relation it has a value in.
 
 Multi-valued relations are sets: a value holds from its start until it is taken back.
 """
@@ -184,13 +184,21 @@ class Model:
                     a.removed = self.step
 
     def move(self, key: int, beginn: date) -> bool:
-        """False (and nothing changes) when the move would reorder the partition."""
+        """False (and nothing changes) when the move would carry the event onto or past
+        the start of another value of a single-valued relation it has a value in."""
         self.step += 1
-        genauigkeit = self.events[key].at(self.step - 1)[1]
-        new_start = day_start(first_of(beginn, genauigkeit))
+        was = self.step - 1
+        old_day, genauigkeit = self.events[key].at(was)
+        before, after = day_start(old_day), day_start(first_of(beginn, genauigkeit))
         for rel in self.einwertig:
-            for a, end in self.raw_ends(rel, self.step - 1):
-                if a.event == key and end is not None and new_start >= end:
+            alive = [a for a in self.lists.get(rel, []) if a.alive(was)]
+            if not any(a.event == key for a in alive):
+                continue
+            for a in alive:
+                if a.event == key:
+                    continue
+                t = self.start_of(a, was)
+                if (before < t <= after) if after > before else (after <= t < before):
                     return False
         self.events[key].dates.append((self.step, first_of(beginn, genauigkeit), genauigkeit))
         return True

@@ -52,7 +52,9 @@ INSTANTS = [
     datetime(2026, 11, 10, tzinfo=UTC),
     datetime(2027, 2, 1, tzinfo=UTC),
 ]
-DAYS = [date(2026, 1, 20), date(2026, 11, 5), date(2026, 12, 24), date(2027, 3, 3)]
+# Event days: several in the store clock's own month, so the precision window matters.
+DAYS = [date(2026, 1, 20), date(2026, 11, 5), date(2026, 11, 28), date(2026, 12, 24),
+        date(2027, 3, 3)]
 PROBES = [
     datetime(2025, 12, 31, tzinfo=UTC),
     datetime(2026, 6, 1, tzinfo=UTC),
@@ -134,7 +136,7 @@ class TemporalRecord(RuleBasedStateMachine):
     @rule(
         rel=st.sampled_from(sorted(RELATIONS)),
         pick=st.integers(0, 2),
-        when=st.one_of(st.none(), st.sampled_from(INSTANTS)),
+        when=st.one_of(st.none(), st.none(), st.sampled_from(INSTANTS)),
     )
     def write(self, rel: str, pick: int, when: datetime | None) -> None:
         values = RELATIONS[rel][1]
@@ -191,7 +193,7 @@ class TemporalRecord(RuleBasedStateMachine):
                 self.user, "nova", self.entries[key], day
             ))
         except TimelineError as exc:
-            assert "would put" in str(exc), exc
+            assert "never reorders values" in str(exc), exc
             assert not self.model.move(key, day), "the store refused a move the model allows"
         else:
             assert self.model.move(key, day), "the store moved what the model refuses"
@@ -241,7 +243,7 @@ def test_store_agrees_with_the_reference_model(store: SyncMemory) -> None:
     run_state_machine_as_test(
         TemporalRecord,
         settings=settings(
-            max_examples=1000 if STRESS else 12,
+            max_examples=1000 if STRESS else int(os.environ.get("KG_ORACLE_EXAMPLES", "40")),
             stateful_step_count=25 if STRESS else 12,
             deadline=None,
             suppress_health_check=list(HealthCheck),

@@ -51,6 +51,27 @@ WHERE t.user_id = $user_id AND t.character_id = $character_id
 SET t.aktiv = false, t.abgesagt = true, t.abgesagt_am = $jetzt
 RETURN t.id AS id;
 
+// name: timeline_move_neighbours
+// For a move: the values of every einwertig relation that has a value valid from the
+// chain ($first_id), other than those from the chain, each with its start (the active
+// entry of its own chain, else t_valid). A move must not carry the event past any of them.
+// params: $user_id, $character_id, $first_id, $einwertig
+MATCH (s:Entitaet {user_id: $user_id})-[r]->()
+WHERE r.character_id = $character_id AND r.t_expired IS NULL AND type(r) IN $einwertig
+  AND r.timeline_id = $first_id AND coalesce(r.grund, 'abgeloest') = 'abgeloest'
+WITH DISTINCT s, type(r) AS rel
+MATCH (s)-[x]->(o)
+WHERE type(x) = rel AND x.character_id = $character_id AND x.t_expired IS NULL
+  AND coalesce(x.grund, 'abgeloest') = 'abgeloest' AND coalesce(x.timeline_id, '') <> $first_id
+CALL (x) {
+  OPTIONAL MATCH (:TimelineEintrag {id: x.timeline_id})-[:NACHFOLGER*0..]->(ta:TimelineEintrag)
+  WHERE NOT (ta)-[:NACHFOLGER]->(:TimelineEintrag)
+  RETURN ta LIMIT 1
+}
+RETURN s.name AS subjekt, rel, coalesce(o.name, o.wert) AS objekt,
+       CASE WHEN ta IS NULL THEN x.t_valid
+            ELSE datetime({date: ta.beginn, timezone: 'Z'}) END AS beginn;
+
 // name: timeline_facts
 // The current versions of the pair's facts valid from a chain (what a cancel takes back,
 // what a move must keep in order), each with where it ends: t_invalid, or the active
