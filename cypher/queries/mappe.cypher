@@ -12,6 +12,15 @@
 // $gueltig_am (it needs the timeline dates this query returns), and for derived knowledge
 // the shortest path all of whose facts hold.
 // params: $user_id, $character_id, $entity_ids, $cap, $schwelle, $asof, $bekannt_am, $derive, $symmetric_types
+// :param user_id => 'demo-user'
+// :param character_id => 'nova'
+// :param entity_ids => ['<id of Lena>']
+// :param cap => 60
+// :param schwelle => 0.1
+// :param asof => false
+// :param bekannt_am => datetime('9999-12-31T23:59:59Z')
+// :param derive => [{via: 'WOHNT_IN', trans: 'LIEGT_IN'}]
+// :param symmetric_types => ['PARTNER', 'GESCHWISTER', 'BEFREUNDET']
 UNWIND $entity_ids AS entity_id
 MATCH (e:Entitaet {id: entity_id})
 WHERE e.user_id = $user_id
@@ -176,6 +185,13 @@ RETURN e.id AS id, e.name AS name, coalesce(typ, 'sonstiges') AS typ, fakten, hi
 // For "where did Lena live before?", with the timeline dates of *ab* and *bis* (each chain
 // as it was known at $bekannt_am); the caller keeps the values begun by $gueltig_am.
 // params: $user_id, $character_id, $entity_id, $rel_types, $asof, $bekannt_am, $symmetric_types
+// :param user_id => 'demo-user'
+// :param character_id => 'nova'
+// :param entity_id => '<id of Lena>'
+// :param rel_types => ['WOHNT_IN']
+// :param asof => true
+// :param bekannt_am => datetime('2026-11-01T00:00:00Z')
+// :param symmetric_types => ['PARTNER']
 MATCH (e:Entitaet {id: $entity_id})
 WHERE e.user_id = $user_id
 CALL (e) {

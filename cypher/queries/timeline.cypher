@@ -1,6 +1,9 @@
 // name: timeline_chain_ends
 // From any entry of a chain: its first entry (what facts reference) and its active end.
 // params: $user_id, $character_id, $eintrag_id
+// :param user_id => 'demo-user'
+// :param character_id => 'nova'
+// :param eintrag_id => '<entry id>'
 MATCH (t:TimelineEintrag {id: $eintrag_id})
 WHERE t.user_id = $user_id AND t.character_id = $character_id
 MATCH (first:TimelineEintrag)-[:NACHFOLGER*0..]->(t)
@@ -14,6 +17,11 @@ RETURN first.id AS first_id, last.id AS active_id, t.aktiv AS aktiv,
 // A new entry of the pair, recorded at the store's clock $jetzt; an event is linked to
 // the entity it happens to.
 // params: $user_id, $character_id, $props, $betrifft_id, $jetzt
+// :param user_id => 'demo-user'
+// :param character_id => 'nova'
+// :param props => {id: 't-example', typ: 'ereignis', titel: 'Lena zieht nach Kassel', beginn: date('2026-11-01'), ende: null, genauigkeit: 'monat', aktiv: true, abgesagt: false}
+// :param betrifft_id => '<id of Lena>'
+// :param jetzt => datetime()
 CREATE (t:TimelineEintrag)
 SET t = $props, t.user_id = $user_id, t.character_id = $character_id, t.t_recorded = $jetzt
 WITH t
@@ -28,6 +36,11 @@ RETURN t.id AS id;
 // the store's clock: the successor's t_recorded and the old entry's ersetzt_am, so a read
 // as known before the move still finds the old date.
 // params: $user_id, $character_id, $eintrag_id, $props, $jetzt
+// :param user_id => 'demo-user'
+// :param character_id => 'nova'
+// :param eintrag_id => '<entry id>'
+// :param props => {id: 't-example', typ: 'ereignis', titel: 'Lena zieht nach Kassel', beginn: date('2026-11-01'), ende: null, genauigkeit: 'monat', aktiv: true, abgesagt: false}
+// :param jetzt => datetime()
 MATCH (old:TimelineEintrag {id: $eintrag_id})
 WHERE old.user_id = $user_id AND old.character_id = $character_id
   AND old.aktiv AND NOT (old)-[:NACHFOLGER]->()
@@ -45,6 +58,10 @@ RETURN new.id AS id;
 // The event does not happen: the active end becomes inactive and cancelled, at the
 // store's clock $jetzt.
 // params: $user_id, $character_id, $eintrag_id, $jetzt
+// :param user_id => 'demo-user'
+// :param character_id => 'nova'
+// :param eintrag_id => '<entry id>'
+// :param jetzt => datetime()
 MATCH (t:TimelineEintrag {id: $eintrag_id})
 WHERE t.user_id = $user_id AND t.character_id = $character_id
   AND t.aktiv AND NOT (t)-[:NACHFOLGER]->()
@@ -56,6 +73,10 @@ RETURN t.id AS id;
 // chain ($first_id), other than those from the chain, each with its start (the active
 // entry of its own chain, else t_valid). A move must not carry the event past any of them.
 // params: $user_id, $character_id, $first_id, $einwertig
+// :param user_id => 'demo-user'
+// :param character_id => 'nova'
+// :param first_id => '<first entry id>'
+// :param einwertig => ['WOHNT_IN', 'BERUF', 'TYP']
 MATCH (s:Entitaet {user_id: $user_id})-[r]->()
 WHERE r.character_id = $character_id AND r.t_expired IS NULL AND type(r) IN $einwertig
   AND r.timeline_id = $first_id AND coalesce(r.grund, 'abgeloest') = 'abgeloest'
@@ -77,6 +98,9 @@ RETURN s.name AS subjekt, rel, coalesce(o.name, o.wert) AS objekt,
 // what a move must keep in order), each with where it ends: t_invalid, or the active
 // entry of the chain it ends with.
 // params: $user_id, $character_id, $first_id
+// :param user_id => 'demo-user'
+// :param character_id => 'nova'
+// :param first_id => '<first entry id>'
 MATCH (s:Entitaet {user_id: $user_id})-[r]->(o)
 WHERE r.character_id = $character_id AND r.timeline_id = $first_id AND r.t_expired IS NULL
 OPTIONAL MATCH (:TimelineEintrag {id: r.timeline_bis})-[:NACHFOLGER*0..]->(tb:TimelineEintrag)
@@ -88,6 +112,9 @@ RETURN r.id AS id, s.id AS start_id, s.name AS subjekt, type(r) AS rel_type,
 // name: timeline_chain
 // Every entry of the chain an entry belongs to, oldest first.
 // params: $user_id, $character_id, $eintrag_id
+// :param user_id => 'demo-user'
+// :param character_id => 'nova'
+// :param eintrag_id => '<entry id>'
 MATCH (t:TimelineEintrag {id: $eintrag_id})
 WHERE t.user_id = $user_id AND t.character_id = $character_id
 MATCH (first:TimelineEintrag)-[:NACHFOLGER*0..]->(t)
@@ -102,6 +129,10 @@ RETURN e AS eintrag, person.id AS person_id, person.name AS person_name;
 // The pair's active entries overlapping [$von, $bis]; month-precision entries cover
 // their whole month, spans their whole span.
 // params: $user_id, $character_id, $von, $bis
+// :param user_id => 'demo-user'
+// :param character_id => 'nova'
+// :param von => date('2026-11-01')
+// :param bis => date('2026-12-31')
 MATCH (t:TimelineEintrag)
 WHERE t.user_id = $user_id AND t.character_id = $character_id
   AND t.beginn <= $bis AND t.aktiv
