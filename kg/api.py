@@ -108,6 +108,10 @@ class Memory:
     async def close(self) -> None:
         await self.db.close()
 
+    def pair(self, user_id: str, character_id: str) -> Pair:
+        """The calls that belong to one pair, bound to it (see `Pair`)."""
+        return Pair(self, user_id, character_id)
+
     async def __aenter__(self) -> Memory:
         return self
 
@@ -380,6 +384,104 @@ class Memory:
         before = (now or datetime.now(UTC)) - timedelta(days=keep)
         rows = await self.db.write(lambda tx: tx.run("audit_prune", before=before))
         return int(rows[0]["deleted"]) if rows else 0
+
+
+class Pair:
+    """The memory of one pair (user, character): the calls that belong to a pair, without
+    threading the two ids through each. Get one with `Memory.pair(user_id, character_id)`;
+    it holds no state of its own and is cheap to make per turn."""
+
+    def __init__(self, memory: Memory, user_id: str, character_id: str) -> None:
+        self.memory = memory
+        self.user_id = user_id
+        self.character_id = character_id
+
+    async def write(self, order: Auftrag | dict[str, Any]) -> AuftragErgebnis:
+        """An order of this pair: `user_id`/`character_id` are filled in, and an order
+        that names another pair is refused."""
+        data = order.model_dump() if isinstance(order, Auftrag) else dict(order)
+        for key, mine in (("user_id", self.user_id), ("character_id", self.character_id)):
+            if data.setdefault(key, mine) != mine:
+                raise InvalidInput(
+                    f"the order names {key} {data[key]!r}, but this is the memory of the pair "
+                    f"({self.user_id!r}, {self.character_id!r}); write it through that pair"
+                )
+        return await self.memory.write(data)
+
+    async def resolve(self, name: str) -> Aufloesung:
+        return await self.memory.resolve(self.user_id, self.character_id, name)
+
+    async def entity_id(self, name_or_id: str) -> str:
+        return await self.memory.entity_id(self.user_id, self.character_id, name_or_id)
+
+    async def entities(self, limit: int = 1000) -> list[Entitaet]:
+        return await self.memory.entities(self.user_id, self.character_id, limit)
+
+    async def mappe(
+        self,
+        entity_id: str,
+        *,
+        gueltig_am: When | None = None,
+        bekannt_am: When | None = None,
+        cap: int | None = None,
+    ) -> Mappe:
+        return await self.memory.mappe(
+            self.user_id, self.character_id, entity_id,
+            gueltig_am=gueltig_am, bekannt_am=bekannt_am, cap=cap,
+        )
+
+    async def mappen(
+        self,
+        entity_ids: list[str],
+        *,
+        gueltig_am: When | None = None,
+        bekannt_am: When | None = None,
+        cap: int | None = None,
+    ) -> list[Mappe]:
+        return await self.memory.mappen(
+            self.user_id, self.character_id, entity_ids,
+            gueltig_am=gueltig_am, bekannt_am=bekannt_am, cap=cap,
+        )
+
+    async def history(
+        self,
+        entity_id: str,
+        beziehung: str | None = None,
+        *,
+        gueltig_am: When | None = None,
+        bekannt_am: When | None = None,
+    ) -> list[MappeFakt]:
+        return await self.memory.history(
+            self.user_id, self.character_id, entity_id, beziehung,
+            gueltig_am=gueltig_am, bekannt_am=bekannt_am,
+        )
+
+    async def timeline_add(self, entry: NeuerEintrag, betrifft_id: str | None = None) -> Eintrag:
+        return await self.memory.timeline_add(self.user_id, self.character_id, entry, betrifft_id)
+
+    async def timeline_move(
+        self,
+        eintrag_id: str,
+        *,
+        beginn: date,
+        ende: date | None = None,
+        genauigkeit: Genauigkeit | None = None,
+    ) -> Eintrag:
+        return await self.memory.timeline_move(
+            self.user_id, self.character_id, eintrag_id, beginn, ende, genauigkeit
+        )
+
+    async def timeline_cancel(self, eintrag_id: str) -> dict[str, list[str]]:
+        return await self.memory.timeline_cancel(self.user_id, self.character_id, eintrag_id)
+
+    async def timeline_chain(self, eintrag_id: str) -> list[Eintrag]:
+        return await self.memory.timeline_chain(self.user_id, self.character_id, eintrag_id)
+
+    async def timeline_window(self, *, von: date, bis: date) -> list[Eintrag]:
+        return await self.memory.timeline_window(self.user_id, self.character_id, von, bis)
+
+    async def audit(self, limit: int = 20) -> list[AuditEintrag]:
+        return await self.memory.audit(self.user_id, self.character_id, limit)
 
 
 def parse_order(data: Any) -> Auftrag:

@@ -1,0 +1,30 @@
+"""`memory.pair(user, character)`: the calls of one pair, bound to it."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+from kg.errors import InvalidInput
+from tests.conftest import Pair, t
+
+
+def test_a_pair_view_reads_and_writes_only_its_pair(pair: Pair) -> None:
+    run, memory = pair.store.run, pair.store.memory
+    nova = memory.pair(pair.user_id, "nova")
+    luna = memory.pair(pair.user_id, "luna")
+    result = run(nova.write({"auftrag_id": "a1", "tripel": [t("Lena", "wohnt_in", "Berlin")]}))
+    assert (result.user_id, result.character_id) == (pair.user_id, "nova")
+    lena = run(nova.entity_id("Lena"))
+    assert [f.objekt.name for f in run(nova.mappe(lena)).fakten if f.objekt] == ["Berlin"]
+    assert run(luna.mappe(lena)).fakten == []  # the entity is the user's; facts the pair's
+    assert [e.name for e in run(nova.entities())] == ["Berlin", "Lena"]
+    assert [h.objekt.name for h in run(nova.history(lena)) if h.objekt] == ["Berlin"]
+    assert run(nova.mappe(lena, gueltig_am=date(2000, 1, 1))).fakten == []
+    assert [a.auftrag_id for a in run(nova.audit())] == ["a1"]
+    with pytest.raises(InvalidInput, match="this is the memory of the pair"):
+        run(nova.write({"auftrag_id": "a2", "character_id": "luna",
+                        "tripel": [t("Lena", "beruf", wert="Ärztin")]}))
+    with pytest.raises(TypeError):
+        nova.mappe(lena, date(2026, 1, 1))  # type: ignore[misc, unused-coroutine]
