@@ -154,7 +154,8 @@ CALL (e) {
   // takes the shortest whose facts all hold at $gueltig_am).
   WITH r0, x, CASE WHEN $asof THEN collect(p) ELSE collect(p)[..1] END AS paths
   UNWIND paths AS p
-  UNWIND [r0] + relationships(p) AS edge
+  // The times of the path's facts: of its first fact only for a current read (its *ab*).
+  UNWIND CASE WHEN $asof THEN [r0] + relationships(p) ELSE [r0] END AS edge
   CALL (edge) {
     OPTIONAL MATCH (:TimelineEintrag {id: edge.timeline_id})-[:NACHFOLGER*0..]->(ta:TimelineEintrag)
     WHERE NOT EXISTS { (ta)-[:NACHFOLGER]->(nx) WHERE NOT $asof OR nx.t_recorded <= $bekannt_am }
