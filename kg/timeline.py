@@ -12,6 +12,7 @@ facts had superseded, unless a newer value holds by now.
 from __future__ import annotations
 
 import calendar
+import itertools
 import uuid
 from datetime import UTC, date, datetime, time
 from typing import TYPE_CHECKING, Any
@@ -144,6 +145,11 @@ async def chain_ends(tx: Tx, user_id: str, character_id: str, eintrag_id: str) -
     )
 
 
+def _utc(value: Any) -> Any:
+    """A driver instant as an aware UTC datetime (None stays None)."""
+    return None if value is None else value.to_native().astimezone(UTC)
+
+
 # -- the timeline's own operations -------------------------------------------------
 
 
@@ -220,7 +226,7 @@ class Timeline:
                 raise InvalidInput(
                     "; ".join(str(e["msg"]).removeprefix("Value error, ") for e in exc.errors())
                 ) from None
-            await self._keep_order(tx, user_id, character_id, eintrag_id, entry, old)
+            await self._keep_order(tx, user_id, character_id, eintrag_id, entry)
             row = await tx.one(
                 "timeline_move",
                 user_id=user_id,
@@ -274,30 +280,45 @@ class Timeline:
         return await self.db.write(work)
 
     async def _keep_order(
-        self, tx: Tx, user_id: str, character_id: str, eintrag_id: str, entry: NeuerEintrag,
-        old: Any,
+        self, tx: Tx, user_id: str, character_id: str, eintrag_id: str, entry: NeuerEintrag
     ) -> None:
-        """A move never changes the order of values: valid time stays a partition. It is
-        refused when it would carry the event onto or past the start of another value of
-        a single-valued relation that has a value from this event."""
+        """A move keeps valid time a partition: the values of a single-valued relation
+        that start or end with the event follow it, and the move is refused when that
+        would make one of them overlap another value (the event carried past a value
+        whose place in the order it does not decide)."""
         ends = await chain_ends(tx, user_id, character_id, eintrag_id)
         assert ends is not None
-        before = datetime.combine(old["beginn"].to_native(), time.min, tzinfo=UTC)
+        first_id = ends["first_id"]
         after = datetime.combine(normalized(entry).beginn, time.min, tzinfo=UTC)
-        low, high = min(before, after), max(before, after)
+        groups: dict[tuple[str, str], list[tuple[datetime, datetime | None, str]]] = {}
         for f in await tx.run(
             "timeline_move_neighbours", user_id=user_id, character_id=character_id,
-            first_id=ends["first_id"], einwertig=self.einwertig,
+            first_id=first_id, einwertig=self.einwertig,
         ):
-            other = f["beginn"].to_native().astimezone(UTC)
-            crossed = low < other <= high if after > before else low <= other < high
-            if crossed:
-                raise TimelineError(
-                    f"moving entry {eintrag_id!r} to {entry.beginn} would carry it past "
-                    f"'{f['subjekt']} {f['rel'].lower()} {f['objekt']}' (from "
-                    f"{other.date()}): a move never reorders values — correct that value "
-                    "or cancel the event instead"
-                )
+            was_start: datetime = _utc(f["beginn"])
+            was_end: datetime | None = _utc(f["ende"])
+            start = after if f["timeline_id"] == first_id else was_start
+            end = after if f["timeline_bis"] == first_id else was_end
+            if end is not None and end <= start:
+                if f["timeline_id"] == first_id and (was_end is None or was_end > was_start):
+                    raise TimelineError(
+                        f"moving entry {eintrag_id!r} to {entry.beginn} would carry "
+                        f"'{f['subjekt']} {f['rel'].lower()} {f['objekt']}' to or past the "
+                        f"start of the value that follows it ({end.date()}): a move never "
+                        "reorders values — correct that value or cancel the event instead"
+                    )
+                continue  # ends where it begins: holds nowhere
+            groups.setdefault((f["subjekt"], f["rel"]), []).append((start, end, f["objekt"]))
+        for (subjekt, rel), values in groups.items():
+            values.sort(key=lambda v: v[0])
+            for (_, end, objekt), (start, _, later) in itertools.pairwise(values):
+                if end is None or end > start:
+                    raise TimelineError(
+                        f"moving entry {eintrag_id!r} to {entry.beginn} would make "
+                        f"'{subjekt} {rel.lower()} {objekt}' overlap '{later}' (from "
+                        f"{start.date()}): a move never reorders values — correct one of "
+                        "them or cancel the event instead"
+                    )
 
     async def _active_end(
         self, tx: Tx, user_id: str, character_id: str, eintrag_id: str, verb: str

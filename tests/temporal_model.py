@@ -14,8 +14,8 @@ intervals are derived from it:
   event's precision precedes the event), so a late value lands before the values that
   follow it and becomes history;
 - taking a value back (a correction or a cancelled event) removes it from the list;
-- a move changes an event's day from that step on, and is refused when it would carry
-  the event onto or past the start of another value of a relation it has a value in.
+- a move changes an event's day from that step on, and is refused when it would change
+  which value any value ends at (a move never reorders values).
 
 Multi-valued relations are sets: a value holds from its start until it is taken back.
 """
@@ -184,24 +184,47 @@ class Model:
                     a.removed = self.step
 
     def move(self, key: int, beginn: date) -> bool:
-        """False (and nothing changes) when the move would carry the event onto or past
-        the start of another value of a single-valued relation it has a value in."""
+        """False (and nothing changes) when the move would change which value any value
+        of a single-valued relation ends at: a move never reorders values."""
         self.step += 1
         was = self.step - 1
-        old_day, genauigkeit = self.events[key].at(was)
-        before, after = day_start(old_day), day_start(first_of(beginn, genauigkeit))
+        old = self.events[key].at(was)
+        new = (first_of(beginn, old[1]), old[1])
         for rel in self.einwertig:
             alive = [a for a in self.lists.get(rel, []) if a.alive(was)]
             if not any(a.event == key for a in alive):
                 continue
-            for a in alive:
-                if a.event == key:
-                    continue
-                t = self.start_of(a, was)
-                if (before < t <= after) if after > before else (after <= t < before):
-                    return False
-        self.events[key].dates.append((self.step, first_of(beginn, genauigkeit), genauigkeit))
+            if self._ending_at(alive, was) != self._ending_at(alive, was, {key: new[0]}):
+                return False
+            # Nor may a value of the event be carried to or past the value after it.
+            for a, end in self.raw_ends(rel, was):
+                if a.event == key and end is not None:
+                    was_start, now_start = self.start_of(a, was), day_start(new[0])
+                    if end > was_start and now_start >= end:
+                        return False
+        self.events[key].dates.append((self.step, *new))
         return True
+
+    def _ending_at(
+        self, alive: list[Assertion], step: int, moved: dict[int, date] | None = None
+    ) -> list[int | None]:
+        """For each assertion, the position of the one whose start ends it (None: open);
+        empty intervals (an end at or before the start) count as ending at themselves."""
+
+        def start(a: Assertion) -> datetime:
+            if moved and a.event in moved:
+                return day_start(moved[a.event])
+            return self.start_of(a, step)
+
+        out: list[int | None] = []
+        for i, a in enumerate(alive):
+            later = [(start(b), j) for j, b in enumerate(alive) if j > i]
+            if not later:
+                out.append(None)
+                continue
+            first, j = min(later)
+            out.append(i if first <= start(a) else j)
+        return out
 
     def noop(self) -> None:
         """An operation that changed nothing still takes a step of system time."""

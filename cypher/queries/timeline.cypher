@@ -69,9 +69,10 @@ SET t.aktiv = false, t.abgesagt = true, t.abgesagt_am = $jetzt
 RETURN t.id AS id;
 
 // name: timeline_move_neighbours
-// For a move: the values of every einwertig relation that has a value valid from the
-// chain ($first_id), other than those from the chain, each with its start (the active
-// entry of its own chain, else t_valid). A move must not carry the event past any of them.
+// For a move: every value of each single-valued relation that has a value valid from the
+// chain ($first_id), each with where it starts and ends (the active entry of the chain it
+// starts or ends with, else t_valid / t_invalid) and which chains those are, so the
+// caller can see the partition as it would be after the move.
 // params: $user_id, $character_id, $first_id, $einwertig
 // :param user_id => 'demo-user'
 // :param character_id => 'nova'
@@ -83,15 +84,23 @@ WHERE r.character_id = $character_id AND r.t_expired IS NULL AND type(r) IN $ein
 WITH DISTINCT s, type(r) AS rel
 MATCH (s)-[x]->(o)
 WHERE type(x) = rel AND x.character_id = $character_id AND x.t_expired IS NULL
-  AND coalesce(x.grund, 'abgeloest') = 'abgeloest' AND coalesce(x.timeline_id, '') <> $first_id
+  AND coalesce(x.grund, 'abgeloest') = 'abgeloest'
 CALL (x) {
   OPTIONAL MATCH (:TimelineEintrag {id: x.timeline_id})-[:NACHFOLGER*0..]->(ta:TimelineEintrag)
   WHERE NOT (ta)-[:NACHFOLGER]->(:TimelineEintrag)
   RETURN ta LIMIT 1
 }
+CALL (x) {
+  OPTIONAL MATCH (:TimelineEintrag {id: x.timeline_bis})-[:NACHFOLGER*0..]->(tb:TimelineEintrag)
+  WHERE NOT (tb)-[:NACHFOLGER]->(:TimelineEintrag)
+  RETURN tb LIMIT 1
+}
 RETURN s.name AS subjekt, rel, coalesce(o.name, o.wert) AS objekt,
+       x.timeline_id AS timeline_id, x.timeline_bis AS timeline_bis,
        CASE WHEN ta IS NULL THEN x.t_valid
-            ELSE datetime({date: ta.beginn, timezone: 'Z'}) END AS beginn;
+            ELSE datetime({date: ta.beginn, timezone: 'Z'}) END AS beginn,
+       CASE WHEN tb IS NOT NULL THEN datetime({date: tb.beginn, timezone: 'Z'})
+            ELSE x.t_invalid END AS ende;
 
 // name: timeline_facts
 // The current versions of the pair's facts valid from a chain (what a cancel takes back,
