@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic import Field, computed_field
 
-from kg.canon import Canon
+from kg.canon import TYPEN, Canon
 from kg.db import Database, Record
 from kg.models import HERKUNFT, Frozen
 
@@ -43,6 +43,13 @@ CHECKS: dict[str, tuple[int, str]] = {
     "decay_has_a_run": (6, "the newest decay_am is recent: no decay properties without a run"),
     "decay_sweep_complete": (6, "the newest sweep reached every active fact edge"),
     "decay_table": (7, "the decay convention's §4 table has no violated verdict"),
+    # Item 8, issue 13: what the Fakten-Agent guards.
+    "self_loops": (8, "no fact has one entity at both ends"),
+    "format_namesakes": (8, "no two entities' names differ only in invisible format characters"),
+    "type_contradicts_fact": (8, "no entity's type contradicts one of its active facts"),
+    "transitive_cycles": (8, "no transitive relation closes a cycle within a pair"),
+    "typ_values": (8, "every type fact's value is one of the six types"),
+    "auftrag_key": (8, "an idempotency key is used at most once in a pair"),
 }
 
 #: Classification of the graph's labels and non-fact relationship types (convention §2,
@@ -71,7 +78,9 @@ class CheckResult(Frozen):
     """One invariant and what the store shows of it."""
 
     name: str = Field(description="Stable name of the check, e.g. einwertig_unique.")
-    item: int = Field(description="The item of issue 6's list it proves (1-7).")
+    item: int = Field(
+        description="The item it proves: 1-7 of issue 6's list, 8 the writer's guards."
+    )
     title: str = Field(description="What it proves, in one line.")
     count: int = Field(description="Violations found; 0 means the invariant holds.")
     samples: list[str] = Field(default_factory=list, description="A few violations (ids).")
@@ -247,6 +256,39 @@ def table_result(rows: list[TableRow]) -> CheckResult:
 # -- against the store ------------------------------------------------------------
 
 
+def type_rules(canon: Canon) -> dict[str, Any]:
+    """The canon's type rules as the check query's parameters."""
+    rels = canon.relations.values()
+    return {
+        "subjekt_typen": {
+            r.rel_type: list(r.subjekt_typen)
+            for r in rels
+            if r.subjekt_typen and r.name not in ("typ", "ist_ein")
+        },
+        "objekt_typ": {r.rel_type: r.objekt_typ for r in rels if r.objekt_typ},
+        "klassen": {k: t for k, t in canon.klassen.items() if t != "sonstiges"},
+    }
+
+
+async def guard_results(q: Any, canon: Canon, u: str | None, n: int) -> list[CheckResult]:
+    """Item 8: the checks of what the writer guards (issue 13)."""
+    rels = canon.rel_types
+    return [
+        result("self_loops", await q.run("check_self_loops", user_id=u, rel_types=rels,
+                                         samples=n)),
+        result("format_namesakes", await q.run("check_format_namesakes", user_id=u,
+                                               samples=n)),
+        result("type_contradicts_fact", await q.run(
+            "check_type_contradicts_fact", user_id=u, samples=n, **type_rules(canon))),
+        result("transitive_cycles", await q.run(
+            "check_transitive_cycles", user_id=u, transitive=canon.transitive_types,
+            samples=n)),
+        result("typ_values", await q.run("check_typ_values", user_id=u, typen=list(TYPEN),
+                                         samples=n)),
+        result("auftrag_key", await q.run("check_auftrag_key", user_id=u, samples=n)),
+    ]
+
+
 async def run_checks(
     db: Database,
     canon: Canon,
@@ -297,6 +339,7 @@ async def run_checks(
             result("timeline_pair", await q.run(
                 "check_timeline_pair", user_id=u, samples=n)),
         ]
+        guards = await guard_results(q, canon, u, n)
         state = (await q.run(
             "decay_state", user_id=u, rel_types=rels, today=day, samples=n))[0]
         found.extend(decay_results(state, day, max_age))
@@ -306,4 +349,5 @@ async def run_checks(
             canon, day, max_age,
         )
     found.append(table_result(rows))
+    found.extend(guards)
     return CheckReport(user_id=user_id, today=day, checks=found, table=rows)

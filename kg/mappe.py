@@ -157,8 +157,11 @@ def build(
     asof = gueltig_am is not None or bekannt_am is not None
     now = datetime.now(UTC)
     v, x = gueltig_am or now, bekannt_am or now
+    # The query reads one fact more than the cap: only then was something cut.
     fakten_rows = [f for f in row["fakten"] if f["id"] is not None]
-    historie_rows = [h for h in row["historie"] if h["id"] is not None]
+    gekappt = len(fakten_rows) > cap
+    fakten_rows = fakten_rows[:cap]
+    historie_rows = [h for h in row["historie"] if h["id"] is not None][:cap]
     if asof:
         fakten_rows = [f for f in fakten_rows if holds(f, v, x)]
         historie_rows = [h for h in historie_rows if not holds(h, v, x)]
@@ -174,10 +177,10 @@ def build(
                 objekt=Bezug(id=d["x_id"], name=d["x_name"]),
                 pfad=d["pfad"],
             )
-            for d in row["abgeleitet"]
+            for d in row["abgeleitet"][:cap]
             if d["rel"] in canon.by_type
         ],
-        gekappt=len(row["fakten"]) >= cap,
+        gekappt=gekappt,
         gueltig_am=gueltig_am,
         bekannt_am=bekannt_am,
     )
@@ -211,7 +214,8 @@ def mappe_params(
         "user_id": user_id,
         "character_id": character_id,
         "entity_ids": entity_ids,
-        "cap": cap or settings.mappe_cap,
+        # One more than the cap, so `build` can tell whether the cap cut anything.
+        "cap": (cap or settings.mappe_cap) + 1,
         "schwelle": settings.ruhe_schwelle,
         "asof": asof,
         "bekannt_am": bekannt_am or now,
@@ -239,7 +243,7 @@ async def read_mappen(
     for eid in entity_ids:
         if eid not in rows:
             raise EntityNotFound(f"no entity with id {eid!r} for user {user_id!r}")
-        mappen.append(build(rows[eid], canon, params["cap"], gueltig_am, bekannt_am))
+        mappen.append(build(rows[eid], canon, params["cap"] - 1, gueltig_am, bekannt_am))
     return mappen
 
 
