@@ -129,6 +129,7 @@ class FactState:
     new: dict[str, Any] | None = None  # the planned creation, for facts of this order
     auftrag_id: str | None = None  # the order that wrote it (type facts: what implied it)
     herkunft: str | None = None
+    touched: bool = False  # re-asserted since it was written (a type: stated, not implied)
 
 
 @dataclass
@@ -553,8 +554,9 @@ class Planner:
 
     def drop_implied_types(self, wrong: list[FactState]) -> list[str]:
         """Retire the types that only the corrected facts implied: written with such a
-        fact (same order, same herkunft) and implied by no other active fact. They were
-        never true either."""
+        fact (same order, same herkunft), never stated since (a `typ` triple of the same
+        value touches it) and implied by no other active fact. They were never true
+        either."""
         retired: list[str] = []
         for fact in wrong:
             origin = fact.new["auftrag_id"] if fact.new else fact.auftrag_id
@@ -571,7 +573,9 @@ class Planner:
                 for t in self.active(entity_id, "TYP", False):
                     t_origin = t.new["auftrag_id"] if t.new else t.auftrag_id
                     t_herkunft = t.new["herkunft"] if t.new else t.herkunft
-                    if still or t.wert != typ or (t_origin, t_herkunft) != (origin, herkunft):
+                    if t.touched or still or t.wert != typ or (t_origin, t_herkunft) != (
+                        origin, herkunft
+                    ):
                         continue
                     self.retire(t, "berichtigt")
                     if entity_id in self.state.entities:
@@ -689,6 +693,7 @@ class Planner:
         if rel.name == "typ":
             typ = None if tripel.wert == "sonstiges" else tripel.wert
             subj.typ = self.state.entities[subjekt_id].typ = typ
+            self.state.facts[fakt_id].touched |= ausgang == "unveraendert"
         elif subj_typ:
             self.set_type(subj, subj_typ, tripel.herkunft)
         return TripelErgebnis(

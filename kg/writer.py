@@ -49,6 +49,7 @@ def fact_state(f: Record, aktiv: bool = True) -> FactState:
         grund=None if aktiv else "abgeloest",
         auftrag_id=f["auftrag_id"],
         herkunft=f["herkunft"],
+        touched=bool(f.get("touched")),
     )
 
 

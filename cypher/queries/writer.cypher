@@ -111,7 +111,8 @@ CALL () {
     WHERE type(r) IN $rel_types AND r.character_id = $character_id
       AND (r.aktiv OR (type(r) IN $history_types AND r.grund = 'abgeloest'))
     RETURN collect({id: r.id, rel: type(r), start_id: e.id, end_id: o.id, wert: o.wert,
-                    aktiv: r.aktiv, auftrag_id: r.auftrag_id, herkunft: r.herkunft}) AS outgoing
+                    aktiv: r.aktiv, auftrag_id: r.auftrag_id, herkunft: r.herkunft,
+                    touched: r.last_touched > r.t_valid}) AS outgoing
   }
   CALL (e) {
     OPTIONAL MATCH (e)<-[r]-(o)
