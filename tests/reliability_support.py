@@ -22,9 +22,9 @@ from kg.models import AuftragErgebnis
 
 STRESS = os.environ.get("KG_STRESS") == "1"
 
-#: kg check's items 1-5 are structural; 6-7 judge the daily decay sweep, which tests on
-#: the shared server must not run (it sweeps every user's edges).
-STRUCTURAL_ITEMS = frozenset({1, 2, 3, 4, 5})
+#: kg check's items 1-5 and 8 (the writer's guards) are structural; 6-7 judge the daily
+#: decay sweep, which tests on the shared server must not run (it sweeps every user's edges).
+STRUCTURAL_ITEMS = frozenset({1, 2, 3, 4, 5, 8})
 WRITTEN = frozenset({"geschrieben", "abgeloest"})
 DONE = frozenset({"geschrieben", "abgeloest", "unveraendert", "berichtigt"})
 
