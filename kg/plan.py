@@ -665,13 +665,12 @@ class Planner:
                 )
             timeline_id = chain.first_id
 
-        current = self.type_fact(subj)
-        if rel.name == "typ" and tripel.wert == "sonstiges" and subj.typ and current:
-            # "No specific type yet" never replaces a specific type.
+        if rel.name == "typ" and tripel.wert == "sonstiges" and subj.typ:
+            # "No specific type yet" never replaces a specific type: nothing is written
+            # or touched, and no fact says sonstiges.
             return TripelErgebnis(
                 index=index,
                 ausgang="unveraendert",
-                fakt_id=current.id,
                 subjekt_id=subj.id,
                 meldung=f"{subj.name} is a {subj.typ}; sonstiges does not replace a type",
             )

@@ -197,7 +197,8 @@ def ledger_violations(
                 f"{sorted(expected)}"
             )
         for r in stored.ergebnisse:
-            if r.ausgang == "unveraendert" and r.fakt_id not in ledger.fact_ids:
+            # (An unchanged result without a fact: `typ sonstiges` on a typed entity.)
+            if r.ausgang == "unveraendert" and r.fakt_id and r.fakt_id not in ledger.fact_ids:
                 found.append(f"order {auftrag_id}: touched fact {r.fakt_id} does not exist")
     orphans = set(ledger.facts_by_order) - set(ledger.stored)
     if orphans:

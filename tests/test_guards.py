@@ -130,7 +130,8 @@ def test_case_2c_sonstiges_never_conflicts_in_one_order_or_two(pair: Pair) -> No
     assert two.ergebnisse[0].ausgang == "geschrieben" and typ_of(pair, "Mohrle") == "tier"
     # "No specific type yet" does not replace a specific type either.
     kept = pair.write(t("Mohrle", "typ", wert="sonstiges")).ergebnisse[0]
-    assert kept.ausgang == "unveraendert" and typ_of(pair, "Mohrle") == "tier"
+    assert (kept.ausgang, kept.fakt_id) == ("unveraendert", None)
+    assert typ_of(pair, "Mohrle") == "tier"
 
 
 def test_a_new_type_without_contradicting_facts_supersedes_the_old(pair: Pair) -> None:
@@ -560,3 +561,35 @@ def test_check_sees_an_auftrag_id_used_twice_in_a_pair(planted: Pair) -> None:
             "CREATE CONSTRAINT auftrag_pair_key IF NOT EXISTS FOR (a:Auftrag) "
             "REQUIRE (a.user_id, a.character_id, a.id) IS UNIQUE")
     assert check(planted, "auftrag_key").ok
+
+
+# -- the planner alone (pure) -----------------------------------------------------------
+
+
+def plan(*tripel: dict[str, Any]) -> tuple[Planner, list[Any]]:
+    order = Auftrag.model_validate({"auftrag_id": "a", "user_id": "u", "character_id": "c",
+                                    "tripel": list(tripel)})
+    planner = Planner(CANON, order, State())
+    return planner, planner.plan()
+
+
+def test_pure_a_self_reference_plans_nothing() -> None:
+    planner, results = plan(t("Lena", "wohnt_in", "LENA"), t({"neu": "Tom"}, "partner", "Tom"))
+    assert [r.grund for r in results] == ["selbstbezug", "selbstbezug"]
+    assert planner.ops.entities == [] and planner.ops.facts == []
+
+
+def test_pure_types_and_cycles_within_one_order() -> None:
+    _, results = plan(
+        t("Rex", "beruf", wert="Polizeihund"),
+        t("Rex", "ist_ein", wert="Hund"),
+        t("A", "liegt_in", "B"),
+        t("B", "liegt_in", "A"),
+        t("X", "typ", wert="sonstiges"),
+        t("X", "ist_ein", wert="Katze"),
+    )
+    assert [(r.ausgang, r.grund) for r in results] == [
+        ("geschrieben", None), ("abgelehnt", "typkonflikt"), ("geschrieben", None),
+        ("abgelehnt", "zyklus"), ("geschrieben", None), ("geschrieben", None)]
+    assert results[1].konflikt == results[0].fakt_id
+    assert results[3].konflikt == results[2].fakt_id
