@@ -105,6 +105,19 @@ def mostly(good: st.SearchStrategy[Any], *bad: st.SearchStrategy[Any]) -> st.Sea
 GUARDED = ["Lena", "Tom", "Rex", "Bello", "Kassel", "Hessen", "Erde", "Deutschland"]
 FORMAT = ["\u200b", "\u200d", "\u2060", "\ufeff", "\u00ad", "\u202e", "\u202c", "\u2066"]
 KLASSEN = ["Hund", "Katze", "Stadt", "Land", "Frau", "Firma", "Auto", "Drache"]
+#: Places only containment names: a ring of them closes a cycle, within an order or across.
+RING = ["Nordstadt", "Mittelland", "Südreich"]
+
+
+def ring(herkunft: st.SearchStrategy[str]) -> st.SearchStrategy[list[dict[str, Any]]]:
+    """An order that walks a ring of containment: its last triple closes the cycle."""
+    def triples(order: list[str], h: str) -> st.SearchStrategy[list[dict[str, Any]]]:
+        steps = list(zip(order, order[1:] + order[:1], strict=True))
+        return st.tuples(*[st.tuples(variant(a), variant(b)) for a, b in steps]).map(
+            lambda names: [{"subjekt": a, "beziehung": "liegt_in", "objekt": b,
+                            "herkunft": h} for a, b in names])
+    return st.tuples(st.permutations(RING), herkunft).flatmap(lambda p: triples(list(p[0]),
+                                                                                  p[1]))
 
 
 def variant(name: str) -> st.SearchStrategy[str]:
@@ -265,6 +278,7 @@ def strategies(target: Target, user: str) -> st.SearchStrategy[Any]:
                              max_size=6),
                     # Orders of guarded triples only: the same few names in every role.
                     st.lists(guards, min_size=2, max_size=6),
+                    ring(herkunft),
                 ),
                 st.lists(st.one_of(triple, WRONG), min_size=1, max_size=3),
                 st.just([{"subjekt": "Lena", "beziehung": "hobby", "wert": "x",
