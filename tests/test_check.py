@@ -507,7 +507,7 @@ def test_cli_check_exit_codes_json_and_text(world: World, cli_env: dict[str, str
     assert broken.exit_code == 1
     assert "FAIL 1 fact_herkunft" in broken.stdout and fid in broken.stdout
     assert "decay convention §4" in broken.stdout
-    assert "1 of 18 checks found violations: fact_herkunft (1)" in broken.stdout
+    assert f"1 of {len(CHECKS)} checks found violations: fact_herkunft (1)" in broken.stdout
     as_json = json.loads(runner.invoke(app, ["check", "-u", world.u, "--json"],
                                        env=cli_env).stdout)
     bad = [c for c in as_json["checks"] if not c["ok"]]

@@ -284,10 +284,12 @@ def test_case_6_two_pairs_may_use_the_same_auftrag_id(pair: Pair) -> None:
     assert "Geheimnis" not in message and "luna" not in message
     stored = pair.cypher(
         "MATCH (a:Auftrag {user_id: $u, id: 'turn-1'}) RETURN a.character_id AS c, "
-        "toString(a.erfasst) AS at ORDER BY c", u=pair.user_id)
+        "a.erfasst AS at ORDER BY c", u=pair.user_id)
     assert [s["c"] for s in stored] == ["luna", "nova"]
-    luna_at = next(s["at"] for s in stored if s["c"] == "luna")
-    assert luna_at[:19] not in message.replace(" ", "T")
+    luna_at, nova_at = (s["at"].to_native() for s in stored)
+    # The refusal names the pair's own order, never luna's (to the microsecond).
+    assert nova_at.strftime("%H:%M:%S.%f") in message.replace("000+", "+")
+    assert luna_at.strftime("%H:%M:%S.%f") not in message.replace("000+", "+")
 
 
 # -- case 7: invisible characters make no new entity ---------------------------------
