@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import json
 import sys
-from datetime import UTC, datetime
 from pathlib import Path
 
 import typer
 from rich.table import Column, Table
 
 from cli.common import JsonOpt, call, err, fail, out, parse_when, print_json
-from kg.api import Memory, parse_order
+from kg.api import Memory, correction_order, parse_order
 from kg.errors import InvalidInput
 from kg.mappe import Mappe, MappeFakt, render
-from kg.models import AuftragErgebnis, Berichtigung, Tripel
+from kg.models import AuftragErgebnis
 
 UserOpt = typer.Option(..., "--user", "-u", help="The human's user_id.")
 CharOpt = typer.Option(..., "--character", "-c", help="The character_id of the pair.")
@@ -85,48 +84,30 @@ def write(
 def correct(
     user: str = UserOpt,
     character: str = CharOpt,
-    subjekt: str = typer.Option(..., help="Subject name or id."),
+    subjekt: str = typer.Option(..., help="Subject name of the wrong fact."),
     beziehung: str = typer.Option(..., help="Relation of the wrong fact."),
-    objekt: str | None = typer.Option(None, help="Object entity name or id of the wrong fact."),
+    herkunft: str = typer.Option(
+        ..., help="Herkunft (mensch, nova, modell, recherche); required, no default."
+    ),
+    objekt: str | None = typer.Option(None, help="Object entity name of the wrong fact."),
     wert: str | None = typer.Option(None, help="Or its value."),
     neu_objekt: str | None = typer.Option(None, help="Replacement object (optional)."),
     neu_wert: str | None = typer.Option(None, help="Replacement value (optional)."),
-    herkunft: str = typer.Option("mensch", help="Herkunft of the replacement."),
+    notiz: str | None = typer.Option(None, help="Why it is wrong (kept in the audit)."),
     auftrag_id: str | None = typer.Option(None, help="Idempotency id (default: generated)."),
     as_json: bool = JsonOpt,
 ) -> None:
     """Correct a wrong fact: retired as never true, optionally with its replacement.
 
     Example: kg correct -u u1 -c nova --subjekt Mittelmeer --beziehung ist_ein
-    --wert Ozean --neu-wert Nebenmeer
+    --wert Ozean --neu-wert Nebenmeer --herkunft mensch
     """
     try:
-        data: dict[str, object] = {
-            "auftrag_id": auftrag_id or f"berichtigung-{datetime.now(UTC).isoformat()}",
-            "user_id": user,
-            "character_id": character,
-            "berichtigungen": [
-                Berichtigung.model_validate(
-                    {"subjekt": subjekt, "beziehung": beziehung, "objekt": objekt, "wert": wert}
-                ).model_dump(exclude_none=True)
-            ],
-        }
-        if neu_objekt or neu_wert:
-            data["tripel"] = [
-                Tripel.model_validate(
-                    {
-                        "subjekt": subjekt,
-                        "beziehung": beziehung,
-                        "objekt": neu_objekt,
-                        "wert": neu_wert,
-                        "herkunft": herkunft,
-                    }
-                ).model_dump(exclude_none=True)
-            ]
-        order = parse_order(data)
-    except ValueError as exc:
-        err.print(f"error: {exc}")
-        raise typer.Exit(2) from None
+        order = correction_order(
+            user, character, subjekt=subjekt, beziehung=beziehung, herkunft=herkunft,
+            objekt=objekt, wert=wert, neu_objekt=neu_objekt, neu_wert=neu_wert, notiz=notiz,
+            auftrag_id=auftrag_id,
+        )
     except InvalidInput as error:
         fail(error)
     _print_result(call(lambda m: m.write(order)), as_json)

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import typer
+from pydantic import ValidationError
 from rich.table import Column, Table
 
 from cli.common import JsonOpt, call, err, out, parse_day, print_json
 from kg.api import Memory
 from kg.models import Genauigkeit, NeuerEintrag
+from kg.plain import describe
 from kg.timeline import Eintrag, month_window
 
 timeline_app = typer.Typer(
@@ -66,8 +68,8 @@ def add(
                 "genauigkeit": "monat" if monat else "tag",
             }
         )
-    except ValueError as exc:
-        err.print(f"error: {exc}")
+    except ValidationError as exc:
+        err.print(f"error: the entry is invalid — {describe(exc)}")
         raise typer.Exit(2) from None
 
     async def run(m: Memory) -> Eintrag:

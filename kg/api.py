@@ -8,12 +8,13 @@ operation.
 from __future__ import annotations
 
 import asyncio
+import uuid
 from collections.abc import Coroutine
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from kg import schema, transfer
 from kg.canon import Canon, load_canon
@@ -33,6 +34,7 @@ from kg.mappe import (
     to_fakt,
 )
 from kg.models import (
+    HERKUNFT,
     Auftrag,
     AuftragErgebnis,
     Entitaet,
@@ -40,13 +42,15 @@ from kg.models import (
     Genauigkeit,
     Kandidat,
     NeuerEintrag,
+    Tripel,
     When,
     instant,
     normalize_name,
 )
+from kg.plain import describe
 from kg.settings import Settings
 from kg.timeline import Eintrag, Timeline
-from kg.writer import FaktenAgent
+from kg.writer import FaktenAgent, merkmal_text
 
 T = TypeVar("T")
 
@@ -144,6 +148,31 @@ class Memory:
             auftrag = parse_order(auftrag)
         return await self.agent.write(auftrag)
 
+    async def correct(
+        self,
+        user_id: str,
+        character_id: str,
+        *,
+        subjekt: str,
+        beziehung: str,
+        herkunft: str,
+        objekt: str | None = None,
+        wert: str | None = None,
+        neu_objekt: str | None = None,
+        neu_wert: str | None = None,
+        notiz: str | None = None,
+        auftrag_id: str | None = None,
+    ) -> AuftragErgebnis:
+        """Correct a wrong fact (retired as never true), optionally with its replacement;
+        see `correction_order`."""
+        return await self.write(
+            correction_order(
+                user_id, character_id, subjekt=subjekt, beziehung=beziehung,
+                herkunft=herkunft, objekt=objekt, wert=wert, neu_objekt=neu_objekt,
+                neu_wert=neu_wert, notiz=notiz, auftrag_id=auftrag_id,
+            )
+        )
+
     # -- entities ---------------------------------------------------------------
 
     async def resolve(self, user_id: str, character_id: str, name: str) -> Aufloesung:
@@ -156,11 +185,11 @@ class Memory:
         )
 
         def kandidat(row: dict[str, Any]) -> Kandidat:
-            merkmale = []
-            for m in row["merkmale"]:
-                rel = self.canon.by_type.get(m["rel"])
-                text = (rel.vorwaerts if m["out"] else rel.rueckwaerts) if rel else m["rel"]
-                merkmale.append(f"{text} {m['other']}")
+            merkmale = [
+                merkmal_text(self.canon, m)
+                for m in row["merkmale"]
+                if m["rel"] is not None and m["other"] is not None
+            ]
             return Kandidat(id=row["id"], name=row["name"], typ=row["typ"], merkmale=merkmale)
 
         found = [kandidat(r) for r in rows]
@@ -209,6 +238,7 @@ class Memory:
         (system time) take an instant or a date; a bare date means the end of that day
         (UTC). See `kg.mappe.as_of` for a read given only one of them.
         """
+        check_cap(cap)
         return (
             await self.mappen(
                 user_id, character_id, [entity_id],
@@ -227,6 +257,7 @@ class Memory:
         cap: int | None = None,
     ) -> list[Mappe]:
         """The Mappen of all entities bound in a turn, in one read transaction."""
+        check_cap(cap)
         return await read_mappen(
             self.db,
             self.canon,
@@ -252,6 +283,11 @@ class Memory:
         now, or as known at `bekannt_am`; with `gueltig_am`, only the values that had
         begun by then. Dates as for `mappe`."""
         rel_types = [self.canon[beziehung].rel_type] if beziehung else None
+        exists = await self.db.query(
+            "entity_by_id", user_id=user_id, character_id=character_id, entity_id=entity_id
+        )
+        if not exists:  # a foreign id reads exactly like an unknown one, as in mappe()
+            raise EntityNotFound(f"no entity with id {entity_id!r} for user {user_id!r}")
         valid, known = as_of(instant(gueltig_am, "gueltig_am"), instant(bekannt_am, "bekannt_am"))
         rows = await self.db.query(
             "history",
@@ -486,15 +522,64 @@ class Pair:
 
 def parse_order(data: Any) -> Auftrag:
     """An order from JSON-like data, or InvalidInput that says what is wrong."""
-    from pydantic import ValidationError
-
     try:
         return Auftrag.model_validate(data)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc']) or 'order'}: {e['msg']}" for e in exc.errors()[:5]
+        raise InvalidInput(f"the order is invalid — {describe(exc)}") from None
+
+
+def check_cap(cap: int | None) -> None:
+    """A Mappe's cap is a positive number of facts (None: the configured default)."""
+    if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap < 1):
+        raise InvalidInput(f"cap must be a whole number of at least 1, not {cap!r}")
+
+
+def correction_order(
+    user_id: str,
+    character_id: str,
+    *,
+    subjekt: str,
+    beziehung: str,
+    herkunft: str,
+    objekt: str | None = None,
+    wert: str | None = None,
+    neu_objekt: str | None = None,
+    neu_wert: str | None = None,
+    notiz: str | None = None,
+    auftrag_id: str | None = None,
+) -> Auftrag:
+    """The order of a correction: the wrong fact (`objekt` or `wert`) retired as never
+    true, and its replacement (`neu_objekt` or `neu_wert`) as a triple with the required
+    `herkunft`. InvalidInput says what is wrong."""
+    if herkunft not in HERKUNFT:
+        raise InvalidInput(
+            f"herkunft is required and must be one of {', '.join(HERKUNFT)}, not {herkunft!r}"
         )
-        raise InvalidInput(f"the order is invalid — {problems}") from None
+    data: dict[str, Any] = {
+        "auftrag_id": auftrag_id or f"berichtigung-{uuid.uuid4().hex}",
+        "user_id": user_id,
+        "character_id": character_id,
+        "berichtigungen": [
+            {k: v for k, v in {"subjekt": subjekt, "beziehung": beziehung, "objekt": objekt,
+                               "wert": wert, "notiz": notiz}.items() if v is not None}
+        ],
+    }
+    if neu_objekt is not None or neu_wert is not None:
+        replacement: dict[str, Any] = {
+            "subjekt": subjekt, "beziehung": beziehung, "herkunft": herkunft
+        }
+        if neu_objekt is not None and neu_wert is not None:
+            raise InvalidInput("give the replacement as neu_objekt or neu_wert, not both")
+        if neu_objekt is not None:
+            replacement["objekt"] = neu_objekt
+        else:
+            replacement["wert"] = str(neu_wert)
+        try:
+            Tripel.model_validate(replacement)
+        except ValidationError as exc:
+            raise InvalidInput(f"the replacement is invalid — {describe(exc)}") from None
+        data["tripel"] = [replacement]
+    return parse_order(data)
 
 
 class SyncMemory:

@@ -16,6 +16,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from kg.errors import ConfigError, UnknownRelation
+from kg.plain import describe
 
 Typ = Literal["person", "ort", "organisation", "tier", "objekt", "sonstiges"]
 TYPEN: tuple[Typ, ...] = ("person", "ort", "organisation", "tier", "objekt", "sonstiges")
@@ -35,6 +36,12 @@ class Relation(BaseModel):
     subjekt_typen: tuple[Typ, ...] = Field((), description="Allowed subject types; () = any.")
     transitiv: bool = Field(False, description="Closed at read time to any depth.")
     symmetrisch: bool = Field(False, description="Reads the same from both ends.")
+
+    @property
+    def implied_subjekt_typ(self) -> Typ | None:
+        """The type a subject gets from this relation: the one type it allows (beruf →
+        person), as `objekt_typ` is the object's."""
+        return self.subjekt_typen[0] if len(self.subjekt_typen) == 1 else None
 
     @property
     def rel_type(self) -> str:
@@ -108,7 +115,8 @@ def _read(text: str, source: str) -> CanonFile:
     try:
         return CanonFile.model_validate(tomllib.loads(text))
     except (tomllib.TOMLDecodeError, ValidationError) as exc:
-        raise ConfigError(f"canon file {source} is invalid: {exc}") from exc
+        detail = describe(exc) if isinstance(exc, ValidationError) else str(exc)
+        raise ConfigError(f"canon file {source} is invalid: {detail}") from None
 
 
 @cache

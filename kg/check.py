@@ -14,11 +14,11 @@ decide), so it is kept here, in `CLASSES`.
 from __future__ import annotations
 
 from datetime import UTC, date, datetime
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, computed_field
 
-from kg.canon import Canon
+from kg.canon import TYPEN, Canon
 from kg.db import Database, Record
 from kg.models import HERKUNFT, Frozen
 from kg.values import native as _native
@@ -42,17 +42,25 @@ CHECKS: dict[str, tuple[int, str]] = {
     "timeline_references": (4, "every timeline_id names an existing first entry of the pair"),
     "one_user_per_fact": (5, "no fact links entities of two different users"),
     "timeline_pair": (5, "NACHFOLGER and BETRIFFT stay within one pair / one user"),
-    "fact_interval": (8, "no valid interval ends before it starts (t_invalid >= t_valid)"),
-    "fact_system_time": (
-        8, "no version is replaced before it is recorded (t_expired >= t_recorded)"
-    ),
-    "version_chains": (8, "every fact's versions form one well-formed chain"),
-    "einwertig_overlap": (
-        8, "no two values of an einwertig relation hold at the same valid and known time"
-    ),
     "decay_has_a_run": (6, "the newest decay_am is recent: no decay properties without a run"),
     "decay_sweep_complete": (6, "the newest sweep reached every active fact edge"),
     "decay_table": (7, "the decay convention's §4 table has no violated verdict"),
+    # Item 8: what the Fakten-Agent guards.
+    "self_loops": (8, "no fact has one entity at both ends"),
+    "format_namesakes": (8, "no two entities' names differ only in invisible format characters"),
+    "type_contradicts_fact": (8, "no entity's type contradicts one of its active facts"),
+    "transitive_cycles": (8, "no transitive relation closes a cycle within a pair"),
+    "typ_values": (8, "every type fact's value is one of the six types"),
+    "auftrag_key": (8, "an idempotency key is used at most once in a pair"),
+    # Item 9: the bi-temporal record.
+    "fact_interval": (9, "no valid interval ends before it starts (t_invalid >= t_valid)"),
+    "fact_system_time": (
+        9, "no version is replaced before it is recorded (t_expired >= t_recorded)"
+    ),
+    "version_chains": (9, "every fact's versions form one well-formed chain"),
+    "einwertig_overlap": (
+        9, "no two values of an einwertig relation hold at the same valid and known time"
+    ),
 }
 
 #: Classification of the graph's labels and non-fact relationship types (convention §2,
@@ -82,9 +90,9 @@ class CheckResult(Frozen):
 
     name: str = Field(description="Stable name of the check, e.g. einwertig_unique.")
     item: int = Field(
-        description="The group of invariants it proves (1-8): 1 fact fields, 2 one value, "
+        description="The group of invariants it proves (1-9): 1 fact fields, 2 one value, "
         "3 canon form, 4 timeline chains, 5 one owner, 6 decay runs, 7 the decay table, "
-        "8 the bi-temporal record."
+        "8 the writer's guards, 9 the bi-temporal record."
     )
     title: str = Field(description="What it proves, in one line.")
     count: int = Field(description="Violations found; 0 means the invariant holds.")
@@ -257,6 +265,39 @@ def table_result(rows: list[TableRow]) -> CheckResult:
 # -- against the store ------------------------------------------------------------
 
 
+def type_rules(canon: Canon) -> dict[str, Any]:
+    """The canon's type rules as the check query's parameters."""
+    rels = canon.relations.values()
+    return {
+        "subjekt_typen": {
+            r.rel_type: list(r.subjekt_typen)
+            for r in rels
+            if r.subjekt_typen and r.name not in ("typ", "ist_ein")
+        },
+        "objekt_typ": {r.rel_type: r.objekt_typ for r in rels if r.objekt_typ},
+        "klassen": {k: t for k, t in canon.klassen.items() if t != "sonstiges"},
+    }
+
+
+async def guard_results(q: Any, canon: Canon, u: str | None, n: int) -> list[CheckResult]:
+    """Item 8: the checks of what the writer guards."""
+    rels = canon.rel_types
+    return [
+        result("self_loops", await q.run("check_self_loops", user_id=u, rel_types=rels,
+                                         samples=n)),
+        result("format_namesakes", await q.run("check_format_namesakes", user_id=u,
+                                               samples=n)),
+        result("type_contradicts_fact", await q.run(
+            "check_type_contradicts_fact", user_id=u, samples=n, **type_rules(canon))),
+        result("transitive_cycles", await q.run(
+            "check_transitive_cycles", user_id=u, transitive=canon.transitive_types,
+            samples=n)),
+        result("typ_values", await q.run("check_typ_values", user_id=u, typen=list(TYPEN),
+                                         samples=n)),
+        result("auftrag_key", await q.run("check_auftrag_key", user_id=u, samples=n)),
+    ]
+
+
 async def run_checks(
     db: Database,
     canon: Canon,
@@ -306,6 +347,9 @@ async def run_checks(
                 "check_one_user_per_fact", user_id=u, rel_types=rels, samples=n)),
             result("timeline_pair", await q.run(
                 "check_timeline_pair", user_id=u, samples=n)),
+        ]
+        guards = await guard_results(q, canon, u, n)
+        record = [
             result("fact_interval", await q.run(
                 "check_fact_interval", user_id=u, rel_types=rels, samples=n)),
             result("fact_system_time", await q.run(
@@ -325,4 +369,6 @@ async def run_checks(
             canon, day, max_age,
         )
     found.append(table_result(rows))
+    found.extend(guards)
+    found.extend(record)
     return CheckReport(user_id=user_id, today=day, checks=found, table=rows)

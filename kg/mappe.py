@@ -187,8 +187,11 @@ def build(
     """Map the `mappe` query's row to the model (pure). A current read takes the rows as
     they are; an as-of read (`gueltig_am` set) keeps the facts valid then and, as
     history, the values that had ended by then."""
+    # The query reads one fact more than the cap: only then was something cut.
     fakten_rows = [f for f in row["fakten"] if f["id"] is not None]
-    historie_rows = [h for h in row["historie"] if h["id"] is not None]
+    gekappt = len(fakten_rows) > cap
+    fakten_rows = fakten_rows[:cap]
+    historie_rows = [h for h in row["historie"] if h["id"] is not None][:cap]
     if gueltig_am is not None:
         fakten_rows = [f for f in fakten_rows if holds(f, gueltig_am)]
         historie_rows = [h for h in historie_rows if ended(h, gueltig_am)]
@@ -197,8 +200,8 @@ def build(
         typ=row["typ"],
         fakten=[to_fakt(f, canon) for f in fakten_rows],
         historie=[to_fakt(h, canon, history=True) for h in historie_rows],
-        abgeleitet=derived(row, canon, gueltig_am),
-        gekappt=len(row["fakten"]) >= cap,
+        abgeleitet=derived(row, canon, gueltig_am)[:cap],
+        gekappt=gekappt,
         gueltig_am=gueltig_am,
         bekannt_am=bekannt_am,
     )
@@ -235,7 +238,8 @@ def mappe_params(
         "user_id": user_id,
         "character_id": character_id,
         "entity_ids": entity_ids,
-        "cap": cap or settings.mappe_cap,
+        # One more than the cap, so `build` can tell whether the cap cut anything.
+        "cap": (cap or settings.mappe_cap) + 1,
         "schwelle": settings.ruhe_schwelle,
         "asof": gueltig_am is not None,
         "bekannt_am": bekannt_am or KNOWN_NOW,
@@ -281,7 +285,7 @@ async def read_mappen(
     for eid in entity_ids:
         if eid not in rows:
             raise EntityNotFound(f"no entity with id {eid!r} for user {user_id!r}")
-        mappen.append(build(rows[eid], canon, params["cap"], gueltig_am, bekannt_am))
+        mappen.append(build(rows[eid], canon, params["cap"] - 1, gueltig_am, bekannt_am))
     return mappen
 
 

@@ -56,9 +56,27 @@ Ident = Annotated[
 ]
 
 
+def strip_format(text: str) -> str:
+    """`text` without invisible format characters (Unicode category Cf: zero-width
+    space and joiners, bidi controls such as U+202E, soft hyphen, BOM)."""
+    return "".join(c for c in text if unicodedata.category(c) != "Cf")
+
+
+def clean_name(name: str) -> str:
+    """A name as stored: without format characters, outer whitespace stripped.
+
+    `Le\u200bna` and `Lena` are one name: what cannot be seen must not make a second
+    entity. (A zero-width joiner inside an emoji sequence goes too; the name still
+    reads the same.)
+    """
+    return strip_format(name).strip()
+
+
 def normalize_name(name: str) -> str:
-    """The lookup key of a name: NFKC, case-folded, inner whitespace collapsed."""
-    return " ".join(unicodedata.normalize("NFKC", name).casefold().split())
+    """The lookup key of a name: format characters (Cf) removed, NFKC, case-folded,
+    inner whitespace collapsed. Empty when the name has nothing visible."""
+    folded = unicodedata.normalize("NFKC", strip_format(name)).casefold()
+    return " ".join(strip_format(folded).split())
 
 
 def utcnow() -> datetime:
@@ -220,6 +238,11 @@ class Tripel(Frozen):
     objekt: EntityRef | None = Field(None, description="The object entity (reference fact).")
     wert: Wert | None = Field(None, description="The object value (value fact).")
     herkunft: Herkunft = Field(description="Provenance; required, no default.")
+    typ: Typ | None = Field(
+        None,
+        description="The subject's type as the caller classified it (one of the six); "
+        "checked like any type, and written as its type fact when it has none.",
+    )
     timeline_id: Ident | None = Field(
         None, description="Entry (any of its chain) this fact is valid from."
     )
@@ -326,7 +349,9 @@ class TripelErgebnis(Frozen):
     meldung: str | None = Field(None, description="Human-readable explanation.")
     fakt_id: str | None = Field(None, description="The written or touched fact.")
     abgeloest: list[str] = Field(
-        default_factory=list, description="Facts this one superseded, corrected or cancelled."
+        default_factory=list,
+        description="Facts this one superseded, corrected or cancelled (a correction: the "
+        "facts it retired, then the types only they implied).",
     )
     wieder_gueltig: list[str] = Field(
         default_factory=list,
@@ -336,6 +361,9 @@ class TripelErgebnis(Frozen):
     objekt_id: str | None = Field(None, description="The resolved object entity.")
     timeline_id: str | None = Field(None, description="First entry of the event, if any.")
     kandidaten: list[Kandidat] = Field(default_factory=list, description="For mehrdeutig.")
+    konflikt: str | None = Field(
+        None, description="For typkonflikt and zyklus: the existing fact it contradicts."
+    )
     neue_entitaeten: list[str] = Field(default_factory=list, description="Entities created.")
     typ_fakten: list[str] = Field(default_factory=list, description="Type facts written.")
 

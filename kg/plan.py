@@ -27,8 +27,10 @@ from kg.models import (
     New,
     Tripel,
     TripelErgebnis,
+    clean_name,
     normalize_name,
 )
+from kg.plain import problems
 from kg.timeline import entry_props, normalized
 
 
@@ -48,14 +50,14 @@ class Rejected(Exception):
 
 
 def reject_reason(error: ValidationError) -> tuple[str, str]:
-    """A reason code and message for a triple that fails validation."""
-    first = error.errors()[0]
-    where = str(first["loc"][0]) if first["loc"] else ""
-    kind = first["type"]
-    message = f"{'.'.join(str(p) for p in first['loc']) or 'tripel'}: {first['msg']}"
+    """A reason code and a plain message for a triple that fails validation."""
+    first = problems(error)[0]
+    where, kind, message = first.field, first.kind, str(first)
     if where == "herkunft":
         return "herkunft", "herkunft is required and must be one of mensch, nova, modell, recherche"
-    if "control characters" in str(first["msg"]):
+    if where == "typ":
+        return "ungueltiger_typ", f"typ must be one of {', '.join(TYPEN)}"
+    if "control characters" in first.message:
         return "steuerzeichen", message
     if where in ("subjekt", "objekt") and kind == "string_too_long":
         return "name_zu_lang", message
@@ -135,6 +137,9 @@ class FactState:
     version: int = 1
     props: dict[str, Any] = field(default_factory=dict)  # the stored version's properties
     new: dict[str, Any] | None = None  # the version this order writes, if any
+    auftrag_id: str | None = None  # the order that wrote it (type facts: what implied it)
+    herkunft: str | None = None
+    touched: bool = False  # re-asserted since it was written (a type: stated, not implied)
 
     @property
     def valid(self) -> bool:
@@ -177,6 +182,9 @@ class State:
     by_name: dict[str, list[str]] = field(default_factory=dict)
     facts: dict[str, FactState] = field(default_factory=dict)
     chains: dict[str, ChainState] = field(default_factory=dict)
+    #: Names of entities the order does not name but a fact of it reaches (the other
+    #: end of a binding, a step on a transitive path), for messages.
+    names: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -213,12 +221,19 @@ class Refs:
     rel_types: set[str] = field(default_factory=lambda: {"TYP"})
     history_types: set[str] = field(default_factory=lambda: {"TYP"})
     timeline_ids: set[str] = field(default_factory=set)
+    #: The ends of transitive triples: the state reads what they reach (cycle check).
+    trans_names: set[str] = field(default_factory=set)
+    trans_ids: set[str] = field(default_factory=set)
 
-    def add(self, ref: EntityRef | None) -> None:
+    def add(self, ref: EntityRef | None, transitive: bool = False) -> None:
         if isinstance(ref, ById):
             self.ids.add(ref.id)
+            if transitive:
+                self.trans_ids.add(ref.id)
         elif isinstance(ref, str):
             self.names.add(normalize_name(ref))
+            if transitive:
+                self.trans_names.add(normalize_name(ref))
 
 
 def refs_of(auftrag: Auftrag, canon: Canon) -> Refs:
@@ -239,8 +254,8 @@ def refs_of(auftrag: Auftrag, canon: Canon) -> Refs:
         refs.rel_types.add(rel.rel_type)
         if rel.einwertig:
             refs.history_types.add(rel.rel_type)
-        refs.add(tripel.subjekt)
-        refs.add(tripel.objekt)
+        refs.add(tripel.subjekt, rel.transitiv)
+        refs.add(tripel.objekt, rel.transitiv)
         if tripel.timeline_id:
             refs.timeline_ids.add(tripel.timeline_id)
     return refs
@@ -254,6 +269,18 @@ class Resolved:
     id: str | None
     name: str
     typ: str | None
+    neu: bool = False  # asked for with {"neu": ...}: a new entity even if the name exists
+
+
+def same_entity(a: Resolved, b: Resolved) -> bool:
+    """Whether two references of one triple are one entity. A name the user has no
+    entity of yet names the one entity the order creates for it, whichever role it is
+    in; only two {"neu": ...} are two."""
+    if a.id is not None or b.id is not None:
+        return a.id == b.id
+    if a.neu and b.neu:
+        return False
+    return normalize_name(a.name) == normalize_name(b.name)
 
 
 class Planner:
@@ -307,8 +334,15 @@ class Planner:
                     "abgelehnt", "unbekannte_id", f"{role}: no entity with id {ref.id!r}"
                 )
             return Resolved(entity.id, entity.name, entity.typ)
+        name = ref.neu if isinstance(ref, New) else ref
+        if not normalize_name(name):
+            raise Rejected(
+                "abgelehnt",
+                "name_leer",
+                f"{role}: the name {name!r} has only invisible characters; give a visible name",
+            )
         if isinstance(ref, New):
-            return Resolved(None, ref.neu, None)
+            return Resolved(None, clean_name(ref.neu), None, neu=True)
         ids = self.state.by_name.get(normalize_name(ref), [])
         if len(ids) > 1:
             raise Rejected(
@@ -320,7 +354,7 @@ class Planner:
         if ids:
             entity = self.state.entities[ids[0]]
             return Resolved(entity.id, entity.name, entity.typ)
-        return Resolved(None, ref, None)
+        return Resolved(None, clean_name(ref), None)
 
     def _kandidat(self, entity: EntityState) -> Kandidat:
         return Kandidat(
@@ -581,7 +615,8 @@ class Planner:
         return ("abgeloest" if ids else "geschrieben"), fact.id, ids
 
     def set_type(self, entity: Resolved, typ: str, herkunft: str) -> None:
-        """Write the type fact an entity gets from a relation or a known class."""
+        """Write the type fact an entity gets from a relation, a known class or the
+        triple's `typ` (checked before, with `check_type`)."""
         if entity.typ == typ or entity.id is None:
             return
         _, fakt_id, _ = self.assert_fact(entity.id, self.canon["typ"], herkunft, wert=typ)
@@ -589,16 +624,188 @@ class Planner:
         self.state.entities[entity.id].typ = typ
         self._typ_fakten.append(fakt_id)
 
+    # -- types, both ways (rule 4) ------------------------------------------------
+
+    def name_of(self, entity_id: str) -> str:
+        entity = self.state.entities.get(entity_id)
+        return entity.name if entity else self.state.names.get(entity_id, entity_id)
+
+    def fact_text(self, fact: FactState) -> str:
+        """A fact as a person reads it: 'Tom wohnt in Kassel'."""
+        rel = self.canon.by_type.get(fact.rel)
+        verb = rel.vorwaerts if rel else fact.rel.lower()
+        objekt = fact.wert if fact.end_id is None else self.name_of(fact.end_id)
+        return f"{self.name_of(fact.start_id)} {verb} {objekt}"
+
+    def implied(self, fact: FactState, entity_id: str) -> str | None:
+        """The type a fact gives one of its ends (None: it implies none)."""
+        rel = self.canon.by_type.get(fact.rel)
+        if rel is None or rel.name == "typ":
+            return None
+        if fact.start_id == entity_id:
+            if rel.name == "ist_ein":
+                return self.canon.typ_of_class(fact.wert or "")
+            return rel.implied_subjekt_typ
+        if fact.end_id == entity_id:
+            return rel.objekt_typ
+        return None
+
+    def contradicting(self, entity_id: str, typ: str) -> FactState | None:
+        """The first active fact of the entity in the pair that the type contradicts:
+        a relation whose subject cannot be of that type, the object of a relation
+        whose object is another type, or a class of another type. The type fact itself
+        is not one: a new type supersedes it."""
+        if typ == "sonstiges":
+            return None
+        for fact in self.state.facts.values():
+            if not fact.aktiv or entity_id not in (fact.start_id, fact.end_id):
+                continue
+            rel = self.canon.by_type.get(fact.rel)
+            if rel is None or rel.name == "typ":
+                continue
+            if fact.start_id == entity_id:
+                if rel.name == "ist_ein":
+                    klasse = self.canon.typ_of_class(fact.wert or "")
+                    if klasse and klasse != typ:
+                        return fact
+                elif rel.subjekt_typen and typ not in rel.subjekt_typen:
+                    return fact
+            elif rel.objekt_typ and rel.objekt_typ != typ:
+                return fact
+        return None
+
+    def check_type(self, entity: Resolved, typ: str) -> None:
+        """A new type is checked against the facts the entity already has in the pair."""
+        if entity.id is None or typ == "sonstiges" or entity.typ == typ:
+            return
+        fact = self.contradicting(entity.id, typ)
+        if fact is not None:
+            raise Rejected(
+                "abgelehnt",
+                "typkonflikt",
+                f"{entity.name} cannot be a {typ}: it contradicts the fact "
+                f"'{self.fact_text(fact)}' ({fact.id}); correct that fact first",
+                konflikt=fact.id,
+            )
+
+    def subject_type(self, rel: Relation, tripel: Tripel, subj: Resolved) -> str | None:
+        """The specific type a triple gives its subject: by `typ`, by a known class of
+        `ist_ein`, by a relation that allows one subject type, or by the triple's own
+        `typ` field. Sources that disagree are a typkonflikt."""
+        claims: dict[str, str] = {}
+        if rel.name == "typ" and tripel.wert:
+            claims.setdefault(tripel.wert, f"typ {tripel.wert}")
+        if rel.name == "ist_ein":
+            klasse = self.canon.typ_of_class(tripel.wert or "")
+            if klasse:
+                claims.setdefault(klasse, f"a {tripel.wert} is a {klasse}")
+        if rel.implied_subjekt_typ:
+            claims.setdefault(
+                rel.implied_subjekt_typ, f"{rel.name} needs a {rel.implied_subjekt_typ}"
+            )
+        if tripel.typ is not None:
+            if rel.subjekt_typen and tripel.typ not in (*rel.subjekt_typen, "sonstiges"):
+                raise Rejected(
+                    "abgelehnt",
+                    "typkonflikt",
+                    f"the triple says {subj.name} is a {tripel.typ}; {rel.name} allows "
+                    f"{', '.join(rel.subjekt_typen)}",
+                )
+            if tripel.typ != "sonstiges" and subj.typ and subj.typ != tripel.typ:
+                current = self.type_fact(subj)
+                raise Rejected(
+                    "abgelehnt",
+                    "typkonflikt",
+                    f"the triple says {subj.name} is a {tripel.typ}, but in this pair it is "
+                    f"a {subj.typ}" + (f" ({current.id})" if current else ""),
+                    **({"konflikt": current.id} if current else {}),
+                )
+            claims.setdefault(tripel.typ, f"the triple's typ {tripel.typ}")
+        claims.pop("sonstiges", None)  # no specific type: never conflicts
+        if len(claims) > 1:
+            raise Rejected(
+                "abgelehnt",
+                "typkonflikt",
+                f"{subj.name} would get two types: {'; '.join(claims.values())}",
+            )
+        return next(iter(claims), None)
+
+    def type_fact(self, entity: Resolved) -> FactState | None:
+        if entity.id is None:
+            return None
+        return next(iter(self.active(entity.id, "TYP", False)), None)
+
+    def drop_implied_types(self, wrong: list[FactState]) -> list[str]:
+        """Retire the types that only the corrected facts implied: written with such a
+        fact (same order, same herkunft), never stated since (a `typ` triple of the same
+        value touches it) and implied by no other active fact. They were never true
+        either."""
+        retired: list[str] = []
+        for fact in wrong:
+            origin = fact.new["auftrag_id"] if fact.new else fact.auftrag_id
+            herkunft = fact.new["herkunft"] if fact.new else fact.herkunft
+            for entity_id in (fact.start_id, fact.end_id):
+                typ = self.implied(fact, entity_id) if entity_id else None
+                if entity_id is None or typ is None:
+                    continue
+                still = any(
+                    self.implied(f, entity_id) == typ
+                    for f in self.state.facts.values()
+                    if f.aktiv and entity_id in (f.start_id, f.end_id)
+                )
+                for t in self.active(entity_id, "TYP", False):
+                    t_origin = t.new["auftrag_id"] if t.new else t.auftrag_id
+                    t_herkunft = t.new["herkunft"] if t.new else t.herkunft
+                    if t.touched or still or t.wert != typ or (t_origin, t_herkunft) != (
+                        origin, herkunft
+                    ):
+                        continue
+                    self.retire(t, "berichtigt")
+                    if entity_id in self.state.entities:
+                        self.state.entities[entity_id].typ = None
+                    retired.append(t.id)
+        return retired
+
+    # -- transitive relations: no cycles ------------------------------------------
+
+    def cycle_path(self, rel: Relation, start_id: str, end_id: str) -> list[FactState] | None:
+        """The facts of a path end → … → start over the pair's active facts of a
+        transitive relation: what start → end would close into a cycle."""
+        edges: dict[str, list[FactState]] = {}
+        for fact in self.state.facts.values():
+            if fact.aktiv and fact.rel == rel.rel_type and fact.end_id is not None:
+                edges.setdefault(fact.start_id, []).append(fact)
+        came: dict[str, FactState | None] = {end_id: None}
+        queue = [end_id]
+        while queue:
+            node = queue.pop(0)
+            if node == start_id:
+                path: list[FactState] = []
+                step = came[node]
+                while step is not None:
+                    path.append(step)
+                    step = came[step.start_id]
+                return path[::-1]
+            for fact in sorted(edges.get(node, []), key=lambda f: f.id):
+                if fact.end_id is not None and fact.end_id not in came:
+                    came[fact.end_id] = fact
+                    queue.append(fact.end_id)
+        return None
+
     # -- one triple -------------------------------------------------------------
 
     def triple(self, index: int, tripel: Tripel) -> TripelErgebnis:
         rel = self.canon[tripel.beziehung]
         subj = self.resolve(tripel.subjekt, "subjekt")
         obj = self.resolve(tripel.objekt, "objekt") if tripel.objekt is not None else None
-        if obj is not None and obj.id is not None and obj.id == subj.id:
+        if obj is not None and same_entity(subj, obj):
             raise Rejected(
-                "abgelehnt", "selbstbezug", f"{rel.name}: subject and object are the same entity"
+                "abgelehnt",
+                "selbstbezug",
+                f"{rel.name}: subject and object are the same entity ({subj.name})",
             )
+        # Types both ways: the relation against the known types, then every new type
+        # against the facts its entity already has in the pair.
         if rel.subjekt_typen and subj.typ and subj.typ not in rel.subjekt_typen:
             raise Rejected(
                 "abgelehnt",
@@ -611,13 +818,21 @@ class Planner:
                 "typkonflikt",
                 f"{obj.name} is a {obj.typ}; the object of {rel.name} is a {rel.objekt_typ}",
             )
-        klassen_typ = self.canon.typ_of_class(tripel.wert or "") if rel.name == "ist_ein" else None
-        if klassen_typ and subj.typ and subj.typ != klassen_typ:
-            raise Rejected(
-                "abgelehnt",
-                "typkonflikt",
-                f"{subj.name} is a {subj.typ}; a {tripel.wert} is a {klassen_typ}",
-            )
+        subj_typ = self.subject_type(rel, tripel, subj)
+        if subj_typ:
+            self.check_type(subj, subj_typ)
+        if obj is not None and rel.objekt_typ:
+            self.check_type(obj, rel.objekt_typ)
+        if rel.transitiv and obj is not None and subj.id is not None and obj.id is not None:
+            path = self.cycle_path(rel, subj.id, obj.id)
+            if path:
+                raise Rejected(
+                    "abgelehnt",
+                    "zyklus",
+                    f"{subj.name} {rel.name} {obj.name} would close a cycle: "
+                    + ", ".join(self.fact_text(f) for f in path),
+                    konflikt=path[0].id,
+                )
         timeline_id = None
         start: datetime | None = None
         window_end: datetime | None = None
@@ -635,6 +850,15 @@ class Planner:
                 )
             timeline_id, start, window_end = chain.first_id, chain.beginn, chain.window_end
 
+        if rel.name == "typ" and tripel.wert == "sonstiges" and subj.typ:
+            # "No specific type yet" never replaces a specific type: nothing is written
+            # or touched, and no fact says sonstiges.
+            return TripelErgebnis(
+                index=index,
+                ausgang="unveraendert",
+                subjekt_id=subj.id,
+                meldung=f"{subj.name} is a {subj.typ}; sonstiges does not replace a type",
+            )
         subjekt_id = self.create(subj)
         objekt_id = self.create(obj) if obj is not None else None
         # An event brought along with a fact that already holds is not created: nothing
@@ -651,15 +875,16 @@ class Planner:
             subjekt_id, rel, tripel.herkunft, objekt_id, tripel.wert, timeline_id, start,
             window_end,
         )
-        # Types become known from the relation (rule 4); none is written in advance.
+        # Types become known from the relation, a class or the triple (rule 4); none
+        # is written in advance.
         if obj is not None and rel.objekt_typ:
             self.set_type(obj, rel.objekt_typ, tripel.herkunft)
-            if rel.symmetrisch:
-                self.set_type(subj, rel.objekt_typ, tripel.herkunft)
-        if klassen_typ:
-            self.set_type(subj, klassen_typ, tripel.herkunft)
         if rel.name == "typ":
-            self.state.entities[subjekt_id].typ = tripel.wert
+            typ = None if tripel.wert == "sonstiges" else tripel.wert
+            subj.typ = self.state.entities[subjekt_id].typ = typ
+            self.state.facts[fakt_id].touched |= ausgang == "unveraendert"
+        elif subj_typ:
+            self.set_type(subj, subj_typ, tripel.herkunft)
         return TripelErgebnis(
             index=index,
             ausgang=ausgang,
@@ -698,10 +923,12 @@ class Planner:
         reinstated = []
         for fact in wrong:
             reinstated += self.take_back(fact, "berichtigt")
+        # A type only these facts implied goes with them (listed after them).
+        types = self.drop_implied_types(wrong)
         return TripelErgebnis(
             index=index,
             ausgang="berichtigt",
-            abgeloest=[f.id for f in wrong],
+            abgeloest=[f.id for f in wrong] + types,
             wieder_gueltig=sorted(set(reinstated)),
             subjekt_id=subj.id,
             objekt_id=obj.id if obj else None,

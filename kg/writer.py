@@ -17,7 +17,7 @@ from typing import Any
 from kg.canon import Canon
 from kg.db import Database, Record, Tx
 from kg.errors import InvalidInput, ServerUnavailable, WriteNotConfirmed
-from kg.models import Auftrag, AuftragErgebnis, TripelErgebnis
+from kg.models import Auftrag, AuftragErgebnis, Tripel, TripelErgebnis
 from kg.plan import (
     ChainState,
     EntityState,
@@ -44,6 +44,10 @@ def merkmal_text(canon: Canon, merkmal: Record) -> str:
 def content_hash(auftrag: Auftrag) -> str:
     """What makes two orders the same order (the clock may differ on a replay)."""
     body = auftrag.model_dump(mode="json", include={"character_id", "tripel", "berichtigungen"})
+    for given, dumped in zip(auftrag.tripel, body["tripel"], strict=True):
+        # Orders from before the optional `typ` field hash as they did then.
+        if isinstance(given, Tripel) and given.typ is None:
+            dumped.pop("typ", None)
     return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
 
 
@@ -82,6 +86,30 @@ def to_fact(f: Record) -> FactState:
         grund=props.get("grund"),
         version=props.get("version", 1),
         props=props,
+        auftrag_id=props.get("auftrag_id"),
+        herkunft=props.get("herkunft"),
+        # Re-asserted since this version was written (a type: stated, not only implied).
+        touched=props.get("last_touched", start) > props.get("t_recorded", start),
+    )
+
+
+#: Facts read only for the type and cycle checks hold "always" as far as they care.
+_SINCE_EVER = datetime(1, 1, 1, tzinfo=UTC)
+
+
+def read_only_fact(f: Record) -> FactState:
+    """An active fact the order only looks at (what binds a type, what a cycle would
+    close); never changed by it, so its validity does not matter."""
+    return FactState(
+        id=f["id"],
+        rel=f["rel"],
+        start_id=f["start_id"],
+        end_id=None if f["wert"] is not None else f["end_id"],
+        wert=f["wert"],
+        start=_SINCE_EVER,
+        props={"id": f["id"], "auftrag_id": f["auftrag_id"], "herkunft": f["herkunft"]},
+        auftrag_id=f["auftrag_id"],
+        herkunft=f["herkunft"],
     )
 
 
@@ -95,6 +123,20 @@ def to_state(row: Record, canon: Canon) -> State:
         for f in e["facts"]:
             fact = to_fact(f)
             state.facts[fact.id] = fact
+    # What the type and cycle checks need beyond the order's relations: facts that
+    # bind a type, and the transitive facts the order's ends reach (read only).
+    for e in row["entities"]:
+        for f in e["typed"]:
+            if f["id"] is not None and f["id"] not in state.facts:
+                state.facts[f["id"]] = read_only_fact(f)
+            if f["other"] is not None:
+                other = f["end_id"] if f["start_id"] == e["id"] else f["start_id"]
+                state.names.setdefault(other, f["other"])
+    for f in row["transitive"]:
+        if f["id"] is not None and f["id"] not in state.facts:
+            state.facts[f["id"]] = read_only_fact({**f, "wert": None})
+        state.names.setdefault(f["start_id"], f["start_name"])
+        state.names.setdefault(f["end_id"], f["end_name"])
     for ids in state.by_name.values():
         ids.sort()  # candidates in a stable order
     for c in row["chains"]:
@@ -112,7 +154,13 @@ class FaktenAgent:
     def __init__(self, db: Database, canon: Canon) -> None:
         self.db = db
         self.canon = canon
-        self.symmetric_types = {r.rel_type for r in canon.relations.values() if r.symmetrisch}
+        rels = canon.relations.values()
+        self.symmetric_types = {r.rel_type for r in rels if r.symmetrisch}
+        # Relations that say something about their subject's / object's type.
+        self.typed_out = sorted(
+            r.rel_type for r in rels if r.subjekt_typen or r.name == "ist_ein"
+        )
+        self.typed_in = sorted(r.rel_type for r in rels if r.objekt_typ)
 
     async def _state(self, tx: Tx, auftrag: Auftrag, refs: Refs) -> Record:
         row = await tx.one(
@@ -126,6 +174,11 @@ class FaktenAgent:
             symmetric_types=sorted(refs.rel_types & self.symmetric_types),
             history_types=sorted(refs.history_types),
             timeline_ids=sorted(refs.timeline_ids),
+            typed_out=self.typed_out,
+            typed_in=self.typed_in,
+            trans_types=self.canon.transitive_types,
+            trans_names=sorted(refs.trans_names),
+            trans_ids=sorted(refs.trans_ids),
         )
         assert row is not None
         return row
@@ -174,6 +227,7 @@ class FaktenAgent:
         inhalt = content_hash(auftrag)
         if row["ergebnis"]:
             if row["inhalt"] not in (None, inhalt):
+                # Only this pair's own order is ever found here (the key is the pair's).
                 raise InvalidInput(
                     f"auftrag_id {auftrag.auftrag_id!r} was used on {row['erfasst']} for an "
                     "order with other content; a replay must be the same order — give a new "

@@ -23,9 +23,9 @@ from tests.conftest import raw_cypher, t
 
 STRESS = os.environ.get("KG_STRESS") == "1"
 
-#: kg check's items 1-5 are structural; 6-7 judge the daily decay sweep, which tests on
-#: the shared server must not run (it sweeps every user's edges).
-STRUCTURAL_ITEMS = frozenset({1, 2, 3, 4, 5})
+#: kg check's items 1-5 and 8 (the writer's guards) are structural; 6-7 judge the daily
+#: decay sweep, which tests on the shared server must not run (it sweeps every user's edges).
+STRUCTURAL_ITEMS = frozenset({1, 2, 3, 4, 5, 8})
 WRITTEN = frozenset({"geschrieben", "abgeloest"})
 DONE = frozenset({"geschrieben", "abgeloest", "unveraendert", "berichtigt"})
 
@@ -193,7 +193,8 @@ def ledger_violations(
                 f"{sorted(expected)}"
             )
         for r in stored.ergebnisse:
-            if r.ausgang == "unveraendert" and r.fakt_id not in ledger.fact_ids:
+            # (An unchanged result without a fact: `typ sonstiges` on a typed entity.)
+            if r.ausgang == "unveraendert" and r.fakt_id and r.fakt_id not in ledger.fact_ids:
                 found.append(f"order {auftrag_id}: touched fact {r.fakt_id} does not exist")
     orphans = set(ledger.facts_by_order) - set(ledger.stored)
     if orphans:

@@ -101,7 +101,8 @@ def test_sweep_writes_the_numbers_for_known_ages(pair: Pair) -> None:
         assert fact(pair, wert)["staerke_decay"] == pytest.approx(expected, rel=1e-9), wert
     assert fact(pair, "Rudern")["staerke_decay"] == 1.0
     assert {e["decay_am"].to_native() for e in edges(pair).values()} == {day}
-    assert (result.edges, result.resting, result.tag, result.recorded) == (5, 1, day, False)
+    # Six edges: the five hobbies and Lena's type, person, that a hobby implies.
+    assert (result.edges, result.resting, result.tag, result.recorded) == (6, 1, day, False)
     assert result.user_id == pair.user_id and not result.skipped
 
 
@@ -114,7 +115,8 @@ def test_sweep_is_idempotent_for_a_day_and_if_due_skips_a_swept_day(pair: Pair) 
     after_first = edges(pair)
     second = sweep(pair, day)
     assert edges(pair) == after_first  # the same numbers, nothing else changed
-    assert (first.edges, first.resting) == (second.edges, second.resting) == (3, 0)
+    # Two facts and two types (Kassel ort, Lena person: only a person has a beruf).
+    assert (first.edges, first.resting) == (second.edges, second.resting) == (4, 0)
 
     # --if-due: the day is swept, so a changed last_touched is not picked up ...
     touch_back(pair, "Kassel", moment(day) - timedelta(days=1000))
@@ -124,7 +126,7 @@ def test_sweep_is_idempotent_for_a_day_and_if_due_skips_a_swept_day(pair: Pair) 
         "staerke_decay"]
     # ... but the next day is due.
     due = sweep(pair, day + timedelta(days=1), if_due=True)
-    assert not due.skipped and due.edges == 3
+    assert not due.skipped and due.edges == 4
     assert fact(pair, "Kassel")["staerke_decay"] == pytest.approx(math.exp(-0.0015 * 1001))
 
 
@@ -226,7 +228,8 @@ def test_cli_decay_run_json_and_text(pair: Pair, cli_env: dict[str, str]) -> Non
                          env=cli_env)
     assert done.exit_code == 0, done.output
     data = json.loads(done.stdout)
-    assert (data["edges"], data["resting"], data["tag"], data["skipped"]) == (1, 1, day, False)
+    # The hobby rests; Lena's type (person, implied by it) is the second edge.
+    assert (data["edges"], data["resting"], data["tag"], data["skipped"]) == (2, 1, day, False)
     again = runner.invoke(app, ["decay", "run", "--user", pair.user_id, "--as-of", day,
                                 "--if-due"], env=cli_env)
     assert again.exit_code == 0 and "already swept" in again.stdout

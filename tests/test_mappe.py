@@ -153,8 +153,18 @@ def test_transitive_chain_of_depth_four_and_a_cycle(pair: Pair) -> None:
         ("Deutschland", ("Kassel", "Nordhessen", "Hessen")),
         ("Europa", ("Kassel", "Nordhessen", "Hessen", "Deutschland")),
     }
-    # A cycle (bad data, but possible) must terminate and never derive the start itself.
-    pair.write(t("Europa", "liegt_in", "Kassel"))
+    # The writer refuses a cycle (zyklus); planted as bad data it must still terminate
+    # and never derive the start itself.
+    refused = pair.write(t("Europa", "liegt_in", "Kassel"))
+    assert refused.ergebnisse[0].grund == "zyklus"
+    pair.cypher(
+        "MATCH (e:Entitaet {user_id: $u, name: 'Europa'}), (k:Entitaet {user_id: $u, "
+        "name: 'Kassel'}) CREATE (e)-[r:LIEGT_IN]->(k) SET r = $props, r.user_id = $u, "
+        "r.t_valid = datetime(), r.t_recorded = datetime(), r.last_touched = datetime()",
+        u=pair.user_id,
+        props={"id": "planted-cycle", "character_id": "nova", "aktiv": True,
+               "staerke_decay": 1.0, "herkunft": "mensch"},
+    )
     derived = {d.objekt.name for d in pair.mappe("Lena").abgeleitet}
     assert derived == {"Nordhessen", "Hessen", "Deutschland", "Europa"}
     assert "Kassel" not in {d.objekt.name for d in pair.mappe("Kassel").abgeleitet}

@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import unicodedata
 import uuid
 from datetime import date
 from typing import Any
@@ -32,7 +33,7 @@ from hypothesis import strategies as st
 from kg.api import SyncMemory
 from kg.db import Tx
 from kg.errors import InvalidInput
-from kg.models import AuftragErgebnis, NeuerEintrag, normalize_name
+from kg.models import AuftragErgebnis, NeuerEintrag, clean_name, normalize_name
 from tests.reliability_support import DONE, Stopwatch, cypher, size, violations
 
 EXAMPLES = size(250, 3000)
@@ -98,6 +99,68 @@ TYPEN = ["person", "ort", "tier", "objekt", "organisation", "sonstiges"]
 def mostly(good: st.SearchStrategy[Any], *bad: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
     """`good` nine times in ten (one_of would draw each branch alike)."""
     return st.integers(0, 9).flatmap(lambda k: good if k else st.one_of(*bad))
+
+
+#: Names the guards work on: people, animals and places an order repeats in any role.
+GUARDED = ["Lena", "Tom", "Rex", "Bello", "Kassel", "Hessen", "Erde", "Deutschland"]
+FORMAT = ["\u200b", "\u200d", "\u2060", "\ufeff", "\u00ad", "\u202e", "\u202c", "\u2066"]
+KLASSEN = ["Hund", "Katze", "Stadt", "Land", "Frau", "Firma", "Auto", "Drache"]
+#: Places only containment names: a ring of them closes a cycle, within an order or across.
+RING = ["Nordstadt", "Mittelland", "Südreich"]
+
+
+def ring(herkunft: st.SearchStrategy[str]) -> st.SearchStrategy[list[dict[str, Any]]]:
+    """An order that walks a ring of containment: its last triple closes the cycle."""
+    def triples(order: list[str], h: str) -> st.SearchStrategy[list[dict[str, Any]]]:
+        steps = list(zip(order, order[1:] + order[:1], strict=True))
+        return st.tuples(*[st.tuples(variant(a), variant(b)) for a, b in steps]).map(
+            lambda names: [{"subjekt": a, "beziehung": "liegt_in", "objekt": b,
+                            "herkunft": h} for a, b in names])
+    return st.tuples(st.permutations(RING), herkunft).flatmap(lambda p: triples(list(p[0]),
+                                                                                  p[1]))
+
+
+def variant(name: str) -> st.SearchStrategy[str]:
+    """The same name as a person types it: case, spacing, invisible format characters."""
+    sprinkled = st.lists(st.tuples(st.integers(0, len(name)), st.sampled_from(FORMAT)),
+                         min_size=1, max_size=3).map(
+        lambda marks: "".join(
+            c + "".join(m for p, m in marks if p == i) for i, c in enumerate(" " + name)
+        )[1:] + "".join(m for p, m in marks if p == len(name)))
+    return st.one_of(st.just(name), st.just(name.upper()), st.just(f" {name} "), sprinkled)
+
+
+def guarded(herkunft: st.SearchStrategy[str]) -> st.SearchStrategy[dict[str, Any]]:
+    """Triples the writer must guard against (issue 13): self-references, names with
+    format characters, type flips (typ, ist_ein, typ-implying relations, the triple's
+    `typ`) and containment that closes cycles."""
+    name = st.sampled_from(GUARDED).flatmap(variant)
+    self_ref = st.builds(
+        lambda base, rel, h: base.flatmap(lambda n: st.tuples(variant(n), variant(n))).map(
+            lambda pair: {"subjekt": pair[0], "objekt": pair[1], "beziehung": rel,
+                          "herkunft": h}),
+        st.just(st.sampled_from(GUARDED)),
+        st.sampled_from(["wohnt_in", "partner", "liegt_in", "geschwister", "begleitet"]),
+        herkunft,
+    ).flatmap(lambda strategy: strategy)
+    flip = st.one_of(
+        st.fixed_dictionaries({"subjekt": name, "beziehung": st.just("typ"),
+                               "wert": st.sampled_from(TYPEN), "herkunft": herkunft}),
+        st.fixed_dictionaries({"subjekt": name, "beziehung": st.just("ist_ein"),
+                               "wert": st.sampled_from(KLASSEN), "herkunft": herkunft}),
+        st.fixed_dictionaries({"subjekt": name, "beziehung": st.sampled_from(["beruf", "hobby"]),
+                               "wert": st.sampled_from(["Polizeihund", "Lesen"]),
+                               "herkunft": herkunft},
+                              optional={"typ": st.sampled_from(TYPEN)}),
+        st.fixed_dictionaries({"subjekt": name, "objekt": name, "herkunft": herkunft,
+                               "beziehung": st.sampled_from(["wohnt_in", "hat_haustier",
+                                                             "besitzt", "begleitet"])},
+                              optional={"typ": st.sampled_from(TYPEN)}),
+    )
+    places = st.sampled_from(["Kassel", "Hessen", "Erde", "Deutschland"]).flatmap(variant)
+    cycle = st.fixed_dictionaries({"subjekt": places, "beziehung": st.just("liegt_in"),
+                                   "objekt": places, "herkunft": herkunft})
+    return st.one_of(self_ref, flip, cycle)
 
 
 class Target:
@@ -185,6 +248,7 @@ def strategies(target: Target, user: str) -> st.SearchStrategy[Any]:
             "beziehung": st.one_of(st.sampled_from(INJECTIONS), printable),
         }),
     )
+    guards = guarded(herkunft)
     correction = st.fixed_dictionaries(
         {"subjekt": ref, "beziehung": beziehung}, optional={"objekt": ref, "wert": wert,
                                                            "notiz": TEXT}
@@ -209,7 +273,13 @@ def strategies(target: Target, user: str) -> st.SearchStrategy[Any]:
             "user_id": user_id,
             "character_id": mostly(st.sampled_from(["nova", "luna", " nova "]), TEXT, WRONG),
             "tripel": mostly(
-                st.lists(st.one_of(triple, valid_triple, foreign), min_size=1, max_size=6),
+                st.one_of(
+                    st.lists(st.one_of(triple, valid_triple, foreign, guards), min_size=1,
+                             max_size=6),
+                    # Orders of guarded triples only: the same few names in every role.
+                    st.lists(guards, min_size=2, max_size=6),
+                    ring(herkunft),
+                ),
                 st.lists(st.one_of(triple, WRONG), min_size=1, max_size=3),
                 st.just([{"subjekt": "Lena", "beziehung": "hobby", "wert": "x",
                           "herkunft": "mensch"}] * 201),
@@ -261,6 +331,26 @@ def read_fact(store: SyncMemory, subjekt_id: str, fakt_id: str) -> dict[str, Any
     return rows[0]
 
 
+def count_guarded(order: dict[str, Any], guards: dict[str, int]) -> None:
+    """Tally the guarded kinds among an order's well-formed triples."""
+    seen: list[str] = []
+    for raw in order.get("tripel", []):
+        if not isinstance(raw, dict):
+            continue
+        names: list[str] = [v for k in ("subjekt", "objekt") if isinstance(v := raw.get(k), str)]
+        keys = [normalize_name(n) for n in names]
+        if len(keys) == 2 and keys[0] == keys[1] and keys[0]:
+            guards["self_references"] += 1
+        if any(any(unicodedata.category(c) == "Cf" for c in n) for n in names):
+            guards["format_names"] += 1
+        if raw.get("beziehung") in ("typ", "ist_ein") or "typ" in raw:
+            guards["type_flips"] += 1
+        if raw.get("beziehung") == "liegt_in":
+            guards["transitive"] += 1
+        seen += keys
+    guards["repeated_names"] += len(seen) - len(set(seen))
+
+
 @pytest.mark.slow
 def test_hostile_orders_are_rejected_with_a_reason_or_written_literally(
     store: SyncMemory, monkeypatch: pytest.MonkeyPatch
@@ -298,6 +388,9 @@ def test_hostile_orders_are_rejected_with_a_reason_or_written_literally(
 
     figures = {"orders": 0, "invalid_orders": 0, "triples": 0, "written": 0, "rejected": 0,
                "ambiguous": 0, "replayed": 0}
+    # What the guards met (issue 13): generated triples of each kind, and refusals.
+    guards = {"self_references": 0, "repeated_names": 0, "format_names": 0, "type_flips": 0,
+              "transitive": 0, "selbstbezug": 0, "typkonflikt": 0, "zyklus": 0}
     users_written: set[str] = set()
     reasons: set[str] = set()
 
@@ -322,6 +415,7 @@ def test_hostile_orders_are_rejected_with_a_reason_or_written_literally(
             return
         assert result.user_id == order["user_id"].strip()
         berichtigungen = order.get("berichtigungen", [])
+        count_guarded(order, guards)
         for r in result.ergebnisse:
             figures["triples"] += 1
             assert r.ausgang != "fehler", r
@@ -329,6 +423,8 @@ def test_hostile_orders_are_rejected_with_a_reason_or_written_literally(
                 figures["rejected" if r.ausgang == "abgelehnt" else "ambiguous"] += 1
                 assert r.grund and r.meldung, r
                 reasons.add(r.grund)
+                if r.grund in guards:
+                    guards[r.grund] += 1
                 continue
             assert r.ausgang in DONE, r
             if r.index < len(berichtigungen):
@@ -354,7 +450,7 @@ def test_hostile_orders_are_rejected_with_a_reason_or_written_literally(
             name = subjekt if isinstance(subjekt, str) else subjekt.get("neu")
             if name is not None:
                 if r.subjekt_id in r.neue_entitaeten:
-                    assert fact["name"] == name.strip()
+                    assert fact["name"] == clean_name(name)  # format characters stripped
                 else:
                     assert normalize_name(fact["name"]) == normalize_name(name)
 
@@ -374,9 +470,10 @@ def test_hostile_orders_are_rejected_with_a_reason_or_written_literally(
         ))
         assert {t["t"] for t in types} <= set(canon.rel_types)
     assert found == [], found[:10]
-    print(figures)
+    print(figures, guards)
     assert figures["written"] > 0 and figures["rejected"] > 0 and figures["invalid_orders"] > 0
-    watch.figures.update(figures, users=len(users_written), reasons=sorted(reasons),
+    assert all(guards.values()), guards  # every guard met its case, and kg check is clean
+    watch.figures.update(figures, **guards, users=len(users_written), reasons=sorted(reasons),
                          violations=len(found))
     print(watch.report())
 

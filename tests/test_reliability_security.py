@@ -131,6 +131,7 @@ def test_the_scan_above_can_fail(bad: str) -> None:
 DYNAMIC_TYPES = {
     ("facts_active", "$($rel_type)"): "the type of an existing fact (timeline cancel)",
     ("order_apply", "$(f.rel)"): "the planner: canon[beziehung].rel_type",
+    ("order_state", "$(rel)"): "the writer: canon relations that bind a type (typed_out/in)",
     ("import_ref_facts", "$(row.rel_type)"): "the import: canon[beziehung].rel_type",
     ("import_value_facts", "$(row.rel_type)"): "the import: canon[beziehung].rel_type",
     ("bench_load_ref_facts", "$(row[2])"): "the benchmark's generator (canon types)",

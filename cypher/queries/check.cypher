@@ -86,7 +86,7 @@ RETURN count(r) AS count,
                + coalesce(toString(r.grund), 'null') + ')')[..$samples] AS samples;
 
 // name: check_fact_interval
-// Item 8: no valid interval ends before it starts (t_invalid >= t_valid).
+// Item 9: no valid interval ends before it starts (t_invalid >= t_valid).
 // params: $user_id, $rel_types, $samples
 MATCH (s:Entitaet)-[r]->()
 WHERE ($user_id IS NULL OR s.user_id = $user_id) AND type(r) IN $rel_types
@@ -97,7 +97,7 @@ RETURN count(r) AS count,
        AS samples;
 
 // name: check_fact_system_time
-// Item 8: no version stops being the record before it was recorded (t_expired >= t_recorded).
+// Item 9: no version stops being the record before it was recorded (t_expired >= t_recorded).
 // params: $user_id, $rel_types, $samples
 MATCH (s:Entitaet)-[r]->()
 WHERE ($user_id IS NULL OR s.user_id = $user_id) AND type(r) IN $rel_types
@@ -108,7 +108,7 @@ RETURN count(r) AS count,
        AS samples;
 
 // name: check_version_chains
-// Item 8: every fact's versions form one well-formed chain: numbered 1..n, each replaced
+// Item 9: every fact's versions form one well-formed chain: numbered 1..n, each replaced
 // exactly when the next was recorded, only the last one current (no t_expired), and all
 // of one relation, subject, object (or value) and pair.
 // params: $user_id, $rel_types, $samples
@@ -133,7 +133,7 @@ RETURN count(*) AS count,
        AS samples;
 
 // name: check_einwertig_overlap
-// Item 8: valid time is a partition: no two versions of an einwertig relation (subject
+// Item 9: valid time is a partition: no two versions of an einwertig relation (subject
 // and pair; a symmetric one from both ends) hold at the same point of valid time as known
 // at the same point of system time. Valid intervals are taken as readers take them: from
 // the active entry of a timeline chain where they start or end with an event, an end
@@ -362,3 +362,90 @@ RETURN type(r) AS type, count(r) AS count,
        collect(DISTINCT [k IN keys(r) WHERE k ENDS WITH '_decay' OR k = 'decay_am']) AS decay_keys,
        max(CASE WHEN r.decay_am IS :: DATE THEN r.decay_am END) AS newest
 ORDER BY type;
+
+// name: check_self_loops
+// Item 8: no fact is about one entity on both ends (a self-reference splits nothing
+// and means nothing; the writer refuses it as selbstbezug).
+// params: $user_id, $rel_types, $samples
+MATCH (s:Entitaet)-[r]->(s)
+WHERE ($user_id IS NULL OR s.user_id = $user_id) AND type(r) IN $rel_types
+RETURN count(r) AS count,
+       collect(coalesce(r.id, elementId(r)) + ' ' + type(r) + ' on ' + coalesce(s.id, '?'))[..$samples] AS samples;
+
+// name: check_format_namesakes
+// Item 8: no two entities of a user whose normalised names differ only in invisible
+// format characters (Unicode Cf: zero-width, bidi controls, soft hyphen): the writer
+// strips them before resolution, so such a pair is one name stored twice.
+// params: $user_id, $samples
+MATCH (e:Entitaet)
+WHERE $user_id IS NULL OR e.user_id = $user_id
+WITH e, CASE WHEN e.name_norm =~ '(?s).*\\p{Cf}.*'
+  THEN reduce(k = '', c IN split(e.name_norm, '') | k + CASE WHEN c =~ '\\p{Cf}' THEN '' ELSE c END)
+  ELSE e.name_norm END AS key
+WITH e.user_id AS user_id, key, collect(e) AS same, count(DISTINCT e.name_norm) AS forms
+WHERE forms > 1
+RETURN count(*) AS count,
+       collect(user_id + ' ' + key + ': ' + reduce(t = '', x IN same | t + CASE t WHEN '' THEN '' ELSE ', ' END + x.id))[..$samples] AS samples;
+
+// name: check_type_contradicts_fact
+// Item 8: an entity's active type in a pair contradicts none of its active facts in
+// that pair: a relation whose subject cannot be of that type ($subjekt_typen: rel type
+// → allowed types), the object of a relation whose object is another type ($objekt_typ:
+// rel type → type), or a class of another type ($klassen: class → type). sonstiges
+// never conflicts. Samples: the type fact and the fact it contradicts.
+// params: $user_id, $subjekt_typen, $objekt_typ, $klassen, $samples
+MATCH (e:Entitaet)-[t:TYP]->(tw:Wert)
+WHERE ($user_id IS NULL OR e.user_id = $user_id) AND t.aktiv AND tw.wert <> 'sonstiges'
+CALL (e, t, tw) {
+  MATCH (e)-[r]->(o)
+  WHERE r.aktiv AND r.character_id = t.character_id AND type(r) IN keys($subjekt_typen)
+    AND NOT tw.wert IN $subjekt_typen[type(r)]
+  RETURN r
+  UNION
+  MATCH (e)<-[r]-(:Entitaet)
+  WHERE r.aktiv AND r.character_id = t.character_id AND type(r) IN keys($objekt_typ)
+    AND $objekt_typ[type(r)] <> tw.wert
+  RETURN r
+  UNION
+  MATCH (e)-[r:IST_EIN]->(w:Wert)
+  WHERE r.aktiv AND r.character_id = t.character_id
+    AND $klassen[toLower(trim(w.wert))] IS NOT NULL AND $klassen[toLower(trim(w.wert))] <> tw.wert
+  RETURN r
+}
+RETURN count(*) AS count,
+       collect(coalesce(t.id, elementId(t)) + ' (' + tw.wert + ') vs ' + type(r) + ' '
+               + coalesce(r.id, elementId(r)))[..$samples] AS samples;
+
+// name: check_transitive_cycles
+// Item 8: no active facts of a transitive relation ($transitive) form a cycle within a
+// pair (derivation closes them at read time; a cycle makes a place lie in itself).
+// Samples: a fact on a cycle.
+// params: $user_id, $transitive, $samples
+MATCH (s:Entitaet)-[r]->(o:Entitaet)
+WHERE ($user_id IS NULL OR s.user_id = $user_id) AND type(r) IN $transitive AND r.aktiv
+  AND EXISTS {
+    MATCH (o) (()-[t]->() WHERE type(t) = type(r) AND t.aktiv
+               AND t.character_id = r.character_id)* (s)
+  }
+RETURN count(r) AS count,
+       collect(coalesce(r.id, elementId(r)) + ' ' + type(r) + ' ' + coalesce(s.name, '?') + ' → '
+               + coalesce(o.name, '?'))[..$samples] AS samples;
+
+// name: check_typ_values
+// Item 8: every type fact's value is one of the six types ($typen).
+// params: $user_id, $typen, $samples
+MATCH (s:Entitaet)-[r:TYP]->(w)
+WHERE ($user_id IS NULL OR s.user_id = $user_id) AND NOT coalesce(w.wert IN $typen, false)
+RETURN count(r) AS count,
+       collect(coalesce(r.id, elementId(r)) + ' (typ ' + coalesce(toString(w.wert), 'missing') + ')')[..$samples] AS samples;
+
+// name: check_auftrag_key
+// Item 8: an idempotency key (auftrag_id) is used at most once in a pair.
+// params: $user_id, $samples
+MATCH (a:Auftrag)
+WHERE $user_id IS NULL OR a.user_id = $user_id
+WITH a.user_id AS user_id, a.character_id AS character_id, a.id AS id, count(*) AS n
+WHERE n > 1
+RETURN count(*) AS count,
+       collect(coalesce(user_id, '?') + '/' + coalesce(character_id, '?') + ' ' + coalesce(toString(id), '?')
+               + ' (' + toString(n) + ' orders)')[..$samples] AS samples;

@@ -23,7 +23,7 @@ CALL (e) {
   RETURN w.wert AS typ LIMIT 1
 }
 CALL (e) {
-  OPTIONAL MATCH (e)-[r]-(o)
+  MATCH (e)-[r]-(o)
   WHERE r.character_id = $character_id AND r.aktiv AND type(r) <> 'TYP'
   WITH r, o ORDER BY r.last_touched DESC LIMIT 3
   RETURN collect({rel: type(r), out: startNode(r) = e, other: coalesce(o.name, o.wert)}) AS merkmale
@@ -54,14 +54,21 @@ RETURN e.id AS id, e.name AS name, coalesce(typ, 'sonstiges') AS typ;
 // dates of the timeline chains it starts and ends with. Plus the timeline chains the
 // order references. The writer plans the order against this in Python and writes it
 // with order_apply.
-// params: $user_id, $auftrag_id, $character_id, $names, $ids, $rel_types, $symmetric_types, $history_types, $timeline_ids
+// The idempotency key is the pair's: another pair's order of the same auftrag_id is
+// never found. For the type checks, each entity brings a few of its active facts in
+// the pair per relation that says something about its type ($typed_out: as subject,
+// $typed_in: as object); a few per relation type, so a hub's edges are never all
+// walked. For the cycle check of transitive relations ($trans_types), the active
+// transitive facts reachable from the ends of the order's transitive triples
+// ($trans_names, $trans_ids; empty for an order without transitive triples).
+// params: $user_id, $auftrag_id, $character_id, $names, $ids, $rel_types, $symmetric_types, $history_types, $timeline_ids, $typed_out, $typed_in, $trans_types, $trans_names, $trans_ids
 MERGE (lock:Nutzer {id: $user_id})
 WITH lock, datetime.transaction() AS clock
 WITH lock, CASE WHEN lock.uhr IS NOT NULL AND lock.uhr >= clock
                 THEN lock.uhr + duration({nanoseconds: 1000}) ELSE clock END AS jetzt
 SET lock.writes = coalesce(lock.writes, 0) + 1, lock.uhr = jetzt
 WITH jetzt
-OPTIONAL MATCH (a:Auftrag {user_id: $user_id, id: $auftrag_id})
+OPTIONAL MATCH (a:Auftrag {user_id: $user_id, character_id: $character_id, id: $auftrag_id})
 CALL () {
   CALL () {
     MATCH (e:Entitaet)
@@ -80,7 +87,7 @@ CALL () {
   // What tells namesakes apart is only needed when a name is ambiguous (and a hub
   // entity would otherwise sort all its edges for nothing).
   CALL (e) {
-    OPTIONAL MATCH (e)-[r]-(o)
+    MATCH (e)-[r]-(o)
     WHERE COUNT { (:Entitaet {user_id: $user_id, name_norm: e.name_norm}) } > 1
       AND r.character_id = $character_id AND r.aktiv AND type(r) <> 'TYP'
     WITH r, o ORDER BY r.last_touched DESC LIMIT 3
@@ -112,8 +119,40 @@ CALL () {
                     end_id: f.end_id, wert: f.wert, tl_beginn: ta.beginn,
                     tlb_beginn: tb.beginn}) AS facts
   }
+  // What its facts say about its type: up to 10 active facts per relation type.
+  CALL (e) {
+    UNWIND $typed_out AS rel
+    CALL (e, rel) {
+      MATCH (e)-[r:$(rel)]->(o)
+      WHERE r.character_id = $character_id AND r.aktiv
+      RETURN r, o LIMIT 10
+    }
+    RETURN collect({id: r.id, rel: type(r), start_id: e.id, end_id: o.id, wert: o.wert,
+                    other: o.name, auftrag_id: r.auftrag_id, herkunft: r.herkunft}) AS typed_out
+  }
+  CALL (e) {
+    UNWIND $typed_in AS rel
+    CALL (e, rel) {
+      MATCH (e)<-[r:$(rel)]-(o:Entitaet)
+      WHERE r.character_id = $character_id AND r.aktiv
+      RETURN r, o LIMIT 10
+    }
+    RETURN collect({id: r.id, rel: type(r), start_id: o.id, end_id: e.id, wert: null,
+                    other: o.name, auftrag_id: r.auftrag_id, herkunft: r.herkunft}) AS typed_in
+  }
   RETURN collect({id: e.id, name: e.name, name_norm: e.name_norm, typ: typ,
-                  merkmale: merkmale, facts: facts}) AS entities
+                  merkmale: merkmale, facts: facts, typed: typed_out + typed_in}) AS entities
+}
+CALL () {
+  MATCH (e:Entitaet)
+  WHERE e.user_id = $user_id AND (e.name_norm IN $trans_names OR e.id IN $trans_ids)
+  MATCH ANY (e) (()-[t]->(:Entitaet) WHERE type(t) IN $trans_types
+                 AND t.character_id = $character_id AND t.aktiv)* (x:Entitaet)
+  WITH DISTINCT x
+  MATCH (x)-[t]->(y:Entitaet)
+  WHERE type(t) IN $trans_types AND t.character_id = $character_id AND t.aktiv
+  RETURN collect({id: t.id, rel: type(t), start_id: x.id, end_id: y.id, start_name: x.name,
+                  end_name: y.name, auftrag_id: t.auftrag_id, herkunft: t.herkunft}) AS transitive
 }
 CALL () {
   UNWIND $timeline_ids AS given
@@ -126,7 +165,8 @@ CALL () {
   RETURN collect({given: given, first_id: first.id, beginn: last.beginn,
                   genauigkeit: last.genauigkeit, abgesagt: coalesce(last.abgesagt, false)}) AS chains
 }
-RETURN jetzt, a.ergebnis AS ergebnis, a.inhalt AS inhalt, a.erfasst AS erfasst, entities, chains;
+RETURN jetzt, a.ergebnis AS ergebnis, a.inhalt AS inhalt, a.erfasst AS erfasst, entities, chains,
+       transitive;
 
 // name: order_apply
 // Write a planned order at once: new entities, new event entries, closed fact versions
