@@ -228,7 +228,8 @@ def build_server(
             ),
             "token_verifier": binding.verifier,
         }
-    server = PairServer(name, instructions=INSTRUCTIONS, **auth)
+    # Warnings only: stdio clients show stderr as the server log; calls are not news.
+    server = PairServer(name, instructions=INSTRUCTIONS, log_level="WARNING", **auth)
     read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
     writes = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True)
 
