@@ -159,6 +159,23 @@ async def guarded(call: Awaitable[T], asked: str | None = None) -> T:
         return await call
 
 
+def outcome_text(result: AuftragErgebnis) -> str:
+    """An order's outcome in a few lines for a model to read (the structure has it all)."""
+    head = f"Auftrag {result.auftrag_id}: {result.status}"
+    if result.wiederholt:
+        head += " (wiederholt: written before, nothing written again)"
+    lines = [head]
+    for r in result.ergebnisse:
+        detail = r.meldung or (f"fact {r.fakt_id}" if r.fakt_id else "")
+        if r.abgeloest:
+            detail += f"; superseded {', '.join(r.abgeloest)}"
+        lines.append(f"[{r.index}] {r.ausgang}: {detail}")
+        for k in r.kandidaten:
+            merkmale = "; ".join(k.merkmale) or "no facts yet"
+            lines.append(f"    candidate id {k.id}: {k.name} ({k.typ}) — {merkmale}")
+    return "\n".join(lines)
+
+
 def instant(value: datetime | date | None) -> datetime | None:
     """A bare date means the end of that day (UTC), as on the CLI."""
     if value is None or isinstance(value, datetime):
@@ -338,10 +355,14 @@ def build_server(
 
     # -- writing ----------------------------------------------------------------
 
-    async def write_order(p: PairRef, data: dict[str, Any]) -> AuftragErgebnis:
+    async def write_order(p: PairRef, data: dict[str, Any]) -> CallToolResult:
         with plain_words():
             order = parse_order(data | {"user_id": p.user_id, "character_id": p.character_id})
-        return await guarded(memory.write(order))
+        result = await guarded(memory.write(order))
+        return CallToolResult(
+            content=[TextContent(type="text", text=outcome_text(result))],
+            structured_content=result.model_dump(mode="json"),
+        )
 
     @server.tool(annotations=writes)
     async def write(
@@ -358,7 +379,7 @@ def build_server(
             AwareDatetime | None,
             Field(description="The turn's clock, an ISO instant with a time zone (default now)."),
         ] = None,
-    ) -> AuftragErgebnis:
+    ) -> Annotated[CallToolResult, AuftragErgebnis]:
         """Write one order (Auftrag) of a chat turn through the Fakten-Agent, in one
         transaction: each triple is checked against the canon and the existing facts and
         gets its own outcome (geschrieben, abgeloest, unveraendert, berichtigt, mehrdeutig
@@ -380,7 +401,7 @@ def build_server(
         richtig: Annotated[
             Tripel | None, Field(description="Its replacement, written in the same order.")
         ] = None,
-    ) -> AuftragErgebnis:
+    ) -> Annotated[CallToolResult, AuftragErgebnis]:
         """Correct a wrong fact: it is retired as never true (not superseded), optionally
         with the right fact in the same order. Replays by auftrag_id like `write`."""
         data: dict[str, Any] = {"auftrag_id": auftrag_id, "berichtigungen": [falsch]}
