@@ -12,6 +12,9 @@ known token are refused.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import urllib.error
 import urllib.request
 import uuid
@@ -20,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from mcp.client.stdio import StdioServerParameters, stdio_client
 from typer.testing import CliRunner
 
 from cli.main import app
@@ -27,10 +31,13 @@ from kg.api import SyncMemory
 from kg.settings import Settings
 from kg_mcp.binding import PairRef, TokenFile
 from tests.mcp_support import (
+    ROOT,
     HttpServer,
     Remote,
     everything,
+    free_port,
     http_transport,
+    server_env,
     stdio_transport,
     text,
 )
@@ -369,5 +376,38 @@ def test_serve_refuses_a_missing_pair_and_a_public_host(tmp_path: Path) -> None:
     assert nofile.exit_code != 0 and "does not exist" in nofile.output
 
 
-def test_everything_helper_sees_text_and_structure(mcp: Setup) -> None:
-    assert mcp.a.user_id in everything(mcp.stdio.call("status"))
+def test_stdio_binds_the_pair_from_the_environment(
+    mcp: Setup, neo4j_settings: Settings, tmp_path: Path
+) -> None:
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "cli.main", "mcp", "serve"],
+        env={**server_env(neo4j_settings), "KG_MCP_USER": mcp.c.user_id,
+             "KG_MCP_CHARACTER": "nova"},
+        cwd=str(ROOT),
+    )
+    log = tmp_path / "server.log"
+    remote = Remote(lambda: stdio_client(params, errlog=log.open("a")))
+    try:
+        status = remote.ok("status")
+        assert (status["user_id"], status["character_id"]) == (mcp.c.user_id, "nova")
+        assert mcp.a.user_id not in everything(remote.call("entities"))
+    finally:
+        remote.close()
+
+
+def test_serve_says_when_neo4j_is_not_there(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "cli.main", "mcp", "serve", "-u", "u1", "-c", "nova"],
+        cwd=ROOT,
+        env={**os.environ, "NEO4J_URI": f"bolt://127.0.0.1:{free_port()}",
+             "KG_CONNECTION_TIMEOUT": "1", "KG_RETRY_TIME": "0"},
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 3, result.stderr
+    assert "not reachable" in result.stderr or "does not answer" in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr
+    assert result.stdout == ""
