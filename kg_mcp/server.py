@@ -117,14 +117,16 @@ class PaarStatus(Frozen):
 # -- errors in words -------------------------------------------------------------------
 
 
+def candidate_line(k: Kandidat) -> str:
+    return f"id {k.id}: {k.name} ({k.typ}) — {'; '.join(k.merkmale) or 'no facts yet'}"
+
+
 def candidates_text(name: str, kandidaten: list[Kandidat]) -> str:
     lines = [
         f"{name!r} is ambiguous: {len(kandidaten)} entities have that name. "
         "Ask the human which one is meant and retry with its id:"
     ]
-    for k in kandidaten:
-        merkmale = "; ".join(k.merkmale) or "no facts yet"
-        lines.append(f"- id {k.id}: {k.name} ({k.typ}) — {merkmale}")
+    lines += [f"- {candidate_line(k)}" for k in kandidaten]
     return "\n".join(lines)
 
 
@@ -170,9 +172,7 @@ def outcome_text(result: AuftragErgebnis) -> str:
         if r.abgeloest:
             detail += f"; superseded {', '.join(r.abgeloest)}"
         lines.append(f"[{r.index}] {r.ausgang}: {detail}")
-        for k in r.kandidaten:
-            merkmale = "; ".join(k.merkmale) or "no facts yet"
-            lines.append(f"    candidate id {k.id}: {k.name} ({k.typ}) — {merkmale}")
+        lines += [f"    candidate {candidate_line(k)}" for k in r.kandidaten]
     return "\n".join(lines)
 
 
