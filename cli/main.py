@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import typer
 
-from cli import browser, demo, facts, maintenance, server, timeline, transfer
+from cli import browser, demo, facts, maintenance, mcp_server, server, timeline, transfer
 
 app = typer.Typer(
     name="kg",
@@ -35,6 +35,7 @@ app.command("check")(maintenance.check)
 app.command("export")(transfer.export)
 app.command("import")(transfer.import_)
 app.command("purge")(transfer.purge)
+app.add_typer(mcp_server.mcp_app, name="mcp")
 
 
 def main() -> None:

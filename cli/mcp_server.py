@@ -1,0 +1,214 @@
+"""`kg mcp serve` and `kg mcp token`: the memory as a tool for any agent (see docs/mcp.md)."""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import logging
+import os
+from collections.abc import Coroutine
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import typer
+from pydantic import ValidationError
+
+from cli.common import err, fail, out
+from kg.api import Memory
+from kg.errors import ConfigError, KgError
+from kg.settings import Settings
+
+if TYPE_CHECKING:
+    from kg_mcp.binding import PairRef, TokenFile, TokenVerifier
+
+mcp_app = typer.Typer(
+    help="The memory as an MCP server (tools for agents), bound to one pair.",
+    no_args_is_help=True,
+)
+token_app = typer.Typer(help="Bearer tokens of the HTTP transport, one per pair.")
+mcp_app.add_typer(token_app, name="token")
+
+DEFAULT_TOKENS = Path("~/.config/faktengedaechtnis/mcp-tokens.json")
+TokensOpt = typer.Option(
+    DEFAULT_TOKENS,
+    "--tokens-file",
+    envvar="KG_MCP_TOKENS",
+    help="JSON file of tokens (only their SHA-256 is stored).",
+)
+
+
+def _sdk() -> None:
+    """kg_mcp needs the `mcp` extra; without it, say how to install it."""
+    try:
+        import mcp  # noqa: F401
+    except ImportError:
+        err.print("error: the MCP server needs the mcp extra: pip install 'faktengedaechtnis[mcp]'")
+        raise typer.Exit(2) from None
+
+
+def _tokens(path: Path) -> TokenFile:
+    from kg_mcp.binding import TokenFile
+
+    try:
+        return TokenFile.load(path) if path.exists() else TokenFile()
+    except ConfigError as error:
+        fail(error)
+
+
+def _pair(user: str | None, character: str | None) -> PairRef:
+    from kg_mcp.binding import PairRef
+
+    if not user or not character:
+        err.print(
+            "error: stdio binds one pair: give --user and --character "
+            "(or KG_MCP_USER and KG_MCP_CHARACTER)"
+        )
+        raise typer.Exit(2)
+    try:
+        return PairRef(user_id=user, character_id=character)
+    except ValidationError as exc:
+        err.print(f"error: not a valid pair: {exc.errors()[0]['msg']}")
+        raise typer.Exit(2) from None
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+@mcp_app.command("serve")
+def serve(
+    user: str | None = typer.Option(
+        None, "--user", "-u", envvar="KG_MCP_USER", help="stdio: the human's user_id."
+    ),
+    character: str | None = typer.Option(
+        None, "--character", "-c", envvar="KG_MCP_CHARACTER", help="stdio: the character_id."
+    ),
+    http: bool = typer.Option(
+        False, "--http", help="Serve streamable HTTP (a pair per bearer token) instead of stdio."
+    ),
+    host: str = typer.Option("127.0.0.1", help="HTTP: loopback address to listen on."),
+    port: int = typer.Option(8765, help="HTTP: port; the endpoint is http://HOST:PORT/mcp."),
+    tokens_file: Path = TokensOpt,
+) -> None:
+    """Run the MCP server over the store (NEO4J_* settings as for every command).
+
+    stdio (for desktop clients) acts for the one pair given; HTTP acts for the pair of
+    each request's bearer token and refuses requests without a known token.
+
+    Example: kg mcp serve --user u1 --character nova
+    Example: kg mcp serve --http --port 8765 --tokens-file ./mcp-tokens.json
+    """
+    _sdk()
+    from kg_mcp.binding import TokenVerifier
+
+    # stdout belongs to the protocol on stdio: the driver and the SDK log to stderr only.
+    logging.getLogger("neo4j").setLevel(logging.ERROR)
+    if http:
+        if os.environ.get("KG_MCP_USER") or os.environ.get("KG_MCP_CHARACTER") or user:
+            err.print("note: HTTP binds pairs by token; --user/--character are ignored")
+        if not _loopback(host):
+            err.print(f"error: HTTP is served on loopback only, not on {host!r}")
+            raise typer.Exit(2)
+        path = tokens_file.expanduser()
+        if not path.exists():
+            fail(ConfigError(f"tokens file {path} does not exist — add a token first"))
+        tokens = _tokens(path)
+        if not tokens.tokens:
+            fail(ConfigError(f"tokens file {path} holds no token — add one first"))
+        err.print(
+            f"MCP over HTTP on http://{host}:{port}/mcp for {len(tokens.tokens)} token(s)",
+            markup=False,
+        )
+        _run(_serve_http(TokenVerifier(tokens), host, port))
+    else:
+        _run(_serve_stdio(_pair(user, character)))
+
+
+def _run(main: Coroutine[Any, Any, None]) -> None:
+    try:
+        asyncio.run(main)
+    except KgError as error:
+        fail(error)
+    except KeyboardInterrupt:
+        pass
+
+
+async def _serve_stdio(pair: PairRef) -> None:
+    from kg_mcp.binding import FixedPair
+    from kg_mcp.server import build_server
+
+    async with await Memory.open(Settings()) as memory:
+        server = build_server(memory, FixedPair(pair))
+        await server.run_stdio_async()
+
+
+async def _serve_http(verifier: TokenVerifier, host: str, port: int) -> None:
+    from kg_mcp.binding import TokenPair
+    from kg_mcp.server import build_server
+
+    async with await Memory.open(Settings()) as memory:
+        url = f"http://{'[' + host + ']' if ':' in host else host}:{port}"
+        server = build_server(memory, TokenPair(verifier), http_url=url)
+        await server.run_streamable_http_async(host=host, port=port)
+
+
+@token_app.command("add")
+def token_add(
+    user: str = typer.Option(..., "--user", "-u", help="The human's user_id."),
+    character: str = typer.Option(..., "--character", "-c", help="The character_id."),
+    name: str | None = typer.Option(None, help="Label of the client (default USER-CHARACTER)."),
+    tokens_file: Path = TokensOpt,
+) -> None:
+    """Create a bearer token for one pair; prints the token once (only its hash is kept).
+
+    Example: kg mcp token add -u u1 -c nova --tokens-file ./mcp-tokens.json
+    """
+    _sdk()
+    path = tokens_file.expanduser()
+    pair = _pair(user, character)
+    try:
+        updated, token = _tokens(path).with_new_token(name or f"{user}-{character}", pair)
+        updated.save(path)
+    except ConfigError as error:
+        fail(error)
+    err.print(f"token for {pair} written to {path} (mode 600); it is shown only now:")
+    out.print(token, markup=False)
+
+
+@token_app.command("list")
+def token_list(tokens_file: Path = TokensOpt) -> None:
+    """The tokens of the file: name and pair (never the token).
+
+    Example: kg mcp token list
+    """
+    _sdk()
+    path = tokens_file.expanduser()
+    if not path.exists():
+        fail(ConfigError(f"tokens file {path} does not exist"))
+    for t in _tokens(path).tokens:
+        out.print(f"{t.name}\t{t.pair}", markup=False)
+
+
+@token_app.command("remove")
+def token_remove(
+    name: str = typer.Argument(..., help="The token's name."),
+    tokens_file: Path = TokensOpt,
+) -> None:
+    """Revoke a token (takes effect when the server restarts).
+
+    Example: kg mcp token remove u1-nova
+    """
+    _sdk()
+    path = tokens_file.expanduser()
+    if not path.exists():
+        fail(ConfigError(f"tokens file {path} does not exist"))
+    try:
+        _tokens(path).without(name).save(path)
+    except ConfigError as error:
+        fail(error)
+    err.print(f"removed token {name!r}")

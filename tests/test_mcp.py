@@ -1,0 +1,413 @@
+"""Issue 17 — `kg mcp serve`, driven with the MCP SDK's own client over stdio and HTTP.
+
+The servers are real subprocesses against the test session's Neo4j: a stdio server
+bound to one pair with --user/--character, and an HTTP server whose bearer tokens each
+bind one pair. Tools are listed with their schemas; an order is written and read back
+through `mappe`; a replay answers `wiederholt`; an ambiguous name answers candidates
+and the retry with an id succeeds; the timeline and the `mappe://` resource work; bad
+input comes back as tool errors in words with nothing written; requests without a
+known token are refused.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from typer.testing import CliRunner
+
+from cli.main import app
+from kg.api import SyncMemory
+from kg.settings import Settings
+from kg_mcp.binding import PairRef, TokenFile
+from tests.mcp_support import (
+    ROOT,
+    HttpServer,
+    Remote,
+    everything,
+    free_port,
+    http_transport,
+    server_env,
+    stdio_transport,
+    text,
+)
+from tests.reliability_support import cypher
+
+TOOLS = {
+    "mappe", "mappen", "history", "resolve", "entities", "write", "correct",
+    "timeline_add", "timeline_move", "timeline_cancel", "timeline_list", "status",
+}
+
+
+class Setup:
+    """The module's servers and pairs: A = (user_a, nova) on stdio and by token, B = a
+    second character of the same user, C = another user; all hold the same names."""
+
+    def __init__(self, tmp: Path, settings: Settings) -> None:
+        run = uuid.uuid4().hex[:8]
+        self.a = PairRef(user_id=f"mcp-a-{run}", character_id="nova")
+        self.b = PairRef(user_id=f"mcp-a-{run}", character_id="luna")
+        self.c = PairRef(user_id=f"mcp-c-{run}", character_id="nova")
+        tokens = TokenFile()
+        self.tokens: dict[str, str] = {}
+        for label, p in (("a", self.a), ("b", self.b), ("c", self.c)):
+            tokens, self.tokens[label] = tokens.with_new_token(label, p)
+        self.tokens_file = tmp / "tokens.json"
+        tokens.save(self.tokens_file)
+        self.errlog = tmp / "server.log"
+        self.http = HttpServer(settings, self.tokens_file, self.errlog)
+        self.stdio = Remote(stdio_transport(settings, self.a.user_id, "nova", self.errlog))
+        self.http_a = Remote(http_transport(self.http.url, self.tokens["a"]))
+        self.http_b = Remote(http_transport(self.http.url, self.tokens["b"]))
+        self.http_c = Remote(http_transport(self.http.url, self.tokens["c"]))
+
+    def close(self) -> None:
+        for r in (self.stdio, self.http_a, self.http_b, self.http_c):
+            r.close()
+        self.http.stop()
+
+
+@pytest.fixture(scope="module")
+def mcp(
+    store: SyncMemory, neo4j_settings: Settings, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Setup]:
+    setup = Setup(tmp_path_factory.mktemp("mcp"), neo4j_settings)
+    try:
+        yield setup
+    finally:
+        setup.close()
+        for user in {setup.a.user_id, setup.c.user_id}:
+            store.run(store.memory.purge(user))
+
+
+def order_id() -> str:
+    return f"mcp-{uuid.uuid4().hex[:10]}"
+
+
+def triple(s: Any, rel: str, o: Any = None, *, wert: str | None = None) -> dict[str, Any]:
+    t: dict[str, Any] = {"subjekt": s, "beziehung": rel, "herkunft": "mensch"}
+    if o is not None:
+        t["objekt"] = o
+    if wert is not None:
+        t["wert"] = wert
+    return t
+
+
+def user_data(store: SyncMemory, user_id: str) -> list[Any]:
+    """A user's nodes and edges and orders, for "nothing written" checks."""
+    return store.run(cypher(
+        store.memory,
+        "CALL () { MATCH (e:Entitaet {user_id: $u}) RETURN count(e) AS entities } "
+        "CALL () { MATCH (:Entitaet {user_id: $u})-[r]->() RETURN count(r) AS edges } "
+        "CALL () { MATCH (t:TimelineEintrag {user_id: $u}) RETURN count(t) AS entries } "
+        "CALL () { MATCH (a:Auftrag {user_id: $u}) RETURN count(a) AS orders } "
+        "RETURN entities, edges, entries, orders",
+        u=user_id,
+    ))
+
+
+# -- listing -------------------------------------------------------------------------
+
+
+def test_tools_are_listed_with_schemas_and_no_pair_argument(mcp: Setup) -> None:
+    for remote in (mcp.stdio, mcp.http_a):
+        tools = {t.name: t for t in remote.run(lambda c: c.list_tools()).tools}
+        assert set(tools) == TOOLS
+        for t in tools.values():
+            assert t.description and len(t.description) > 40, t.name
+            assert t.input_schema["type"] == "object"
+            blob = json.dumps(t.input_schema)
+            for word in ("user_id", "character_id"):
+                assert word not in blob, (t.name, word)
+            assert t.output_schema is not None, t.name
+        mappe = tools["mappe"]
+        assert mappe.input_schema["required"] == ["entitaet"]
+        assert {"gueltig_am", "bekannt_am", "budget"} <= set(mappe.input_schema["properties"])
+        assert {"text", "mappe"} <= set(mappe.output_schema["properties"])  # type: ignore[index]
+        write = tools["write"].input_schema
+        assert write["required"] == ["auftrag_id"]
+        assert "herkunft" in json.dumps(write["$defs"]["Tripel"])
+        assert tools["mappe"].annotations and tools["mappe"].annotations.read_only_hint
+        templates = remote.run(lambda c: c.list_resource_templates()).resource_templates
+        assert [t.uri_template for t in templates] == ["mappe://{name}"]
+
+
+# -- write, read back, replay, ambiguity ----------------------------------------------
+
+
+def test_write_then_mappe_then_replay(mcp: Setup, store: SyncMemory) -> None:
+    oid = order_id()
+    tripel = [
+        triple("Lena", "wohnt_in", "Kassel"),
+        triple("Kassel", "liegt_in", "Deutschland"),
+        triple("Lena", "beruf", wert="Ärztin"),
+    ]
+    first = mcp.stdio.ok("write", auftrag_id=oid, tripel=tripel)
+    assert first["status"] == "ok" and not first["wiederholt"]
+    assert [r["ausgang"] for r in first["ergebnisse"]] == ["geschrieben"] * 3
+    assert (first["user_id"], first["character_id"]) == (mcp.a.user_id, "nova")
+
+    result = mcp.stdio.call("mappe", entitaet="Lena")
+    assert not result.is_error
+    assert "wohnt in Kassel" in text(result)
+    assert "abgeleitet" in text(result) and "Deutschland" in text(result)
+    mappe = result.structured_content["mappe"]  # type: ignore[index]
+    assert mappe["entitaet"]["name"] == "Lena"
+    facts = {f["id"] for f in mappe["fakten"]}
+    assert {r["fakt_id"] for r in first["ergebnisse"]} <= facts
+    assert result.structured_content["text"] == text(result)  # type: ignore[index]
+
+    before = user_data(store, mcp.a.user_id)
+    again = mcp.http_a.ok("write", auftrag_id=oid, tripel=tripel)  # same pair over HTTP
+    assert again["wiederholt"] is True
+    assert again["ergebnisse"] == first["ergebnisse"]
+    assert user_data(store, mcp.a.user_id) == before
+
+    # The same order id from another pair with other content is refused, and the
+    # answer carries nothing of pair A's order (no ids, no values).
+    other = mcp.http_b.call("write", auftrag_id=oid, tripel=[triple("Lena", "hobby", wert="Judo")])
+    assert other.is_error and "new auftrag_id" in text(other)
+    assert not any(r["fakt_id"] in everything(other) for r in first["ergebnisse"])
+    assert "Kassel" not in everything(other) and "Ärztin" not in everything(other)
+    assert user_data(store, mcp.a.user_id) == before
+    mcp.http_b.ok("write", auftrag_id=order_id(), tripel=[triple("Lena", "hobby", wert="Judo")])
+
+    several = mcp.http_a.ok("mappen", entitaeten=["Lena", "Kassel"], budget=400)
+    assert [m["entitaet"]["name"] for m in several["mappen"]] == ["Lena", "Kassel"]
+    assert "Judo" not in json.dumps(several)
+    hist = mcp.http_a.ok("history", entitaet="Lena", beziehung="wohnt_in")
+    assert [h["objekt"]["name"] for h in hist["result"]] == ["Kassel"]
+
+
+def test_ambiguous_name_gives_candidates_and_retry_with_id(mcp: Setup) -> None:
+    made = mcp.stdio.ok("write", auftrag_id=order_id(), tripel=[
+        triple({"neu": "Max"}, "wohnt_in", "Hamburg"),
+        triple({"neu": "Max"}, "beruf", wert="Bäcker"),
+    ])
+    assert [r["ausgang"] for r in made["ergebnisse"]] == ["geschrieben", "geschrieben"]
+    ids = {r["subjekt_id"] for r in made["ergebnisse"]}
+    assert len(ids) == 2
+
+    failed = mcp.stdio.call("mappe", entitaet="Max")
+    assert failed.is_error
+    words = text(failed)
+    assert "ambiguous" in words and all(i in words for i in ids), words
+    assert "Traceback" not in words
+
+    found = mcp.stdio.ok("resolve", name="Max")
+    assert found["entitaet"] is None
+    assert {k["id"] for k in found["kandidaten"]} == ids
+
+    order = mcp.stdio.ok(
+        "write", auftrag_id=order_id(), tripel=[triple("Max", "hobby", wert="Segeln")]
+    )
+    outcome = order["ergebnisse"][0]
+    assert outcome["ausgang"] == "mehrdeutig"
+    assert {k["id"] for k in outcome["kandidaten"]} == ids
+
+    baecker = next(r["subjekt_id"] for r in made["ergebnisse"] if r["index"] == 1)
+    retry = mcp.stdio.ok(
+        "write", auftrag_id=order_id(), tripel=[triple({"id": baecker}, "hobby", wert="Segeln")]
+    )
+    assert retry["ergebnisse"][0]["ausgang"] == "geschrieben"
+    mappe = mcp.stdio.ok("mappe", entitaet=baecker)
+    assert "Segeln" in mappe["text"] and "Bäcker" in mappe["text"]
+
+
+def test_correct_and_resource(mcp: Setup) -> None:
+    wrong = triple("Mittelmeer", "ist_ein", wert="Ozean")
+    mcp.http_c.ok("write", auftrag_id=order_id(), tripel=[wrong])
+    fixed = mcp.http_c.ok(
+        "correct",
+        auftrag_id=order_id(),
+        falsch={"subjekt": "Mittelmeer", "beziehung": "ist_ein", "wert": "Ozean"},
+        richtig=triple("Mittelmeer", "ist_ein", wert="Nebenmeer"),
+    )
+    assert [r["ausgang"] for r in fixed["ergebnisse"]] == ["berichtigt", "geschrieben"]
+    contents = mcp.http_c.run(lambda c: c.read_resource("mappe://Mittelmeer")).contents
+    assert "Nebenmeer" in contents[0].text and "Ozean" not in contents[0].text
+    assert contents[0].mime_type == "text/plain"
+
+
+def test_timeline_tools(mcp: Setup) -> None:
+    mcp.http_c.ok("write", auftrag_id=order_id(), tripel=[triple("Jana", "wohnt_in", "Bonn")])
+    added = mcp.http_c.ok(
+        "timeline_add",
+        eintrag={"typ": "ereignis", "titel": "Jana zieht um", "beginn": "2026-11-14",
+                 "genauigkeit": "monat"},
+        betrifft="Jana",
+    )
+    assert added["text"] == "November 2026" and added["person_name"] == "Jana"
+    listed = mcp.http_c.ok("timeline_list", monat="2026-11")["result"]
+    assert [e["id"] for e in listed] == [added["id"]]
+    moved = mcp.http_c.ok("timeline_move", eintrag_id=added["id"], beginn="2026-12-01")
+    chain = mcp.http_c.ok("timeline_list", eintrag_id=added["id"])["result"]
+    assert [e["id"] for e in chain] == [added["id"], moved["id"]]
+    cancelled = mcp.http_c.ok("timeline_cancel", eintrag_id=moved["id"])
+    assert cancelled == {"retired": [], "reinstated": []}
+    # Another pair does not see or touch it.
+    assert mcp.http_a.ok("timeline_list", monat="2026-12")["result"] == []
+    assert mcp.http_a.call("timeline_cancel", eintrag_id=moved["id"]).is_error
+
+
+def test_status_names_the_bound_pair(mcp: Setup) -> None:
+    assert mcp.stdio.ok("status")["user_id"] == mcp.a.user_id
+    status = mcp.http_b.ok("status")
+    assert (status["user_id"], status["character_id"]) == (mcp.b.user_id, "luna")
+    assert status["schema_version"] == status["schema_needed"]
+
+
+# -- refused and bad input --------------------------------------------------------------
+
+
+def _post(url: str, token: str | None) -> int:
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).encode()
+    request = urllib.request.Request(url, data=body, method="POST")
+    request.add_header("Content-Type", "application/json")
+    request.add_header("Accept", "application/json, text/event-stream")
+    if token is not None:
+        request.add_header("Authorization", f"Bearer {token}")
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return int(response.status)
+    except urllib.error.HTTPError as error:
+        return int(error.code)
+
+
+def test_http_refuses_missing_and_unknown_tokens(mcp: Setup) -> None:
+    assert _post(mcp.http.url, None) == 401
+    assert _post(mcp.http.url, "not-a-token") == 401
+    assert _post(mcp.http.url, mcp.tokens["a"] + "x") == 401
+    with pytest.raises(Exception):  # noqa: B017 - the SDK's client fails to connect
+        Remote(http_transport(mcp.http.url, "wrong")).close()
+
+
+BAD_CALLS: list[tuple[str, dict[str, Any], str]] = [
+    ("mappe", {"entitaet": 42}, "entitaet"),
+    ("mappe", {"entitaet": "Lena", "budget": "viel"}, "budget"),
+    ("mappe", {"entitaet": "x" * 1_000_000}, "at most 200"),
+    ("mappe", {"entitaet": "Lena\u0000; MATCH (n) DETACH DELETE n"}, "control characters"),
+    ("mappe", {"entitaet": "Lena", "gueltig_am": "2026-11-30T10:00:00"}, "time zone"),
+    ("mappe", {"entitaet": "Lena", "user_id": "someone-else"}, "no tool can name a user"),
+    ("mappen", {"entitaeten": ["Lena"] * 1000}, "at most 50"),
+    ("write", {"auftrag_id": "x", "tripel": "Lena wohnt in Kassel"}, "tripel"),
+    ("write", {"auftrag_id": "x", "character_id": "luna", "tripel": []}, "no tool can name"),
+    ("write", {"auftrag_id": "x"}, "at least one triple"),
+    ("write", {"tripel": []}, "auftrag_id"),
+    ("timeline_move", {"eintrag_id": "nope", "beginn": "gestern"}, "beginn"),
+    ("timeline_list", {"monat": "2026-13"}, "not YYYY-MM"),
+    ("drop_database", {}, "there is no tool 'drop_database'"),
+]
+
+
+@pytest.mark.parametrize(("tool", "arguments", "expected"), BAD_CALLS)
+def test_bad_input_is_a_tool_error_in_words(
+    mcp: Setup, store: SyncMemory, tool: str, arguments: dict[str, Any], expected: str
+) -> None:
+    before = user_data(store, mcp.a.user_id)
+    for remote in (mcp.stdio, mcp.http_a):
+        result = remote.run(lambda c: c.call_tool(tool, arguments))
+        assert result.is_error, (tool, arguments)
+        words = text(result)
+        assert expected in words, words
+        assert "Traceback" not in words and 'File "' not in words
+        assert len(words) < 2000  # no echo of a huge argument
+    assert user_data(store, mcp.a.user_id) == before
+
+
+def test_hostile_triples_are_rejected_one_by_one_and_nothing_written(
+    mcp: Setup, store: SyncMemory
+) -> None:
+    before = user_data(store, mcp.a.user_id)
+    result = mcp.stdio.ok("write", auftrag_id=order_id(), tripel=[
+        triple("Lena", "WOHNT_IN]->() DETACH DELETE n //", "Kassel"),
+        triple("Lena", "wohnt_in", wert="Kassel"),  # the canon wants an entity
+        {"subjekt": "Lena", "beziehung": "hobby", "wert": "Judo"},  # no herkunft
+        triple("Lena", "hobby", wert="x" * 5000),
+    ])
+    assert result["status"] == "abgelehnt"
+    assert {r["ausgang"] for r in result["ergebnisse"]} == {"abgelehnt"}
+    assert all(r["meldung"] for r in result["ergebnisse"])
+    after = user_data(store, mcp.a.user_id)
+    # Only the order's audit is recorded; no entity, fact or entry.
+    assert {k: v for k, v in after[0].items() if k != "orders"} == {
+        k: v for k, v in before[0].items() if k != "orders"
+    }
+
+
+def test_token_cli_creates_lists_and_removes(tmp_path: Path) -> None:
+    runner = CliRunner()
+    path = tmp_path / "t.json"
+    made = runner.invoke(app, ["mcp", "token", "add", "-u", "u1", "-c", "nova",
+                               "--tokens-file", str(path)])
+    assert made.exit_code == 0, made.output
+    token = made.stdout.strip().splitlines()[-1]
+    assert token not in path.read_text() and len(token) >= 40
+    assert oct(path.stat().st_mode & 0o777) == "0o600"
+    listed = runner.invoke(app, ["mcp", "token", "list", "--tokens-file", str(path)])
+    assert "u1-nova" in listed.stdout and "u1/nova" in listed.stdout
+    twice = runner.invoke(app, ["mcp", "token", "add", "-u", "u1", "-c", "nova",
+                                "--tokens-file", str(path)])
+    assert twice.exit_code == 2 and "exists already" in twice.output
+    gone = runner.invoke(app, ["mcp", "token", "remove", "u1-nova", "--tokens-file", str(path)])
+    assert gone.exit_code == 0
+    assert TokenFile.load(path).tokens == []
+
+
+def test_serve_refuses_a_missing_pair_and_a_public_host(tmp_path: Path) -> None:
+    runner = CliRunner()
+    stdio = runner.invoke(app, ["mcp", "serve"], env={"KG_MCP_USER": "", "KG_MCP_CHARACTER": ""})
+    assert stdio.exit_code == 2 and "--user and --character" in stdio.output
+    public = runner.invoke(app, ["mcp", "serve", "--http", "--host", "0.0.0.0"])
+    assert public.exit_code == 2 and "loopback only" in public.output
+    nofile = runner.invoke(
+        app, ["mcp", "serve", "--http", "--tokens-file", str(tmp_path / "none.json")]
+    )
+    assert nofile.exit_code != 0 and "does not exist" in nofile.output
+
+
+def test_stdio_binds_the_pair_from_the_environment(
+    mcp: Setup, neo4j_settings: Settings, tmp_path: Path
+) -> None:
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "cli.main", "mcp", "serve"],
+        env={**server_env(neo4j_settings), "KG_MCP_USER": mcp.c.user_id,
+             "KG_MCP_CHARACTER": "nova"},
+        cwd=str(ROOT),
+    )
+    log = tmp_path / "server.log"
+    remote = Remote(lambda: stdio_client(params, errlog=log.open("a")))
+    try:
+        status = remote.ok("status")
+        assert (status["user_id"], status["character_id"]) == (mcp.c.user_id, "nova")
+        assert mcp.a.user_id not in everything(remote.call("entities"))
+    finally:
+        remote.close()
+
+
+def test_serve_says_when_neo4j_is_not_there(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "cli.main", "mcp", "serve", "-u", "u1", "-c", "nova"],
+        cwd=ROOT,
+        env={**os.environ, "NEO4J_URI": f"bolt://127.0.0.1:{free_port()}",
+             "KG_CONNECTION_TIMEOUT": "1", "KG_RETRY_TIME": "0"},
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 3, result.stderr
+    assert "not reachable" in result.stderr or "does not answer" in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr
+    assert result.stdout == ""
