@@ -98,6 +98,7 @@ def neo4j_settings() -> Iterator[Settings]:
         env.setenv("KG_NEO4J_PAGECACHE", server.pagecache)
         env.setenv("NEO4J_URI", server.uri)
         env.setenv("NEO4J_PASSWORD", server.password)
+        env.setenv("KG_BROWSER_URL", server.browser_url)  # its own Browser, on its own port
         env.delenv("NEO4J_USERNAME", raising=False)
         env.delenv("NEO4J_DATABASE", raising=False)
         try:
