@@ -4,9 +4,10 @@ Time lives only here (rule 7). A fact valid from an event references the first e
 of its chain; moving the event creates a successor entry (old -[:NACHFOLGER]-> new,
 old inactive) in one transaction, so the fact's *ab* follows without touching the fact.
 
-Cancelling an entry (the event does not happen) retires every fact that was valid from
-it as never true (grund `abgesagt`, like a correction) and reinstates the values those
-facts had superseded, unless a newer value holds by now.
+Cancelling an entry (the event does not happen) takes back every fact that was valid
+from it (grund `abgesagt`), by the same rule and through the same writer as a
+correction: the values they had ended hold again. Moves and cancels are recorded at the
+store's clock, so a read as known before them still sees the chain as it was.
 """
 
 from __future__ import annotations

@@ -1,10 +1,12 @@
 """The Fakten-Agent: the only code that writes facts.
 
 An order (Auftrag) is one transaction of two queries: `order_state` takes the user's
-lock, finds a replayed order and reads what the triples depend on; `order_apply`
-writes everything the plan decided, and the audit. The
-decisions in between are pure Python (`kg.plan`). The result is stored with the
-order, so a replay of the same `auftrag_id` returns it and writes nothing.
+lock and the store's clock, finds a replayed order and reads what the triples depend on;
+`order_apply` closes the fact versions the plan changes, writes their successors and
+everything new, and the audit. The decisions in between are pure Python (`kg.plan`).
+The result is stored with the order, so a replay of the same `auftrag_id` (in the same
+pair) returns it and writes nothing. A cancelled event's consequences are an order of
+this writer too (`cancel_event`).
 """
 
 from __future__ import annotations
