@@ -679,6 +679,8 @@ class Planner:
         if entity.id is None or typ == "sonstiges" or entity.typ == typ:
             return
         fact = self.contradicting(entity.id, typ)
+        if fact is None:
+            fact = self.later_type(entity.id, typ)
         if fact is not None:
             raise Rejected(
                 "abgelehnt",
@@ -687,6 +689,14 @@ class Planner:
                 f"'{self.fact_text(fact)}' ({fact.id}); correct that fact first",
                 konflikt=fact.id,
             )
+
+    def later_type(self, entity_id: str, typ: str) -> FactState | None:
+        """A type that begins after the order's valid time: a new type then would only
+        be history before it, while the order's facts hold on into its time."""
+        for fact in self.current(entity_id, "TYP", False):
+            if fact.start > self.now and fact.wert not in (typ, "sonstiges"):
+                return fact
+        return None
 
     def subject_type(self, rel: Relation, tripel: Tripel, subj: Resolved) -> str | None:
         """The specific type a triple gives its subject: by `typ`, by a known class of

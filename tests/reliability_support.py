@@ -26,8 +26,8 @@ STRESS = os.environ.get("KG_STRESS") == "1"
 #: kg check's items 1-5 and 8 (the writer's guards) are structural; 6-7 judge the daily
 #: decay sweep, which tests on the shared server must not run (it sweeps every user's edges).
 STRUCTURAL_ITEMS = frozenset({1, 2, 3, 4, 5, 8})
-WRITTEN = frozenset({"geschrieben", "abgeloest"})
-DONE = frozenset({"geschrieben", "abgeloest", "unveraendert", "berichtigt"})
+WRITTEN = frozenset({"geschrieben", "abgeloest", "nachgetragen"})
+DONE = frozenset({"geschrieben", "abgeloest", "nachgetragen", "unveraendert", "berichtigt"})
 
 
 def size(bounded: int, full: int) -> int:
@@ -89,12 +89,14 @@ async def violations(
         CALL () {
           MATCH (:Entitaet {user_id: $u})-[r]->()
           WHERE r.id IS NOT NULL
-          WITH r.id AS id, count(*) AS c WHERE c > 1
+          // A fact has one edge per version: a duplicate is two of one version.
+          WITH r.id AS id, r.version AS v, count(*) AS c WHERE c > 1
           RETURN collect(id) AS dup_facts
         }
         CALL () {
           MATCH (a:Auftrag {user_id: $u})
-          WITH a.id AS id, count(*) AS c WHERE c > 1
+          // The idempotency key is the pair's.
+          WITH a.character_id AS c_id, a.id AS id, count(*) AS c WHERE c > 1
           RETURN collect(id) AS dup_orders
         }
         CALL () {
@@ -148,6 +150,7 @@ async def read_ledger(memory: Memory, user_id: str) -> Ledger:
     facts = await cypher(
         memory,
         "MATCH (s:Entitaet {user_id: $u})-[r]->() WHERE r.auftrag_id IS NOT NULL "
+        "AND r.t_expired IS NULL "  # the current version of each fact
         "RETURN r.id AS id, r.auftrag_id AS auftrag_id, r.aktiv AS aktiv, r.grund AS grund",
         u=user_id,
     )

@@ -1,6 +1,6 @@
-"""Issue 13: the Fakten-Agent guards the graph.
+"""The Fakten-Agent guards the graph.
 
-One test per numbered case of the issue (each failed before the change), then the
+One test per case the review reproduced (each failed before the guards), then the
 rules behind them, and `kg check` seeing each guarded invariant in a planted violation.
 """
 

@@ -1,4 +1,4 @@
-"""Issue 17 — `kg mcp serve`, driven with the MCP SDK's own client over stdio and HTTP.
+"""`kg mcp serve`, driven with the MCP SDK's own client over stdio and HTTP.
 
 The servers are real subprocesses against the test session's Neo4j: a stdio server
 bound to one pair with --user/--character, and an HTTP server whose bearer tokens each

@@ -1,4 +1,4 @@
-"""Issue 17 — isolation through MCP: a server bound to a pair, and a token for a pair,
+"""Isolation through MCP: a server bound to a pair, and a token for a pair,
 never return anything of another pair or another user.
 
 The property of tests/test_reliability_isolation.py, driven through the MCP server:

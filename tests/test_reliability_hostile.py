@@ -131,7 +131,7 @@ def variant(name: str) -> st.SearchStrategy[str]:
 
 
 def guarded(herkunft: st.SearchStrategy[str]) -> st.SearchStrategy[dict[str, Any]]:
-    """Triples the writer must guard against (issue 13): self-references, names with
+    """Triples the writer must guard against: self-references, names with
     format characters, type flips (typ, ist_ein, typ-implying relations, the triple's
     `typ`) and containment that closes cycles."""
     name = st.sampled_from(GUARDED).flatmap(variant)
@@ -322,7 +322,7 @@ def snapshot(store: SyncMemory, user: str) -> str:
 def read_fact(store: SyncMemory, subjekt_id: str, fakt_id: str) -> dict[str, Any]:
     rows = store.run(cypher(
         store.memory,
-        "MATCH (s:Entitaet {id: $s})-[r]->(o) WHERE r.id = $f "
+        "MATCH (s:Entitaet {id: $s})-[r]->(o) WHERE r.id = $f AND r.t_expired IS NULL "
         "RETURN s.name AS name, s.user_id AS s_user, type(r) AS rel, r.user_id AS user_id, "
         "r.character_id AS character_id, o.wert AS wert, o.name AS objekt",
         s=subjekt_id, f=fakt_id,
@@ -388,7 +388,7 @@ def test_hostile_orders_are_rejected_with_a_reason_or_written_literally(
 
     figures = {"orders": 0, "invalid_orders": 0, "triples": 0, "written": 0, "rejected": 0,
                "ambiguous": 0, "replayed": 0}
-    # What the guards met (issue 13): generated triples of each kind, and refusals.
+    # What the guards met: generated triples of each kind, and refusals.
     guards = {"self_references": 0, "repeated_names": 0, "format_names": 0, "type_flips": 0,
               "transitive": 0, "selbstbezug": 0, "typkonflikt": 0, "zyklus": 0}
     users_written: set[str] = set()

@@ -186,7 +186,7 @@ def check_reads(store: SyncMemory, owner: Owner, users: list[str], tmp: Path) ->
             for foreign in sorted(everyone_else)[:3]:
                 with pytest.raises(EntityNotFound):
                     store.run(memory.mappe(u, c, foreign))
-                with pytest.raises(EntityNotFound):  # like mappe() (issue 13)
+                with pytest.raises(EntityNotFound):  # like mappe()
                     store.run(memory.history(u, c, foreign))
             # The timeline: window, chain and active entry of this pair only.
             window = store.run(memory.timeline_window(u, c, date(2025, 1, 1), date(2028, 1, 1)))
