@@ -468,14 +468,7 @@ class Planner:
         ended), as if it had never been written. Returns the reinstated facts."""
         rel = self.canon.by_type.get(fact.rel)
         was_valid = fact.valid
-        taken = Taken(
-            t_valid=as_utc(fact.props["t_valid"]),
-            t_invalid=fact.props.get("t_invalid"),
-            timeline_id=fact.props.get("timeline_id"),
-            timeline_bis=fact.props.get("timeline_bis"),
-            end=fact.end,
-            open=fact.aktiv,
-        )
+        taken = taken_of(fact)
         self.change(
             fact, aktiv=False, grund=grund, t_invalid=fact.props["t_valid"],
             timeline_bis=None, end=fact.start,
@@ -494,9 +487,12 @@ class Planner:
         for before in sorted(group.values(), key=lambda f: (f.start, f.id)):
             if before.grund != "abgeloest" or not self._ended_by(before, taken):
                 continue
+            # The values after it: those that begin later, except the ones it ended
+            # (they precede it, ending where it begins).
             later = [
                 f for f in group.values()
                 if f.id != before.id and f.start > before.start
+                and not (f.grund == "abgeloest" and self._ended_by(f, taken_of(before)))
             ]
             upcoming = min(later, key=lambda f: (f.start, f.id)) if later else None
             if upcoming is not None and (taken.end is None or upcoming.start < taken.end):
@@ -972,6 +968,18 @@ class Planner:
             wieder_gueltig=sorted(set(reinstated)),
             timeline_id=first_id,
         )
+
+
+def taken_of(fact: FactState) -> Taken:
+    """Where a fact's current version starts and ends, as its stored references say."""
+    return Taken(
+        t_valid=as_utc(fact.props["t_valid"]),
+        t_invalid=fact.props.get("t_invalid"),
+        timeline_id=fact.props.get("timeline_id"),
+        timeline_bis=fact.props.get("timeline_bis"),
+        end=fact.end,
+        open=fact.aktiv,
+    )
 
 
 def day_start(day: date) -> datetime:
