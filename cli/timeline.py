@@ -67,7 +67,7 @@ def add(
             }
         )
     except ValueError as exc:
-        err.print(f"error: {exc}")
+        err.print(f"error: {exc}", markup=False)
         raise typer.Exit(2) from None
 
     async def run(m: Memory) -> Eintrag:

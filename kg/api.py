@@ -31,9 +31,10 @@ from kg.models import (
     Genauigkeit,
     Kandidat,
     NeuerEintrag,
+    clip,
     normalize_name,
 )
-from kg.settings import Settings
+from kg.settings import Settings, load_settings
 from kg.timeline import Eintrag, Timeline
 from kg.writer import FaktenAgent
 
@@ -83,7 +84,7 @@ class Memory:
     @classmethod
     async def open(cls, settings: Settings | None = None, check_schema: bool = True) -> Memory:
         """Connect; refuses a database whose schema is older than this package needs."""
-        settings = settings or Settings()
+        settings = settings or load_settings()
         db = Database.open(settings)
         try:
             await db.verify()
@@ -245,6 +246,8 @@ class Memory:
         ende: date | None = None,
         genauigkeit: Genauigkeit | None = None,
     ) -> Eintrag:
+        if ende is not None and ende < beginn:
+            raise InvalidInput(f"ende {ende} is before beginn {beginn}; give a later --ende")
         return await self.timeline.move(
             user_id, character_id, eintrag_id, beginn, ende, genauigkeit
         )
@@ -348,7 +351,8 @@ def parse_order(data: Any) -> Auftrag:
         return Auftrag.model_validate(data)
     except ValidationError as exc:
         problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc']) or 'order'}: {e['msg']}" for e in exc.errors()[:5]
+            f"{'.'.join(clip(str(p), 40) for p in e['loc'][:5]) or 'order'}: {clip(e['msg'], 200)}"
+            for e in exc.errors()[:5]
         )
         raise InvalidInput(f"the order is invalid — {problems}") from None
 

@@ -12,8 +12,10 @@ query delimits, it does not decide), so it is kept here, in `CLASSES`.
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import UTC, date, datetime
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from pydantic import Field, computed_field
 
@@ -247,20 +249,37 @@ def table_result(rows: list[TableRow]) -> CheckResult:
 # -- against the store ------------------------------------------------------------
 
 
+class Runner(Protocol):
+    """What runs the check queries: an auto-commit session, or an open transaction."""
+
+    async def run(self, name: str, /, **params: Any) -> list[Record]: ...
+
+
+@asynccontextmanager
+async def _runner(db: Database, tx: Runner | None) -> AsyncIterator[Runner]:
+    if tx is not None:
+        yield tx
+        return
+    async with db.auto_commit("READ") as q:
+        yield q
+
+
 async def run_checks(
     db: Database,
     canon: Canon,
     user_id: str | None = None,
     on: date | None = None,
     samples: int = 5,
+    tx: Runner | None = None,
 ) -> CheckReport:
     """Every check, one query each, in auto-commit read transactions: on a large graph
-    a full pass may take longer than the interactive query timeout."""
+    a full pass may take longer than the interactive query timeout. With `tx` the
+    checks run inside that transaction (an import checks its own writes before commit)."""
     day = on or datetime.now(UTC).date()
     max_age = db.settings.decay_max_age_days
     u, rels, n = user_id, canon.rel_types, samples
     symmetric = sorted(r.rel_type for r in canon.relations.values() if r.symmetrisch)
-    async with db.auto_commit("READ") as q:
+    async with _runner(db, tx) as q:
         found: list[CheckResult] = [
             result("fact_fields", await q.run(
                 "check_fact_fields", user_id=u, rel_types=rels, samples=n)),

@@ -18,6 +18,7 @@ from pydantic import ValidationError
 
 from kg.canon import TYPEN, Canon, Relation
 from kg.models import (
+    MAX_MELDUNG,
     Auftrag,
     Berichtigung,
     ById,
@@ -27,6 +28,7 @@ from kg.models import (
     New,
     Tripel,
     TripelErgebnis,
+    clip,
     normalize_name,
 )
 from kg.timeline import entry_props
@@ -52,7 +54,9 @@ def reject_reason(error: ValidationError) -> tuple[str, str]:
     first = error.errors()[0]
     where = str(first["loc"][0]) if first["loc"] else ""
     kind = first["type"]
-    message = f"{'.'.join(str(p) for p in first['loc']) or 'tripel'}: {first['msg']}"
+    # The location may be an unknown key of any size: only its start is kept.
+    loc = ".".join(clip(str(p), 40) for p in first["loc"][:4]) or "tripel"
+    message = clip(f"{loc}: {first['msg']}", MAX_MELDUNG)
     if where == "herkunft":
         return "herkunft", "herkunft is required and must be one of mensch, nova, modell, recherche"
     if "control characters" in str(first["msg"]):
