@@ -12,10 +12,12 @@ graph.
 from __future__ import annotations
 
 import asyncio
+import socket
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
 from neo4j import (
     AsyncDriver,
@@ -297,7 +299,8 @@ class Database:
 
 
 def _tls_mismatch(exc: BaseException, uri: str) -> bool:
-    """A +s / +ssc URI whose TLS handshake failed: the server speaks plain Bolt there."""
+    """A +s / +ssc URI whose TLS connection failed while the port answers plain TCP:
+    the server runs, but does not speak TLS there."""
     scheme = uri.split("://", 1)[0]
     if not scheme.endswith(("+s", "+ssc")):
         return False
@@ -308,7 +311,13 @@ def _tls_mismatch(exc: BaseException, uri: str) -> bool:
         if "SSL" in type(seen).__name__ or "SSL" in str(seen) or "encrypted" in str(seen):
             return True
         seen = seen.__cause__ or seen.__context__
-    return False
+    # A routing driver (neo4j+s) reports no cause: ask the port itself.
+    try:
+        parts = urlsplit(uri)
+        with socket.create_connection((parts.hostname or "", parts.port or 7687), timeout=1):
+            return True
+    except (OSError, ValueError):
+        return False
 
 
 def _retryable(exc: Exception) -> bool:
