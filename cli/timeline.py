@@ -5,8 +5,9 @@ from __future__ import annotations
 import typer
 from rich.table import Column, Table
 
-from cli.common import JsonOpt, call, err, out, parse_day, print_json
+from cli.common import JsonOpt, call, err, fail, out, parse_day, print_json
 from kg.api import Memory
+from kg.errors import KgError
 from kg.models import Genauigkeit, NeuerEintrag
 from kg.timeline import Eintrag, month_window
 
@@ -148,7 +149,10 @@ def list_entries(
     Example: kg timeline list -u u1 -c nova --month 2026-11
     """
     if month:
-        first, last = month_window(month)
+        try:
+            first, last = month_window(month)
+        except KgError as error:
+            fail(error)
     elif von and bis:
         first, last = parse_day(von, "--from"), parse_day(bis, "--to")
     else:
