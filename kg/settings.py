@@ -76,7 +76,7 @@ class Settings(BaseSettings):
     """Everything configurable about the store; built once, passed in."""
 
     model_config = SettingsConfigDict(
-        env_prefix="KG_", env_file=".env", extra="ignore", frozen=True
+        env_prefix="KG_", env_file=".env", extra="ignore", frozen=True, allow_inf_nan=False
     )
 
     neo4j_uri: str = Field(
@@ -100,19 +100,29 @@ class Settings(BaseSettings):
         validation_alias=AliasChoices("NEO4J_DATABASE", "neo4j_database"),
         description="Database name.",
     )
-    connection_timeout: float = Field(5.0, gt=0, description="Seconds to open a connection.")
-    query_timeout: float = Field(30.0, gt=0, description="Server-side seconds per transaction.")
-    retry_time: float = Field(5.0, ge=0, description="Seconds managed transactions retry.")
+    connection_timeout: float = Field(
+        5.0, gt=0, le=3600, description="Seconds to open a connection."
+    )
+    query_timeout: float = Field(
+        30.0, gt=0, le=86_400, description="Server-side seconds per transaction."
+    )
+    retry_time: float = Field(5.0, ge=0, le=3600, description="Seconds managed transactions retry.")
     mappe_cap: int = Field(60, ge=1, le=10_000, description="Most facts a Mappe holds.")
     ruhe_schwelle: float = Field(
         0.1, ge=0, le=1, description="Strength below which an edge rests (left out)."
     )
-    decay_rate: float = Field(0.0015, gt=0, description="Decay per day: exp(-rate * days).")
-    decay_batch: int = Field(10_000, ge=100, description="Edges per sweep transaction.")
-    decay_max_age_days: float = Field(
-        2.0, gt=0, description="`kg check` fails when the newest sweep is older."
+    decay_rate: float = Field(
+        0.0015, gt=0, le=10, description="Decay per day: exp(-rate * days)."
     )
-    audit_retention_days: int = Field(365, ge=1, description="Orders kept for forensics.")
+    decay_batch: int = Field(
+        10_000, ge=100, le=10_000_000, description="Edges per sweep transaction."
+    )
+    decay_max_age_days: float = Field(
+        2.0, gt=0, le=36_500, description="`kg check` fails when the newest sweep is older."
+    )
+    audit_retention_days: int = Field(
+        365, ge=1, le=36_500, description="Orders kept for forensics."
+    )
     kanon_datei: Path | None = Field(
         None, description="Optional TOML file whose relations extend the built-in canon."
     )

@@ -8,6 +8,7 @@ environment values: no output holds a traceback, every exit code is a documented
 from __future__ import annotations
 
 import json
+import os
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -145,7 +146,7 @@ ORDERISH = st.recursive(
 FILE = st.one_of(ORDERISH, DEEP.map(str.encode), st.binary(max_size=200),
                  st.just(json.dumps(order()).encode()),
                  st.just(json.dumps(order(zeitpunkt="0001-01-01T00:00:00+05:00")).encode()),
-                 st.just('{"kind":"export","format":2,"user_id":"fuzz-x"}\n'.encode()),
+                 st.just(b'{"kind":"export","format":2,"user_id":"fuzz-x"}\n'),
                  st.just('{"kind":"export","format":1,"user_id":"fuzz-x","character_id":null}'
                          '\n{"kind":"entitaet","id":"e","user_id":"fuzz-x","name":"\u202e",'
                          '"name_norm":"x"}\n'.encode()))
@@ -202,7 +203,7 @@ def fuzz_dir(tmp_path_factory: pytest.TempPathFactory, store: SyncMemory) -> Ite
                                 "DETACH DELETE n"))
 
 
-@settings(max_examples=120, deadline=None,
+@settings(max_examples=int(os.environ.get("KG_FUZZ_EXAMPLES", "120")), deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
                                  HealthCheck.data_too_large])
 @given(data=st.data())
