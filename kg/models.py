@@ -39,13 +39,21 @@ BIDI_CONTROLS = frozenset(
 )
 
 
-def _no_control(text: str) -> str:
-    """Names, values and ids at write time: line separators become a space, bidi
-    controls go, whitespace is collapsed at the ends; control characters are refused."""
+def normalize_text(text: str) -> str:
+    """A name, value or id as written: line separators become a space, bidi controls go,
+    whitespace is stripped at the ends (what the validators store)."""
     if any(c in LINE_SEPARATORS or c in BIDI_CONTROLS for c in text):
         text = "".join(
             " " if c in LINE_SEPARATORS else c for c in text if c not in BIDI_CONTROLS
-        ).strip()
+        )
+    return text.strip()
+
+
+def _no_control(text: str) -> str:
+    """Names, values and ids at write time (`normalize_text`); control characters are
+    refused."""
+    if any(c in LINE_SEPARATORS or c in BIDI_CONTROLS for c in text):
+        text = normalize_text(text)
         if not text:
             raise ValueError("is empty once line separators and bidi controls are removed")
     bad = [c for c in text if unicodedata.category(c) in ("Cc", "Cs")]

@@ -161,7 +161,7 @@ def test_a_fact_id_of_another_user_is_refused(
         other.write(t("Tom", "beruf", wert="Koch"))
         (theirs,) = other.cypher("MATCH (:Entitaet {user_id: $u})-[r:BERUF]->() "
                                  "RETURN r.id AS id", u=other.user_id)
-        lines, at = change(exported, "fakt", id=theirs["id"])
+        lines, _ = change(exported, "fakt", id=theirs["id"])
         refused(pair, write(tmp_path / "steal.jsonl", reseal(lines)),
                 rf"steal.jsonl:\d+: fakt '{theirs['id']}' belongs to another user")
     finally:
