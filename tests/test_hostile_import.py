@@ -226,3 +226,30 @@ def test_the_cli_says_file_line_and_exits_2(
     assert got.exit_code == 2, got.output
     assert "cut.jsonl:" in got.output and "nothing was imported" in got.output
     assert "Traceback" not in got.output
+
+
+def test_every_single_character_tampering_is_refused() -> None:
+    """Pure (no database): each character of a format 2 file replaced, each line dropped
+    or doubled — every variant is refused. Prints the figure for the issue's table."""
+    from kg.canon import load_canon
+    from kg.transfer import parse_lines
+    from tests.test_transfer import ENTITY, HEADER, fact
+
+    canon = load_canon()
+    good = parse_lines([HEADER, ENTITY, fact()], canon, "x").lines()
+    assert parse_lines(good, canon, "x").anzahl().fakten == 1
+    variants: list[list[str]] = []
+    for i, line in enumerate(good):
+        for j, char in enumerate(line):
+            for other in {"0", "x", " ", "\u2028"} - {char}:
+                variants.append([*good[:i], line[:j] + other + line[j + 1:], *good[i + 1:]])
+        variants.append(good[:i] + good[i + 1:])  # a line dropped
+        variants.append([*good[: i + 1], line, *good[i + 1:]])  # a line doubled
+    refused = 0
+    for lines in variants:
+        try:
+            parse_lines(lines, canon, "x")
+        except InvalidInput:
+            refused += 1
+    print(f"[import tampering] {len(variants)} variants of a 3-line file, {refused} refused")
+    assert refused == len(variants)
