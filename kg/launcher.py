@@ -95,7 +95,7 @@ class LocalServer:
 
     def install(self) -> bool:
         """Resolve the jars once (shared by all instances); True if it downloaded."""
-        self.make_private()
+        self.home.mkdir(mode=0o700, parents=True, exist_ok=True)
         link = self.home / "lib"
         if link != self.jars and not link.exists():
             link.symlink_to(self.jars, target_is_directory=True)
@@ -288,8 +288,9 @@ class LocalServer:
                 start_new_session=True,
                 umask=0o077,  # the store, logs and files Neo4j writes: the owner's alone
             )
-        _write_private(self.pid_file, f"{proc.pid} {_start_ticks(proc.pid) or ''}\n".strip()
-                       + "\n")
+        # The start time tells this process apart from a later one given the same pid.
+        started = _start_ticks(proc.pid)
+        _write_private(self.pid_file, f"{proc.pid} {started}\n" if started else f"{proc.pid}\n")
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if proc.poll() is not None:
