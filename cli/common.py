@@ -11,26 +11,27 @@ from datetime import UTC, date, datetime
 from typing import Any, NoReturn, TypeVar
 
 import typer
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 from rich.console import Console
+from rich.markup import escape
 
 from kg.api import Memory, SyncMemory
-from kg.errors import AmbiguousEntity, KgError
-from kg.settings import Settings
+from kg.errors import AmbiguousEntity, InvalidInput, KgError
+from kg.settings import load_settings
 
 T = TypeVar("T")
 
 # The driver logs each retry as a warning; the CLI reports the final error in one line.
 logging.getLogger("neo4j").setLevel(logging.ERROR)
 
-out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+out = Console(highlight=False, soft_wrap=True, markup=False)
+err = Console(stderr=True, highlight=False, soft_wrap=True, markup=False)
 
 JsonOpt = typer.Option(False, "--json", help="Print JSON for machines instead of text.")
 
 
 def fail(error: KgError) -> NoReturn:
-    err.print(f"[red]error:[/red] {error}", markup=True)
+    err.print(f"[red]error:[/red] {escape(str(error))}", markup=True)
     if isinstance(error, AmbiguousEntity):
         for k in error.kandidaten:
             err.print(f"  {k.id}  {k.name} ({k.typ}) {'; '.join(k.merkmale)}", markup=False)
@@ -41,7 +42,7 @@ def fail(error: KgError) -> NoReturn:
 def memory(check_schema: bool = True) -> Iterator[SyncMemory]:
     """A connected store for one command; domain errors become one line and an exit code."""
     try:
-        with SyncMemory(Settings(), check_schema=check_schema) as sync:
+        with SyncMemory(load_settings(), check_schema=check_schema) as sync:
             yield sync
     except KgError as error:
         fail(error)
@@ -54,6 +55,18 @@ def call(fn: Callable[[Memory], Coroutine[Any, Any, T]], check_schema: bool = Tr
             return sync.run(fn(sync.memory))
         except KgError as error:
             fail(error)
+        except ValidationError as exc:  # a model the library built from bad input
+            fail(InvalidInput(f"invalid input — {validation_text(exc)}"))
+
+
+def validation_text(exc: ValidationError) -> str:
+    """The first problems of a ValidationError in one line, bounded."""
+    parts = []
+    for e in exc.errors()[:3]:
+        loc = ".".join(str(p)[:40] for p in e["loc"][:4])
+        msg = str(e["msg"]).removeprefix("Value error, ")[:200]
+        parts.append(f"{loc}: {msg}" if loc else msg)
+    return "; ".join(parts)
 
 
 def to_jsonable(value: Any) -> Any:
@@ -80,15 +93,20 @@ def parse_when(text: str | None, name: str) -> datetime | None:
         if len(text) == 10:
             return datetime.combine(date.fromisoformat(text), datetime.max.time(), tzinfo=UTC)
         value = datetime.fromisoformat(text.replace("Z", "+00:00"))
+        return value.astimezone(UTC) if value.tzinfo else value.replace(tzinfo=UTC)
     except ValueError:
-        err.print(f"error: {name} {text!r} is not a date (YYYY-MM-DD) or ISO datetime")
+        err.print(f"error: {name} {text!r} is not a date (YYYY-MM-DD) or ISO datetime",
+                  markup=False)
         raise typer.Exit(2) from None
-    return value if value.tzinfo else value.replace(tzinfo=UTC)
+    except OverflowError:
+        err.print(f"error: {name} {text!r} is out of range in UTC (years 1 to 9999)",
+                  markup=False)
+        raise typer.Exit(2) from None
 
 
 def parse_day(text: str, name: str) -> date:
     try:
         return date.fromisoformat(text)
     except ValueError:
-        err.print(f"error: {name} {text!r} is not a date (YYYY-MM-DD)")
+        err.print(f"error: {name} {text!r} is not a date (YYYY-MM-DD)", markup=False)
         raise typer.Exit(2) from None

@@ -54,18 +54,20 @@ def demo(as_json: bool = JsonOpt) -> None:
     out.print(
         f"[bold]Demo pair[/bold] user={DEMO_USER} character={NOVA}: {written} orders written, "
         f"{len(result.results) - written} already there (replayed, nothing written twice); "
-        f"event {'moved to December' if result.moved else 'already moved'}."
+        f"event {'moved to December' if result.moved else 'already moved'}.",
+        markup=True,
     )
-    out.print("\n[bold]Mappe of Lena — prompt text[/bold]")
+    out.print("\n[bold]Mappe of Lena — prompt text[/bold]", markup=True)
     out.print(render(result.lena), markup=False)
     out.print()
     print_mappe(result.lena, show_text=False)
-    out.print(f"\n[bold]Kassel as {LUNA} knows it[/bold] (same entity, another pair):")
+    out.print(f"\n[bold]Kassel as {LUNA} knows it[/bold] (same entity, another pair):", markup=True)
     out.print(render(result.kassel_luna), markup=False)
-    out.print(f"[bold]Kassel as {NOVA} knows it:[/bold]")
+    out.print(f"[bold]Kassel as {NOVA} knows it:[/bold]", markup=True)
     out.print(render(result.kassel_nova), markup=False)
     server = LocalServer.from_env()
-    out.print(f"\n[bold]Neo4j Browser[/bold] {server.browser_url} (user neo4j). Paste:")
+    out.print(f"\n[bold]Neo4j Browser[/bold] {server.browser_url} (user neo4j). Paste:",
+              markup=True)
     out.print(
         f':param user_id => "{DEMO_USER}"\n'
         f':param character_id => "{NOVA}"\n'

@@ -21,16 +21,25 @@ CharOpt = typer.Option(..., "--character", "-c", help="The character_id of the p
 
 def _read_json(source: str) -> object:
     try:
-        text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
+        raw = sys.stdin.buffer.read() if source == "-" else Path(source).read_bytes()
+        text = raw.decode("utf-8")
     except OSError as exc:
-        err.print(f"error: cannot read {source}: {exc.strerror}")
+        err.print(f"error: cannot read {source}: {exc.strerror}", markup=False)
+        raise typer.Exit(2) from None
+    except UnicodeDecodeError as exc:
+        err.print(f"error: {source} is not UTF-8 text (byte {exc.start}: {exc.reason}) — "
+                  "save the order as UTF-8", markup=False)
         raise typer.Exit(2) from None
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         err.print(
-            f"error: {source} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
+            f"error: {source} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})",
+            markup=False,
         )
+        raise typer.Exit(2) from None
+    except RecursionError:
+        err.print(f"error: {source} is nested too deeply to be an order", markup=False)
         raise typer.Exit(2) from None
 
 

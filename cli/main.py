@@ -7,6 +7,8 @@ Exit codes: 0 ok; 1 an order not fully written or check violations; 2 bad input;
 
 from __future__ import annotations
 
+import sys
+
 import typer
 
 from cli import browser, demo, facts, maintenance, mcp_server, server, timeline, transfer
@@ -39,7 +41,15 @@ app.add_typer(mcp_server.mcp_app, name="mcp")
 
 
 def main() -> None:
-    app()
+    try:
+        app()
+    except Exception as exc:  # the last line of defence: a user never sees a traceback
+        text = " ".join(str(exc).split())[:300]
+        sys.stderr.write(
+            f"error: unexpected {type(exc).__name__}: {text} — this is a bug in kg; please "
+            "report it with the command you ran\n"
+        )
+        raise SystemExit(1) from None
 
 
 if __name__ == "__main__":

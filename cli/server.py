@@ -10,11 +10,18 @@ from rich.table import Table
 from cli.common import JsonOpt, call, err, fail, out, print_json
 from kg import schema
 from kg.api import Memory, Status
-from kg.errors import KgError
+from kg.errors import KgError, LauncherError
 from kg.launcher import LocalServer
 
 server_app = typer.Typer(help="Run a local Neo4j 5.26 (no Docker needed).", no_args_is_help=True)
 schema_app = typer.Typer(help="Schema migrations under cypher/migrations.", no_args_is_help=True)
+
+
+def _server() -> LocalServer:
+    try:
+        return LocalServer.from_env()
+    except KgError as error:
+        fail(error)
 
 
 @server_app.command("start")
@@ -23,12 +30,14 @@ def server_start() -> None:
 
     Example: kg server start
     """
-    server = LocalServer.from_env()
+    server = _server()
     began = time.monotonic()
     try:
-        server.start()
+        note = server.start()
     except KgError as error:
         fail(error)
+    if note:
+        err.print(f"note: {note}")
     out.print(
         f"Neo4j {server.uri} is up ({time.monotonic() - began:.1f}s); "
         f"Browser {server.browser_url}; logs {server.log_file}"
@@ -43,8 +52,15 @@ def server_stop(
 
     Example: kg server stop
     """
-    server = LocalServer.from_env()
-    out.print("stopped" if server.stop(kill=kill) else "not running")
+    server = _server()
+    note = server.clean_stale()
+    if note:
+        err.print(f"note: {note}")
+    try:
+        stopped = server.stop(kill=kill)
+    except OSError as exc:  # e.g. the server runs as another user
+        fail(LauncherError(f"cannot signal the server: {exc.strerror}"))
+    out.print("stopped" if stopped else "not running")
 
 
 @server_app.command("status")
@@ -53,7 +69,10 @@ def server_status() -> None:
 
     Example: kg server status
     """
-    server = LocalServer.from_env()
+    server = _server()
+    note = server.clean_stale()
+    if note:
+        err.print(f"note: {note}")
     pid = server.pid()
     answering = server.bolt_answers()
     out.print(f"home   {server.home}")
@@ -71,7 +90,7 @@ def server_logs(lines: int = typer.Option(40, help="How many lines.")) -> None:
 
     Example: kg server logs --lines 100
     """
-    out.print(LocalServer.from_env().log_tail(lines), markup=False)
+    out.print(_server().log_tail(lines), markup=False)
 
 
 @schema_app.command("apply")

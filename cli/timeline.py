@@ -6,8 +6,9 @@ import typer
 from pydantic import ValidationError
 from rich.table import Column, Table
 
-from cli.common import JsonOpt, call, err, out, parse_day, print_json
+from cli.common import JsonOpt, call, err, fail, out, parse_day, print_json
 from kg.api import Memory
+from kg.errors import KgError
 from kg.models import Genauigkeit, NeuerEintrag
 from kg.plain import describe
 from kg.timeline import Eintrag, month_window
@@ -69,7 +70,7 @@ def add(
             }
         )
     except ValidationError as exc:
-        err.print(f"error: the entry is invalid — {describe(exc)}")
+        err.print(f"error: the entry is invalid — {describe(exc)}", markup=False)
         raise typer.Exit(2) from None
 
     async def run(m: Memory) -> Eintrag:
@@ -158,7 +159,10 @@ def list_entries(
     Example: kg timeline list -u u1 -c nova --monat 2026-11
     """
     if monat:
-        first, last = month_window(monat)
+        try:
+            first, last = month_window(monat)
+        except KgError as error:
+            fail(error)
     elif von and bis:
         first, last = parse_day(von, "--von"), parse_day(bis, "--bis")
     else:

@@ -82,6 +82,8 @@ def import_(
     """
     with progress_bar("import", as_json) as bar:
         result: ImportErgebnis = call(lambda m: m.import_file(datei, bar))
+    for warning in result.warnungen:
+        err.print(f"warning: {warning}", markup=False)
     if as_json:
         print_json(result)
         return

@@ -44,11 +44,12 @@ from kg.models import (
     NeuerEintrag,
     Tripel,
     When,
+    clip,
     instant,
     normalize_name,
 )
 from kg.plain import describe
-from kg.settings import Settings
+from kg.settings import Settings, load_settings
 from kg.timeline import Eintrag, Timeline
 from kg.writer import FaktenAgent, merkmal_text
 
@@ -98,7 +99,7 @@ class Memory:
     @classmethod
     async def open(cls, settings: Settings | None = None, check_schema: bool = True) -> Memory:
         """Connect; refuses a database whose schema is older than this package needs."""
-        settings = settings or Settings()
+        settings = settings or load_settings()
         db = Database.open(settings)
         try:
             await db.verify()
@@ -320,6 +321,8 @@ class Memory:
         ende: date | None = None,
         genauigkeit: Genauigkeit | None = None,
     ) -> Eintrag:
+        if ende is not None and ende < beginn:
+            raise InvalidInput(f"ende {ende} is before beginn {beginn}; give a later --ende")
         return await self.timeline.move(
             user_id, character_id, eintrag_id, beginn, ende, genauigkeit
         )
@@ -525,7 +528,8 @@ def parse_order(data: Any) -> Auftrag:
     try:
         return Auftrag.model_validate(data)
     except ValidationError as exc:
-        raise InvalidInput(f"the order is invalid — {describe(exc)}") from None
+        # Bounded: an order's error names what is wrong, never echoes a huge input.
+        raise InvalidInput(clip(f"the order is invalid — {describe(exc)}", 1500)) from None
 
 
 def check_cap(cap: int | None) -> None:

@@ -13,8 +13,10 @@ decide), so it is kept here, in `CLASSES`.
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime
-from typing import Any, Literal
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import UTC, date, datetime, timedelta
+from typing import Any, Literal, Protocol
 
 from pydantic import Field, computed_field
 
@@ -165,10 +167,18 @@ def decay_results(
     """Item 6 from the decay state (pure): a recent run, and one that reached every edge."""
     newest = _native(row["newest"])
     carrying, future = row["with_strength"], row["future"]
+    stale = row.get("stale", 0)
     recent = is_recent(newest, today, max_age_days)
-    if carrying == 0 or (recent and not future):
+    if carrying == 0 or (recent and not future and not stale):
         count = 0
-        detail = f"newest decay_am {newest}" if newest else "no fact edge carries a strength"
+        detail = f"newest run {newest}" if newest else "no fact edge carries a strength"
+    elif recent and stale and not future:
+        count = stale
+        detail = (
+            f"decay properties without a run: {stale} active fact edges carry staerke_decay "
+            f"with no decay_am within {max_age_days:g} days, though they were last touched "
+            f"before the newest run on {newest} — run `kg decay run`"
+        )
     elif not recent:
         count = carrying
         age = f"is from {newest}, {(today - newest).days} days ago" if newest else "does not exist"
@@ -209,14 +219,18 @@ def classify(kind: str, name: str, canon: Canon) -> tuple[Klasse, str]:
 
 
 def verdict(
-    klasse: Klasse, decay: list[str], recent_run: bool | None, referenced: bool
+    klasse: Klasse, decay: list[str], recent_run: bool | None, referenced: bool,
+    active: bool = True,
 ) -> tuple[str, bool]:
-    """The §4 judgement of one row: (verdict, conform) (pure)."""
+    """The §4 judgement of one row: (verdict, conform) (pure). A memory type without an
+    active edge needs no run: the sweep only measures active edges."""
     if klasse == "unclassified":
         return "open: not classified (§4 delimits, §5 decides)", False
     if klasse == "memory":
         if not decay:
             return "violated: memory without decay (§3.1)", False
+        if not active:
+            return "konform", True
         if not recent_run:
             return "violated: decay properties without a run (§3.3)", False
         return "konform", True
@@ -232,8 +246,11 @@ def table(
     canon: Canon,
     today: date,
     max_age_days: float,
+    run: date | None = None,
 ) -> list[TableRow]:
-    """The §4 table from the two table queries (pure)."""
+    """The §4 table from the two table queries (pure). A relationship type's run is
+    recent when the store's newest run `run` is and it covers every active edge of the
+    type (`unswept` is 0: edges written after the run need none)."""
     rows: list[TableRow] = []
     for kind, records, key in (("label", labels, "label"), ("relationship", relationships, "type")):
         for rec in records:
@@ -242,8 +259,12 @@ def table(
             decay = _decay_keys(rec["decay_keys"])
             newest = _native(rec["newest"])
             recent = is_recent(newest, today, max_age_days) if "decay_am" in decay else None
+            active = True
+            if kind == "relationship" and "unswept" in rec:
+                active = rec["active"] > 0
+                recent = is_recent(run, today, max_age_days) and rec["unswept"] == 0
             referenced = kind == "label" and (rec["targeted"] > 0 or name in REFERENCED_BY)
-            text, ok = verdict(klasse, decay, recent, referenced)
+            text, ok = verdict(klasse, decay, recent, referenced, active)
             rows.append(TableRow(
                 kind=kind,
                 name=name, count=rec["count"], classification=klasse, reason=reason,
@@ -298,20 +319,37 @@ async def guard_results(q: Any, canon: Canon, u: str | None, n: int) -> list[Che
     ]
 
 
+class Runner(Protocol):
+    """What runs the check queries: an auto-commit session, or an open transaction."""
+
+    async def run(self, name: str, /, **params: Any) -> list[Record]: ...
+
+
+@asynccontextmanager
+async def _runner(db: Database, tx: Runner | None) -> AsyncIterator[Runner]:
+    if tx is not None:
+        yield tx
+        return
+    async with db.auto_commit("READ") as q:
+        yield q
+
+
 async def run_checks(
     db: Database,
     canon: Canon,
     user_id: str | None = None,
     on: date | None = None,
     samples: int = 5,
+    tx: Runner | None = None,
 ) -> CheckReport:
     """Every check, one query each, in auto-commit read transactions: on a large graph
-    a full pass may take longer than the interactive query timeout."""
+    a full pass may take longer than the interactive query timeout. With `tx` the
+    checks run inside that transaction (an import checks its own writes before commit)."""
     day = on or datetime.now(UTC).date()
     max_age = db.settings.decay_max_age_days
     u, rels, n = user_id, canon.rel_types, samples
     symmetric = sorted(r.rel_type for r in canon.relations.values() if r.symmetrisch)
-    async with db.auto_commit("READ") as q:
+    async with _runner(db, tx) as q:
         found: list[CheckResult] = [
             result("fact_fields", await q.run(
                 "check_fact_fields", user_id=u, rel_types=rels, samples=n)),
@@ -360,13 +398,16 @@ async def run_checks(
                 "check_einwertig_overlap", user_id=u, einwertig=canon.einwertig_types,
                 symmetric=symmetric, samples=n)),
         ]
+        oldest = day - timedelta(days=int(max_age))  # the oldest day still recent
         state = (await q.run(
-            "decay_state", user_id=u, rel_types=rels, today=day, samples=n))[0]
+            "check_decay_state", user_id=u, rel_types=rels, today=day, oldest=oldest,
+            samples=n))[0]
         found.extend(decay_results(state, day, max_age))
+        run = _native(state["newest"])
         rows = table(
             await q.run("check_table_labels", user_id=u),
-            await q.run("check_table_relationships", user_id=u),
-            canon, day, max_age,
+            await q.run("check_table_relationships", user_id=u, run=run, oldest=oldest),
+            canon, day, max_age, run,
         )
     found.append(table_result(rows))
     found.extend(guards)

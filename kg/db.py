@@ -12,10 +12,12 @@ graph.
 from __future__ import annotations
 
 import asyncio
+import socket
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
 from neo4j import (
     AsyncDriver,
@@ -28,6 +30,9 @@ from neo4j import (
 from neo4j.exceptions import (
     AuthError,
     ClientError,
+    ConfigurationError,
+    DatabaseError,
+    DatabaseUnavailable,
     DriverError,
     Neo4jError,
     ServiceUnavailable,
@@ -37,6 +42,7 @@ from neo4j.exceptions import (
 
 from kg.errors import (
     AuthFailed,
+    ConfigError,
     DatabaseNotFound,
     KgError,
     ServerUnavailable,
@@ -104,14 +110,20 @@ class Database:
 
     @classmethod
     def open(cls, settings: Settings) -> Database:
-        driver = AsyncGraphDatabase.driver(
-            settings.neo4j_uri,
-            auth=(settings.neo4j_username, settings.neo4j_password.get_secret_value()),
-            connection_timeout=settings.connection_timeout,
-            connection_acquisition_timeout=settings.connection_timeout * 2,
-            max_transaction_retry_time=settings.retry_time,
-            notifications_min_severity="OFF",
-        )
+        try:
+            driver = AsyncGraphDatabase.driver(
+                settings.neo4j_uri,
+                auth=(settings.neo4j_username, settings.neo4j_password.get_secret_value()),
+                connection_timeout=settings.connection_timeout,
+                connection_acquisition_timeout=settings.connection_timeout * 2,
+                max_transaction_retry_time=settings.retry_time,
+                notifications_min_severity="OFF",
+            )
+        except (ConfigurationError, ValueError) as exc:
+            raise ConfigError(
+                f"NEO4J_URI {settings.neo4j_uri!r} is not usable by the driver ({exc}) — "
+                "e.g. bolt://127.0.0.1:7687"
+            ) from None
         return cls(driver, settings)
 
     async def close(self) -> None:
@@ -214,9 +226,18 @@ class Database:
     def translate(self, exc: Exception) -> Exception:
         """A typed, actionable error for a driver failure (never with the password)."""
         uri = self.settings.neo4j_uri
+        user = self.settings.neo4j_username
+        code = getattr(exc, "code", None) or ""
+        if "AuthenticationRateLimit" in code:
+            return AuthFailed(
+                f"Neo4j at {uri} refuses every login of user {user!r} for a while (about 5 s, "
+                "dbms.security.auth_lock_time) after too many wrong passwords in a row — even "
+                "the right password fails until then; wait, then retry with the right "
+                "NEO4J_PASSWORD."
+            )
         if isinstance(exc, AuthError):
             return AuthFailed(
-                f"Neo4j at {uri} refused user {self.settings.neo4j_username!r}: wrong "
+                f"Neo4j at {uri} refused user {user!r}: wrong "
                 "password — set NEO4J_USERNAME / NEO4J_PASSWORD."
             )
         if isinstance(exc, ClientError) and exc.code and "DatabaseNotFound" in exc.code:
@@ -224,13 +245,38 @@ class Database:
                 f"database {self.name!r} does not exist on {uri} — set NEO4J_DATABASE "
                 "(Community Edition has one user database, `neo4j`)."
             )
+        if isinstance(exc, DatabaseUnavailable) or code.endswith("DatabaseUnavailable"):
+            return ServerUnavailable(
+                f"database {self.name!r} on {uri} is unavailable (stopped, starting, or "
+                "failed — e.g. a full disk) — check the server's log, then retry."
+            )
         if isinstance(exc, TransientError):
+            if code.startswith("Neo.TransientError.Transaction.") and (
+                "Deadlock" in code or "Lock" in code
+            ):
+                why = "a deadlock or lock timeout under load"
+            else:
+                why = str(exc.message or "a transient failure")[:200]
             return ServerUnavailable(
                 f"Neo4j at {uri} kept reporting a transient error for "
-                f"{self.settings.retry_time:.0f}s ({exc.code}: a deadlock or lock timeout under "
-                "load) — retry later, or raise KG_RETRY_TIME."
+                f"{self.settings.retry_time:.0f}s ({code}: {why}) — retry later, or raise "
+                "KG_RETRY_TIME."
+            )
+        if isinstance(exc, DatabaseError):
+            # The server failed on its side (e.g. a commit on a full disk): nothing of the
+            # transaction is known to be written.
+            return ServerUnavailable(
+                f"Neo4j at {uri} failed on its side ({code}: "
+                f"{str(exc.message or '')[:200]}) — check the server's log (a full disk?), "
+                "then retry."
             )
         if isinstance(exc, (ServiceUnavailable, SessionExpired, OSError)):
+            if _tls_mismatch(exc, uri):
+                return ServerUnavailable(
+                    f"Neo4j at {uri} answers, but not with TLS: the URI asks for an "
+                    "encrypted connection (+s / +ssc) and the server speaks plain Bolt on "
+                    "that port — use bolt:// or neo4j://, or enable TLS on the server."
+                )
             return ServerUnavailable(
                 f"Neo4j is not reachable at {uri} ({type(exc).__name__}) — {START_HINT}."
             )
@@ -250,6 +296,28 @@ class Database:
         if isinstance(exc, (Neo4jError, DriverError)):
             return KgError(f"Neo4j error at {uri}: {exc}")
         return exc
+
+
+def _tls_mismatch(exc: BaseException, uri: str) -> bool:
+    """A +s / +ssc URI whose TLS connection failed while the port answers plain TCP:
+    the server runs, but does not speak TLS there."""
+    scheme = uri.split("://", 1)[0]
+    if not scheme.endswith(("+s", "+ssc")):
+        return False
+    seen: BaseException | None = exc
+    for _ in range(8):  # the SSL error is somewhere in the chain of causes
+        if seen is None:
+            break
+        if "SSL" in type(seen).__name__ or "SSL" in str(seen) or "encrypted" in str(seen):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    # A routing driver (neo4j+s) reports no cause: ask the port itself.
+    try:
+        parts = urlsplit(uri)
+        with socket.create_connection((parts.hostname or "", parts.port or 7687), timeout=1):
+            return True
+    except (OSError, ValueError):
+        return False
 
 
 def _retryable(exc: Exception) -> bool:

@@ -9,8 +9,10 @@ JVM flags are Neo4j's own; auth stays on, and it listens on loopback only.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
+import secrets
 import shutil
 import signal
 import socket
@@ -21,7 +23,7 @@ from importlib import resources
 from pathlib import Path
 
 from kg.errors import LauncherError
-from kg.settings import LOCAL_DEFAULT_PASSWORD
+from kg.settings import LOCAL_DEFAULT_PASSWORD, Settings, load_settings
 
 NEO4J_VERSION = "5.26.30"
 BROWSER_VERSION = "5.24.0"
@@ -40,19 +42,20 @@ class LocalServer:
     password: str = field(default=LOCAL_DEFAULT_PASSWORD, repr=False)  # never printed
 
     @classmethod
-    def from_env(cls) -> LocalServer:
-        """The default server, adjustable with KG_NEO4J_* variables."""
+    def from_env(cls, settings: Settings | None = None) -> LocalServer:
+        """The default server, adjustable with the KG_NEO4J_* settings (environment or
+        `.env`, read by the same `Settings` as the library)."""
+        s = settings or load_settings()
         cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
         default = cache / "faktengedaechtnis" / f"neo4j-{NEO4J_VERSION}"
-        home = Path(os.environ.get("KG_NEO4J_HOME") or default)
         return cls(
-            home=home,
+            home=s.neo4j_home or default,
             jars=default / "lib",
-            bolt_port=int(os.environ.get("KG_NEO4J_BOLT_PORT", "7687")),
-            http_port=int(os.environ.get("KG_NEO4J_HTTP_PORT", "7474")),
-            heap=os.environ.get("KG_NEO4J_HEAP", "2g"),
-            pagecache=os.environ.get("KG_NEO4J_PAGECACHE", "2g"),
-            password=os.environ.get("NEO4J_PASSWORD") or LOCAL_DEFAULT_PASSWORD,
+            bolt_port=s.neo4j_bolt_port,
+            http_port=s.neo4j_http_port,
+            heap=s.neo4j_heap,
+            pagecache=s.neo4j_pagecache,
+            password=s.neo4j_password.get_secret_value() or LOCAL_DEFAULT_PASSWORD,
         )
 
     @property
@@ -92,7 +95,7 @@ class LocalServer:
 
     def install(self) -> bool:
         """Resolve the jars once (shared by all instances); True if it downloaded."""
-        self.home.mkdir(parents=True, exist_ok=True)
+        self.home.mkdir(mode=0o700, parents=True, exist_ok=True)
         link = self.home / "lib"
         if link != self.jars and not link.exists():
             link.symlink_to(self.jars, target_is_directory=True)
@@ -127,15 +130,27 @@ class LocalServer:
         marker.write_text(f"neo4j {NEO4J_VERSION}, browser {BROWSER_VERSION}\n")
         return True
 
+    def make_private(self) -> None:
+        """The home, its store, config, logs and pid file belong to the owner alone:
+        directories 0700, files 0600 (a home under /tmp is shared with every user)."""
+        self.home.mkdir(mode=0o700, parents=True, exist_ok=True)
+        os.chmod(self.home, 0o700)
+        for sub in ("conf", "data", "logs", "run", "plugins", "import"):
+            top = self.home / sub
+            top.mkdir(mode=0o700, exist_ok=True)
+            for path in (top, *top.rglob("*")):
+                if path.is_symlink():
+                    continue
+                os.chmod(path, 0o700 if path.is_dir() else 0o600)
+
     def configure(self) -> None:
         """Write conf/neo4j.conf; set the initial password before the first start."""
+        self.make_private()
         conf = self.home / "conf"
-        conf.mkdir(parents=True, exist_ok=True)
-        for sub in ("data", "logs", "run", "plugins", "import"):
-            (self.home / sub).mkdir(exist_ok=True)
         # Neo4j rejects unknown or duplicated keys (strict validation), so this file
         # holds only real 5.26 settings; server.jvm.additional is the one repeatable key.
-        (conf / "neo4j.conf").write_text(
+        _write_private(
+            conf / "neo4j.conf",
             "\n".join(
                 [
                     "server.default_listen_address=127.0.0.1",
@@ -160,24 +175,16 @@ class LocalServer:
                     "server.jvm.additional=--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
                     "",
                 ]
-            )
+            ),
         )
-        if not (self.home / "data" / "dbms" / "auth.ini").exists():
+        auth = self.home / "data" / "dbms" / "auth.ini"
+        if not auth.exists() and not (self.home / "data" / "databases" / "system").exists():
             if len(self.password) < 8:
                 raise LauncherError("NEO4J_PASSWORD must have at least 8 characters.")
-            done = self._neo4j(
-                "org.neo4j.server.startup.Neo4jAdminCommand",
-                "dbms",
-                "set-initial-password",
-                self.password,
-            )
-            if done.returncode != 0:
-                # The password is an argument: keep it out of the message.
-                output = (done.stdout + done.stderr).replace(self.password, "***")
-                raise LauncherError(
-                    f"neo4j-admin could not set the initial password (exit "
-                    f"{done.returncode}):\n{output[-2000:]}"
-                )
+            # What `neo4j-admin dbms set-initial-password` writes, written here so the
+            # password is never on a command line (`ps` shows every user's arguments).
+            auth.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            _write_private(auth, initial_password_line("neo4j", self.password))
 
     def command(self) -> list[str]:
         """The java command of the official launcher (`console --dry-run`)."""
@@ -189,39 +196,83 @@ class LocalServer:
 
     # -- lifecycle --------------------------------------------------------------
 
+    def _pid_record(self) -> tuple[int, int | None] | None:
+        """(pid, start time in clock ticks) from the pid file; None without a usable one."""
+        try:
+            fields = self.pid_file.read_text().split()
+            return int(fields[0]), (int(fields[1]) if len(fields) > 1 else None)
+        except (OSError, ValueError, IndexError):
+            return None
+
+    def owns(self, pid: int, started: int | None = None) -> bool:
+        """True when `pid` is this home's Neo4j: alive (not a zombie), its command line
+        runs Neo4j's launcher or entry point with this home, and it started when the pid
+        file says. A pid the kernel has given to another process after a crash or a
+        reboot fails one of these, and is never signalled."""
+        if pid <= 1 or not _alive(pid):
+            return False
+        try:
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            return False
+        words = [a.decode(errors="replace") for a in argv]
+        if not any(w.startswith("org.neo4j.server.") for w in words):
+            return False
+        if not any(str(self.home) in w for w in words):
+            return False
+        return started is None or _start_ticks(pid) == started
+
     def pid(self) -> int | None:
-        """The pid of the running server this launcher started, if any."""
-        try:
-            pid = int(self.pid_file.read_text().strip())
-        except (OSError, ValueError):
+        """The pid of the running server this launcher started, if any (verified)."""
+        record = self._pid_record()
+        if record is None:
             return None
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
+        return record[0] if self.owns(*record) else None
+
+    def clean_stale(self) -> str | None:
+        """Remove a pid file that names no server of this home; say what was removed."""
+        if not self.pid_file.exists():
             return None
-        except PermissionError:
-            return pid
-        return pid
+        record = self._pid_record()
+        if record is not None and self.owns(*record):
+            return None
+        self.pid_file.unlink(missing_ok=True)
+        what = f"pid {record[0]}" if record else "no pid"
+        return (
+            f"removed the stale pid file {self.pid_file} ({what}: not this home's Neo4j — "
+            "it had exited, or the pid now belongs to another process, which was left alone)"
+        )
 
     def running(self) -> bool:
         return self.pid() is not None
 
-    def start(self, timeout: float = 180.0) -> None:
-        """Start the server and return once Bolt answers; idempotent."""
+    def start(self, timeout: float = 180.0, port_wait: float = 30.0) -> str | None:
+        """Start the server and return once Bolt answers; idempotent. Returns a note
+        when a stale pid file was cleaned up first."""
         if self.running():
             self.wait_ready(timeout)
-            return
-        for port in (self.bolt_port, self.http_port):
-            if _port_taken(port):
-                raise LauncherError(
-                    f"port {port} on 127.0.0.1 is taken by another process — stop it, or "
-                    "set KG_NEO4J_BOLT_PORT / KG_NEO4J_HTTP_PORT (and NEO4J_URI)."
-                )
+            return None
+        crashed = self.pid_file.exists()
+        note = self.clean_stale()
+        # Right after a crash the old JVM may still hold its ports for a moment: wait
+        # for them (only then — a port of a foreign process is reported at once).
+        deadline = time.monotonic() + (port_wait if crashed else 0.0)
+        while True:
+            taken = [p for p in (self.bolt_port, self.http_port) if _port_taken(p)]
+            if not taken or time.monotonic() >= deadline:
+                break
+            time.sleep(0.2)
+        if taken:
+            raise LauncherError(
+                f"port {taken[0]} on 127.0.0.1 is taken by another process — stop it, or "
+                "set KG_NEO4J_BOLT_PORT / KG_NEO4J_HTTP_PORT (and NEO4J_URI)."
+            )
         self.java()
         self.install()
         self.configure()
-        self.log_file.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.log_file, "ab") as log:
+        self.log_file.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        log_fd = os.open(self.log_file, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        with open(log_fd, "ab") as log:
             proc = subprocess.Popen(
                 [
                     str(self.java()),
@@ -235,8 +286,11 @@ class LocalServer:
                 stdin=subprocess.DEVNULL,
                 env=self._env(),
                 start_new_session=True,
+                umask=0o077,  # the store, logs and files Neo4j writes: the owner's alone
             )
-        self.pid_file.write_text(f"{proc.pid}\n")
+        # The start time tells this process apart from a later one given the same pid.
+        started = _start_ticks(proc.pid)
+        _write_private(self.pid_file, f"{proc.pid} {started}\n" if started else f"{proc.pid}\n")
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if proc.poll() is not None:
@@ -245,7 +299,7 @@ class LocalServer:
                     f"Log tail ({self.log_file}):\n{self.log_tail()}"
                 )
             if self.bolt_answers() and self.http_answers():
-                return
+                return note
             time.sleep(0.3)
         raise LauncherError(
             f"Neo4j did not answer on {self.uri} within {timeout:.0f}s. "
@@ -263,18 +317,24 @@ class LocalServer:
         raise LauncherError(f"Neo4j is not answering on {self.uri}:\n{self.log_tail()}")
 
     def stop(self, timeout: float = 60.0, kill: bool = False) -> bool:
-        """Stop the server (SIGTERM, SIGKILL after timeout or with kill); True if it ran."""
-        pid = self.pid()
-        if pid is None:
+        """Stop the server (SIGTERM, SIGKILL after timeout or with kill); True if it ran.
+
+        Only a pid verified as this home's Neo4j is signalled (`owns`); a stale pid file
+        is removed (`clean_stale` says so) and nothing is signalled."""
+        record = self._pid_record()
+        if record is None or not self.owns(*record):
+            self.clean_stale()
             return False
-        os.killpg(pid, signal.SIGKILL if kill else signal.SIGTERM)
+        pid = record[0]
+        _signal(pid, signal.SIGKILL if kill else signal.SIGTERM)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if not _alive(pid):
                 break
             time.sleep(0.2)
         else:
-            os.killpg(pid, signal.SIGKILL)
+            if self.owns(*record):
+                _signal(pid, signal.SIGKILL)
         self.pid_file.unlink(missing_ok=True)
         return True
 
@@ -342,6 +402,47 @@ def _java_major(java: Path) -> int | None:
         return None
     match = re.search(r'version "(\d+)', out)
     return int(match.group(1)) if match else None
+
+
+def initial_password_line(user: str, password: str, iterations: int = 1024) -> str:
+    """A line of Neo4j's `data/dbms/auth.ini` (what `set-initial-password` writes):
+    `user:SHA-256,<hash>,<salt>,<iterations>:` with the hash of Neo4j's SecureHasher
+    (Shiro's SimpleHash: SHA-256 of salt + password, then hashed again iterations-1
+    times)."""
+    salt = secrets.token_bytes(32)
+    digest = hashlib.sha256(salt + password.encode("utf-8")).digest()
+    for _ in range(iterations - 1):
+        digest = hashlib.sha256(digest).digest()
+    return f"{user}:SHA-256,{digest.hex()},{salt.hex()},{iterations}:\n"
+
+
+def _write_private(path: Path, text: str) -> None:
+    """Write a file only its owner can read (0600), also when it existed before."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(fd, 0o600)
+    with open(fd, "w", encoding="utf-8") as f:
+        f.write(text)
+
+
+def _start_ticks(pid: int) -> int | None:
+    """When a process started (clock ticks after boot, /proc/<pid>/stat field 22)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        return int(stat.rsplit(")", 1)[1].split()[19])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _signal(pid: int, sig: int) -> None:
+    """Signal the server's process group when it leads one (it does: it was started in
+    a new session), else the process alone; a process gone meanwhile is no error."""
+    try:
+        if os.getpgid(pid) == pid:
+            os.killpg(pid, sig)
+        else:
+            os.kill(pid, sig)
+    except ProcessLookupError:
+        pass
 
 
 def _port_taken(port: int) -> bool:

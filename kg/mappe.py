@@ -15,7 +15,7 @@ from pydantic import Field
 from kg.canon import Canon
 from kg.db import Database, Record
 from kg.errors import EntityNotFound
-from kg.models import Frozen
+from kg.models import Frozen, one_line
 from kg.settings import Settings
 from kg.timeline import when_text
 from kg.values import native as _native
@@ -321,7 +321,7 @@ def render(mappe: Mappe, budget: int = 1500) -> str:
             lines.append(f"  · {f.subjekt.name} {f.text} {obj(f)}{ab}{mark(f)}")
     out: list[str] = []
     used = 0
-    for line in lines:
+    for line in map(one_line, lines):  # older data may still hold line breaks
         if used + len(line) + 1 > budget:
             out.append("…")
             break

@@ -30,13 +30,52 @@ MAX_WERT = 2000
 MAX_ID = 200
 
 
+#: Line and paragraph separators (U+2028, U+2029; NEL U+0085 is a control character):
+#: they would start a new line in the prompt text that the chat model reads.
+LINE_SEPARATORS = frozenset("\u2028\u2029")
+#: The bidi controls (embeddings, overrides, isolates, marks): they reorder what a
+#: reader sees without changing the text.
+BIDI_CONTROLS = frozenset(
+    "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+)
+
+
+def normalize_text(text: str) -> str:
+    """A name, value or id as written: line separators become a space, bidi controls go,
+    whitespace is stripped at the ends (what the validators store)."""
+    if any(c in LINE_SEPARATORS or c in BIDI_CONTROLS for c in text):
+        text = "".join(
+            " " if c in LINE_SEPARATORS else c for c in text if c not in BIDI_CONTROLS
+        )
+    return text.strip()
+
+
 def _no_control(text: str) -> str:
+    """Names, values and ids at write time (`normalize_text`); control characters are
+    refused."""
+    if any(c in LINE_SEPARATORS or c in BIDI_CONTROLS for c in text):
+        text = normalize_text(text)
+        if not text:
+            raise ValueError("is empty once line separators and bidi controls are removed")
     bad = [c for c in text if unicodedata.category(c) in ("Cc", "Cs")]
     if bad:
         raise ValueError(
             f"contains control characters ({', '.join(repr(c) for c in bad[:3])}); remove them"
         )
     return text
+
+
+def one_line(text: str) -> str:
+    """Text that stays on its line: every line break, separator or control character
+    becomes a space and bidi controls go (for data written before the validators did
+    this; `str.splitlines` is the measure of what breaks a line)."""
+    if text.isprintable() and len(text.splitlines()) <= 1:
+        return text
+    return "".join(
+        " " if (unicodedata.category(c) in ("Cc", "Cs", "Zl", "Zp")) else c
+        for c in text
+        if c not in BIDI_CONTROLS
+    )
 
 
 Name = Annotated[
@@ -72,6 +111,17 @@ def clean_name(name: str) -> str:
     return strip_format(name).strip()
 
 
+#: The audit's bounds: a result's message is clipped to MAX_MELDUNG characters, an
+#: ambiguous name lists at most MAX_KANDIDATEN candidates (each with at most 3 merkmale).
+MAX_MELDUNG = 500
+MAX_KANDIDATEN = 20
+
+
+def clip(text: str, limit: int) -> str:
+    """At most `limit` characters; a clipped text ends with '…'."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def normalize_name(name: str) -> str:
     """The lookup key of a name: format characters (Cf) removed, NFKC, case-folded,
     inner whitespace collapsed. Empty when the name has nothing visible."""
@@ -86,7 +136,12 @@ def utcnow() -> datetime:
 def _aware(value: datetime) -> datetime:
     if value.tzinfo is None:
         raise ValueError("needs a time zone, e.g. 2026-11-29T18:00:00Z")
-    return value.astimezone(UTC)
+    try:
+        return value.astimezone(UTC)
+    except OverflowError:
+        raise ValueError(
+            f"{value.isoformat()} is out of range once converted to UTC (years 1 to 9999)"
+        ) from None
 
 
 AwareDatetime = Annotated[datetime, AfterValidator(_aware)]
@@ -366,6 +421,18 @@ class TripelErgebnis(Frozen):
     )
     neue_entitaeten: list[str] = Field(default_factory=list, description="Entities created.")
     typ_fakten: list[str] = Field(default_factory=list, description="Type facts written.")
+
+    @field_validator("meldung", mode="before")
+    @classmethod
+    def _bounded_meldung(cls, value: Any) -> Any:
+        # The audit stores what was validated: a message about hostile input never
+        # carries that input whole.
+        return clip(value, MAX_MELDUNG) if isinstance(value, str) else value
+
+    @field_validator("kandidaten", mode="before")
+    @classmethod
+    def _bounded_kandidaten(cls, value: Any) -> Any:
+        return value[:MAX_KANDIDATEN] if isinstance(value, list) else value
 
 
 class AuftragErgebnis(Frozen):

@@ -18,6 +18,7 @@ from pydantic import ValidationError
 
 from kg.canon import TYPEN, Canon, Relation
 from kg.models import (
+    MAX_MELDUNG,
     Auftrag,
     Berichtigung,
     ById,
@@ -28,6 +29,7 @@ from kg.models import (
     Tripel,
     TripelErgebnis,
     clean_name,
+    clip,
     normalize_name,
 )
 from kg.plain import problems
@@ -50,9 +52,11 @@ class Rejected(Exception):
 
 
 def reject_reason(error: ValidationError) -> tuple[str, str]:
-    """A reason code and a plain message for a triple that fails validation."""
+    """A reason code and a plain message for a triple that fails validation. The
+    location may be an unknown key of any size: only its start is kept."""
     first = problems(error)[0]
-    where, kind, message = first.field, first.kind, str(first)
+    where, kind = first.field, first.kind
+    message = clip(f"{clip(first.where or 'tripel', 80)}: {first.message}", MAX_MELDUNG)
     if where == "herkunft":
         return "herkunft", "herkunft is required and must be one of mensch, nova, modell, recherche"
     if where == "typ":

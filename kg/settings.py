@@ -6,20 +6,77 @@ Neo4j uses the ecosystem's names (`NEO4J_URI`, `NEO4J_USERNAME`, `NEO4J_PASSWORD
 
 from __future__ import annotations
 
+import ipaddress
 from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
 
-from pydantic import AliasChoices, Field, SecretStr
+from pydantic import (
+    AliasChoices,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-#: The password the local launcher and compose.yaml use when none is set.
+from kg.errors import ConfigError
+
+#: The password the local launcher and compose.yaml use when none is set: public, so
+#: it is only ever used for a server on this machine (a loopback URI).
 LOCAL_DEFAULT_PASSWORD = "kg-local-password"
+
+#: The URI schemes of the Neo4j driver: plain, TLS (+s) and TLS without a CA check (+ssc).
+SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
+
+#: Environment variable of each field, for messages about a bad value.
+_VARIABLES = {
+    "neo4j_uri": "NEO4J_URI",
+    "neo4j_username": "NEO4J_USERNAME",
+    "neo4j_password": "NEO4J_PASSWORD",
+    "neo4j_database": "NEO4J_DATABASE",
+}
+
+
+def check_uri(uri: str) -> str:
+    """A Neo4j driver URI (scheme://host[:port]) or ValueError saying what is wrong."""
+    try:
+        parts = urlsplit(uri.strip())
+        port = parts.port
+    except ValueError as exc:
+        raise ValueError(f"{uri!r} is not a URI ({exc})") from None
+    if parts.scheme not in SCHEMES:
+        raise ValueError(
+            f"{uri!r} is not a Neo4j URI: the scheme must be one of {', '.join(SCHEMES)} "
+            "(e.g. bolt://127.0.0.1:7687; the Browser's http:// address is not a Bolt URI)"
+        )
+    if not parts.hostname:
+        raise ValueError(f"{uri!r} names no host, e.g. bolt://127.0.0.1:7687")
+    if port == 0:
+        raise ValueError(f"{uri!r}: port 0 is no port")
+    return uri.strip()
+
+
+def is_loopback(uri: str) -> bool:
+    """True when the URI's host is this machine (localhost, 127.0.0.0/8, ::1)."""
+    try:
+        host = urlsplit(uri).hostname or ""
+    except ValueError:
+        return False
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 class Settings(BaseSettings):
     """Everything configurable about the store; built once, passed in."""
 
     model_config = SettingsConfigDict(
-        env_prefix="KG_", env_file=".env", extra="ignore", frozen=True
+        env_prefix="KG_", env_file=".env", extra="ignore", frozen=True, allow_inf_nan=False
     )
 
     neo4j_uri: str = Field(
@@ -33,28 +90,83 @@ class Settings(BaseSettings):
         description="Neo4j user.",
     )
     neo4j_password: SecretStr = Field(
-        SecretStr(LOCAL_DEFAULT_PASSWORD),
+        SecretStr(""),
         validation_alias=AliasChoices("NEO4J_PASSWORD", "neo4j_password"),
-        description="Neo4j password (never printed).",
+        description="Neo4j password (never printed); unset: the local default, for a "
+        "loopback URI only.",
     )
     neo4j_database: str = Field(
         "neo4j",
         validation_alias=AliasChoices("NEO4J_DATABASE", "neo4j_database"),
         description="Database name.",
     )
-    connection_timeout: float = Field(5.0, gt=0, description="Seconds to open a connection.")
-    query_timeout: float = Field(30.0, gt=0, description="Server-side seconds per transaction.")
-    retry_time: float = Field(5.0, ge=0, description="Seconds managed transactions retry.")
+    connection_timeout: float = Field(
+        5.0, gt=0, le=3600, description="Seconds to open a connection."
+    )
+    query_timeout: float = Field(
+        30.0, gt=0, le=86_400, description="Server-side seconds per transaction."
+    )
+    retry_time: float = Field(5.0, ge=0, le=3600, description="Seconds managed transactions retry.")
     mappe_cap: int = Field(60, ge=1, le=10_000, description="Most facts a Mappe holds.")
     ruhe_schwelle: float = Field(
         0.1, ge=0, le=1, description="Strength below which an edge rests (left out)."
     )
-    decay_rate: float = Field(0.0015, gt=0, description="Decay per day: exp(-rate * days).")
-    decay_batch: int = Field(10_000, ge=100, description="Edges per sweep transaction.")
-    decay_max_age_days: float = Field(
-        2.0, gt=0, description="`kg check` fails when the newest sweep is older."
+    decay_rate: float = Field(
+        0.0015, gt=0, le=10, description="Decay per day: exp(-rate * days)."
     )
-    audit_retention_days: int = Field(365, ge=1, description="Orders kept for forensics.")
+    decay_batch: int = Field(
+        10_000, ge=100, le=10_000_000, description="Edges per sweep transaction."
+    )
+    decay_max_age_days: float = Field(
+        2.0, gt=0, le=36_500, description="`kg check` fails when the newest sweep is older."
+    )
+    audit_retention_days: int = Field(
+        365, ge=1, le=36_500, description="Orders kept for forensics."
+    )
     kanon_datei: Path | None = Field(
         None, description="Optional TOML file whose relations extend the built-in canon."
     )
+    neo4j_home: Path | None = Field(
+        None, description="Home of the local launcher's server (KG_NEO4J_HOME)."
+    )
+    neo4j_bolt_port: int = Field(7687, ge=1, le=65535, description="Launcher's Bolt port.")
+    neo4j_http_port: int = Field(7474, ge=1, le=65535, description="Launcher's HTTP port.")
+    neo4j_heap: str = Field("2g", pattern=r"^[0-9]+[kKmMgG]?$", description="Launcher's heap.")
+    neo4j_pagecache: str = Field(
+        "2g", pattern=r"^[0-9]+[kKmMgG]?$", description="Launcher's page cache."
+    )
+
+    @field_validator("neo4j_uri")
+    @classmethod
+    def _uri(cls, value: str) -> str:
+        return check_uri(value)
+
+    @model_validator(mode="after")
+    def _password(self) -> Settings:
+        if not self.neo4j_password.get_secret_value():
+            if not is_loopback(self.neo4j_uri):
+                raise ValueError(
+                    f"NEO4J_PASSWORD is not set for {self.neo4j_uri}: the local default "
+                    "password is public and only used for a server on this machine — set "
+                    "NEO4J_PASSWORD"
+                )
+            # Frozen: the one place the default is filled in, during validation.
+            object.__setattr__(self, "neo4j_password", SecretStr(LOCAL_DEFAULT_PASSWORD))
+        return self
+
+
+def load_settings(**values: Any) -> Settings:
+    """Settings from the environment and `.env`, or ConfigError naming what is wrong."""
+    try:
+        return Settings(**values)
+    except ValidationError as exc:
+        problems = []
+        for e in exc.errors()[:5]:
+            field = str(e["loc"][0]) if e["loc"] else ""
+            name = _VARIABLES.get(field) or (f"KG_{field.upper()}" if field else "")
+            msg = str(e["msg"]).removeprefix("Value error, ")
+            problems.append(f"{name}: {msg}" if name else msg)
+        raise ConfigError(
+            "the configuration is invalid — " + "; ".join(problems)
+            + " (set it in the environment or in .env)"
+        ) from None

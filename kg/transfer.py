@@ -30,6 +30,7 @@ that, every entity, and the user's lock node. Every other pair is untouched.
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import os
 import re
@@ -51,11 +52,28 @@ from pydantic import (
 )
 
 from kg.canon import Canon
+from kg.check import run_checks
 from kg.db import Database, Record, Tx
 from kg.errors import InvalidInput, KgError
-from kg.models import EintragTyp, Frozen, Genauigkeit, Herkunft
+from kg.models import (
+    AuftragErgebnis,
+    EintragTyp,
+    Frozen,
+    Genauigkeit,
+    Herkunft,
+    Ident,
+    Name,
+    Wert,
+    normalize_name,
+)
 
-FORMAT = 1
+#: Format 2 adds record counts and a checksum to the header; format 1 files (without
+#: them) still import, with a warning.
+FORMAT = 2
+FORMATS = (1, 2)
+#: The `kg check` items an import must keep (the structural ones; 6-7 judge the daily
+#: sweep, which an import of older data cannot have had).
+IMPORT_CHECK_ITEMS = frozenset({1, 2, 3, 4, 5})
 BATCH = 2000
 #: Server-side seconds an export, import or purge transaction may take (one per file).
 TIMEOUT = 900.0
@@ -141,8 +159,10 @@ class _Kind:
 ZEIT, TAG = _Kind("datetime"), _Kind("date")
 Zeit = Annotated[str, AfterValidator(canonical_datetime), ZEIT]
 Tag = Annotated[str, AfterValidator(canonical_date), TAG]
-Id = Annotated[str, Field(min_length=1, max_length=200)]
-Text = Annotated[str, Field(min_length=1)]
+# The writer's own validators: the same lengths, no control characters, line separators
+# or bidi controls in what an import writes.
+Id = Ident
+Text = Annotated[str, Field(min_length=1, max_length=200)]
 
 
 def _find_marker(metadata: Iterable[Any], annotation: Any) -> _Kind | None:
@@ -200,24 +220,54 @@ class Rec(BaseModel):
         )
 
 
+class Anzahl(Frozen):
+    """How many records of each kind."""
+
+    entitaeten: int = Field(0, ge=0)
+    eintraege: int = Field(0, ge=0)
+    nachfolger: int = Field(0, ge=0)
+    betrifft: int = Field(0, ge=0)
+    fakten: int = Field(0, ge=0, description="All facts, value facts included.")
+    werte: int = Field(0, ge=0, description="Of them value facts (each with its Wert node).")
+    auftraege: int = Field(0, ge=0)
+
+
 class Kopf(Rec):
-    """Line 1: the format and whose data the file holds."""
+    """Line 1: the format, whose data the file holds, and (format 2) what follows."""
 
     kind: Literal["export"]
-    format: Literal[1] = Field(description="Version of this file format.")
+    format: Literal[1, 2] = Field(description="Version of this file format.")
     user_id: Id
     character_id: Id | None = Field(description="The pair's character; null: the whole user.")
+    anzahl: Anzahl | None = Field(None, description="Records of each kind (format 2).")
+    sha256: str | None = Field(
+        None, pattern=r"^[0-9a-f]{64}$",
+        description="SHA-256 of the lines after the header, each ending in \\n (format 2).",
+    )
+
+    @model_validator(mode="after")
+    def _format(self) -> Kopf:
+        if self.format >= 2 and (self.anzahl is None or self.sha256 is None):
+            raise ValueError("a format 2 header carries 'anzahl' and 'sha256'")
+        return self
 
     def key(self) -> str:
         return ""
+
+    def line(self) -> str:
+        data = self.model_dump()
+        for name in ("anzahl", "sha256"):  # a format 1 header has neither
+            if data[name] is None:
+                del data[name]
+        return json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
 class EntitaetRec(Rec):
     kind: Literal["entitaet"]
     id: Id
     user_id: Id
-    name: Text
-    name_norm: Text
+    name: Name
+    name_norm: str = Field(description="Recomputed from the name on import, never trusted.")
     erstellt: Zeit | None = None
 
 
@@ -227,7 +277,7 @@ class EintragRec(Rec):
     user_id: Id
     character_id: Id
     typ: EintragTyp
-    titel: Text
+    titel: Name
     beginn: Tag
     ende: Tag | None = None
     genauigkeit: Genauigkeit
@@ -264,7 +314,7 @@ class FaktRec(Rec):
     beziehung: Id = Field(description="The canon relation (its type is UPPER_SNAKE_CASE).")
     subjekt: Id = Field(description="Subject entity id.")
     objekt: Id | None = Field(None, description="Object entity id (reference fact).")
-    wert: str | None = Field(None, description="The value (value fact).")
+    wert: Wert | None = Field(None, description="The value (value fact).")
     herkunft: Herkunft
     auftrag_id: Id | None = None
     t_valid: Zeit | None = None
@@ -298,10 +348,38 @@ class AuftragRec(Rec):
     character_id: Id
     empfangen: Zeit | None = None
     erfasst: Zeit | None = None
-    status: Text
+    status: Literal["ok", "teilweise", "abgelehnt"]
     ergebnis: str | None = Field(None, description="The stored result (JSON text).")
-    anzahl_tripel: int | None = None
-    inhalt: str | None = Field(None, description="Content hash that tells a replay apart.")
+    anzahl_tripel: int | None = Field(None, ge=0)
+    inhalt: str | None = Field(
+        None, pattern=r"^[0-9a-f]{64}$", description="Content hash that tells a replay apart."
+    )
+
+    @model_validator(mode="after")
+    def _ergebnis(self) -> AuftragRec:
+        """The result must be what the writer stores: a result of this very order."""
+        if self.ergebnis is None:
+            return self
+        try:
+            result = AuftragErgebnis.model_validate_json(self.ergebnis)
+        except ValidationError as exc:
+            raise ValueError(f"ergebnis is not an order's result ({_problem(exc)})") from None
+        except RecursionError:
+            raise ValueError("ergebnis is nested too deeply") from None
+        if (result.auftrag_id, result.user_id, result.character_id) != (
+            self.id, self.user_id, self.character_id
+        ):
+            raise ValueError("ergebnis belongs to another order (auftrag_id, user_id or "
+                             "character_id differ)")
+        if result.status != self.status:
+            raise ValueError(f"ergebnis has status {result.status!r}, the record {self.status!r}")
+        if self.anzahl_tripel is not None and self.anzahl_tripel != len(result.ergebnisse):
+            raise ValueError(f"anzahl_tripel is {self.anzahl_tripel}, the ergebnis holds "
+                             f"{len(result.ergebnisse)}")
+        canonical = result.model_dump_json()  # what the writer stores: bounded, validated
+        if canonical != self.ergebnis:
+            object.__setattr__(self, "ergebnis", canonical)
+        return self
 
 
 AnyRec = Annotated[
@@ -317,18 +395,6 @@ KINDS = ("export", "entitaet", "eintrag", "nachfolger", "betrifft", "fakt", "auf
 
 
 # -- results --------------------------------------------------------------------------
-
-
-class Anzahl(Frozen):
-    """How many records of each kind."""
-
-    entitaeten: int = 0
-    eintraege: int = 0
-    nachfolger: int = 0
-    betrifft: int = 0
-    fakten: int = Field(0, description="All facts, value facts included.")
-    werte: int = Field(0, description="Of them value facts (each with its Wert node).")
-    auftraege: int = 0
 
 
 class ExportErgebnis(Frozen):
@@ -351,6 +417,9 @@ class ImportErgebnis(Frozen):
     anzahl: Anzahl = Field(description="Records in the file.")
     entitaeten_vorhanden: int = Field(
         description="Entities already in the store (same user and id), kept as they were."
+    )
+    warnungen: list[str] = Field(
+        default_factory=list, description="What was imported but is worth knowing."
     )
 
 
@@ -387,6 +456,8 @@ class Datei:
         self.auftraege: list[AuftragRec] = []
         #: (kind, key) → line number in the file, for messages and duplicates.
         self.line_of: dict[tuple[str, str], int] = {}
+        #: What an import should tell its caller (an old format, a recomputed name_norm).
+        self.warnungen: list[str] = []
 
     @property
     def zeilen(self) -> int:
@@ -417,6 +488,33 @@ class Datei:
         for group in (self.entitaeten, self.eintraege, self.nachfolger, self.betrifft,
                       self.fakten, self.auftraege):
             yield from sorted(group, key=lambda r: r.key())
+
+    def lines(self) -> list[str]:
+        """The file's lines (without line ends): a format 2 header with the record
+        counts and the checksum of the lines after it, then the records."""
+        body = [rec.line() for rec in self.records()][1:]
+        digest = hashlib.sha256()
+        for line in body:
+            digest.update(line.encode("utf-8") + b"\n")
+        kopf = self.kopf.model_copy(
+            update={"format": FORMAT, "anzahl": self.anzahl(), "sha256": digest.hexdigest()}
+        )
+        return [kopf.line(), *body]
+
+    def normalise_names(self, source: str) -> None:
+        """Recompute every entity's name_norm from its name (never trust the file's)."""
+        changed = []
+        for i, e in enumerate(self.entitaeten):
+            norm = normalize_name(e.name)
+            if e.name_norm != norm:
+                self.entitaeten[i] = e.model_copy(update={"name_norm": norm})
+                changed.append(f"{source}:{self.line_of.get(('entitaet', e.id))}")
+        if changed:
+            self.warnungen.append(
+                f"{len(changed)} entities had a name_norm that does not follow from their "
+                f"name ({', '.join(changed[:3])}{' …' if len(changed) > 3 else ''}); it was "
+                "recomputed"
+            )
 
     def anzahl(self) -> Anzahl:
         return Anzahl(
@@ -489,17 +587,26 @@ def _problem(exc: ValidationError, kind: str | None = None) -> str:
 
 
 def parse_lines(lines: Iterable[str], canon: Canon, source: str = "<import>") -> Datei:
-    """Validate every line (pure: no database); InvalidInput names the first bad line."""
+    """Validate every line (pure: no database); InvalidInput names the first bad line.
+
+    A format 2 header's record counts and checksum must match the lines after it: a
+    file cut short or changed is refused."""
     datei: Datei | None = None
+    digest = hashlib.sha256()
+    lineno = 0
     for lineno, raw in enumerate(lines, start=1):
         text = raw.strip()
         if not text:
             continue
         where = f"{source}:{lineno}"
+        if datei is not None:
+            digest.update(raw.rstrip("\r\n").encode("utf-8") + b"\n")
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
             raise InvalidInput(f"{where}: not valid JSON ({exc.msg}, column {exc.colno})") from None
+        except RecursionError:
+            raise InvalidInput(f"{where}: nested too deeply to be a record") from None
         kind = data.get("kind") if isinstance(data, dict) else None
         if kind not in KINDS:
             raise InvalidInput(
@@ -526,6 +633,28 @@ def parse_lines(lines: Iterable[str], canon: Canon, source: str = "<import>") ->
         datei.add(rec)
     if datei is None:
         raise InvalidInput(f"{source}: the file is empty")
+    kopf = datei.kopf
+    if kopf.anzahl is None or kopf.sha256 is None:
+        datei.warnungen.append(
+            f"{source}:1: an export of format {kopf.format} without record counts and "
+            "checksum: a file cut short or changed cannot be told apart — export again "
+            "with this version to get them"
+        )
+    else:
+        found = datei.anzahl()
+        if found != kopf.anzahl:
+            missing = [f"{name} {getattr(kopf.anzahl, name)} (found {getattr(found, name)})"
+                       for name in Anzahl.model_fields
+                       if getattr(found, name) != getattr(kopf.anzahl, name)]
+            raise InvalidInput(
+                f"{source}:{lineno + 1}: the header (line 1) announces {', '.join(missing)}: "
+                "the file is cut short or was changed"
+            )
+        if digest.hexdigest() != kopf.sha256:
+            raise InvalidInput(
+                f"{source}:1: the checksum of lines 2-{lineno} does not match the header's "
+                "sha256: the file was changed after export"
+            )
     datei.check(canon, source)
     return datei
 
@@ -583,7 +712,9 @@ async def read_export(
     async def work(tx: Tx) -> Datei:
         await tx.run("transfer_lock", user_id=user_id)
         scope = {"user_id": user_id, "character_id": character_id, "temporal": TEMPORAL}
-        datei = Datei(Kopf(kind="export", format=FORMAT, user_id=user_id,
+        # The counts and checksum are known once every record is: `Datei.lines()`
+        # writes the format 2 header.
+        datei = Datei(Kopf(kind="export", format=1, user_id=user_id,
                            character_id=character_id))
         for row in await tx.run("export_entities", **scope):
             datei.add(_record("entitaet", row))
@@ -638,8 +769,8 @@ async def export_file(
         raise InvalidInput(f"cannot write {path}: {exc.strerror}") from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as out:
-            for n, rec in enumerate(datei.records(), start=1):
-                out.write(rec.line() + "\n")
+            for n, line in enumerate(datei.lines(), start=1):
+                out.write(line + "\n")
                 if n % BATCH == 0 or n == total:
                     progress("export", n, total)
         os.replace(tmp, path)
@@ -690,8 +821,11 @@ async def write_import(
         )
         assert row is not None
         there = "is in the store already (imported before? purge the pair first)"
+        foreign = "belongs to another user"
         for kind, field, why in (
-            ("entitaet", "fremde_entitaeten", "belongs to another user"),
+            ("entitaet", "fremde_entitaeten", foreign),
+            ("fakt", "fremde_fakten", foreign),
+            ("eintrag", "fremde_eintraege", foreign),
             ("fakt", "fakten", there),
             ("eintrag", "eintraege", there),
             ("auftrag", "auftraege", there),
@@ -742,6 +876,19 @@ async def write_import(
         ], lambda b: tx.one("import_value_facts", user_id=user, rows=b))
         await put("auftrag", [a.to_graph() for a in datei.auftraege],
                   lambda b: tx.one("import_orders", user_id=user, rows=b))
+        # The user's data with the file in it must pass `kg check --user` (its structural
+        # items) before anything commits; a violation rolls the whole file back.
+        report = await run_checks(db, canon, user, tx=tx)
+        broken = [c for c in report.checks if c.item in IMPORT_CHECK_ITEMS and not c.ok]
+        if broken:
+            first = broken[0]
+            raise InvalidInput(
+                f"{source}: with this file the store would break {len(broken)} invariant(s) "
+                f"of `kg check`: {first.name} ({first.title}; {first.count} found, e.g. "
+                f"{', '.join(first.samples[:3]) or '-'})"
+                + (f", and {', '.join(c.name for c in broken[1:])}" if len(broken) > 1 else "")
+                + "; nothing was imported"
+            )
         return len(row["vorhandene_entitaeten"])
 
     progress("import", 0, total)
@@ -749,6 +896,7 @@ async def write_import(
     return ImportErgebnis(
         datei=source, user_id=user, character_id=datei.kopf.character_id,
         zeilen=datei.zeilen, anzahl=datei.anzahl(), entitaeten_vorhanden=vorhanden,
+        warnungen=list(datei.warnungen),
     )
 
 
@@ -760,6 +908,7 @@ async def import_file(
         datei = read_file(Path(path), canon)
     except InvalidInput as exc:
         raise InvalidInput(f"{exc}; nothing was imported") from None
+    datei.normalise_names(str(path))
     return await write_import(db, canon, datei, str(path), progress)
 
 

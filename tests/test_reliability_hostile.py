@@ -33,7 +33,7 @@ from hypothesis import strategies as st
 from kg.api import SyncMemory
 from kg.db import Tx
 from kg.errors import InvalidInput
-from kg.models import AuftragErgebnis, NeuerEintrag, clean_name, normalize_name
+from kg.models import AuftragErgebnis, NeuerEintrag, clean_name, normalize_name, normalize_text
 from tests.reliability_support import DONE, Stopwatch, cypher, size, violations
 
 EXAMPLES = size(250, 3000)
@@ -413,7 +413,7 @@ def test_hostile_orders_are_rejected_with_a_reason_or_written_literally(
         if result.wiederholt:
             figures["replayed"] += 1
             return
-        assert result.user_id == order["user_id"].strip()
+        assert result.user_id == normalize_text(order["user_id"])
         berichtigungen = order.get("berichtigungen", [])
         count_guarded(order, guards)
         for r in result.ergebnisse:
@@ -443,16 +443,19 @@ def test_hostile_orders_are_rejected_with_a_reason_or_written_literally(
             fact = read_fact(store, r.subjekt_id, r.fakt_id)
             assert fact["rel"] == canon[raw["beziehung"].strip()].rel_type
             assert fact["user_id"] == fact["s_user"] == result.user_id
-            assert fact["character_id"] == order["character_id"].strip()
+            assert fact["character_id"] == normalize_text(order["character_id"])
             if isinstance(raw.get("wert"), str):
-                assert fact["wert"] == raw["wert"].strip()  # literally, injection and all
+                # literally, injection and all (line separators and bidi controls are
+                # normalised away: they could change the prompt's structure)
+                assert fact["wert"] == normalize_text(raw["wert"])
             subjekt = raw["subjekt"]
             name = subjekt if isinstance(subjekt, str) else subjekt.get("neu")
             if name is not None:
                 if r.subjekt_id in r.neue_entitaeten:
-                    assert fact["name"] == clean_name(name)  # format characters stripped
+                    # format characters stripped
+                    assert fact["name"] == clean_name(normalize_text(name))
                 else:
-                    assert normalize_name(fact["name"]) == normalize_name(name)
+                    assert normalize_name(fact["name"]) == normalize_name(normalize_text(name))
 
     monkeypatch.setattr(Tx, "run", inspecting)
     one()
@@ -489,7 +492,7 @@ def test_hostile_orders_are_rejected_with_a_reason_or_written_literally(
         ("A" * 201, "x", False),
         ("Lena", "w" * 2001, False),
         ("x'}) MATCH (n) DETACH DELETE n //", '"; DROP TABLE fakten; --', True),
-        ("Le\u2028na\u00a0", "\u202eevil", True),
+        ("Le\u2028na\u00a0", "\u202eevil", True),  # written as "Le na", "evil"
     ],
 )
 def test_the_limits_hold_at_their_edges(
@@ -510,7 +513,7 @@ def test_the_limits_hold_at_their_edges(
         return
     assert r.ausgang == "geschrieben", r
     fact = read_fact(store, r.subjekt_id, r.fakt_id)
-    assert (fact["name"], fact["wert"]) == (subjekt.strip(), wert.strip())
+    assert (fact["name"], fact["wert"]) == (normalize_text(subjekt), normalize_text(wert))
     again = store.run(store.memory.resolve(user, "nova", subjekt))
     assert again.entitaet is not None and again.entitaet.id == r.subjekt_id
     assert store.run(violations(store.memory, user)) == []

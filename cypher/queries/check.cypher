@@ -354,13 +354,24 @@ ORDER BY label;
 
 // name: check_table_relationships
 // Item 7, the §4 table for relationship types: per type how many, which decay
-// properties they carry, and the newest decay_am.
-// params: $user_id
+// properties they carry, the newest decay_am, how many are active, and how many active
+// ones carry a strength that no recent run covers: their decay_am is missing or before
+// $oldest (the oldest day that still counts as recent), and they were last touched
+// before the store's newest run $run (null: there is none). An edge written after the
+// run, and a type whose edges are all inactive (never swept again), need no run.
+// params: $user_id, $run, $oldest
 MATCH (x)-[r]->()
 WHERE $user_id IS NULL OR x.user_id = $user_id
 RETURN type(r) AS type, count(r) AS count,
        collect(DISTINCT [k IN keys(r) WHERE k ENDS WITH '_decay' OR k = 'decay_am']) AS decay_keys,
-       max(CASE WHEN r.decay_am IS :: DATE THEN r.decay_am END) AS newest
+       max(CASE WHEN r.decay_am IS :: DATE THEN r.decay_am END) AS newest,
+       count(CASE WHEN r.aktiv = true THEN 1 END) AS active,
+       count(CASE WHEN r.aktiv = true AND r.staerke_decay IS NOT NULL
+                   AND NOT coalesce(r.decay_am IS :: DATE AND r.decay_am >= $oldest, false)
+                   AND ($run IS NULL
+                        OR NOT coalesce(r.last_touched >= datetime({date: $run, timezone: 'UTC'}),
+                                        false))
+                  THEN 1 END) AS unswept
 ORDER BY type;
 
 // name: check_self_loops
@@ -449,3 +460,49 @@ WHERE n > 1
 RETURN count(*) AS count,
        collect(coalesce(user_id, '?') + '/' + coalesce(character_id, '?') + ' ' + coalesce(toString(id), '?')
                + ' (' + toString(n) + ' orders)')[..$samples] AS samples;
+
+// name: check_decay_state
+// Item 6, the decay state of the active fact edges (of one user when $user_id is set).
+// The store's newest run is the newer of the newest recorded global sweep (DecayLauf)
+// and the newest decay_am of the edges in scope, both up to $today: so a user whose
+// edges were all written after today's global sweep has that run too, and the per-user
+// and the whole-store check agree. Returns how many edges carry a strength, that run
+// (`newest`), how many carry a decay_am after $today (no run can have measured a day to
+// come), how many carry a strength no recent run covers (`stale`: decay_am missing or
+// before $oldest, last touched before the run), and how many the run missed (last
+// touched before its day, yet not swept by it), with a few ids.
+// params: $user_id, $rel_types, $today, $oldest, $samples
+CALL () {
+  OPTIONAL MATCH (d:DecayLauf)
+  WHERE d.tag IS :: DATE AND d.tag <= $today
+  RETURN max(d.tag) AS swept
+}
+CALL () {
+  MATCH (s:Entitaet)-[r]->()
+  WHERE ($user_id IS NULL OR s.user_id = $user_id) AND type(r) IN $rel_types AND r.aktiv = true
+  WITH r, r.decay_am IS :: DATE AS dated
+  RETURN count(r) AS active, count(r.staerke_decay) AS with_strength,
+         max(CASE WHEN dated AND r.decay_am <= $today THEN r.decay_am END) AS edge_newest,
+         count(CASE WHEN dated AND r.decay_am > $today THEN 1 END) AS future
+}
+WITH active, with_strength, future,
+     CASE WHEN swept IS NULL OR (edge_newest IS NOT NULL AND edge_newest > swept)
+          THEN edge_newest ELSE swept END AS newest
+CALL (newest) {
+  MATCH (s:Entitaet)-[r]->()
+  WHERE ($user_id IS NULL OR s.user_id = $user_id) AND type(r) IN $rel_types
+    AND r.aktiv = true AND r.staerke_decay IS NOT NULL
+    AND NOT coalesce(r.decay_am IS :: DATE AND r.decay_am >= $oldest, false)
+    AND (newest IS NULL
+         OR NOT coalesce(r.last_touched >= datetime({date: newest, timezone: 'UTC'}), false))
+  RETURN count(r) AS stale
+}
+CALL (newest) {
+  MATCH (s:Entitaet)-[r]->()
+  WHERE newest IS NOT NULL AND ($user_id IS NULL OR s.user_id = $user_id)
+    AND type(r) IN $rel_types AND r.aktiv = true
+    AND r.last_touched < datetime({date: newest, timezone: 'UTC'})
+    AND coalesce(r.decay_am < newest, true)
+  RETURN count(r) AS missed, collect(r.id)[..$samples] AS samples
+}
+RETURN active, with_strength, newest, future, stale, missed, samples;

@@ -75,9 +75,11 @@ RETURN [k IN keys(a) | [k, valueType(a[k]), CASE WHEN valueType(a[k]) IN $tempor
          THEN toString(a[k]) ELSE a[k] END]] AS props;
 
 // name: import_conflicts
-// What of an import file is in the store already: entity ids of another user (a
-// conflict), entity ids of this user (kept as they are), and fact, entry and order ids
-// (a conflict: the file was imported before, or the data was never purged).
+// What of an import file is in the store already: entity, fact and entry ids of another
+// user (a conflict: ids are global), entity ids of this user (kept as they are), and
+// this user's fact, entry and order ids (a conflict: the file was imported before, or
+// the data was never purged). Fact ids have no index: every fact edge is looked at once
+// (`IN` against the list is a hash lookup).
 // params: $user_id, $entity_ids, $fact_ids, $eintrag_ids, $auftrag_ids
 // :param user_id => 'u1'
 // :param entity_ids => ['e-lena']
@@ -91,21 +93,24 @@ CALL () {
          collect(CASE WHEN e.user_id = $user_id THEN id END) AS vorhandene_entitaeten
 }
 CALL () {
-  MATCH (:Entitaet {user_id: $user_id})-[r]->()
-  WHERE r.id IN $fact_ids
-  RETURN collect(r.id) AS fakten
+  MATCH (s:Entitaet)-[r]->()
+  WHERE size($fact_ids) > 0 AND r.id IN $fact_ids
+  RETURN collect(CASE WHEN s.user_id = $user_id THEN r.id END) AS fakten,
+         collect(CASE WHEN s.user_id <> $user_id THEN r.id END) AS fremde_fakten
 }
 CALL () {
   UNWIND $eintrag_ids AS id
   MATCH (t:TimelineEintrag {id: id})
-  RETURN collect(id) AS eintraege
+  RETURN collect(CASE WHEN t.user_id = $user_id THEN id END) AS eintraege,
+         collect(CASE WHEN t.user_id <> $user_id THEN id END) AS fremde_eintraege
 }
 CALL () {
   UNWIND $auftrag_ids AS id
   MATCH (a:Auftrag {user_id: $user_id, id: id})
   RETURN collect(id) AS auftraege
 }
-RETURN fremde_entitaeten, vorhandene_entitaeten, fakten, eintraege, auftraege;
+RETURN fremde_entitaeten, vorhandene_entitaeten, fakten, fremde_fakten, eintraege,
+       fremde_eintraege, auftraege;
 
 // name: import_entities
 // One batch of entities new to the store (those the user has already are kept as they

@@ -1,0 +1,216 @@
+"""Issue 16, items 5 and 6: no traceback ever reaches a user of the CLI.
+
+Each reproduction of the issue is a case here (bad input: exit 2 with what was wrong),
+and a hypothesis fuzz test drives the CLI with generated arguments, files and
+environment values: no output holds a traceback, every exit code is a documented one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner, Result
+
+from cli.main import app
+from kg.api import SyncMemory
+from tests.conftest import Pair, raw_cypher
+
+runner = CliRunner()
+
+#: The exit codes of `kg` (cli/main.py): 0 ok; 1 not fully written / violations; 2 bad
+#: input; 3 Neo4j unreachable, auth, database; 4 schema; 5 launcher; 6 unknown entity;
+#: 7 ambiguous name; 8 timeline rule.
+DOCUMENTED = set(range(9))
+
+
+def run(args: list[str], env: dict[str, str] | None = None, data: bytes | None = None) -> Result:
+    return runner.invoke(app, args, env=env, input=data)
+
+
+def clean(result: Result) -> None:
+    """No traceback, no escaped exception, a documented exit code."""
+    assert "Traceback" not in result.output, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), (
+        repr(result.exception), result.output)
+    assert result.exit_code in DOCUMENTED, (result.exit_code, result.output)
+
+
+def bad_input(result: Result, *words: str) -> None:
+    clean(result)
+    assert result.exit_code == 2, result.output
+    assert "error:" in result.output
+    for word in words:
+        assert word in result.output, result.output
+
+
+def order(**change: Any) -> dict[str, Any]:
+    return {"auftrag_id": f"o-{uuid.uuid4().hex[:8]}", "user_id": f"fuzz-{uuid.uuid4().hex[:8]}",
+            "character_id": "nova",
+            "tripel": [{"subjekt": "Lena", "beziehung": "beruf", "wert": "Ärztin",
+                        "herkunft": "mensch"}]} | change
+
+
+# -- the reproductions ---------------------------------------------------------------------
+
+
+def test_deeply_nested_json(tmp_path: Path) -> None:
+    path = tmp_path / "deep.json"
+    path.write_text("[" * 200_000 + "]" * 200_000)
+    bad_input(run(["write", str(path)]), "nested too deeply")
+    bad_input(run(["write", "-"], data=b"{\"a\":" * 100_000), "nested too deeply")
+
+
+def test_a_latin_1_file(tmp_path: Path) -> None:
+    path = tmp_path / "latin1.json"
+    path.write_bytes(json.dumps(order(), ensure_ascii=False).encode("latin-1"))
+    bad_input(run(["write", str(path)]), "not UTF-8", "save the order as UTF-8")
+
+
+@pytest.mark.parametrize("zeitpunkt", ["0001-01-01T00:00:00+05:00",
+                                       "9999-12-31T23:59:59-05:00"])
+def test_a_zeitpunkt_out_of_range(tmp_path: Path, zeitpunkt: str) -> None:
+    path = tmp_path / "o.json"
+    path.write_text(json.dumps(order(zeitpunkt=zeitpunkt)))
+    bad_input(run(["write", str(path)]), "zeitpunkt", "out of range")
+
+
+def test_timeline_move_with_ende_before_beginn(store: SyncMemory) -> None:
+    bad_input(run(["timeline", "move", "x", "-u", "fuzz-u", "-c", "nova",
+                   "--beginn", "2026-12-10", "--ende", "2026-12-01"]),
+              "ende 2026-12-01 is before beginn 2026-12-10")
+
+
+def test_mappe_gueltig_am_at_the_end_of_time(pair: Pair) -> None:
+    pair.write({"subjekt": "Lena", "beziehung": "beruf", "wert": "Ärztin", "herkunft": "mensch"})
+    base = ["mappe", "Lena", "-u", pair.user_id, "-c", "nova"]
+    bad_input(run([*base, "--gueltig-am", "9999-12-31T23:59:59-05:00"]), "out of range")
+    bad_input(run([*base, "--bekannt-am", "0001-01-01T00:00:00+05:00"]), "out of range")
+    for edge in ("9999-12-31", "0001-01-01", "9999-12-31T23:59:59Z", "0001-01-01T00:00:00Z"):
+        clean(run([*base, "--gueltig-am", edge]))
+        clean(run([*base, "--bekannt-am", edge]))
+
+
+@pytest.mark.parametrize("uri", ["http://127.0.0.1:7474", "not a uri", "bolt://[::1"])
+def test_a_bad_neo4j_uri(uri: str) -> None:
+    bad_input(run(["status"], env={"NEO4J_URI": uri}), "NEO4J_URI")
+
+
+def test_a_bad_query_timeout(store: SyncMemory) -> None:
+    bad_input(run(["status"], env={"KG_QUERY_TIMEOUT": "abc"}), "KG_QUERY_TIMEOUT")
+
+
+def test_a_remote_uri_needs_a_password() -> None:
+    bad_input(run(["status"], env={"NEO4J_URI": "bolt://db.example.org:7687",
+                                   "NEO4J_PASSWORD": ""}), "NEO4J_PASSWORD is not set")
+
+
+def test_markup_in_a_name_is_printed_as_it_is(pair: Pair) -> None:
+    pair.write({"subjekt": "[bold]Le[/]na[/red]", "beziehung": "beruf", "wert": "[link=x]",
+                "herkunft": "mensch"})
+    got = run(["entities", "-u", pair.user_id])
+    clean(got)
+    assert "[bold]Le[/]na[/red]" in got.output
+    missing = run(["mappe", "[/]", "-u", pair.user_id, "-c", "nova"])
+    clean(missing)
+    assert missing.exit_code == 6 and "[/]" in missing.output
+
+
+# -- the fuzz test -------------------------------------------------------------------------
+
+HOSTILE = st.sampled_from(["", " ", "[/]", "[bold]", "\x00", "\u2028", "\u202e", "-", "--",
+                           "x" * 5000, "9999-12-31", "0001-01-01", "2026-13-45", "nan", "-1",
+                           "1e999", "0", "Lena", "{}", "null", "%s", "\\", "../../etc/passwd"])
+TEXT = st.one_of(HOSTILE, st.text(max_size=30))
+DAY = st.one_of(HOSTILE, st.dates().map(str), st.text(max_size=12))
+WHEN = st.one_of(DAY, st.datetimes(timezones=st.timezones()).map(lambda d: d.isoformat()),
+                 st.sampled_from(["9999-12-31T23:59:59-05:00", "0001-01-01T00:00:00+14:00"]))
+NUMBER = st.one_of(HOSTILE, st.integers(min_value=-(10**20), max_value=10**20).map(str))
+DEEP = st.integers(min_value=1, max_value=3000).map(lambda n: "[" * n + "]" * n)
+ORDERISH = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | TEXT,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+        st.sampled_from(["auftrag_id", "user_id", "character_id", "tripel", "subjekt",
+                         "beziehung", "wert", "objekt", "herkunft", "zeitpunkt", "id", "neu",
+                         "berichtigungen", "ereignis", "beginn", "ende", "kind", "format"]),
+        inner, max_size=6),
+    max_leaves=12,
+).map(lambda v: json.dumps(v, ensure_ascii=False).encode())
+FILE = st.one_of(ORDERISH, DEEP.map(str.encode), st.binary(max_size=200),
+                 st.just(json.dumps(order()).encode()),
+                 st.just(json.dumps(order(zeitpunkt="0001-01-01T00:00:00+05:00")).encode()),
+                 st.just(b'{"kind":"export","format":2,"user_id":"fuzz-x"}\n'),
+                 st.just('{"kind":"export","format":1,"user_id":"fuzz-x","character_id":null}'
+                         '\n{"kind":"entitaet","id":"e","user_id":"fuzz-x","name":"\u202e",'
+                         '"name_norm":"x"}\n'.encode()))
+USER = st.one_of(TEXT, st.just("fuzz-nobody"))
+
+
+def commands(path: str, out: str) -> st.SearchStrategy[list[str]]:
+    return st.one_of(
+        st.tuples(st.just("write"), st.just(path)).map(list),
+        st.tuples(st.just("import"), st.just(path)).map(list),
+        st.builds(lambda n, u, w: ["mappe", n, "-u", u, "-c", "nova", "--gueltig-am", w],
+                  TEXT, USER, WHEN),
+        st.builds(lambda n, u, w: ["mappe", n, "-u", u, "-c", "nova", "--bekannt-am", w,
+                                   "--text"], TEXT, USER, WHEN),
+        st.builds(lambda n, u, c: ["mappe", n, "-u", u, "-c", "nova", "--cap", c],
+                  TEXT, USER, NUMBER),
+        st.builds(lambda n, u: ["history", n, "-u", u, "-c", "nova"], TEXT, USER),
+        st.builds(lambda u, n: ["entities", "-u", u, "--limit", n], USER, NUMBER),
+        st.builds(lambda i, u, b, e: ["timeline", "move", i, "-u", u, "-c", "nova",
+                                      "--beginn", b, "--ende", e], TEXT, USER, DAY, DAY),
+        st.builds(lambda u, m: ["timeline", "list", "-u", u, "-c", "nova", "--month", m],
+                  USER, TEXT),
+        st.builds(lambda u, a, b: ["timeline", "list", "-u", u, "-c", "nova", "--from", a,
+                                   "--to", b], USER, DAY, DAY),
+        st.builds(lambda u, ti, b: ["timeline", "add", "-u", u, "-c", "nova", "--typ",
+                                    "ereignis", "--titel", ti, "--beginn", b], USER, TEXT, DAY),
+        st.builds(lambda u, n: ["audit", "list", "-u", u, "--limit", n], USER, NUMBER),
+        st.builds(lambda u, d: ["check", "--user", u, "--on", d], USER, DAY),
+        st.builds(lambda u, s, w: ["correct", "-u", u, "-c", "nova", "--subjekt", s,
+                                   "--beziehung", "beruf", "--wert", w], USER, TEXT, TEXT),
+        st.builds(lambda u: ["export", out, "-u", u], USER),
+        st.builds(lambda d: ["decay", "run", "--as-of", d, "--user", "fuzz-nobody"], DAY),
+    )
+
+
+ENVS = st.fixed_dictionaries({}, optional={
+    "NEO4J_URI": st.sampled_from(["http://127.0.0.1:7474", "not a uri", "bolt://[::1",
+                                  "bolt://127.0.0.1:1", "bolt://db.example.org:7687", "",
+                                  "bolt+s://127.0.0.1:1"]),
+    "KG_QUERY_TIMEOUT": st.sampled_from(["abc", "-1", "0", "1e999", "nan", ""]),
+    "KG_MAPPE_CAP": st.sampled_from(["0", "x", "99999999"]),
+    "KG_KANON_DATEI": st.sampled_from(["/nonexistent.toml", "/etc/passwd", "/dev/null"]),
+    "NEO4J_DATABASE": st.sampled_from(["nope", "", "[/]"]),
+})
+
+
+@pytest.fixture
+def fuzz_dir(tmp_path_factory: pytest.TempPathFactory, store: SyncMemory) -> Iterator[Path]:
+    folder = tmp_path_factory.mktemp("fuzz")
+    yield folder
+    store.run(raw_cypher(store, "MATCH (n) WHERE n.user_id STARTS WITH 'fuzz-' "
+                                "DETACH DELETE n"))
+    store.run(raw_cypher(store, "MATCH (n:Nutzer) WHERE n.id STARTS WITH 'fuzz-' "
+                                "DETACH DELETE n"))
+
+
+@settings(max_examples=int(os.environ.get("KG_FUZZ_EXAMPLES", "120")), deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
+                                 HealthCheck.data_too_large])
+@given(data=st.data())
+def test_fuzz_the_cli(fuzz_dir: Path, data: st.DataObject) -> None:
+    path = fuzz_dir / "input.json"
+    path.write_bytes(data.draw(FILE, label="file"))
+    args = data.draw(commands(str(path), str(fuzz_dir / "out.jsonl")), label="args")
+    env = {"KG_CONNECTION_TIMEOUT": "2", "KG_RETRY_TIME": "0"}
+    env |= data.draw(ENVS, label="env")
+    clean(run(args, env=env))

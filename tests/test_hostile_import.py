@@ -1,0 +1,255 @@
+"""Issue 16, item 2: an import checks content with the writer's rules, not only structure.
+
+Each reproduction of the issue exited 0 before; each is refused now with `file:line`, and
+nothing of the file is written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kg.errors import InvalidInput
+from tests.conftest import Pair, t
+from tests.test_transfer import export_text, user_snapshot, worked_example
+
+
+def lines_of(path: Path) -> list[str]:
+    return path.read_text(encoding="utf-8").splitlines()
+
+
+def write(path: Path, lines: list[str]) -> Path:
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def reseal(lines: list[str]) -> list[str]:
+    """The header recomputed for changed lines (a tamperer who knows the format)."""
+    head = json.loads(lines[0])
+    body = lines[1:]
+    counts = {k: 0 for k in head["anzahl"]}
+    plural = {"entitaet": "entitaeten", "eintrag": "eintraege", "nachfolger": "nachfolger",
+              "betrifft": "betrifft", "fakt": "fakten", "auftrag": "auftraege"}
+    for line in body:
+        rec = json.loads(line)
+        counts[plural[rec["kind"]]] += 1
+        if rec["kind"] == "fakt" and rec["wert"] is not None:
+            counts["werte"] += 1
+    digest = hashlib.sha256()
+    for line in body:
+        digest.update(line.encode("utf-8") + b"\n")
+    head.update(anzahl=counts, sha256=digest.hexdigest())
+    return [json.dumps(head, ensure_ascii=False, separators=(",", ":")), *body]
+
+
+def change(lines: list[str], kind: str, **update: Any) -> tuple[list[str], int]:
+    """Change the first record of a kind; returns the lines and its 1-based line number."""
+    out = list(lines)
+    at = next(i for i, line in enumerate(out) if f'"kind":"{kind}"' in line)
+    out[at] = json.dumps(json.loads(out[at]) | update, ensure_ascii=False,
+                         separators=(",", ":"))
+    return out, at + 1
+
+
+@pytest.fixture
+def exported(pair: Pair, tmp_path: Path) -> list[str]:
+    """The worked example of the pair, exported and then purged: ready to import."""
+    worked_example(pair)
+    export_text(pair.store, tmp_path / "good.jsonl", pair.user_id, "nova")
+    pair.store.run(pair.store.memory.purge(pair.user_id, "nova"))
+    return lines_of(tmp_path / "good.jsonl")
+
+
+def refused(pair: Pair, path: Path, pattern: str) -> None:
+    before = user_snapshot(pair, pair.user_id)
+    with pytest.raises(InvalidInput, match=pattern):
+        pair.store.run(pair.store.memory.import_file(path))
+    assert user_snapshot(pair, pair.user_id) == before  # nothing written
+
+
+def test_the_header_carries_counts_and_a_checksum(exported: list[str]) -> None:
+    head = json.loads(exported[0])
+    assert head["format"] == 2
+    assert sum(v for k, v in head["anzahl"].items() if k != "werte") == len(exported) - 1
+    assert reseal(exported) == exported
+
+
+def test_a_file_cut_at_a_line_boundary_is_refused(
+    pair: Pair, tmp_path: Path, exported: list[str]
+) -> None:
+    """Issue 16, case 2a: no count, no checksum — 4 orders and a fact silently lost."""
+    cut = write(tmp_path / "cut.jsonl", exported[:-5])
+    refused(pair, cut, rf"cut.jsonl:{len(exported) - 4}: the header \(line 1\) announces "
+                       r".*auftraege \d+ \(found \d+\).*cut short")
+
+
+def test_a_changed_line_is_refused_by_the_checksum(
+    pair: Pair, tmp_path: Path, exported: list[str]
+) -> None:
+    lines, _ = change(exported, "fakt", herkunft="recherche")
+    refused(pair, write(tmp_path / "changed.jsonl", lines),
+            r"changed.jsonl:1: the checksum of lines 2-\d+ does not match")
+
+
+def test_a_corrupted_audit_result_is_refused(
+    pair: Pair, tmp_path: Path, exported: list[str]
+) -> None:
+    """Issue 16, case 2b: afterwards `kg audit list` and a replay crashed."""
+    for ergebnis in ('{"kaputt": true}', "not json", json.dumps({
+        "auftrag_id": "other", "user_id": pair.user_id, "character_id": "nova",
+        "status": "ok", "zeitpunkt": "2026-10-01T00:00:00Z", "ergebnisse": []})):
+        lines, at = change(exported, "auftrag", ergebnis=ergebnis)
+        refused(pair, write(tmp_path / "audit.jsonl", reseal(lines)),
+                rf"audit.jsonl:{at}: auftrag: .*ergebnis")
+
+
+def test_a_wrong_name_norm_is_recomputed(
+    pair: Pair, tmp_path: Path, exported: list[str]
+) -> None:
+    """Issue 16, case 2c: the entity could no longer be found by name, the next write
+    created a second Lena, and `kg check` stayed green."""
+    at = next(i for i, line in enumerate(exported) if '"name":"Lena"' in line)
+    lines = list(exported)
+    lines[at] = lines[at].replace('"name_norm":"lena"', '"name_norm":"anel"')
+    result = pair.store.run(pair.store.memory.import_file(
+        write(tmp_path / "norm.jsonl", reseal(lines))))
+    assert any("name_norm" in w for w in result.warnungen)
+    lena = pair.id_of("Lena")
+    written = pair.write(t("Lena", "beruf", wert="Ärztin"))
+    assert written.ergebnisse[0].subjekt_id == lena  # no second Lena
+    names = pair.cypher("MATCH (e:Entitaet {user_id: $u, name_norm: 'lena'}) RETURN e.id AS id",
+                        u=pair.user_id)
+    assert names == [{"id": lena}]
+
+
+@pytest.mark.parametrize(("name", "words"), [
+    ("L" * 300_000, "at most 200 characters"),
+    ("Le\x00na", "control characters"),
+])
+def test_a_name_the_writer_would_refuse_is_refused(
+    pair: Pair, tmp_path: Path, exported: list[str], name: str, words: str
+) -> None:
+    """Issue 16, case 2d: a 300k-character name with NUL and an RTL override."""
+    lines, at = change(exported, "entitaet", name=name)
+    refused(pair, write(tmp_path / "name.jsonl", reseal(lines)),
+            rf"name.jsonl:{at}: entitaet: name: .*{words}")
+
+
+def test_an_rtl_override_is_normalised_away(
+    pair: Pair, tmp_path: Path, exported: list[str]
+) -> None:
+    at = next(i for i, line in enumerate(exported) if '"name":"Lena"' in line)
+    lines = list(exported)
+    lines[at] = lines[at].replace('"name":"Lena"', '"name":"Le\u202ena\u2028"')
+    pair.store.run(pair.store.memory.import_file(write(tmp_path / "rtl.jsonl", reseal(lines))))
+    names = pair.cypher("MATCH (e:Entitaet {user_id: $u}) WHERE e.name STARTS WITH 'Le' "
+                        "RETURN e.name AS name", u=pair.user_id)
+    assert names == [{"name": "Lena"}]
+
+
+def test_a_fact_id_of_another_user_is_refused(
+    pair: Pair, tmp_path: Path, exported: list[str]
+) -> None:
+    """Issue 16, case 2e: a fact id already owned by another user."""
+    other = Pair(pair.store, f"test-{uuid.uuid4().hex[:12]}")
+    try:
+        other.write(t("Tom", "beruf", wert="Koch"))
+        (theirs,) = other.cypher("MATCH (:Entitaet {user_id: $u})-[r:BERUF]->() "
+                                 "RETURN r.id AS id", u=other.user_id)
+        lines, _ = change(exported, "fakt", id=theirs["id"])
+        refused(pair, write(tmp_path / "steal.jsonl", reseal(lines)),
+                rf"steal.jsonl:\d+: fakt '{theirs['id']}' belongs to another user")
+    finally:
+        pair.store.run(pair.store.memory.purge(other.user_id))
+
+
+def test_an_entry_id_of_another_user_is_refused(
+    pair: Pair, tmp_path: Path, exported: list[str]
+) -> None:
+    other = Pair(pair.store, f"test-{uuid.uuid4().hex[:12]}")
+    try:
+        written = other.write(t("Tom", "wohnt_in", "Rom", ereignis={
+            "titel": "Tom zieht", "beginn": "2026-11-01"}))
+        theirs = written.ergebnisse[0].timeline_id
+        first = json.loads(next(x for x in exported if '"kind":"eintrag"' in x))["id"]
+        lines = [x.replace(first, theirs) for x in exported]
+        refused(pair, write(tmp_path / "entry.jsonl", reseal(lines)),
+                rf"entry.jsonl:\d+: eintrag '{theirs}' belongs to another user")
+    finally:
+        pair.store.run(pair.store.memory.purge(other.user_id))
+
+
+def test_a_file_that_breaks_an_invariant_writes_nothing(
+    pair: Pair, tmp_path: Path, exported: list[str]
+) -> None:
+    """Every line is valid alone, but together they break `kg check --user`: two active
+    places of residence (wohnt_in is einwertig)."""
+    lines = list(exported)
+    at = next(i for i, x in enumerate(lines) if '"kind":"fakt"' in x and '"aktiv":false' in x
+              and '"beziehung":"wohnt_in"' in x)
+    rec = json.loads(lines[at]) | {"aktiv": True, "t_invalid": None, "t_expired": None,
+                                   "grund": None, "timeline_bis": None}
+    lines[at] = json.dumps(rec, ensure_ascii=False, separators=(",", ":"))
+    refused(pair, write(tmp_path / "two.jsonl", reseal(lines)),
+            r"two.jsonl: with this file the store would break .*einwertig_unique")
+
+
+def test_an_old_file_without_counts_imports_with_a_warning(
+    pair: Pair, tmp_path: Path, exported: list[str]
+) -> None:
+    head = json.loads(exported[0])
+    old = json.dumps({"kind": "export", "format": 1, "user_id": head["user_id"],
+                      "character_id": head["character_id"]}, separators=(",", ":"))
+    result = pair.store.run(pair.store.memory.import_file(
+        write(tmp_path / "old.jsonl", [old, *exported[1:]])))
+    assert any("format 1 without record counts and checksum" in w for w in result.warnungen)
+    assert result.anzahl.fakten == head["anzahl"]["fakten"]
+    # and it exports again as format 2, byte-identical to the first export
+    again = export_text(pair.store, tmp_path / "again.jsonl", pair.user_id, "nova")
+    assert again.splitlines() == exported
+
+
+def test_the_cli_says_file_line_and_exits_2(
+    pair: Pair, tmp_path: Path, exported: list[str]
+) -> None:
+    from typer.testing import CliRunner
+
+    from cli.main import app
+
+    cut = write(tmp_path / "cut.jsonl", exported[:-1])
+    got = CliRunner().invoke(app, ["import", str(cut)])
+    assert got.exit_code == 2, got.output
+    assert "cut.jsonl:" in got.output and "nothing was imported" in got.output
+    assert "Traceback" not in got.output
+
+
+def test_every_single_character_tampering_is_refused() -> None:
+    """Pure (no database): each character of a format 2 file replaced, each line dropped
+    or doubled — every variant is refused. Prints the figure for the issue's table."""
+    from kg.canon import load_canon
+    from kg.transfer import parse_lines
+    from tests.test_transfer import ENTITY, HEADER, fact
+
+    canon = load_canon()
+    good = parse_lines([HEADER, ENTITY, fact()], canon, "x").lines()
+    assert parse_lines(good, canon, "x").anzahl().fakten == 1
+    variants: list[list[str]] = []
+    for i, line in enumerate(good):
+        for j, char in enumerate(line):
+            for other in {"0", "x", " ", "\u2028"} - {char}:
+                variants.append([*good[:i], line[:j] + other + line[j + 1:], *good[i + 1:]])
+        variants.append(good[:i] + good[i + 1:])  # a line dropped
+        variants.append([*good[: i + 1], line, *good[i + 1:]])  # a line doubled
+    refused = 0
+    for lines in variants:
+        try:
+            parse_lines(lines, canon, "x")
+        except InvalidInput:
+            refused += 1
+    print(f"[import tampering] {len(variants)} variants of a 3-line file, {refused} refused")
+    assert refused == len(variants)

@@ -1,0 +1,195 @@
+"""Issue 16, items 1 and 7: the launcher signals only its own server, keeps its
+password off every command line, and keeps its home private on a shared host."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import stat
+import subprocess
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from cli.main import app
+from kg.api import SyncMemory
+from kg.launcher import LocalServer, initial_password_line
+from kg.settings import Settings
+from tests.conftest import free_port
+
+runner = CliRunner()
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.fixture
+def home() -> Iterator[Path]:
+    folder = Path(tempfile.mkdtemp(prefix="kg-launcher-"))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture
+def foreign() -> Iterator[subprocess.Popen[bytes]]:
+    """`setsid sleep 1000`: a process of someone else's, as far as the launcher knows."""
+    proc = subprocess.Popen(["sleep", "1000"], start_new_session=True)
+    yield proc
+    proc.kill()
+    proc.wait()
+
+
+def stop(home: Path, *extra: str) -> Any:
+    return runner.invoke(app, ["server", "stop", *extra], env={"KG_NEO4J_HOME": str(home)})
+
+
+@pytest.mark.parametrize("content", ["{pid}\n", "{pid} 12345\n"])
+def test_stop_never_signals_a_foreign_pid(
+    home: Path, foreign: subprocess.Popen[bytes], content: str
+) -> None:
+    """Issue 16, case 1: it printed `stopped`, and the sleep was killed."""
+    pid_file = home / "run" / "kg-launcher.pid"
+    pid_file.parent.mkdir(parents=True)
+    pid_file.write_text(content.format(pid=foreign.pid))
+    for extra in ((), ("--kill",)):
+        pid_file.write_text(content.format(pid=foreign.pid))
+        got = stop(home, *extra)
+        assert got.exit_code == 0, got.output
+        assert "not running" in got.output and "stopped" not in got.output.replace(
+            "not running", "")
+        assert "stale pid file" in got.output
+        assert not pid_file.exists()
+        time.sleep(0.2)
+        assert alive(foreign.pid)
+
+
+def test_a_non_leader_pid_gives_no_traceback(home: Path) -> None:
+    """Issue 16, case 1: a pid that leads no process group gave a traceback."""
+    child = subprocess.Popen(["sleep", "1000"])  # in pytest's own process group
+    try:
+        pid_file = home / "run" / "kg-launcher.pid"
+        pid_file.parent.mkdir(parents=True)
+        pid_file.write_text(f"{child.pid}\n")
+        got = stop(home)
+        assert got.exit_code == 0 and "Traceback" not in got.output, got.output
+        assert alive(child.pid)
+        status = runner.invoke(app, ["server", "status"], env={
+            "KG_NEO4J_HOME": str(home), "KG_NEO4J_BOLT_PORT": str(free_port())})
+        assert status.exit_code == 3 and "Traceback" not in status.output
+    finally:
+        child.kill()
+        child.wait()
+
+
+def test_a_garbage_pid_file_is_cleaned_up(home: Path) -> None:
+    pid_file = home / "run" / "kg-launcher.pid"
+    pid_file.parent.mkdir(parents=True)
+    for garbage in ("", "abc", "-1", "1", "999999999", "0 0"):
+        pid_file.write_text(garbage)
+        got = stop(home)
+        assert got.exit_code == 0 and "not running" in got.output, got.output
+        assert not pid_file.exists()
+
+
+def test_the_initial_password_line_is_what_neo4j_reads() -> None:
+    line = initial_password_line("neo4j", "pässwort-1234")
+    user, cred, flags = line.strip().split(":")
+    algorithm, digest, salt, iterations = cred.split(",")
+    assert (user, algorithm, iterations, flags) == ("neo4j", "SHA-256", "1024", "")
+    assert len(bytes.fromhex(salt)) == 32 and len(bytes.fromhex(digest)) == 32
+    assert initial_password_line("neo4j", "pässwort-1234") != line  # a fresh salt each time
+
+
+def test_the_launcher_reads_the_settings(monkeypatch: pytest.MonkeyPatch, home: Path) -> None:
+    for key, value in {"KG_NEO4J_HOME": str(home), "KG_NEO4J_BOLT_PORT": "7999",
+                       "KG_NEO4J_HTTP_PORT": "7998", "KG_NEO4J_HEAP": "1g",
+                       "KG_NEO4J_PAGECACHE": "256m", "NEO4J_PASSWORD": "a-long-secret"}.items():
+        monkeypatch.setenv(key, value)
+    server = LocalServer.from_env()
+    assert (server.home, server.bolt_port, server.http_port, server.heap, server.pagecache,
+            server.password) == (home, 7999, 7998, "1g", "256m", "a-long-secret")
+    monkeypatch.setenv("KG_NEO4J_BOLT_PORT", "seventy")
+    got = runner.invoke(app, ["server", "status"])
+    assert got.exit_code == 2 and "KG_NEO4J_BOLT_PORT" in got.output, got.output
+
+
+def mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+@pytest.mark.slow
+def test_a_private_server_secret_private_and_restartable_after_a_crash(
+    neo4j_settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The real server: a password of its own that never was on a command line; home,
+    store, config and logs private; `start` right after a SIGKILL waits instead of
+    failing (issue 16, case 1: exit 5 within ~0.3 s of a SIGKILL)."""
+    shared = LocalServer.from_env()
+    cache = shared.jars.parent.parent
+    folder = Path(tempfile.mkdtemp(prefix="test-neo4j-", dir=cache))
+    home = folder / "home"  # created by the launcher itself, under a folder of ours
+    password = f"pw-{uuid.uuid4().hex}"
+    server = LocalServer(home=home, jars=shared.jars, bolt_port=free_port(),
+                         http_port=free_port(), heap="512m", pagecache="128m",
+                         password=password)
+    argvs: list[list[str]] = []
+    real_run, real_popen = subprocess.run, subprocess.Popen
+
+    def run(args: Any, *a: Any, **kw: Any) -> Any:
+        argvs.append([str(x) for x in args])
+        return real_run(args, *a, **kw)
+
+    class Popen(real_popen):  # type: ignore[misc, valid-type]
+        def __init__(self, args: Any, *a: Any, **kw: Any) -> None:
+            argvs.append([str(x) for x in args])
+            super().__init__(args, *a, **kw)
+
+    monkeypatch.setattr(subprocess, "run", run)
+    monkeypatch.setattr(subprocess, "Popen", Popen)
+    try:
+        server.start()
+        assert argvs and not any(password in " ".join(argv) for argv in argvs)
+        for proc in Path("/proc").iterdir():
+            if proc.name.isdigit():
+                try:
+                    assert password.encode() not in (proc / "cmdline").read_bytes()
+                except OSError:
+                    continue
+        settings = neo4j_settings.model_copy(update={"neo4j_uri": server.uri})
+        from pydantic import SecretStr
+
+        with SyncMemory(settings.model_copy(update={"neo4j_password": SecretStr(password)}),
+                        check_schema=False) as store:
+            assert store.run(store.memory.db.query("ping"))
+        assert mode(home) == 0o700
+        for sub in ("conf", "data", "logs", "run"):
+            assert mode(home / sub) == 0o700, sub
+        private = [home / "conf" / "neo4j.conf", home / "data" / "dbms" / "auth.ini",
+                   server.pid_file, server.log_file, *(home / "logs").glob("*.log")]
+        assert len(private) >= 5
+        for path in private:
+            assert mode(path) & 0o077 == 0, (path, oct(mode(path)))
+
+        pid = server.pid()
+        assert pid is not None and server.owns(pid)
+        os.killpg(pid, signal.SIGKILL)  # a crash: the pid file stays behind
+        began = time.monotonic()
+        server.start()
+        assert server.pid() not in (None, pid)
+        assert server.bolt_answers()
+        print(f"restart right after SIGKILL took {time.monotonic() - began:.1f}s")
+    finally:
+        server.stop(kill=True)
+        shutil.rmtree(folder, ignore_errors=True)

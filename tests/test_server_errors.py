@@ -1,0 +1,139 @@
+"""Issue 16, items 5-7: configuration and server failures map to typed errors with true
+words; the public default password is for loopback only."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+from neo4j.exceptions import Neo4jError
+from pydantic import SecretStr
+
+from kg.api import Memory, SyncMemory
+from kg.db import Database, Tx
+from kg.errors import AuthFailed, ConfigError, ServerUnavailable, WriteNotConfirmed
+from kg.settings import LOCAL_DEFAULT_PASSWORD, Settings, is_loopback, load_settings
+from tests.conftest import Pair, t
+
+
+def server_error(code: str, message: str = "boom") -> Neo4jError:
+    return Neo4jError._hydrate_neo4j(code=code, message=message)
+
+
+def translated(exc: Exception) -> Exception:
+    db = Database.__new__(Database)  # translate() reads only the settings and the name
+    db.settings = Settings(neo4j_uri="bolt://127.0.0.1:7687")
+    db.name = "neo4j"
+    return db.translate(exc)
+
+
+# -- settings ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("uri", ["http://127.0.0.1:7474", "not a uri", "bolt://[::1",
+                                 "bolt://", "bolt://127.0.0.1:99999", "bolt://:7687"])
+def test_a_bad_uri_is_a_config_error(uri: str) -> None:
+    with pytest.raises(ConfigError, match="NEO4J_URI"):
+        load_settings(neo4j_uri=uri)
+
+
+def test_a_bad_number_is_a_config_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KG_QUERY_TIMEOUT", "abc")
+    with pytest.raises(ConfigError, match="KG_QUERY_TIMEOUT: Input should be a valid number"):
+        load_settings()
+
+
+@pytest.mark.parametrize(("uri", "loopback"), [
+    ("bolt://127.0.0.1:7687", True), ("neo4j://localhost", True), ("bolt://[::1]:7687", True),
+    ("bolt://127.5.0.1", True), ("bolt://db.example.org:7687", False),
+    ("bolt://10.0.0.5:7687", False), ("neo4j+s://localhost.example.org", False),
+])
+def test_the_default_password_is_for_loopback_only(uri: str, loopback: bool) -> None:
+    assert is_loopback(uri) is loopback
+    if loopback:
+        settings = load_settings(neo4j_uri=uri, neo4j_password="")
+        assert settings.neo4j_password.get_secret_value() == LOCAL_DEFAULT_PASSWORD
+    else:
+        with pytest.raises(ConfigError, match="NEO4J_PASSWORD is not set"):
+            load_settings(neo4j_uri=uri, neo4j_password="")
+        assert load_settings(neo4j_uri=uri, neo4j_password="s3cret-enough")
+
+
+# -- server failures --------------------------------------------------------------------
+
+
+def test_the_login_rate_limit_is_auth_failed_with_the_wait(neo4j_settings: Settings) -> None:
+    """Issue 16, case 6a: three wrong passwords in a row gave a generic exit 1, and for
+    ~5 s even the right password failed, unexplained."""
+    wrong = neo4j_settings.model_copy(update={"neo4j_password": SecretStr("wrong-password-x")})
+    seen: list[str] = []
+    try:
+        for _ in range(5):
+            with pytest.raises(AuthFailed) as caught:
+                SyncMemory(wrong).close()
+            seen.append(str(caught.value))
+        assert any("too many wrong passwords" in s and "5 s" in s for s in seen), seen
+    finally:
+        time.sleep(6)  # the server's lock (dbms.security.auth_lock_time) runs out
+    SyncMemory(neo4j_settings, check_schema=False).close()  # the right one works again
+
+
+def test_a_tls_uri_against_a_plain_server_says_so(neo4j_settings: Settings) -> None:
+    """Issue 16, case 6b: it said "not reachable… start it" while the server ran."""
+    for scheme in ("bolt+s", "bolt+ssc", "neo4j+ssc"):
+        uri = neo4j_settings.neo4j_uri.replace("bolt://", f"{scheme}://")
+        tls = neo4j_settings.model_copy(update={"neo4j_uri": uri, "connection_timeout": 3.0,
+                                                "retry_time": 0.0})
+        with pytest.raises(ServerUnavailable, match="not with TLS") as caught:
+            SyncMemory(tls).close()
+        assert "start it" not in str(caught.value)
+
+
+def test_database_unavailable_is_worded_truly() -> None:
+    """Issue 16, case 6d: it was worded as a deadlock or lock timeout under load."""
+    found = translated(server_error("Neo.TransientError.General.DatabaseUnavailable"))
+    assert isinstance(found, ServerUnavailable)
+    assert "unavailable" in str(found) and "deadlock" not in str(found)
+    lock = translated(server_error("Neo.TransientError.Transaction.DeadlockDetected"))
+    assert "deadlock" in str(lock)
+
+
+def test_a_server_side_commit_failure_is_server_unavailable() -> None:
+    found = translated(server_error("Neo.DatabaseError.Transaction.TransactionCommitFailed",
+                                    "No space left on device"))
+    assert isinstance(found, ServerUnavailable)
+    assert "No space left on device" in str(found)
+
+
+def test_a_failed_commit_is_write_not_confirmed(
+    pair: Pair, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 16, case 6c: a commit failing on a full disk was a generic KgError, so a
+    caller following the docs did not replay it. The server's answer is injected at the
+    order's write query (a full disk cannot be made on demand); the real transaction is
+    rolled back, and the replay writes the order."""
+    real = Tx.run
+
+    async def failing(self: Tx, name: str, /, **params: Any) -> Any:
+        if name == "order_apply":
+            raise server_error("Neo.DatabaseError.Transaction.TransactionCommitFailed",
+                               "Could not apply the transaction: No space left on device")
+        return await real(self, name, **params)
+
+    order = pair.order(t("Lena", "beruf", wert="Ärztin"))
+    monkeypatch.setattr(Tx, "run", failing)
+    with pytest.raises(WriteNotConfirmed, match="replay it with the same auftrag_id"):
+        pair.store.run(pair.store.memory.write(order))
+    monkeypatch.setattr(Tx, "run", real)
+    assert pair.cypher("MATCH (a:Auftrag {user_id: $u}) RETURN a", u=pair.user_id) == []
+    replayed = pair.store.run(pair.store.memory.write(order))
+    assert replayed.status == "ok" and not replayed.wiederholt
+
+
+def test_memory_open_reads_the_checked_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NEO4J_URI", "bolt://db.example.org:7687")
+    monkeypatch.delenv("NEO4J_PASSWORD", raising=False)
+    with pytest.raises(ConfigError, match="NEO4J_PASSWORD is not set"):
+        SyncMemory().close()
+    assert Memory  # the async front door uses the same load_settings()
