@@ -85,7 +85,7 @@ def browser(
     entity: str | None = typer.Option(None, help="Entity name or id (mappe, historie)."),
     beziehung: str | None = typer.Option(None, help="A canon relation (historie)."),
     eintrag: str | None = typer.Option(None, help="Any entry id of a chain (timeline_kette)."),
-    limit: int = typer.Option(300, help="Most facts and orders shown (paar)."),
+    limit: int = typer.Option(300, min=1, max=100_000, help="Most facts and orders shown (paar)."),
 ) -> None:
     """Print a Browser query with its `:param` lines, values as the library uses them.
 

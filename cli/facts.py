@@ -127,7 +127,7 @@ def entities(
     character: str | None = typer.Option(
         None, "--character", "-c", help="Count this pair's facts (default: all characters)."
     ),
-    limit: int = typer.Option(1000, help="Most entities to list."),
+    limit: int = typer.Option(1000, min=1, max=1_000_000, help="Most entities to list."),
     as_json: bool = JsonOpt,
 ) -> None:
     """List a user's entities with their type and active fact count in the pair.
@@ -156,10 +156,14 @@ def mappe(
     bekannt_am: str | None = typer.Option(
         None, help="System time: as the store knew it then (date or instant, as above)."
     ),
-    cap: int | None = typer.Option(None, help="Most facts (default KG_MAPPE_CAP)."),
+    cap: int | None = typer.Option(
+        None, min=1, max=10_000, help="Most facts (default KG_MAPPE_CAP)."
+    ),
     as_json: bool = JsonOpt,
     text: bool = typer.Option(False, "--text", help="Only the prompt text block."),
-    budget: int = typer.Option(1500, help="Character budget of the prompt text."),
+    budget: int = typer.Option(
+        1500, min=1, max=1_000_000, help="Character budget of the prompt text."
+    ),
 ) -> None:
     """Show the Mappe of an entity: facts to degree 2, history, derived knowledge.
 
@@ -266,7 +270,7 @@ def audit_default(
     ctx: typer.Context,
     user: str | None = typer.Option(None, "--user", "-u", help="The human's user_id."),
     character: str | None = typer.Option(None, "--character", "-c", help="Only this character."),
-    limit: int = typer.Option(20, help="Most orders."),
+    limit: int = typer.Option(20, min=1, max=1_000_000, help="Most orders."),
     as_json: bool = JsonOpt,
 ) -> None:
     """The newest orders of a user or pair; `kg audit prune` applies the retention.
@@ -285,7 +289,7 @@ def audit_default(
 def audit_list(
     user: str = UserOpt,
     character: str | None = typer.Option(None, "--character", "-c", help="Only this character."),
-    limit: int = typer.Option(20, help="Most orders."),
+    limit: int = typer.Option(20, min=1, max=1_000_000, help="Most orders."),
     as_json: bool = JsonOpt,
 ) -> None:
     """The newest orders of a user or pair, with the outcome per triple.

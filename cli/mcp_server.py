@@ -92,7 +92,9 @@ def serve(
         False, "--http", help="Serve streamable HTTP (a pair per bearer token) instead of stdio."
     ),
     host: str = typer.Option("127.0.0.1", help="HTTP: loopback address to listen on."),
-    port: int = typer.Option(8765, help="HTTP: port; the endpoint is http://HOST:PORT/mcp."),
+    port: int = typer.Option(
+        8765, min=1, max=65535, help="HTTP: port; the endpoint is http://HOST:PORT/mcp."
+    ),
     tokens_file: Path = TokensOpt,
 ) -> None:
     """Run the MCP server over the store (NEO4J_* settings as for every command).

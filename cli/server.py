@@ -85,7 +85,9 @@ def server_status() -> None:
 
 
 @server_app.command("logs")
-def server_logs(lines: int = typer.Option(40, help="How many lines.")) -> None:
+def server_logs(
+    lines: int = typer.Option(40, min=1, max=1_000_000, help="How many lines."),
+) -> None:
     """Print the tail of the local server's log.
 
     Example: kg server logs --lines 100

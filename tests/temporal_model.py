@@ -209,7 +209,7 @@ class Model:
         self, alive: list[Assertion], step: int, moved: dict[int, date] | None = None
     ) -> list[int | None]:
         """For each assertion, the position of the one whose start ends it (None: open);
-        empty intervals (an end at or before the start) count as ending at themselves."""
+        an interval that ends at or before its start still ends at that one."""
 
         def start(a: Assertion) -> datetime:
             if moved and a.event in moved:
@@ -217,13 +217,12 @@ class Model:
             return self.start_of(a, step)
 
         out: list[int | None] = []
-        for i, a in enumerate(alive):
+        for i in range(len(alive)):
             later = [(start(b), j) for j, b in enumerate(alive) if j > i]
             if not later:
                 out.append(None)
                 continue
-            first, j = min(later)
-            out.append(i if first <= start(a) else j)
+            out.append(min(later)[1])
         return out
 
     def noop(self) -> None:

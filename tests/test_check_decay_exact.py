@@ -1,4 +1,4 @@
-"""Issue 16, item 8: `kg check` is exact about decay.
+"""Review item 8: `kg check` is exact about decay.
 
 A per-user check and the whole-store check judge against the same run: the newest
 recorded global sweep (DecayLauf) or the newest swept edge. Edges written after that
@@ -57,7 +57,7 @@ def sweep(pair: Pair, day: object = TODAY) -> None:
 def test_edges_written_after_todays_global_sweep_have_a_run(
     pair: Pair, global_run_today: None
 ) -> None:
-    """Issue 16, case 8a: `kg check --user U` said "decay properties without a run" for a
+    """Review case 8a: `kg check --user U` said "decay properties without a run" for a
     user whose edges were all written after today's global sweep."""
     pair.write(t("Lena", "wohnt_in", "Kassel"), t("Lena", "beruf", wert="Ärztin"))
     count, detail = check(pair, "decay_has_a_run")
@@ -68,7 +68,7 @@ def test_edges_written_after_todays_global_sweep_have_a_run(
 
 
 def test_a_relation_first_used_after_the_sweep_is_konform(pair: Pair) -> None:
-    """Issue 16, case 8b: a relation type first used after the sweep failed the §4 table."""
+    """Review case 8b: a relation type first used after the sweep failed the §4 table."""
     pair.write(t("Lena", "wohnt_in", "Kassel"))
     sweep(pair)
     pair.write(t("Lena", "hat_haustier", "Bello"))  # a type the sweep never saw
@@ -78,7 +78,7 @@ def test_a_relation_first_used_after_the_sweep_is_konform(pair: Pair) -> None:
 
 
 def test_a_relation_whose_edges_are_all_inactive_needs_no_run(pair: Pair) -> None:
-    """Issue 16, case 8c: a relation whose edges are all superseded or corrected was
+    """Review case 8c: a relation whose edges are all superseded or corrected was
     reported as "without a run" (the sweep never measures inactive edges again)."""
     pair.write(t("Lena", "wohnt_in", "Kassel"), t("Lena", "hat_haustier", "Bello"))
     sweep(pair)

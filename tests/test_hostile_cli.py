@@ -1,6 +1,6 @@
-"""Issue 16, items 5 and 6: no traceback ever reaches a user of the CLI.
+"""Review items 5 and 6: no traceback ever reaches a user of the CLI.
 
-Each reproduction of the issue is a case here (bad input: exit 2 with what was wrong),
+Each reproduction of the review is a case here (bad input: exit 2 with what was wrong),
 and a hypothesis fuzz test drives the CLI with generated arguments, files and
 environment values: no output holds a traceback, every exit code is a documented one.
 """

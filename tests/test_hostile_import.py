@@ -1,6 +1,6 @@
-"""Issue 16, item 2: an import checks content with the writer's rules, not only structure.
+"""Review item 2: an import checks content with the writer's rules, not only structure.
 
-Each reproduction of the issue exited 0 before; each is refused now with `file:line`, and
+Each reproduction of the review exited 0 before; each is refused now with `file:line`, and
 nothing of the file is written.
 """
 
@@ -82,7 +82,7 @@ def test_the_header_carries_counts_and_a_checksum(exported: list[str]) -> None:
 def test_a_file_cut_at_a_line_boundary_is_refused(
     pair: Pair, tmp_path: Path, exported: list[str]
 ) -> None:
-    """Issue 16, case 2a: no count, no checksum — 4 orders and a fact silently lost."""
+    """Review case 2a: no count, no checksum — 4 orders and a fact silently lost."""
     cut = write(tmp_path / "cut.jsonl", exported[:-5])
     refused(pair, cut, rf"cut.jsonl:{len(exported) - 4}: the header \(line 1\) announces "
                        r".*auftraege \d+ \(found \d+\).*cut short")
@@ -99,7 +99,7 @@ def test_a_changed_line_is_refused_by_the_checksum(
 def test_a_corrupted_audit_result_is_refused(
     pair: Pair, tmp_path: Path, exported: list[str]
 ) -> None:
-    """Issue 16, case 2b: afterwards `kg audit list` and a replay crashed."""
+    """Review case 2b: afterwards `kg audit list` and a replay crashed."""
     for ergebnis in ('{"kaputt": true}', "not json", json.dumps({
         "auftrag_id": "other", "user_id": pair.user_id, "character_id": "nova",
         "status": "ok", "zeitpunkt": "2026-10-01T00:00:00Z", "ergebnisse": []})):
@@ -111,7 +111,7 @@ def test_a_corrupted_audit_result_is_refused(
 def test_a_wrong_name_norm_is_recomputed(
     pair: Pair, tmp_path: Path, exported: list[str]
 ) -> None:
-    """Issue 16, case 2c: the entity could no longer be found by name, the next write
+    """Review case 2c: the entity could no longer be found by name, the next write
     created a second Lena, and `kg check` stayed green."""
     at = next(i for i, line in enumerate(exported) if '"name":"Lena"' in line)
     lines = list(exported)
@@ -134,7 +134,7 @@ def test_a_wrong_name_norm_is_recomputed(
 def test_a_name_the_writer_would_refuse_is_refused(
     pair: Pair, tmp_path: Path, exported: list[str], name: str, words: str
 ) -> None:
-    """Issue 16, case 2d: a 300k-character name with NUL and an RTL override."""
+    """Review case 2d: a 300k-character name with NUL and an RTL override."""
     lines, at = change(exported, "entitaet", name=name)
     refused(pair, write(tmp_path / "name.jsonl", reseal(lines)),
             rf"name.jsonl:{at}: entitaet: name: .*{words}")
@@ -155,7 +155,7 @@ def test_an_rtl_override_is_normalised_away(
 def test_a_fact_id_of_another_user_is_refused(
     pair: Pair, tmp_path: Path, exported: list[str]
 ) -> None:
-    """Issue 16, case 2e: a fact id already owned by another user."""
+    """Review case 2e: a fact id already owned by another user."""
     other = Pair(pair.store, f"test-{uuid.uuid4().hex[:12]}")
     try:
         other.write(t("Tom", "beruf", wert="Koch"))
@@ -230,7 +230,7 @@ def test_the_cli_says_file_line_and_exits_2(
 
 def test_every_single_character_tampering_is_refused() -> None:
     """Pure (no database): each character of a format 2 file replaced, each line dropped
-    or doubled — every variant is refused. Prints the figure for the issue's table."""
+    or doubled — every variant is refused. Prints the figure for the attack table."""
     from kg.canon import load_canon
     from kg.transfer import parse_lines
     from tests.test_transfer import ENTITY, HEADER, fact

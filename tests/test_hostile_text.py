@@ -1,4 +1,4 @@
-"""Issue 16, items 3 and 4: text cannot change the prompt's structure, and an order's
+"""Review items 3 and 4: text cannot change the prompt's structure, and an order's
 audit stays bounded whatever its triples hold."""
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ def test_a_value_of_separators_only_is_empty() -> None:
 
 
 def test_the_reproduced_value_is_stored_on_one_line(pair: Pair) -> None:
-    """Issue 16, case 4: the value reached render() as a line of its own."""
+    """Review case 4: the value reached render() as a line of its own."""
     pair.write(t("Lena", "beruf", wert=HOSTILE))
     stored = pair.cypher("MATCH (:Entitaet {user_id: $u})-[:BERUF]->(w:Wert) RETURN w.wert AS w",
                          u=pair.user_id)
@@ -150,7 +150,7 @@ def test_a_rejection_message_is_bounded() -> None:
 
 
 def test_unknown_keys_are_not_stored_verbatim(pair: Pair) -> None:
-    """Issue 16, case 3: three triples with 10 MB keys made a 31 MB Auftrag.ergebnis."""
+    """Review case 3: three triples with 10 MB keys made a 31 MB Auftrag.ergebnis."""
     big = "k" * 2_000_000
     order = pair.order(*[{**t("Lena", "beruf", wert="Ärztin"), f"{big}{i}": 1}
                          for i in range(3)])

@@ -1,4 +1,4 @@
-"""Issue 16, items 1 and 7: the launcher signals only its own server, keeps its
+"""Review items 1 and 7: the launcher signals only its own server, keeps its
 password off every command line, and keeps its home private on a shared host."""
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ def stop(home: Path, *extra: str) -> Any:
 def test_stop_never_signals_a_foreign_pid(
     home: Path, foreign: subprocess.Popen[bytes], content: str
 ) -> None:
-    """Issue 16, case 1: it printed `stopped`, and the sleep was killed."""
+    """Review case 1: it printed `stopped`, and the sleep was killed."""
     pid_file = home / "run" / "kg-launcher.pid"
     pid_file.parent.mkdir(parents=True)
     pid_file.write_text(content.format(pid=foreign.pid))
@@ -76,7 +76,7 @@ def test_stop_never_signals_a_foreign_pid(
 
 
 def test_a_non_leader_pid_gives_no_traceback(home: Path) -> None:
-    """Issue 16, case 1: a pid that leads no process group gave a traceback."""
+    """Review case 1: a pid that leads no process group gave a traceback."""
     child = subprocess.Popen(["sleep", "1000"])  # in pytest's own process group
     try:
         pid_file = home / "run" / "kg-launcher.pid"
@@ -135,7 +135,7 @@ def test_a_private_server_secret_private_and_restartable_after_a_crash(
 ) -> None:
     """The real server: a password of its own that never was on a command line; home,
     store, config and logs private; `start` right after a SIGKILL waits instead of
-    failing (issue 16, case 1: exit 5 within ~0.3 s of a SIGKILL)."""
+    failing (review case 1: exit 5 within ~0.3 s of a SIGKILL)."""
     shared = LocalServer.from_env()
     cache = shared.jars.parent.parent
     folder = Path(tempfile.mkdtemp(prefix="test-neo4j-", dir=cache))

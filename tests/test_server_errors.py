@@ -1,4 +1,4 @@
-"""Issue 16, items 5-7: configuration and server failures map to typed errors with true
+"""Review items 5-7: configuration and server failures map to typed errors with true
 words; the public default password is for loopback only."""
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ def test_the_default_password_is_for_loopback_only(uri: str, loopback: bool) -> 
 
 
 def test_the_login_rate_limit_is_auth_failed_with_the_wait(neo4j_settings: Settings) -> None:
-    """Issue 16, case 6a: three wrong passwords in a row gave a generic exit 1, and for
+    """Review case 6a: three wrong passwords in a row gave a generic exit 1, and for
     ~5 s even the right password failed, unexplained."""
     wrong = neo4j_settings.model_copy(update={"neo4j_password": SecretStr("wrong-password-x")})
     seen: list[str] = []
@@ -80,7 +80,7 @@ def test_the_login_rate_limit_is_auth_failed_with_the_wait(neo4j_settings: Setti
 
 
 def test_a_tls_uri_against_a_plain_server_says_so(neo4j_settings: Settings) -> None:
-    """Issue 16, case 6b: it said "not reachable… start it" while the server ran."""
+    """Review case 6b: it said "not reachable… start it" while the server ran."""
     for scheme in ("bolt+s", "bolt+ssc", "neo4j+ssc"):
         uri = neo4j_settings.neo4j_uri.replace("bolt://", f"{scheme}://")
         tls = neo4j_settings.model_copy(update={"neo4j_uri": uri, "connection_timeout": 3.0,
@@ -91,7 +91,7 @@ def test_a_tls_uri_against_a_plain_server_says_so(neo4j_settings: Settings) -> N
 
 
 def test_database_unavailable_is_worded_truly() -> None:
-    """Issue 16, case 6d: it was worded as a deadlock or lock timeout under load."""
+    """Review case 6d: it was worded as a deadlock or lock timeout under load."""
     found = translated(server_error("Neo.TransientError.General.DatabaseUnavailable"))
     assert isinstance(found, ServerUnavailable)
     assert "unavailable" in str(found) and "deadlock" not in str(found)
@@ -109,7 +109,7 @@ def test_a_server_side_commit_failure_is_server_unavailable() -> None:
 def test_a_failed_commit_is_write_not_confirmed(
     pair: Pair, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Issue 16, case 6c: a commit failing on a full disk was a generic KgError, so a
+    """Review case 6c: a commit failing on a full disk was a generic KgError, so a
     caller following the docs did not replay it. The server's answer is injected at the
     order's write query (a full disk cannot be made on demand); the real transaction is
     rolled back, and the replay writes the order."""
