@@ -2,22 +2,27 @@
 
 Timing is not tested here (benchmarks never gate CI); what is tested is that the
 generator records facts as the writer does (versions), that the bulk path writes the
-shape `kg check` accepts, and that the readers find what was generated.
+shape `kg check` accepts, that the readers (the current and the as-of Mappe, the naive
+baseline) find what was generated, and that results are kept and compared.
 Each test uses users of its own prefix, so it shares the test server with everyone.
 """
 
 from __future__ import annotations
 
+import copy
+import json
 import uuid
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from bench import bulk
+from bench import bulk, compare, report
 from bench.generate import Config, Fact, UserGraph, user
 from bench.naive import Naive
 from bench.queries import registry as bench_registry
+from bench.run import AsOf, Sample, as_of_point, reads, stamp_for
 from kg.api import SyncMemory
 from kg.canon import load_canon
 from kg.models import FACT_PROPERTIES
@@ -25,6 +30,8 @@ from kg.plan import day_start
 from kg.queries import registry as package_registry
 from kg.values import native
 from tests.conftest import Pair, explain_with_examples, t
+
+RESULTS = Path(__file__).resolve().parent.parent / "bench" / "results"
 
 
 def config(swept: bool = True) -> Config:
@@ -279,3 +286,118 @@ def test_naive_baseline_reads_the_same_facts_as_the_mappe(
     assert len(store.run(memory.mappe(graphs[2].user_id, "nova", hub.id)).fakten) == (
         memory.db.settings.mappe_cap
     )
+
+
+def test_as_of_mappe_of_generated_people_reads_the_versions_known_then(
+    store: SyncMemory, loaded: tuple[list[UserGraph], bulk.LoadStats]
+) -> None:
+    """A superseded residence: valid inside its interval it is a fact of the as-of Mappe;
+    known as of before its successor was recorded it is the open-ended current value
+    (version 1); known now it is history."""
+    graphs, _ = loaded
+    memory = store.memory
+    schwelle = memory.db.settings.ruhe_schwelle
+    checked = 0
+    for g in graphs[:2]:
+        for vs in versions_of(g.facts).values():
+            if len(vs) != 2 or vs[0].rel != "WOHNT_IN" or vs[1].timeline_bis is not None:
+                continue
+            first, last = vs
+            if min(first.staerke_decay, last.staerke_decay) < schwelle:
+                continue  # resting versions are left out of every Mappe
+            assert last.t_invalid is not None and first.t_expired is not None
+            read = store.run(memory.mappe(g.user_id, first.character_id, first.subjekt_id))
+            assert first.id in {h.id for h in read.historie}
+            assert first.id not in {f.id for f in read.fakten}
+            middle = first.t_valid + (last.t_invalid - first.t_valid) / 2
+            then = store.run(
+                memory.mappe(
+                    g.user_id, first.character_id, first.subjekt_id,
+                    gueltig_am=middle, bekannt_am=datetime.now(UTC),
+                )
+            )
+            assert first.id in {f.id for f in then.fakten}
+            assert first.id not in {h.id for h in then.historie}
+            before = first.t_expired - timedelta(seconds=1)
+            known = store.run(
+                memory.mappe(
+                    g.user_id, first.character_id, first.subjekt_id,
+                    gueltig_am=before, bekannt_am=before,
+                )
+            )
+            assert first.id in {f.id for f in known.fakten}
+            assert not {h.id for h in known.historie} & {first.id}
+            checked += 1
+    assert checked >= 2
+
+
+def test_the_bench_times_the_as_of_mappe_beside_the_current_one(
+    store: SyncMemory, loaded: tuple[list[UserGraph], bulk.LoadStats]
+) -> None:
+    graphs, _ = loaded
+    memory = store.memory
+    g = graphs[0]
+    samples = [
+        Sample(g.user_id, "nova", e.id, e.kind, e.name)
+        for e in g.entities if "nova" in e.characters
+    ][:5]
+    today = datetime.now(UTC).date()
+    asof = as_of_point(today, datetime.now(UTC))
+    assert asof.gueltig_am == day_start(today) - timedelta(days=365)
+    series = store.run(reads(memory, Naive(memory.db, memory.canon), None, samples, asof))
+    assert {"floor", "mappe", "mappe_asof", "mappe_query", "naive"} <= set(series)
+    assert all(len(v) == len(samples) for v in series.values())
+    assert isinstance(asof, AsOf)
+
+
+# -- results: kept, reported, compared (pure) ---------------------------------------------
+
+
+def test_a_run_never_overwrites_a_result(tmp_path: Path) -> None:
+    started = datetime(2026, 11, 30, 17, 45, 12, tzinfo=UTC)
+    assert stamp_for(tmp_path, started) == "2026-11-30T1745"
+    (tmp_path / "2026-11-30T1745.json").write_text("{}")
+    assert stamp_for(tmp_path, started) == "2026-11-30T174512"
+    (tmp_path / "2026-11-30T174512.json").write_text("{}")
+    with pytest.raises(SystemExit):
+        stamp_for(tmp_path, started)
+
+
+def _with_as_of(old: dict[str, Any]) -> dict[str, Any]:
+    """A result as the run writes it now, made from an older one."""
+    new = copy.deepcopy(old)
+    new["stamp"] = "2026-11-30T1745"
+    for s in new["sizes"]:
+        s["mappe"]["p50"] = s["mappe"]["p50"] * 2
+        s["mappe_asof"] = dict(s["mappe"])
+        s["asof"] = {"gueltig_am": "2025-11-30 00:00:00+00:00", "bekannt_am": "2026-11-30"}
+        s["loadavg"] = {
+            phase: {"start": [1.0, 1.0, 1.0], "end": [2.0, 1.0, 1.0], "mean_1m": 1.5,
+                    "max_1m": 2.0, "samples": 3}
+            for phase in ("load", "reads", "writes_1", "writes_4", "decay")
+        }
+    return new
+
+
+def test_report_and_compare_show_the_as_of_mappe_and_the_load_average() -> None:
+    old = json.loads((RESULTS / "2026-11-29.json").read_text(encoding="utf-8"))
+    assert "3.35" in report.table(old)  # an older result still reports
+    new = _with_as_of(old)
+    table = report.table(new)
+    assert "**as-of Mappe**² p50 / p95 / p99 (ms)" in table
+    assert "load average³ during the reads (mean / max) | 1.5 / 2.0 |" in table
+    section = report.readme_section(new)
+    assert "bench/results/2026-11-30T1745.md" in section
+    assert any("as-of Mappe p50 / p99" in goal for goal, *_ in report.goals(new))
+    rows = {(size, name): (a, b, ratio) for size, name, a, b, ratio in compare.rows(new, old)}
+    assert rows[("1M", "Mappe p50 (ms)")] == ("3.35", "6.70", "2.00")
+    assert rows[("1M", "as-of Mappe p50 (ms)")] == ("–", "6.70", "–")
+    assert rows[("1M", "load average during reads")][1] == "1.5 / 2.0"
+    assert compare.previous(RESULTS / "2026-11-29T2359.json").name == "2026-11-29.json"
+
+
+def test_report_finds_the_newest_result(tmp_path: Path) -> None:
+    for name in ("2026-11-29.json", "2026-11-30T0900.json", "2026-11-30T1745.json"):
+        (tmp_path / name).write_text("{}")
+    assert report.newest(tmp_path).name == "2026-11-30T1745.json"
+    assert date.fromisoformat(report.newest(tmp_path).name[:10]) == date(2026, 11, 30)
