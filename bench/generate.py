@@ -14,8 +14,8 @@ current version superseded (`grund = 'abgeloest'`, `t_invalid` where the new val
 begins, no `t_expired`), each version of a value fact with a `Wert` node of its own.
 Some moves reference a timeline event (month precision, some of them moved: NACHFOLGER
 chains), and a few users carry hub entities (a city and an employer with hundreds of
-edges). One user in three has a second
-character that knows the same world and people of its own.
+edges). One user in three has a second character that knows the same world and people
+of its own.
 
 The shape is exactly the one the Fakten-Agent writes (docs/graph-model.md); the
 generator only picks *which* facts exist. Relationship types come from the canon.
