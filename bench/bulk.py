@@ -8,8 +8,10 @@ one order at a time. It writes exactly the shape the agent writes (docs/graph-mo
   by one user;
 - `TimelineEintrag` nodes with `BETRIFFT` to the person and `NACHFOLGER` chains;
 - reference facts as relationships between two entities of the same user, value facts
-  with a `Wert` node of their own (with `user_id`); the relationship type is checked
-  against the canon here, before it reaches `CREATE (s)-[r:$(row.rel)]->(o)`.
+  with a `Wert` node of their own (with `user_id`), one relationship per version of a
+  fact (a superseded fact: its closed first version and its current second one); the
+  relationship type is checked against the canon here, before it reaches
+  `CREATE (s)-[r:$(row.rel)]->(o)`.
 
 It does *not* decide anything the agent decides (supersession, types, names): the data
 must already be consistent, as `bench/generate.py` makes it. A batch of users is one
@@ -97,6 +99,7 @@ class BulkLoader:
                     }
                 tail = [
                     f.id,
+                    f.version,
                     f.character_id,
                     f.herkunft,
                     f.t_valid.isoformat(),

@@ -2,10 +2,11 @@
 -- as-of) in one statement and one round trip, with the same filters — the pair, active
 -- facts only, resting edges (staerke_decay < schwelle) left out, no type facts among the
 -- facts, degree 1 capped, degree 2 capped per neighbour, the whole capped, strongest and
--- nearest first; the history of the entity's superseded values; the active end of every
+-- nearest first; the history of the entity's superseded values (the current versions of
+-- superseded facts, symmetric relations from both ends); the active end of every
 -- referenced timeline chain; and the closure of liegt_in (derived, never stored).
 -- Parameters (psycopg): eid, uid, cid, cap, schwelle, via (relations whose object is a
--- place), trans (the transitive relation).
+-- place), trans (the transitive relation), symmetric (the symmetric relations).
 WITH RECURSIVE
 e AS (
     SELECT id, name FROM entitaeten WHERE id = %(eid)s AND user_id = %(uid)s
@@ -56,10 +57,17 @@ top AS (
     LIMIT %(cap)s
 ),
 hist AS (
-    SELECT f.* FROM fakten f
-    WHERE f.subjekt_id = %(eid)s AND f.character_id = %(cid)s AND f.grund = 'abgeloest'
-      AND f.beziehung <> 'typ'
-    ORDER BY f.t_invalid DESC, f.id
+    SELECT * FROM (
+        SELECT f.*, f.objekt_id AS n_id FROM fakten f
+        WHERE f.subjekt_id = %(eid)s AND f.character_id = %(cid)s AND f.grund = 'abgeloest'
+          AND f.t_expired IS NULL AND f.beziehung <> 'typ'
+        UNION ALL
+        SELECT f.*, f.subjekt_id AS n_id FROM fakten f
+        WHERE f.objekt_id = %(eid)s AND f.character_id = %(cid)s AND f.grund = 'abgeloest'
+          AND f.t_expired IS NULL AND f.beziehung = ANY(%(symmetric)s)
+          AND f.subjekt_id <> %(eid)s
+    ) x
+    ORDER BY x.t_invalid DESC, x.id
     LIMIT %(cap)s
 ),
 walk AS (
@@ -112,7 +120,7 @@ SELECT
          WHERE chain.nachfolger_id IS NULL LIMIT 1
      ) ta ON true) AS fakten,
     (SELECT coalesce(json_agg(json_build_object(
-                'id', h.id, 'rel', h.beziehung, 'herkunft', h.herkunft, 'o_id', h.objekt_id,
+                'id', h.id, 'rel', h.beziehung, 'herkunft', h.herkunft, 'o_id', h.n_id,
                 'o_name', o.name, 'wert', h.wert, 'staerke', h.staerke_decay,
                 'aktiv', h.aktiv, 'grund', h.grund, 't_valid', h.t_valid,
                 't_invalid', h.t_invalid, 't_recorded', h.t_recorded,
@@ -121,7 +129,7 @@ SELECT
                 'tlb_genauigkeit', tb.genauigkeit)
              ORDER BY h.t_invalid DESC, h.id), '[]')
      FROM hist h
-     LEFT JOIN entitaeten o ON o.id = h.objekt_id
+     LEFT JOIN entitaeten o ON o.id = h.n_id
      LEFT JOIN LATERAL (
          WITH RECURSIVE chain AS (
              SELECT tl.* FROM timeline tl WHERE tl.id = h.timeline_id

@@ -7,11 +7,15 @@ grow the store from one size to the next instead of reloading it.
 Per user: a place hierarchy (city → region → country → continent, `liegt_in`),
 organisations in those cities, people with residence, job, employer, partner,
 siblings, friends, parents, hobbies and pets, all typed by a `typ` fact as the writer
-would type them. About a fifth of the einwertig facts are superseded (an inactive
-predecessor with `grund = 'abgeloest'`), some moves reference a timeline event (month
-precision, some of them moved: NACHFOLGER chains), and a few users carry hub entities
-(a city and an employer with hundreds of edges). One user in three has a second
-character that knows the same world and people of its own.
+would type them. About a fifth of the einwertig facts are superseded, recorded as the
+writer records a change (docs/graph-model.md, "Fact relationships"): the predecessor's
+first version closed when the new value was recorded (`t_expired`), and its second,
+current version superseded (`grund = 'abgeloest'`, `t_invalid` where the new value
+begins, no `t_expired`), each version of a value fact with a `Wert` node of its own.
+Some moves reference a timeline event (month precision, some of them moved: NACHFOLGER
+chains), and a few users carry hub entities (a city and an employer with hundreds of
+edges). One user in three has a second character that knows the same world and people
+of its own.
 
 The shape is exactly the one the Fakten-Agent writes (docs/graph-model.md); the
 generator only picks *which* facts exist. Relationship types come from the canon.
@@ -19,6 +23,7 @@ generator only picks *which* facts exist. Relationship types come from the canon
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -27,6 +32,7 @@ from datetime import UTC, date, datetime, timedelta
 from kg.canon import Canon
 from kg.decay import moment, strength
 from kg.models import normalize_name
+from kg.plan import day_start
 from kg.settings import Settings
 
 DECAY_RATE: float = Settings.model_fields["decay_rate"].default
@@ -248,7 +254,8 @@ class Entity:
 
 @dataclass(slots=True)
 class Fact:
-    """One fact edge with every property of docs/graph-model.md."""
+    """One fact relationship: one version of a fact, with every property of
+    `kg.models.FACT_PROPERTIES` but the order id (bulk facts come from no order)."""
 
     id: str
     user_id: str
@@ -269,11 +276,13 @@ class Fact:
     t_expired: datetime | None = None
     timeline_id: str | None = None
     timeline_bis: str | None = None
+    version: int = 1
 
     def props(self) -> dict[str, object]:
         """The relationship's properties (nulls are simply not stored)."""
         return {
             "id": self.id,
+            "version": self.version,
             "user_id": self.user_id,
             "character_id": self.character_id,
             "herkunft": self.herkunft,
@@ -412,9 +421,12 @@ class _UserBuilder:
         wert: str | None = None,
         *,
         at: datetime | None = None,
+        valid_from: datetime | None = None,
         herkunft: str | None = None,
         timeline_id: str | None = None,
     ) -> Fact:
+        """A fact recorded `at` (default: a random past instant), valid from then or from
+        `valid_from` (an event's first day)."""
         relation = self.canon[rel]  # raises for anything outside the canon
         assert (o is None) == (relation.objekt == "wert"), rel
         t = at or self.recorded()
@@ -429,7 +441,7 @@ class _UserBuilder:
             o.id if o else None,
             wert,
             herkunft or self.rng.choice(HERKUNFT),
-            t_valid=t,
+            t_valid=valid_from or t,
             t_recorded=t,
             last_touched=touched,
             staerke_decay=staerke,
@@ -443,13 +455,30 @@ class _UserBuilder:
         return f
 
     def supersede(self, old: Fact, new: Fact, timeline_first: str | None = None) -> None:
-        """`old` was the value before `new`: retired as the writer retires it."""
-        old.aktiv, old.grund = False, "abgeloest"
-        old.t_invalid = old.t_expired = new.t_recorded
-        old.timeline_bis = timeline_first
-        old.staerke_decay, old.decay_am = 1.0, None  # the sweep only keeps active edges
-        if old.last_touched > new.t_recorded:
+        """`old` was the value before `new`, retired as the writer retires it: the order
+        that records `new` closes old's current version (t_expired at that instant, no
+        longer aktiv, otherwise as recorded) and writes its next version, recorded then:
+        superseded, valid until `new` begins (never before old began), its *bis* from
+        `new`'s timeline chain when `new` comes from an event."""
+        at = new.t_recorded
+        if old.last_touched > at:
             old.last_touched = old.t_recorded
+        if self.cfg.swept:  # the daily sweep kept the strength until the version closed
+            day = at.date()
+            old.staerke_decay = strength(old.last_touched, moment(day), DECAY_RATE)
+            old.decay_am = day
+        old.aktiv, old.t_expired = False, at
+        self.g.facts.append(
+            dataclasses.replace(
+                old,
+                version=old.version + 1,
+                t_recorded=at,
+                t_expired=None,
+                grund="abgeloest",
+                t_invalid=max(new.t_valid, old.t_valid),
+                timeline_bis=timeline_first,
+            )
+        )
 
     def einwertig(
         self,
@@ -665,7 +694,11 @@ class _UserBuilder:
             prev.aktiv, prev.ersetzt_am, prev.nachfolger_id = False, moved, nxt.id
             chain.append(nxt)
         self.g.eintraege += chain
-        new = self.fact(char, p, "wohnt_in", home, at=said, timeline_id=first.id)
+        # Told on `said` with the event: valid from the first day of the event's month
+        # (its chain's active entry gives the date readers show).
+        new = self.fact(
+            char, p, "wohnt_in", home, at=said, valid_from=day_start(month), timeline_id=first.id
+        )
         self.supersede(old, new, timeline_first=first.id)
 
     def hub_people(self, hub_city: Entity, hub_org: Entity, n: int) -> None:

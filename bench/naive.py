@@ -3,6 +3,10 @@ implementation does it — one query for the entity's facts, then one per neighb
 one per further step of `liegt_in`, one per referenced timeline chain), filtered, sorted
 and capped in Python.
 
+It reads the current record the way the Mappe does: active versions for the facts, and
+for the history the current versions of superseded facts (their closed first versions
+are no history), symmetric relations from both ends.
+
 It runs inside one managed read transaction through the library's `Database` (the
 same driver as the Mappe; N + 1 queries and one COMMIT, fewer round trips than an
 auto-commit read per query). It returns the same parts as the Mappe query so
@@ -36,6 +40,7 @@ class Naive:
         self.canon = canon
         self.cap = db.settings.mappe_cap
         self.schwelle = db.settings.ruhe_schwelle
+        self.symmetric = {r.rel_type for r in canon.relations.values() if r.symmetrisch}
         trans = [r for r in canon.relations.values() if r.transitiv]
         self.trans = trans[0].rel_type if trans else "LIEGT_IN"
         self.via = {
@@ -47,6 +52,18 @@ class Naive:
     def _usable(self, f: dict[str, Any]) -> bool:
         r = f["r"]
         return bool(r["aktiv"]) and r["staerke_decay"] >= self.schwelle and f["rel"] != "TYP"
+
+    def _history(self, f: dict[str, Any]) -> bool:
+        """A superseded value as recorded now: the current version (no t_expired) of a
+        fact that ended (abgeloest), leaving the entity or, for a symmetric relation,
+        arriving at it."""
+        r = f["r"]
+        return (
+            r.get("grund") == "abgeloest"
+            and r.get("t_expired") is None
+            and f["rel"] != "TYP"
+            and (f["out"] or f["rel"] in self.symmetric)
+        )
 
     async def mappe(self, user_id: str, character_id: str, entity_id: str) -> dict[str, Any]:
         async def work(tx: Tx) -> dict[str, Any]:
@@ -66,11 +83,7 @@ class Naive:
         )
         near = sorted((f for f in own if self._usable(f)), key=_order)[: self.cap]
         historie = sorted(
-            (
-                f
-                for f in own
-                if f["out"] and f["r"].get("grund") == "abgeloest" and f["rel"] != "TYP"
-            ),
+            (f for f in own if self._history(f)),
             key=lambda f: (_neg_time(f["r"]["t_invalid"]), f["r"]["id"]),
         )[: self.cap]
         seen = {f["r"]["id"] for f in near}

@@ -166,6 +166,7 @@ TIMELINE_COLS = (
 )
 FACT_COLS = (
     "id",
+    "version",
     "user_id",
     "character_id",
     "subjekt_id",
@@ -225,6 +226,7 @@ def load(dsn: str, canon: Canon, graphs: Iterable[UserGraph], batch_users: int =
                             cp.write_row(
                                 (
                                     f.id,
+                                    f.version,
                                     f.user_id,
                                     f.character_id,
                                     f.subjekt_id,
@@ -272,21 +274,26 @@ class Dossier:
             for r in canon.relations.values()
             if r.objekt == "entitaet" and trans and r.objekt_typ == trans[0].objekt_typ
         )
+        self.symmetric = sorted(r.name for r in canon.relations.values() if r.symmetrisch)
         self.cap = cap
         self.schwelle = schwelle
+
+    def params(self, user_id: str, character_id: str, entity_id: str) -> dict[str, Any]:
+        return {
+            "eid": entity_id,
+            "uid": user_id,
+            "cid": character_id,
+            "cap": self.cap,
+            "schwelle": self.schwelle,
+            "via": self.via,
+            "trans": self.trans,
+            "symmetric": self.symmetric,
+        }
 
     def read(self, user_id: str, character_id: str, entity_id: str) -> dict[str, Any]:
         row = self.conn.execute(
             DOSSIER,  # type: ignore[arg-type]
-            {
-                "eid": entity_id,
-                "uid": user_id,
-                "cid": character_id,
-                "cap": self.cap,
-                "schwelle": self.schwelle,
-                "via": self.via,
-                "trans": self.trans,
-            },
+            self.params(user_id, character_id, entity_id),
         ).fetchone()
         if row is None:
             raise LookupError(f"no entity {entity_id!r} for {user_id!r}")
@@ -305,15 +312,7 @@ class Dossier:
     def explain(self, user_id: str, character_id: str, entity_id: str) -> str:
         rows = self.conn.execute(
             ("EXPLAIN (ANALYZE, BUFFERS) " + DOSSIER),  # type: ignore[arg-type]
-            {
-                "eid": entity_id,
-                "uid": user_id,
-                "cid": character_id,
-                "cap": self.cap,
-                "schwelle": self.schwelle,
-                "via": self.via,
-                "trans": self.trans,
-            },
+            self.params(user_id, character_id, entity_id),
         ).fetchall()
         return "\n".join(r[0] for r in rows)
 

@@ -1,9 +1,10 @@
 -- The system the store replaces: the original design's tables in PostgreSQL 15.
--- entitaeten holds the entities (global per user), fakten one row per fact with its
--- validity (t_valid/t_invalid, system time t_recorded/t_expired), herkunft, the pair
--- (user_id, character_id) and the strength (staerke_decay); a value fact keeps its value
--- in `wert` (the check makes a fact either a reference or a value). Timeline entries
--- carry `nachfolger_id`, the successor after a move.
+-- entitaeten holds the entities (global per user), fakten one row per version of a fact
+-- (id, version) with its validity (t_valid/t_invalid, system time t_recorded/t_expired),
+-- herkunft, the pair (user_id, character_id) and the strength (staerke_decay); a value
+-- fact keeps its value in `wert` (the check makes a fact either a reference or a value).
+-- As in the graph, a change closes a version (t_expired) and adds the next one. Timeline
+-- entries carry `nachfolger_id`, the successor after a move.
 
 CREATE TABLE IF NOT EXISTS entitaeten (
     id        text PRIMARY KEY,
@@ -30,7 +31,8 @@ CREATE TABLE IF NOT EXISTS timeline (
 );
 
 CREATE TABLE IF NOT EXISTS fakten (
-    id            text PRIMARY KEY,
+    id            text NOT NULL,
+    version       integer NOT NULL CHECK (version >= 1),
     user_id       text NOT NULL,
     character_id  text NOT NULL,
     subjekt_id    text NOT NULL REFERENCES entitaeten (id),
@@ -49,6 +51,7 @@ CREATE TABLE IF NOT EXISTS fakten (
     decay_am      date,
     timeline_id   text,
     timeline_bis  text,
+    PRIMARY KEY (id, version),
     CHECK ((objekt_id IS NULL) <> (wert IS NULL))
 );
 -- Both directions of the Mappe, the pair in the key; the sort keys ride along.

@@ -1,6 +1,10 @@
 """The Markdown report and the plot of a benchmark result (JSON from bench/run.py).
 
-python -m bench.report bench/results/<date>.json   # regenerate .md and the plot
+python -m bench.report                                  # the newest result
+python -m bench.report bench/results/<stamp>.json       # a given one
+
+Either redraws that result's .md and the plot and regenerates the README's figures
+table from it.
 """
 
 from __future__ import annotations
@@ -39,6 +43,35 @@ def _fmt(x: float | None, digits: int = 2) -> str:
     return "–" if x is None else f"{x:.{digits}f}"
 
 
+RESULTS = ROOT / "bench" / "results"
+
+
+def stamp(result: dict[str, Any]) -> str:
+    """A result's file stem (older results carry only their date)."""
+    return str(result.get("stamp") or result["date"])
+
+
+def newest(results: Path = RESULTS) -> Path:
+    """The newest result file: stems are start times, so the greatest name is newest."""
+    found = sorted(results.glob("*.json"))
+    if not found:
+        raise SystemExit(f"no results in {results}")
+    return found[-1]
+
+
+def loadavg(s: dict[str, Any], phase: str) -> str:
+    """The 1-minute load average over a phase of one size: mean / max of the samples
+    (older results recorded only start and end of the reads and the load)."""
+    phases = s.get("loadavg")
+    if isinstance(phases, dict) and phase in phases:
+        p = phases[phase]
+        return f"{p['mean_1m']:.1f} / {p['max_1m']:.1f}"
+    old = s.get("loadavg_reads") if phase == "reads" else s.get("load", {}).get("loadavg")
+    if phase in ("reads", "load") and old:
+        return f"{old[0][0]:.1f} → {old[1][0]:.1f}"
+    return "–"
+
+
 def goals(result: dict[str, Any]) -> list[tuple[str, str, str, bool | None]]:
     """(goal, target, measured, met) at the largest size."""
     sizes = result["sizes"]
@@ -52,9 +85,20 @@ def goals(result: dict[str, Any]) -> list[tuple[str, str, str, bool | None]]:
     vs_pg = _ratio(large.get("postgres", {}).get("p50"), m["p50"])
     load = large["load"]["facts_per_s"]
     at = large["size"]
+    reads_load = loadavg(large, "reads")
     rows = [
-        (f"Mappe p50 at {at}", "≤ 5 ms", f"{m['p50']:.2f} ms", m["p50"] <= GOALS["mappe_p50_ms"]),
-        (f"Mappe p99 at {at}", "≤ 20 ms", f"{m['p99']:.2f} ms", m["p99"] <= GOALS["mappe_p99_ms"]),
+        (
+            f"Mappe p50 at {at} (load average {reads_load})",
+            "≤ 5 ms",
+            f"{m['p50']:.2f} ms",
+            m["p50"] <= GOALS["mappe_p50_ms"],
+        ),
+        (
+            f"Mappe p99 at {at} (same run)",
+            "≤ 20 ms",
+            f"{m['p99']:.2f} ms",
+            m["p99"] <= GOALS["mappe_p99_ms"],
+        ),
         (
             "Mappe p50 / floor p50",
             "≤ 10",
@@ -86,6 +130,17 @@ def goals(result: dict[str, Any]) -> list[tuple[str, str, str, bool | None]]:
             load >= GOALS["load_facts_per_s"],
         ),
     ]
+    if "mappe_asof" in large:
+        a = large["mappe_asof"]
+        rows.insert(
+            2,
+            (
+                f"as-of Mappe p50 / p99 at {at} (beside it, no target)",
+                "–",
+                f"{a['p50']:.2f} / {a['p99']:.2f} ms",
+                None,
+            ),
+        )
     return rows
 
 
@@ -108,6 +163,18 @@ def table(result: dict[str, Any]) -> str:
         ),
     )
     row("Mappe p50 / floor", lambda s: _fmt(_ratio(s["mappe"]["p50"], s["floor"]["p50"]), 1))
+    if any("mappe_asof" in s for s in sizes):
+        row(
+            "**as-of Mappe**² p50 / p95 / p99 (ms)",
+            lambda s: (
+                f"**{_ms(s.get('mappe_asof'), 'p50')}** / {_ms(s.get('mappe_asof'), 'p95')} / "
+                f"{_ms(s.get('mappe_asof'), 'p99')}"
+            ),
+        )
+        row(
+            "as-of / current Mappe (p50)",
+            lambda s: _fmt(_ratio(s.get("mappe_asof", {}).get("p50"), s["mappe"]["p50"]), 1),
+        )
     row(
         "Mappe query only p50 / p99 (ms)",
         lambda s: f"{_ms(s['mappe_query'], 'p50')} / {_ms(s['mappe_query'], 'p99')}",
@@ -148,10 +215,32 @@ def table(result: dict[str, Any]) -> str:
     row("heap in use", lambda s: _mb(s["memory"]["heap_used_bytes"]))
     row("PostgreSQL database size", lambda s: _mb(s["memory"]["pg_bytes"]))
     row("bench process peak RSS", lambda s: _mb(s["memory"]["bench_rss_peak_bytes"]))
+    row("load average³ during the reads (mean / max)", lambda s: loadavg(s, "reads"))
+    row("load average³ during the bulk load", lambda s: loadavg(s, "load"))
+    row(
+        "load average³ during the writes, 1 / 4 writers",
+        lambda s: f"{loadavg(s, 'writes_1')} · {loadavg(s, 'writes_4')}",
+    )
+    row("load average³ during the decay sweep", lambda s: loadavg(s, "decay"))
     lines += [
         "",
         "¹ Neo4j writes its store files at checkpoints (every 15 minutes by default); until "
         "then the data sits in the transaction logs, so the small sizes show almost nothing.",
+    ]
+    if any("asof" in s for s in sizes):
+        a = sizes[-1]["asof"]
+        lines += [
+            "",
+            "² `Memory.mappe(..., gueltig_am=..., bekannt_am=...)`: valid at "
+            f"{str(a['gueltig_am'])[:10]} (a year back, inside the generated data), known as "
+            "of the moment after each size's load (every loaded version), interleaved with "
+            "the other readers.",
+        ]
+    lines += [
+        "",
+        f"³ 1-minute load average of the machine ({result['machine']['cores']} cores, shared "
+        "with other work), sampled every second over the phase: mean / max "
+        "(older results: start → end).",
     ]
     return "\n".join(lines)
 
@@ -167,6 +256,7 @@ def plot(result: dict[str, Any], path: Path) -> None:
     fig, ax = plt.subplots(figsize=(8, 6), dpi=120)
     series = [
         ("mappe", "Mappe (store, one query)", "tab:blue"),
+        ("mappe_asof", "as-of Mappe", "tab:purple"),
         ("naive", "naive (1 + N queries)", "tab:orange"),
         ("postgres", "PostgreSQL 15 (one SQL query)", "tab:green"),
     ]
@@ -195,7 +285,7 @@ def plot(result: dict[str, Any], path: Path) -> None:
     ax.set_xlabel("fact edges in the store")
     ax.set_ylabel("latency per Mappe (ms, warm)")
     ax.set_title(
-        f"Mappe latency vs database size ({result['date']}, {result['machine']['cores']} cores)"
+        f"Mappe latency vs database size ({stamp(result)}, {result['machine']['cores']} cores)"
     )
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.13))
@@ -239,7 +329,7 @@ def markdown(result: dict[str, Any], plot_rel: str) -> str:
     m = result["machine"]
     c = result["config"]
     lines = [
-        f"# Benchmark {result['date']}",
+        f"# Benchmark {stamp(result)}",
         "",
         f"Command: `{result['command']}` (git {m.get('git')})",
         "",
@@ -282,7 +372,11 @@ def markdown(result: dict[str, Any], plot_rel: str) -> str:
         if "check" in s:
             lines.append(f"- kg check: {s['check']}")
         lines.append(f"- samples: {s['samples']}")
-        for key in ("floor", "mappe", "mappe_query", "naive", "pg_floor", "postgres", "hubs"):
+        if "asof" in s:
+            lines.append(f"- as-of point: {s['asof']}")
+        for key in (
+            "floor", "mappe", "mappe_asof", "mappe_query", "naive", "pg_floor", "postgres", "hubs"
+        ):
             if key in s:
                 lines.append(f"- {key}: {s[key]}")
         lines.append(f"- parity (same facts from the three readers): {s['parity']}")
@@ -290,7 +384,11 @@ def markdown(result: dict[str, Any], plot_rel: str) -> str:
             lines.append(f"- writes, {k} writer(s): {w}")
         lines.append(f"- decay: {s['decay']}")
         lines.append(f"- memory: {s['memory']}")
-        lines.append(f"- load average during the reads: {s.get('loadavg_reads')}")
+        if isinstance(s.get("loadavg"), dict):
+            for phase, p in s["loadavg"].items():
+                lines.append(f"- load average during {phase}: {p}")
+        else:
+            lines.append(f"- load average during the reads: {s.get('loadavg_reads')}")
         lines.append("")
     lines += ["## Profile of the Mappe query at the largest size", "", profile_text(result)]
     lines += ["## Log", "", "```", *result.get("log", []), "```", ""]
@@ -298,21 +396,26 @@ def markdown(result: dict[str, Any], plot_rel: str) -> str:
 
 
 START, END = "<!-- results:start -->", "<!-- results:end -->"
+#: The READMEs whose figures table (between the markers) is the newest result's.
+READMES = (ROOT / "README.md", ROOT / "bench" / "README.md")
 
 
 def readme_section(result: dict[str, Any], plot_link: str = "/docs/bench-mappe.png") -> str:
     """The README's benchmark section: date, command, table, plot and goals."""
     m = result["machine"]
+    name = stamp(result)
+    samples = result.get("config", {}).get("samples", 1000)
     lines = [
-        f"Measured on {result['date']} on this project's machine ({m['cores']} cores "
-        f"{m['cpu']}, {m['memory_gib']} GiB, shared with other work — load averages are in "
-        f"the report), Neo4j {m['neo4j_server']} Community with heap {m['neo4j_heap']} and "
-        f"page cache {m['neo4j_pagecache']}, PostgreSQL {m['postgres'].split()[0]}, Python "
-        f"{m['python']} with the driver {m['neo4j_driver']} "
-        f"({m.get('neo4j_driver_kind', 'pure Python')}). Latencies are per "
-        "call, end to end in the Python process, warm, over 1,000 sampled entities per "
-        "size, the readers interleaved entity by entity. Full report: "
-        f"[`bench/results/{result['date']}.md`](/bench/results/{result['date']}.md).",
+        f"Measured on {result['date']} (run {name}, UTC) on this project's machine "
+        f"({m['cores']} cores {m['cpu']}, {m['memory_gib']} GiB, shared with other work — "
+        f"the load average of each phase is in the table), Neo4j {m['neo4j_server']} "
+        f"Community with heap {m['neo4j_heap']} and page cache {m['neo4j_pagecache']}, "
+        f"PostgreSQL {(m['postgres'] or '–').split()[0]}, Python {m['python']} with the "
+        f"driver {m['neo4j_driver']} ({m.get('neo4j_driver_kind', 'pure Python')}). "
+        "Latencies are per call, end to end in the Python process, warm, over "
+        f"{samples:,} sampled entities per size, the readers interleaved entity by entity. "
+        f"Full report: [`bench/results/{name}.md`](/bench/results/{name}.md); "
+        "`python -m bench.compare` sets it against the previous committed result.",
         "",
         table(result),
         "",
@@ -324,7 +427,12 @@ def readme_section(result: dict[str, Any], plot_link: str = "/docs/bench-mappe.p
     for goal, target, measured, met in goals(result):
         mark = "–" if met is None else ("yes" if met else "**no**")
         lines.append(f"| {goal} | {target} | {measured} | {mark} |")
-    lines += ["", f"Reproduce: `{result['command']}` (see below for the server it needs)."]
+    lines += [
+        "",
+        f"Reproduce: `{result['command']}` (the server it needs: "
+        "[bench/README.md](/bench/README.md#reproduce)); compare with the previous "
+        "committed result: `python -m bench.compare`.",
+    ]
     return "\n".join(lines)
 
 
@@ -348,12 +456,21 @@ def write(result: dict[str, Any], md_path: Path, plot_path: Path) -> Path:
     except ValueError:
         plot_rel = str(plot_path)
     md_path.write_text(markdown(result, plot_rel), encoding="utf-8")
-    update_readme(result, ROOT / "bench" / "README.md")
+    if shown_in_readme(md_path):
+        for readme in READMES:
+            update_readme(result, readme)
     return md_path
 
 
+def shown_in_readme(md_path: Path) -> bool:
+    """The README shows the newest kept result; a result written elsewhere (a trial run
+    with --out) or an older one leaves it alone."""
+    kept = md_path.resolve().parent == RESULTS.resolve()
+    return kept and md_path.with_suffix(".json").resolve() == newest().resolve()
+
+
 def main() -> None:
-    path = Path(sys.argv[1])
+    path = Path(sys.argv[1]) if len(sys.argv) > 1 else newest()
     result = json.loads(path.read_text())
     plot_path = Path(sys.argv[2]) if len(sys.argv) > 2 else ROOT / "docs" / "bench-mappe.png"
     print(write(result, path.with_suffix(".md"), plot_path))

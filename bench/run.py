@@ -4,9 +4,12 @@
 
 against an EMPTY database of its own (see bench/README.md for the commands that start
 one). The store grows from one size to the next (user i of the seed is always the same
-graph), and at each size it measures the floor, the Mappe, the naive baseline,
-PostgreSQL 15, writes, the decay sweep and memory. Results go to
-bench/results/<date>.json and .md, the plot to docs/bench-mappe.png.
+graph), and at each size it measures the floor, the Mappe (current and as of a past
+instant), the naive baseline, PostgreSQL 15, writes, the decay sweep and memory, each
+phase with the machine's load average. Every run writes files of its own,
+bench/results/<stamp>.json and .md (the stamp is the start, UTC, e.g. 2026-11-30T1745:
+results are never overwritten); the plot goes to docs/bench-mappe.png and the README's
+figures table is regenerated from the run.
 """
 
 from __future__ import annotations
@@ -29,14 +32,16 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import asdict, dataclass, field
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from bench import bulk, report
 from bench.generate import JOBS, Config, UserGraph, user
+from bench.loadavg import LoadSampler
 from bench.naive import Naive
 from kg.api import Memory
+from kg.decay import moment
 from kg.mappe import mappe_params
 from kg.models import Auftrag
 from kg.settings import Settings
@@ -162,12 +167,28 @@ def mappe_query(memory: Memory, s: Sample) -> Callable[[], Awaitable[Any]]:
     return lambda: db.query("mappe", **params)
 
 
+@dataclass(frozen=True)
+class AsOf:
+    """The point of the as-of reader: valid at `gueltig_am`, as known at `bekannt_am`."""
+
+    gueltig_am: datetime
+    bekannt_am: datetime
+
+
+def as_of_point(today: date, loaded_at: datetime) -> AsOf:
+    """A year before `today` lies inside the generated data (facts were recorded over the
+    three years before it, superseded values began 400-1,400 days back); known as of the
+    moment after the load, so the read takes every loaded version."""
+    return AsOf(gueltig_am=moment(today) - timedelta(days=365), bekannt_am=loaded_at)
+
+
 async def reads(
-    memory: Memory, naive: Naive, dossier: Any, samples: list[Sample]
+    memory: Memory, naive: Naive, dossier: Any, samples: list[Sample], asof: AsOf
 ) -> dict[str, list[float]]:
-    """Every reader on every sampled entity, interleaved (floor, Mappe, Mappe query,
-    naive, SQL floor, SQL per entity), so load from elsewhere on the machine falls on all
-    of them alike. A warm-up pass over every entity comes first (naive: the first 100)."""
+    """Every reader on every sampled entity, interleaved (floor, Mappe, as-of Mappe,
+    Mappe query, naive, SQL floor, SQL per entity), so load from elsewhere on the machine
+    falls on all of them alike. A warm-up pass over every entity comes first (naive: the
+    first 100)."""
 
     async def pg_read(s: Sample) -> None:
         dossier.read(s.user_id, s.character_id, s.entity_id)
@@ -179,6 +200,16 @@ async def reads(
         out: list[tuple[str, Callable[[], Awaitable[Any]]]] = [
             ("floor", lambda: memory.db.query("ping")),
             ("mappe", lambda: memory.mappe(s.user_id, s.character_id, s.entity_id)),
+            (
+                "mappe_asof",
+                lambda: memory.mappe(
+                    s.user_id,
+                    s.character_id,
+                    s.entity_id,
+                    gueltig_am=asof.gueltig_am,
+                    bekannt_am=asof.bekannt_am,
+                ),
+            ),
             ("mappe_query", mappe_query(memory, s)),
             ("naive", lambda: naive.mappe(s.user_id, s.character_id, s.entity_id)),
         ]
@@ -200,13 +231,31 @@ async def reads(
 
 
 async def parity(
-    memory: Memory, naive: Naive, pg: Any, samples: list[Sample], written: set[str]
+    memory: Memory,
+    naive: Naive,
+    pg: Any,
+    samples: list[Sample],
+    written: set[str],
+    asof: AsOf,
 ) -> dict[str, Any]:
-    """Do the three readers return the same facts? (ids of facts, history, derived)"""
-    same_naive = same_pg = compared = 0
+    """Do the three readers return the same facts? (ids of facts, history, derived)
+    Also counts the entities whose as-of Mappe differs from the current one (its facts
+    or history): the as-of reader has older versions to read, not a copy of today."""
+    same_naive = same_pg = compared = asof_differs = 0
     differ: list[str] = []
     for s in samples:
         m = await memory.mappe(s.user_id, s.character_id, s.entity_id)
+        past = await memory.mappe(
+            s.user_id,
+            s.character_id,
+            s.entity_id,
+            gueltig_am=asof.gueltig_am,
+            bekannt_am=asof.bekannt_am,
+        )
+        asof_differs += (
+            sorted(f.id for f in past.fakten),
+            sorted(h.id for h in past.historie),
+        ) != (sorted(f.id for f in m.fakten), sorted(h.id for h in m.historie))
         mine = (
             [f.id for f in m.fakten],
             sorted(h.id for h in m.historie),
@@ -236,6 +285,7 @@ async def parity(
         "postgres_checked": compared,
         "postgres_equal": same_pg if pg is not None else None,
         "differ": differ[:10],
+        "asof_differs_from_current": asof_differs,
     }
 
 
@@ -334,19 +384,18 @@ def du(path: Path) -> int | None:
     return total
 
 
-def loadavg() -> list[float]:
-    return [round(x, 2) for x in os.getloadavg()]
-
-
 def rss_peak() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
-async def profile_mappe(memory: Memory, s: Sample) -> dict[str, Any]:
-    """PROFILE of the mappe query for one entity: db hits per operator, biggest first."""
+async def profile_mappe(memory: Memory, s: Sample, asof: AsOf | None = None) -> dict[str, Any]:
+    """PROFILE of the mappe query for one entity (current, or as of `asof`): db hits per
+    operator, biggest first."""
     params = mappe_params(
         memory.db.settings, memory.canon, s.user_id, s.character_id, [s.entity_id],
-        gueltig_am=None, bekannt_am=None, cap=None,
+        gueltig_am=asof.gueltig_am if asof else None,
+        bekannt_am=asof.bekannt_am if asof else None,
+        cap=None,
     )
     text = "PROFILE " + memory.db.queries["mappe"].text
     async with memory.db.driver.session(database=memory.db.name) as session:
@@ -419,9 +468,11 @@ async def measure(
     target: int,
     pg: Any,
     result: dict[str, Any],
+    sampler: LoadSampler,
 ) -> dict[str, Any]:
     label = size_label(target)
-    out: dict[str, Any] = {"size": label, "target_facts": target}
+    load: dict[str, Any] = {}  # the load average over each phase, by phase
+    out: dict[str, Any] = {"size": label, "target_facts": target, "loadavg": load}
     log = result["log"]
 
     def say(text: str) -> None:
@@ -434,8 +485,8 @@ async def measure(
     loader = bulk.BulkLoader(
         memory.db, memory.canon, batch_facts=args.batch, concurrency=args.load_concurrency
     )
-    before = loadavg()
-    loaded = await loader.load(grower.stream(target, grower.observe))
+    with sampler.phase(load, "load"):
+        loaded = await loader.load(grower.stream(target, grower.observe))
     out["load"] = {
         "users": loaded.users,
         "facts": loaded.facts,
@@ -444,7 +495,6 @@ async def measure(
         "batches": loaded.batches,
         "seconds": round(loaded.seconds, 2),
         "facts_per_s": round(loaded.facts_per_s),
-        "loadavg": [before, loadavg()],
     }
     say(f"loaded {loaded.facts} facts in {loaded.seconds:.1f} s ({loaded.facts_per_s:,.0f}/s)")
     status = await memory.status()
@@ -457,7 +507,8 @@ async def measure(
 
     if args.check:
         t = time.perf_counter()
-        report_ = await memory.check(on=args.today)
+        with sampler.phase(load, "check"):
+            report_ = await memory.check(on=args.today)
         out["check"] = {
             "seconds": round(time.perf_counter() - t, 2),
             "ok": report_.ok,
@@ -470,11 +521,12 @@ async def measure(
 
         say("loading into PostgreSQL")
         t = time.perf_counter()
-        n = postgres.load(
-            pg.dsn,
-            memory.canon,
-            (user(grower.cfg, memory.canon, i) for i in range(first_index, grower.next_index)),
-        )
+        with sampler.phase(load, "pg_load"):
+            n = postgres.load(
+                pg.dsn,
+                memory.canon,
+                (user(grower.cfg, memory.canon, i) for i in range(first_index, grower.next_index)),
+            )
         seconds = time.perf_counter() - t
         out["pg_load"] = {
             "facts": n,
@@ -496,16 +548,22 @@ async def measure(
         dossier = postgres.Dossier(
             pg.dsn, memory.canon, memory.db.settings.mappe_cap, memory.db.settings.ruhe_schwelle
         )
+    asof = as_of_point(args.today, datetime.now(UTC))
+    out["asof"] = {
+        "gueltig_am": asof.gueltig_am.isoformat(),
+        "bekannt_am": asof.bekannt_am.isoformat(),
+    }
     say(f"reads on {len(samples)} entities, interleaved")
-    before = loadavg()
-    series = await reads(memory, naive, dossier, samples)
-    out["loadavg_reads"] = [before, loadavg()]
+    with sampler.phase(load, "reads"):
+        series = await reads(memory, naive, dossier, samples, asof)
     for key, values in series.items():
         out[key] = stats(values)
     say(
         f"floor p50 {out['floor']['p50']} ms, Mappe p50 {out['mappe']['p50']} ms "
-        f"p99 {out['mappe']['p99']} ms, naive p50 {out['naive']['p50']} ms"
+        f"p99 {out['mappe']['p99']} ms, as-of Mappe p50 {out['mappe_asof']['p50']} ms "
+        f"p99 {out['mappe_asof']['p99']} ms, naive p50 {out['naive']['p50']} ms"
         + (f", postgres p50 {out['postgres']['p50']} ms" if dossier else "")
+        + f" (load average {load['reads']['mean_1m']})"
     )
     if grower.hubs:
         hub_calls = [
@@ -513,9 +571,12 @@ async def measure(
             for h in grower.hubs
             for _ in range(20)
         ]
-        out["hubs"] = {"entities": len(grower.hubs), **stats(await timed(hub_calls))}
+        with sampler.phase(load, "hubs"):
+            out["hubs"] = {"entities": len(grower.hubs), **stats(await timed(hub_calls))}
     written = {w[0] for w in grower.writers}
-    out["parity"] = await parity(memory, naive, dossier, samples[: args.parity], written)
+    out["parity"] = await parity(
+        memory, naive, dossier, samples[: args.parity], written, asof
+    )
     say(f"parity {out['parity']}")
     if dossier is not None:
         dossier.close()
@@ -523,13 +584,15 @@ async def measure(
     out["writes"] = {}
     for conc in (1, 4):
         say(f"writes, {conc} writer(s)")
-        out["writes"][str(conc)] = await writes(
-            memory, grower.writers, conc, args.orders, f"{label}-{conc}-{uuid.uuid4().hex[:6]}"
-        )
+        with sampler.phase(load, f"writes_{conc}"):
+            out["writes"][str(conc)] = await writes(
+                memory, grower.writers, conc, args.orders, f"{label}-{conc}-{uuid.uuid4().hex[:6]}"
+            )
 
     say("decay sweep")
     t = time.perf_counter()
-    run = await memory.decay_run(as_of=args.today)
+    with sampler.phase(load, "decay"):
+        run = await memory.decay_run(as_of=args.today)
     out["decay"] = {
         "seconds": round(time.perf_counter() - t, 2),
         "edges": run.edges,
@@ -605,8 +668,10 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
     settings = Settings()
     memory = await Memory.open(settings)
     pg = None
+    sampler = LoadSampler().start()
     result: dict[str, Any] = {
         "date": args.today.isoformat(),
+        "stamp": args.stamp,
         "log": [],
         "command": " ".join(["python -m bench.run", *sys.argv[1:]]),
     }
@@ -638,26 +703,45 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
         result["machine"] = machine(args, status.version, pg.version() if pg else None)
         result["sizes"] = []
         for target in sorted(args.sizes):
-            result["sizes"].append(await measure(args, memory, grower, target, pg, result))
+            result["sizes"].append(
+                await measure(args, memory, grower, target, pg, result, sampler)
+            )
             _save(args, result)  # keep what is measured even if a later size fails
         largest = result["sizes"][-1]
         sample = next(s for s in grower.reservoir.items if s.kind == "person")
-        result["profile"] = {"typical": await profile_mappe(memory, sample)}
+        result["profile"] = {
+            "typical": await profile_mappe(memory, sample),
+            "typical as of": await profile_mappe(
+                memory, sample, as_of_point(args.today, datetime.now(UTC))
+            ),
+        }
         if grower.hubs:
             result["profile"]["hub"] = await profile_mappe(memory, grower.hubs[0])
         result["python_profile"] = await python_profile(memory, grower.reservoir.items[:200])
         largest["memory"]["bench_rss_peak_bytes"] = rss_peak()
         return result
     finally:
+        sampler.stop()
         await memory.close()
         if pg is not None:
             pg.stop(remove=not args.keep_postgres)
 
 
+def stamp_for(out: Path, started: datetime) -> str:
+    """The run's file stem: its start to the minute, UTC (2026-11-30T1745); to the second
+    if a result of that minute exists already. A run never overwrites another's files."""
+    stamp = f"{started:%Y-%m-%dT%H%M}"
+    if (out / f"{stamp}.json").exists() or (out / f"{stamp}.md").exists():
+        stamp = f"{started:%Y-%m-%dT%H%M%S}"
+    if (out / f"{stamp}.json").exists():
+        raise SystemExit(f"{out / stamp}.json exists already; results are never overwritten")
+    return stamp
+
+
 def _save(args: argparse.Namespace, result: dict[str, Any]) -> Path:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    path = out / f"{args.today.isoformat()}.json"
+    path = out / f"{args.stamp}.json"
     path.write_text(json.dumps(result, indent=2, default=str, ensure_ascii=False) + "\n")
     return path
 
@@ -699,11 +783,15 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--plot", default=str(ROOT / "docs" / "bench-mappe.png"))
     args = ap.parse_args(argv)
     args.sizes = [parse_size(s) for s in args.sizes.split(",")]
-    args.today = datetime.now(UTC).date()
+    started = datetime.now(UTC)
+    args.today = started.date()
+    args.stamp = stamp_for(Path(args.out), started)
     result = asyncio.run(main_async(args))
     path = _save(args, result)
     md = report.write(result, path.with_suffix(".md"), Path(args.plot))
     print(f"results: {path}\nreport:  {md}\nplot:    {args.plot}")
+    if report.shown_in_readme(md):
+        print("README:  bench/README.md (its figures table is this run's)")
 
 
 if __name__ == "__main__":

@@ -1,29 +1,53 @@
 """The benchmark suite at a tiny size: generator, bulk path and readers are correct.
 
-Timing is not tested here (benchmarks never gate CI); what is tested is that the bulk
-path writes the shape `kg check` accepts and that the readers find what was generated.
+Timing is not tested here (benchmarks never gate CI); what is tested is that the
+generator records facts as the writer does (versions), that the bulk path writes the
+shape `kg check` accepts, that the readers (the current and the as-of Mappe, the naive
+baseline) find what was generated, and that results are kept and compared.
 Each test uses users of its own prefix, so it shares the test server with everyone.
 """
 
 from __future__ import annotations
 
+import copy
+import json
 import uuid
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+from typing import Any
 
 import pytest
 
-from bench import bulk
-from bench.generate import Config, UserGraph, user
+from bench import bulk, compare, report
+from bench.generate import Config, Fact, UserGraph, user
 from bench.naive import Naive
 from bench.queries import registry as bench_registry
+from bench.run import AsOf, Sample, as_of_point, reads, stamp_for
 from kg.api import SyncMemory
 from kg.canon import load_canon
+from kg.models import FACT_PROPERTIES
+from kg.plan import day_start
 from kg.queries import registry as package_registry
-from tests.conftest import explain_with_examples
+from kg.values import native
+from tests.conftest import Pair, explain_with_examples, t
+
+RESULTS = Path(__file__).resolve().parent.parent / "bench" / "results"
 
 
-def config() -> Config:
-    return Config(prefix=f"test-bench-{uuid.uuid4().hex[:10]}", today=datetime.now(UTC).date())
+def config(swept: bool = True) -> Config:
+    return Config(
+        prefix=f"test-bench-{uuid.uuid4().hex[:10]}",
+        today=datetime.now(UTC).date(),
+        swept=swept,
+    )
+
+
+def versions_of(facts: list[Fact]) -> dict[str, list[Fact]]:
+    """The versions of each fact, in order."""
+    out: dict[str, list[Fact]] = {}
+    for f in sorted(facts, key=lambda f: (f.id, f.version)):
+        out.setdefault(f.id, []).append(f)
+    return out
 
 
 # -- the generator (pure) ---------------------------------------------------------------
@@ -47,9 +71,9 @@ def test_generator_makes_history_events_and_hubs_from_the_canon() -> None:
     facts = [f for g in graphs for f in g.facts]
     assert {f.rel for f in facts} <= set(canon.rel_types)
     einwertig = [f for f in facts if canon.by_type[f.rel].einwertig and f.rel != "TYP"]
-    superseded = [f for f in einwertig if not f.aktiv]
-    assert 0.12 < len(superseded) / len(einwertig) < 0.3  # about a fifth
-    assert all(f.grund == "abgeloest" and f.t_invalid and f.t_expired for f in superseded)
+    superseded = [f for f in einwertig if f.grund == "abgeloest"]
+    assert 0.12 < len(superseded) / len({f.id for f in einwertig}) < 0.3  # about a fifth
+    assert all(f.t_invalid and not f.aktiv and f.t_expired is None for f in superseded)
     assert any(e.nachfolger_id for g in graphs for e in g.eintraege)  # moved events
     assert any(f.timeline_id for f in facts) and any(f.timeline_bis for f in facts)
     assert any(f.staerke_decay < 0.1 for f in facts if f.aktiv)  # some edges rest
@@ -58,6 +82,107 @@ def test_generator_makes_history_events_and_hubs_from_the_canon() -> None:
     hub = hub_user.hubs[0]
     assert sum(f.objekt_id == hub.id for f in hub_user.facts) >= 300
     assert any(len(g.characters) == 2 for g in graphs)
+
+
+def test_generator_records_a_change_as_versions_like_the_writer() -> None:
+    """A superseded fact is its closed first version and its current second one; every
+    other fact is one current version. Each version carries the model's properties."""
+    canon = load_canon()
+    graphs = [user(config(), canon, i) for i in range(20)]
+    facts = [f for g in graphs for f in g.facts]
+    entries = {e.id: e for g in graphs for e in g.eintraege}
+    assert set(facts[0].props()) == {p.name for p in FACT_PROPERTIES} - {"auftrag_id"}
+    by_id = versions_of(facts)
+    changed = 0
+    for fid, vs in by_id.items():
+        assert [v.version for v in vs] == list(range(1, len(vs) + 1)), fid
+        assert vs[-1].t_expired is None
+        if len(vs) == 1:
+            assert vs[0].grund is None and vs[0].aktiv and vs[0].t_invalid is None
+            continue
+        changed += 1
+        first, last = vs
+        assert (first.aktiv, first.grund, first.t_invalid, first.timeline_bis) == (
+            False, None, None, None
+        )
+        assert first.t_expired == last.t_recorded  # closed when the next was recorded
+        assert (last.aktiv, last.grund, last.version) == (False, "abgeloest", 2)
+        assert (last.t_valid, last.herkunft) == (first.t_valid, first.herkunft)
+        assert last.t_invalid is not None and last.t_invalid >= last.t_valid
+        # Recorded by the order that wrote its successor, which begins where it ends.
+        successor = [
+            f for f in facts
+            if f.rel == last.rel and f.subjekt_id == last.subjekt_id and f.aktiv
+            and f.character_id == last.character_id and f.t_recorded == last.t_recorded
+        ]
+        assert len(successor) == 1, fid
+        new = successor[0]
+        assert last.t_invalid == max(new.t_valid, last.t_valid)
+        assert last.timeline_bis == new.timeline_id
+        if new.timeline_id:  # an event: valid from the first day of its first entry
+            assert new.t_valid == day_start(entries[new.timeline_id].beginn)
+    assert changed > 20
+
+
+def _shape(versions: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+    """What a change recorded, without its values: per version its number, state and
+    properties, and how its times relate to its neighbour's."""
+    out = []
+    for i, v in enumerate(versions):
+        nxt = versions[i + 1] if i + 1 < len(versions) else None
+        out.append(
+            (
+                v["version"],
+                v["aktiv"],
+                v.get("grund"),
+                sorted(k for k, x in v.items() if x is not None and k != "auftrag_id"),
+                nxt is not None and native(v["t_expired"]) == native(nxt["t_recorded"]),
+                v.get("t_invalid") is not None
+                and native(v["t_invalid"]) >= native(v["t_valid"]),
+            )
+        )
+    return out
+
+
+def test_generator_writes_the_shape_the_writer_writes(pair: Pair) -> None:
+    """The writer's record of a supersession (a value fact and a move by an event) and
+    the generator's have the same versions, states and properties."""
+    pair.write(t("Lena", "beruf", wert="Lehrerin"), t("Lena", "wohnt_in", "Berlin"))
+    pair.write(
+        t("Lena", "beruf", wert="Ärztin"),
+        t(
+            "Lena", "wohnt_in", "Kassel",
+            ereignis={"titel": "Lena zieht nach Kassel", "beginn": "2027-02-01",
+                      "genauigkeit": "monat"},
+        ),
+    )
+    stored: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for row in pair.cypher(
+        "MATCH (:Entitaet {user_id: $u, name_norm: 'lena'})-[r:BERUF|WOHNT_IN]->(o) "
+        "RETURN type(r) AS rel, properties(r) AS p, elementId(o) AS o "
+        "ORDER BY r.id, r.version",
+        u=pair.user_id,
+    ):
+        stored.setdefault((row["rel"], row["p"]["id"]), []).append({**row["p"], "_o": row["o"]})
+    writer = {
+        rel: _shape([{k: x for k, x in v.items() if k != "_o"} for v in vs])
+        for (rel, _), vs in stored.items() if len(vs) == 2
+    }
+    beruf = next(vs for (rel, _), vs in stored.items() if rel == "BERUF" and len(vs) == 2)
+    assert beruf[0]["_o"] != beruf[1]["_o"]  # a Wert node per version
+    assert set(writer) == {"BERUF", "WOHNT_IN"}
+
+    canon = load_canon()
+    generated: dict[str, list[tuple[Any, ...]]] = {}
+    for i in range(20):
+        g = user(config(swept=False), canon, i)  # the writer's facts were never swept
+        for vs in versions_of(g.facts).values():
+            if len(vs) != 2 or vs[0].rel not in writer or vs[0].rel in generated:
+                continue
+            if (vs[0].rel == "WOHNT_IN") != (vs[1].timeline_bis is not None):
+                continue  # the writer moved Lena by an event, and changed her job plainly
+            generated[vs[0].rel] = _shape([f.props() for f in vs])
+    assert generated == writer
 
 
 # -- the bulk path and the readers against the server -------------------------------------
@@ -131,7 +256,14 @@ def test_mappe_of_generated_people_holds_their_residence_and_history(
                     for f in mappe.fakten
                 )
                 checked += 1
-            old = [f for f in g.facts if f.subjekt_id == person.id and f.grund == "abgeloest"]
+            # History: the current versions of superseded facts, a symmetric relation's
+            # (a former partner) from both ends.
+            old = [
+                f for f in g.facts
+                if f.grund == "abgeloest" and f.t_expired is None and f.character_id == "nova"
+                and (f.subjekt_id == person.id
+                     or (f.objekt_id == person.id and memory.canon.by_type[f.rel].symmetrisch))
+            ]
             assert {h.id for h in mappe.historie} == {f.id for f in old}
     assert checked >= 3
 
@@ -154,3 +286,118 @@ def test_naive_baseline_reads_the_same_facts_as_the_mappe(
     assert len(store.run(memory.mappe(graphs[2].user_id, "nova", hub.id)).fakten) == (
         memory.db.settings.mappe_cap
     )
+
+
+def test_as_of_mappe_of_generated_people_reads_the_versions_known_then(
+    store: SyncMemory, loaded: tuple[list[UserGraph], bulk.LoadStats]
+) -> None:
+    """A superseded residence: valid inside its interval it is a fact of the as-of Mappe;
+    known as of before its successor was recorded it is the open-ended current value
+    (version 1); known now it is history."""
+    graphs, _ = loaded
+    memory = store.memory
+    schwelle = memory.db.settings.ruhe_schwelle
+    checked = 0
+    for g in graphs[:2]:
+        for vs in versions_of(g.facts).values():
+            if len(vs) != 2 or vs[0].rel != "WOHNT_IN" or vs[1].timeline_bis is not None:
+                continue
+            first, last = vs
+            if min(first.staerke_decay, last.staerke_decay) < schwelle:
+                continue  # resting versions are left out of every Mappe
+            assert last.t_invalid is not None and first.t_expired is not None
+            read = store.run(memory.mappe(g.user_id, first.character_id, first.subjekt_id))
+            assert first.id in {h.id for h in read.historie}
+            assert first.id not in {f.id for f in read.fakten}
+            middle = first.t_valid + (last.t_invalid - first.t_valid) / 2
+            then = store.run(
+                memory.mappe(
+                    g.user_id, first.character_id, first.subjekt_id,
+                    gueltig_am=middle, bekannt_am=datetime.now(UTC),
+                )
+            )
+            assert first.id in {f.id for f in then.fakten}
+            assert first.id not in {h.id for h in then.historie}
+            before = first.t_expired - timedelta(seconds=1)
+            known = store.run(
+                memory.mappe(
+                    g.user_id, first.character_id, first.subjekt_id,
+                    gueltig_am=before, bekannt_am=before,
+                )
+            )
+            assert first.id in {f.id for f in known.fakten}
+            assert not {h.id for h in known.historie} & {first.id}
+            checked += 1
+    assert checked >= 2
+
+
+def test_the_bench_times_the_as_of_mappe_beside_the_current_one(
+    store: SyncMemory, loaded: tuple[list[UserGraph], bulk.LoadStats]
+) -> None:
+    graphs, _ = loaded
+    memory = store.memory
+    g = graphs[0]
+    samples = [
+        Sample(g.user_id, "nova", e.id, e.kind, e.name)
+        for e in g.entities if "nova" in e.characters
+    ][:5]
+    today = datetime.now(UTC).date()
+    asof = as_of_point(today, datetime.now(UTC))
+    assert asof.gueltig_am == day_start(today) - timedelta(days=365)
+    series = store.run(reads(memory, Naive(memory.db, memory.canon), None, samples, asof))
+    assert {"floor", "mappe", "mappe_asof", "mappe_query", "naive"} <= set(series)
+    assert all(len(v) == len(samples) for v in series.values())
+    assert isinstance(asof, AsOf)
+
+
+# -- results: kept, reported, compared (pure) ---------------------------------------------
+
+
+def test_a_run_never_overwrites_a_result(tmp_path: Path) -> None:
+    started = datetime(2026, 11, 30, 17, 45, 12, tzinfo=UTC)
+    assert stamp_for(tmp_path, started) == "2026-11-30T1745"
+    (tmp_path / "2026-11-30T1745.json").write_text("{}")
+    assert stamp_for(tmp_path, started) == "2026-11-30T174512"
+    (tmp_path / "2026-11-30T174512.json").write_text("{}")
+    with pytest.raises(SystemExit):
+        stamp_for(tmp_path, started)
+
+
+def _with_as_of(old: dict[str, Any]) -> dict[str, Any]:
+    """A result as the run writes it now, made from an older one."""
+    new = copy.deepcopy(old)
+    new["stamp"] = "2026-11-30T1745"
+    for s in new["sizes"]:
+        s["mappe"]["p50"] = s["mappe"]["p50"] * 2
+        s["mappe_asof"] = dict(s["mappe"])
+        s["asof"] = {"gueltig_am": "2025-11-30 00:00:00+00:00", "bekannt_am": "2026-11-30"}
+        s["loadavg"] = {
+            phase: {"start": [1.0, 1.0, 1.0], "end": [2.0, 1.0, 1.0], "mean_1m": 1.5,
+                    "max_1m": 2.0, "samples": 3}
+            for phase in ("load", "reads", "writes_1", "writes_4", "decay")
+        }
+    return new
+
+
+def test_report_and_compare_show_the_as_of_mappe_and_the_load_average() -> None:
+    old = json.loads((RESULTS / "2026-11-29.json").read_text(encoding="utf-8"))
+    assert "3.35" in report.table(old)  # an older result still reports
+    new = _with_as_of(old)
+    table = report.table(new)
+    assert "**as-of Mappe**² p50 / p95 / p99 (ms)" in table
+    assert "load average³ during the reads (mean / max) | 1.5 / 2.0 |" in table
+    section = report.readme_section(new)
+    assert "bench/results/2026-11-30T1745.md" in section
+    assert any("as-of Mappe p50 / p99" in goal for goal, *_ in report.goals(new))
+    rows = {(size, name): (a, b, ratio) for size, name, a, b, ratio in compare.rows(new, old)}
+    assert rows[("1M", "Mappe p50 (ms)")] == ("3.35", "6.70", "2.00")
+    assert rows[("1M", "as-of Mappe p50 (ms)")] == ("–", "6.70", "–")
+    assert rows[("1M", "load average during reads")][1] == "1.5 / 2.0"
+    assert compare.previous(RESULTS / "2026-11-29T2359.json").name == "2026-11-29.json"
+
+
+def test_report_finds_the_newest_result(tmp_path: Path) -> None:
+    for name in ("2026-11-29.json", "2026-11-30T0900.json", "2026-11-30T1745.json"):
+        (tmp_path / name).write_text("{}")
+    assert report.newest(tmp_path).name == "2026-11-30T1745.json"
+    assert date.fromisoformat(report.newest(tmp_path).name[:10]) == date(2026, 11, 30)

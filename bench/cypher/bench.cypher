@@ -37,38 +37,38 @@ MATCH (a:TimelineEintrag {id: row.von}), (b:TimelineEintrag {id: row.nach})
 CREATE (a)-[:NACHFOLGER]->(b);
 
 // name: bench_load_ref_facts
-// Bulk path: reference facts between two entities of one user. A row is
-// [subjekt, objekt, rel, id, character_id, herkunft, t_valid, t_recorded, aktiv,
-// staerke_decay, last_touched, decay_am, rest] where rest is null or a map with
+// Bulk path: reference facts between two entities of one user, one row per version of a
+// fact: [subjekt, objekt, rel, id, version, character_id, herkunft, t_valid, t_recorded,
+// aktiv, staerke_decay, last_touched, decay_am, rest] where rest is null or a map with
 // t_invalid, t_expired, grund, timeline_id, timeline_bis (most facts have none of them).
 // Times are ISO strings; rel is a canon type (the loader checks it); nulls are not stored.
 // params: $rows
-// :param rows => [['e-lena', 'e-kassel', 'WOHNT_IN', 'f-1', 'nova', 'mensch', '2026-09-01T10:00:00Z', '2026-09-01T10:00:00Z', true, 1.0, '2026-09-01T10:00:00Z', null, null]]
+// :param rows => [['e-lena', 'e-berlin', 'WOHNT_IN', 'f-1', 1, 'nova', 'mensch', '2025-03-01T10:00:00Z', '2025-03-01T10:00:00Z', false, 1.0, '2025-03-01T10:00:00Z', null, {t_expired: '2026-09-01T10:00:00Z'}], ['e-lena', 'e-berlin', 'WOHNT_IN', 'f-1', 2, 'nova', 'mensch', '2025-03-01T10:00:00Z', '2026-09-01T10:00:00Z', false, 1.0, '2025-03-01T10:00:00Z', null, {grund: 'abgeloest', t_invalid: '2026-09-01T10:00:00Z'}], ['e-lena', 'e-kassel', 'WOHNT_IN', 'f-2', 1, 'nova', 'mensch', '2026-09-01T10:00:00Z', '2026-09-01T10:00:00Z', true, 1.0, '2026-09-01T10:00:00Z', null, null]]
 UNWIND $rows AS row
 MATCH (s:Entitaet {id: row[0]})
 MATCH (o:Entitaet {id: row[1]})
 WHERE o.user_id = s.user_id
-WITH s, o, row, coalesce(row[12], {}) AS x
+WITH s, o, row, coalesce(row[13], {}) AS x
 CREATE (s)-[:$(row[2]) {
-  id: row[3], user_id: s.user_id, character_id: row[4], herkunft: row[5],
-  t_valid: datetime(row[6]), t_recorded: datetime(row[7]), aktiv: row[8],
-  staerke_decay: row[9], last_touched: datetime(row[10]), decay_am: date(row[11]),
+  id: row[3], version: row[4], user_id: s.user_id, character_id: row[5], herkunft: row[6],
+  t_valid: datetime(row[7]), t_recorded: datetime(row[8]), aktiv: row[9],
+  staerke_decay: row[10], last_touched: datetime(row[11]), decay_am: date(row[12]),
   t_invalid: datetime(x.t_invalid), t_expired: datetime(x.t_expired), grund: x.grund,
   timeline_id: x.timeline_id, timeline_bis: x.timeline_bis
 }]->(o);
 
 // name: bench_load_value_facts
-// Bulk path: value facts, each with its own Wert node; a row is [subjekt, wert, rel,
-// then the rest as in bench_load_ref_facts].
+// Bulk path: value facts, each version with its own Wert node (as the writer writes
+// them); a row is [subjekt, wert, rel, then the rest as in bench_load_ref_facts].
 // params: $rows
-// :param rows => [['e-lena', 'Ärztin', 'BERUF', 'f-2', 'nova', 'mensch', '2026-09-01T10:00:00Z', '2026-09-01T10:00:00Z', true, 1.0, '2026-09-01T10:00:00Z', null, null]]
+// :param rows => [['e-lena', 'Ärztin', 'BERUF', 'f-3', 1, 'nova', 'mensch', '2026-09-01T10:00:00Z', '2026-09-01T10:00:00Z', true, 1.0, '2026-09-01T10:00:00Z', null, null]]
 UNWIND $rows AS row
 MATCH (s:Entitaet {id: row[0]})
-WITH s, row, coalesce(row[12], {}) AS x
+WITH s, row, coalesce(row[13], {}) AS x
 CREATE (s)-[:$(row[2]) {
-  id: row[3], user_id: s.user_id, character_id: row[4], herkunft: row[5],
-  t_valid: datetime(row[6]), t_recorded: datetime(row[7]), aktiv: row[8],
-  staerke_decay: row[9], last_touched: datetime(row[10]), decay_am: date(row[11]),
+  id: row[3], version: row[4], user_id: s.user_id, character_id: row[5], herkunft: row[6],
+  t_valid: datetime(row[7]), t_recorded: datetime(row[8]), aktiv: row[9],
+  staerke_decay: row[10], last_touched: datetime(row[11]), decay_am: date(row[12]),
   t_invalid: datetime(x.t_invalid), t_expired: datetime(x.t_expired), grund: x.grund,
   timeline_id: x.timeline_id, timeline_bis: x.timeline_bis
 }]->(:Wert {wert: row[1], user_id: s.user_id});

@@ -22,7 +22,9 @@ RETURN count(r) AS facts, count(CASE WHEN r.aktiv THEN 1 END) AS active;
 // One batch of the synthetic graph: $entities entities of user $user_id (hex uuid ids,
 // as the writer makes them), each with $values HOBBY value facts (own Wert nodes) and
 // $refs BEFREUNDET_MIT facts to other entities of the batch. last_touched is spread over
-// the $days days before $now; about $inactive of the facts are superseded (inactive).
+// the $days days before $now; about $inactive of the facts were superseded at $now,
+// recorded as the writer records it: version 1 closed then (t_expired), version 2
+// current and superseded (grund abgeloest, t_invalid); a Wert node per version.
 // params: $user_id, $entities, $values, $refs, $now, $days, $inactive
 // :param user_id => 'decay-bench-0000'
 // :param entities => 100
@@ -41,22 +43,27 @@ CALL (es, i, e) {
   UNWIND range(1, $values + $refs) AS k
   WITH es, i, e, k, $now - duration({days: toInteger(rand() * $days)}) AS touched,
        rand() < $inactive AS old
-  WITH es, i, e, k, {
-    id: replace(randomUUID(), '-', ''), user_id: $user_id, character_id: 'nova',
+  WITH es, i, e, k, old, {
+    id: replace(randomUUID(), '-', ''), version: 1, user_id: $user_id, character_id: 'nova',
     herkunft: 'mensch', auftrag_id: 'decay-bench', t_valid: touched, t_recorded: touched,
     aktiv: NOT old, staerke_decay: 1.0, last_touched: touched,
-    grund: CASE WHEN old THEN 'abgeloest' END, t_invalid: CASE WHEN old THEN $now END,
     t_expired: CASE WHEN old THEN $now END
-  } AS props
-  CALL (e, k, props) {
-    WITH e, k, props WHERE k <= $values
+  } AS first
+  WITH es, i, e, k, CASE WHEN old
+    THEN [first, first {.*, version: 2, t_recorded: $now, t_expired: null,
+                        grund: 'abgeloest', t_invalid: $now}]
+    ELSE [first] END AS versions
+  CALL (e, k, versions) {
+    WITH e, k, versions WHERE k <= $values
+    UNWIND versions AS props
     CREATE (e)-[r:HOBBY]->(:Wert {wert: 'Hobby ' + toString(k), user_id: $user_id})
     SET r = props
   }
-  CALL (es, i, e, k, props) {
-    WITH es, i, e, k, props WHERE k > $values
-    WITH e, props, es[(i + (k - $values) * 7919) % size(es)] AS o
+  CALL (es, i, e, k, versions) {
+    WITH es, i, e, k, versions WHERE k > $values
+    WITH e, versions, es[(i + (k - $values) * 7919) % size(es)] AS o
     WHERE o <> e
+    UNWIND versions AS props
     CREATE (e)-[r:BEFREUNDET_MIT]->(o)
     SET r = props
   }

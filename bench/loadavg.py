@@ -1,0 +1,66 @@
+"""The machine's load average while a benchmark runs, sampled so every figure can carry it.
+
+The machine is shared, so a latency means little without the load it was measured
+under. A daemon thread reads `os.getloadavg()` once a second (a read of /proc/loadavg,
+microseconds: it does not disturb what it watches); each phase of a run is bracketed
+with `phase()` and reports the 1-minute load average at its start and end and its mean
+and maximum over the phase.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+
+def now() -> list[float]:
+    """The 1-, 5- and 15-minute load averages, rounded."""
+    return [round(x, 2) for x in os.getloadavg()]
+
+
+class LoadSampler:
+    """Samples the 1-minute load average every `interval` seconds until stopped."""
+
+    def __init__(self, interval: float = 1.0) -> None:
+        self.interval = interval
+        self.samples: list[tuple[float, float]] = []  # (monotonic time, 1-minute load)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="loadavg", daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.samples.append((time.monotonic(), os.getloadavg()[0]))
+            self._stop.wait(self.interval)
+
+    def start(self) -> LoadSampler:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+    def between(self, start: float, end: float) -> list[float]:
+        return [load for t, load in self.samples if start <= t <= end]
+
+    @contextmanager
+    def phase(self, into: dict[str, Any], name: str) -> Iterator[None]:
+        """Record the load average over the block as `into[name]`: start and end (1, 5,
+        15 minutes) and the 1-minute mean and maximum of the samples taken meanwhile."""
+        before, start = now(), time.monotonic()
+        try:
+            yield
+        finally:
+            end = time.monotonic()
+            seen = self.between(start, end) or [os.getloadavg()[0]]
+            into[name] = {
+                "start": before,
+                "end": now(),
+                "mean_1m": round(sum(seen) / len(seen), 2),
+                "max_1m": round(max(seen), 2),
+                "samples": len(seen),
+            }
