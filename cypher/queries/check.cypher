@@ -11,6 +11,9 @@
 // (date or null); timeline_id, timeline_bis (string or null); version (integer).
 // Samples name the fields.
 // params: $user_id, $rel_types, $samples
+// :param user_id => 'demo-user'
+// :param rel_types => ['WOHNT_IN', 'BERUF', 'TYP', 'LIEGT_IN']
+// :param samples => 5
 MATCH (s:Entitaet)-[r]->()
 WHERE ($user_id IS NULL OR s.user_id = $user_id) AND type(r) IN $rel_types
   AND NOT (r.id IS :: STRING NOT NULL AND r.user_id IS :: STRING NOT NULL
@@ -47,6 +50,10 @@ RETURN count(r) AS count,
 // name: check_fact_herkunft
 // Item 1: every fact edge's herkunft is one of the four allowed ($herkunft); no default.
 // params: $user_id, $rel_types, $herkunft, $samples
+// :param user_id => 'demo-user'
+// :param rel_types => ['WOHNT_IN', 'BERUF', 'TYP', 'LIEGT_IN']
+// :param herkunft => ['mensch', 'nova', 'modell', 'recherche']
+// :param samples => 5
 MATCH (s:Entitaet)-[r]->()
 WHERE ($user_id IS NULL OR s.user_id = $user_id) AND type(r) IN $rel_types
   AND NOT coalesce(r.herkunft IN $herkunft, false)
@@ -56,6 +63,9 @@ RETURN count(r) AS count,
 // name: check_fact_strength
 // Item 1: a fact edge's strength lies in [0, 1] (a missing strength is check_fact_fields').
 // params: $user_id, $rel_types, $samples
+// :param user_id => 'demo-user'
+// :param rel_types => ['WOHNT_IN', 'BERUF', 'TYP', 'LIEGT_IN']
+// :param samples => 5
 MATCH (s:Entitaet)-[r]->()
 WHERE ($user_id IS NULL OR s.user_id = $user_id) AND type(r) IN $rel_types
   AND (r.staerke_decay IS :: FLOAT NOT NULL OR r.staerke_decay IS :: INTEGER NOT NULL)
@@ -70,6 +80,9 @@ RETURN count(r) AS count,
 // back (berichtigt, abgesagt) it never held, so t_invalid = t_valid; neither is active.
 // A closed version (t_expired: a later version replaced it) keeps the state it recorded.
 // params: $user_id, $rel_types, $samples
+// :param user_id => 'demo-user'
+// :param rel_types => ['WOHNT_IN', 'BERUF', 'TYP', 'LIEGT_IN']
+// :param samples => 5
 MATCH (s:Entitaet)-[r]->()
 WHERE ($user_id IS NULL OR s.user_id = $user_id) AND type(r) IN $rel_types
   AND r.aktiv IS :: BOOLEAN NOT NULL
@@ -88,6 +101,9 @@ RETURN count(r) AS count,
 // name: check_fact_interval
 // Item 9: no valid interval ends before it starts (t_invalid >= t_valid).
 // params: $user_id, $rel_types, $samples
+// :param user_id => 'demo-user'
+// :param rel_types => ['WOHNT_IN', 'BERUF', 'TYP', 'LIEGT_IN']
+// :param samples => 5
 MATCH (s:Entitaet)-[r]->()
 WHERE ($user_id IS NULL OR s.user_id = $user_id) AND type(r) IN $rel_types
   AND r.t_invalid < r.t_valid
@@ -99,6 +115,9 @@ RETURN count(r) AS count,
 // name: check_fact_system_time
 // Item 9: no version stops being the record before it was recorded (t_expired >= t_recorded).
 // params: $user_id, $rel_types, $samples
+// :param user_id => 'demo-user'
+// :param rel_types => ['WOHNT_IN', 'BERUF', 'TYP', 'LIEGT_IN']
+// :param samples => 5
 MATCH (s:Entitaet)-[r]->()
 WHERE ($user_id IS NULL OR s.user_id = $user_id) AND type(r) IN $rel_types
   AND r.t_expired < r.t_recorded
@@ -112,6 +131,9 @@ RETURN count(r) AS count,
 // exactly when the next was recorded, only the last one current (no t_expired), and all
 // of one relation, subject, object (or value) and pair.
 // params: $user_id, $rel_types, $samples
+// :param user_id => 'demo-user'
+// :param rel_types => ['WOHNT_IN', 'BERUF', 'TYP', 'LIEGT_IN']
+// :param samples => 5
 MATCH (s:Entitaet)-[r]->(o)
 WHERE ($user_id IS NULL OR s.user_id = $user_id) AND type(r) IN $rel_types
 WITH s, r, o ORDER BY r.id, r.version
@@ -139,6 +161,10 @@ RETURN count(*) AS count,
 // the active entry of a timeline chain where they start or end with an event, an end
 // before the start being the start; corrected and cancelled values hold nowhere.
 // params: $user_id, $einwertig, $symmetric, $samples
+// :param user_id => 'demo-user'
+// :param einwertig => ['WOHNT_IN', 'BERUF', 'TYP']
+// :param symmetric => ['PARTNER']
+// :param samples => 5
 MATCH (s:Entitaet)
 WHERE $user_id IS NULL OR s.user_id = $user_id
 CALL (s) {
@@ -183,6 +209,10 @@ RETURN count(*) AS count,
 // Item 2: at most one active fact per (subject, einwertig relation, pair); a symmetric
 // einwertig relation (partner) counts in both directions. Samples: entity, relation, pair.
 // params: $user_id, $einwertig, $symmetric, $samples
+// :param user_id => 'demo-user'
+// :param einwertig => ['WOHNT_IN', 'BERUF', 'TYP']
+// :param symmetric => ['PARTNER']
+// :param samples => 5
 MATCH (s:Entitaet)
 WHERE $user_id IS NULL OR s.user_id = $user_id
 CALL (s) {
@@ -201,6 +231,10 @@ RETURN count(*) AS count,
 // same entity, or a value node with the same wert). For symmetric relations A→B and
 // B→A are the same fact (counted once, from the smaller id). Samples: the fact ids.
 // params: $user_id, $rel_types, $symmetric, $samples
+// :param user_id => 'demo-user'
+// :param rel_types => ['WOHNT_IN', 'BERUF', 'TYP', 'LIEGT_IN']
+// :param symmetric => ['PARTNER']
+// :param samples => 5
 MATCH (s:Entitaet)
 WHERE $user_id IS NULL OR s.user_id = $user_id
 CALL (s) {
@@ -221,6 +255,9 @@ RETURN count(*) AS count,
 // Item 3: every relationship leaving an entity is a fact of a canon relation, and every
 // relationship of a canon type leaves an entity (never a timeline entry or a value node).
 // params: $user_id, $rel_types, $samples
+// :param user_id => 'demo-user'
+// :param rel_types => ['WOHNT_IN', 'BERUF', 'TYP', 'LIEGT_IN']
+// :param samples => 5
 CALL () {
   MATCH (s:Entitaet)-[r]->()
   WHERE ($user_id IS NULL OR s.user_id = $user_id) AND NOT type(r) IN $rel_types
@@ -237,6 +274,10 @@ RETURN count(r) AS count,
 // Item 3: a fact has the canon's form: a value relation ($value_types) ends at a Wert
 // node, an entity relation at an entity.
 // params: $user_id, $rel_types, $value_types, $samples
+// :param user_id => 'demo-user'
+// :param rel_types => ['WOHNT_IN', 'BERUF', 'TYP', 'LIEGT_IN']
+// :param value_types => ['BERUF', 'TYP', 'IST_EIN', 'HAT']
+// :param samples => 5
 MATCH (s:Entitaet)-[r]->(o)
 WHERE ($user_id IS NULL OR s.user_id = $user_id) AND type(r) IN $rel_types
   AND CASE WHEN type(r) IN $value_types THEN NOT o:Wert ELSE NOT o:Entitaet END
@@ -248,6 +289,9 @@ RETURN count(r) AS count,
 // Item 3: every value node is the object of exactly one value fact (from an entity) and
 // has no other edge: never shared, never traversed further. Samples: element ids.
 // params: $user_id, $value_types, $samples
+// :param user_id => 'demo-user'
+// :param value_types => ['BERUF', 'TYP', 'IST_EIN', 'HAT']
+// :param samples => 5
 MATCH (w:Wert)
 WHERE $user_id IS NULL OR w.user_id = $user_id
 WITH w, COUNT { (w)<--() } AS incoming, COUNT { (w)-->() } AS outgoing,
@@ -260,6 +304,8 @@ RETURN count(w) AS count,
 // name: check_nachfolger_unique
 // Item 4: a timeline entry has at most one successor and at most one predecessor.
 // params: $user_id, $samples
+// :param user_id => 'demo-user'
+// :param samples => 5
 MATCH (t:TimelineEintrag)
 WHERE $user_id IS NULL OR t.user_id = $user_id
 WITH t, COUNT { (t)-[:NACHFOLGER]->() } AS next, COUNT { (t)<-[:NACHFOLGER]-() } AS prev
@@ -271,6 +317,8 @@ RETURN count(t) AS count,
 // name: check_nachfolger_cycles
 // Item 4: no NACHFOLGER chain returns to an entry it passed. Samples: entries on a cycle.
 // params: $user_id, $samples
+// :param user_id => 'demo-user'
+// :param samples => 5
 MATCH (t:TimelineEintrag)
 WHERE ($user_id IS NULL OR t.user_id = $user_id)
   AND EXISTS { (t)-[:NACHFOLGER*1..]->(t) }
@@ -281,6 +329,8 @@ RETURN count(t) AS count, collect(coalesce(t.id, elementId(t)))[..$samples] AS s
 // the end is active unless its event was cancelled (abgesagt: then inactive, and it has
 // no successor).
 // params: $user_id, $samples
+// :param user_id => 'demo-user'
+// :param samples => 5
 MATCH (t:TimelineEintrag)
 WHERE $user_id IS NULL OR t.user_id = $user_id
 WITH t, EXISTS { (t)-[:NACHFOLGER]->() } AS moved, coalesce(t.abgesagt, false) AS abgesagt
@@ -294,6 +344,9 @@ RETURN count(t) AS count,
 // Item 4: every timeline_id (and timeline_bis) on a fact names an existing first entry
 // (one without a predecessor) of the fact's own pair.
 // params: $user_id, $rel_types, $samples
+// :param user_id => 'demo-user'
+// :param rel_types => ['WOHNT_IN', 'BERUF', 'TYP', 'LIEGT_IN']
+// :param samples => 5
 MATCH (s:Entitaet)-[r]->()
 WHERE ($user_id IS NULL OR s.user_id = $user_id) AND type(r) IN $rel_types
   AND (r.timeline_id IS NOT NULL OR r.timeline_bis IS NOT NULL)
@@ -311,6 +364,9 @@ RETURN count(*) AS count,
 // Item 5: no fact links entities of two different users: the fact's user_id, its
 // subject's and its object's (entity or value node) are the same.
 // params: $user_id, $rel_types, $samples
+// :param user_id => 'demo-user'
+// :param rel_types => ['WOHNT_IN', 'BERUF', 'TYP', 'LIEGT_IN']
+// :param samples => 5
 MATCH (s:Entitaet)-[r]->(o)
 WHERE ($user_id IS NULL OR s.user_id = $user_id) AND type(r) IN $rel_types
   AND NOT coalesce(r.user_id = s.user_id AND o.user_id = s.user_id, false)
@@ -322,6 +378,8 @@ RETURN count(r) AS count,
 // Item 5: NACHFOLGER joins entries of one pair (both directions are checked) and
 // BETRIFFT joins an entry to an entity of the same user.
 // params: $user_id, $samples
+// :param user_id => 'demo-user'
+// :param samples => 5
 MATCH (t:TimelineEintrag)
 WHERE $user_id IS NULL OR t.user_id = $user_id
 CALL (t) {
@@ -342,6 +400,7 @@ RETURN count(l) AS count,
 // which decay properties they carry (keys ending in _decay, and decay_am), the newest
 // decay_am, and how many are the target of a relationship.
 // params: $user_id
+// :param user_id => 'demo-user'
 MATCH (n)
 WHERE $user_id IS NULL OR n.user_id = $user_id
 WITH n, [k IN keys(n) WHERE k ENDS WITH '_decay' OR k = 'decay_am'] AS decay_keys,
@@ -360,6 +419,9 @@ ORDER BY label;
 // before the store's newest run $run (null: there is none). An edge written after the
 // run, and a type whose edges are all inactive (never swept again), need no run.
 // params: $user_id, $run, $oldest
+// :param user_id => 'demo-user'
+// :param run => date()
+// :param oldest => date() - duration('P2D')
 MATCH (x)-[r]->()
 WHERE $user_id IS NULL OR x.user_id = $user_id
 RETURN type(r) AS type, count(r) AS count,
@@ -378,6 +440,9 @@ ORDER BY type;
 // Item 8: no fact is about one entity on both ends (a self-reference splits nothing
 // and means nothing; the writer refuses it as selbstbezug).
 // params: $user_id, $rel_types, $samples
+// :param user_id => 'demo-user'
+// :param rel_types => ['WOHNT_IN', 'BERUF', 'TYP', 'LIEGT_IN']
+// :param samples => 5
 MATCH (s:Entitaet)-[r]->(s)
 WHERE ($user_id IS NULL OR s.user_id = $user_id) AND type(r) IN $rel_types
 RETURN count(r) AS count,
@@ -388,6 +453,8 @@ RETURN count(r) AS count,
 // format characters (Unicode Cf: zero-width, bidi controls, soft hyphen): the writer
 // strips them before resolution, so such a pair is one name stored twice.
 // params: $user_id, $samples
+// :param user_id => 'demo-user'
+// :param samples => 5
 MATCH (e:Entitaet)
 WHERE $user_id IS NULL OR e.user_id = $user_id
 WITH e, CASE WHEN e.name_norm =~ '(?s).*\\p{Cf}.*'
@@ -405,6 +472,11 @@ RETURN count(*) AS count,
 // rel type → type), or a class of another type ($klassen: class → type). sonstiges
 // never conflicts. Samples: the type fact and the fact it contradicts.
 // params: $user_id, $subjekt_typen, $objekt_typ, $klassen, $samples
+// :param user_id => 'demo-user'
+// :param subjekt_typen => {BERUF: ['person']}
+// :param objekt_typ => {WOHNT_IN: 'ort'}
+// :param klassen => {hund: 'tier', stadt: 'ort'}
+// :param samples => 5
 MATCH (e:Entitaet)-[t:TYP]->(tw:Wert)
 WHERE ($user_id IS NULL OR e.user_id = $user_id) AND t.aktiv AND tw.wert <> 'sonstiges'
 CALL (e, t, tw) {
@@ -432,6 +504,9 @@ RETURN count(*) AS count,
 // pair (derivation closes them at read time; a cycle makes a place lie in itself).
 // Samples: a fact on a cycle.
 // params: $user_id, $transitive, $samples
+// :param user_id => 'demo-user'
+// :param transitive => ['LIEGT_IN']
+// :param samples => 5
 MATCH (s:Entitaet)-[r]->(o:Entitaet)
 WHERE ($user_id IS NULL OR s.user_id = $user_id) AND type(r) IN $transitive AND r.aktiv
   AND EXISTS {
@@ -445,6 +520,9 @@ RETURN count(r) AS count,
 // name: check_typ_values
 // Item 8: every type fact's value is one of the six types ($typen).
 // params: $user_id, $typen, $samples
+// :param user_id => 'demo-user'
+// :param typen => ['person', 'ort', 'organisation', 'tier', 'objekt', 'sonstiges']
+// :param samples => 5
 MATCH (s:Entitaet)-[r:TYP]->(w)
 WHERE ($user_id IS NULL OR s.user_id = $user_id) AND NOT coalesce(w.wert IN $typen, false)
 RETURN count(r) AS count,
@@ -453,6 +531,8 @@ RETURN count(r) AS count,
 // name: check_auftrag_key
 // Item 8: an idempotency key (auftrag_id) is used at most once in a pair.
 // params: $user_id, $samples
+// :param user_id => 'demo-user'
+// :param samples => 5
 MATCH (a:Auftrag)
 WHERE $user_id IS NULL OR a.user_id = $user_id
 WITH a.user_id AS user_id, a.character_id AS character_id, a.id AS id, count(*) AS n
@@ -472,6 +552,11 @@ RETURN count(*) AS count,
 // before $oldest, last touched before the run), and how many the run missed (last
 // touched before its day, yet not swept by it), with a few ids.
 // params: $user_id, $rel_types, $today, $oldest, $samples
+// :param user_id => 'demo-user'
+// :param rel_types => ['WOHNT_IN', 'BERUF', 'TYP', 'LIEGT_IN']
+// :param today => date()
+// :param oldest => date() - duration('P2D')
+// :param samples => 5
 CALL () {
   OPTIONAL MATCH (d:DecayLauf)
   WHERE d.tag IS :: DATE AND d.tag <= $today

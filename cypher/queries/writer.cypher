@@ -5,6 +5,7 @@
 // (`jetzt`): the system time of everything it records. It is the transaction's clock,
 // strictly increasing per user (so two writes of one user never share an instant).
 // params: $user_id
+// :param user_id => 'demo-user'
 MERGE (n:Nutzer {id: $user_id})
 WITH n, datetime.transaction() AS clock
 WITH n, CASE WHEN n.uhr IS NOT NULL AND n.uhr >= clock
@@ -16,6 +17,9 @@ RETURN jetzt;
 // The user's entities with this normalised name, with their type in the pair and a
 // few active facts that tell them apart.
 // params: $user_id, $character_id, $name_norm
+// :param user_id => 'demo-user'
+// :param character_id => 'nova'
+// :param name_norm => 'lena'
 MATCH (e:Entitaet {user_id: $user_id, name_norm: $name_norm})
 CALL (e) {
   OPTIONAL MATCH (e)-[t:TYP]->(w:Wert)
@@ -34,6 +38,9 @@ ORDER BY e.erstellt, e.id;
 // name: entity_by_id
 // One entity of the user by id, with its type in the pair (nothing for a foreign id).
 // params: $user_id, $character_id, $entity_id
+// :param user_id => 'demo-user'
+// :param character_id => 'nova'
+// :param entity_id => '<id of Lena>'
 MATCH (e:Entitaet {id: $entity_id})
 WHERE e.user_id = $user_id
 CALL (e) {
@@ -62,6 +69,20 @@ RETURN e.id AS id, e.name AS name, coalesce(typ, 'sonstiges') AS typ;
 // transitive facts reachable from the ends of the order's transitive triples
 // ($trans_names, $trans_ids; empty for an order without transitive triples).
 // params: $user_id, $auftrag_id, $character_id, $names, $ids, $rel_types, $symmetric_types, $history_types, $timeline_ids, $typed_out, $typed_in, $trans_types, $trans_names, $trans_ids
+// :param user_id => 'demo-user'
+// :param auftrag_id => 'turn-1'
+// :param character_id => 'nova'
+// :param names => ['lena', 'kassel']
+// :param ids => []
+// :param rel_types => ['WOHNT_IN', 'BERUF', 'TYP', 'LIEGT_IN']
+// :param symmetric_types => ['PARTNER']
+// :param history_types => ['TYP', 'WOHNT_IN']
+// :param timeline_ids => []
+// :param typed_out => ['BERUF']
+// :param typed_in => ['WOHNT_IN']
+// :param trans_types => ['LIEGT_IN']
+// :param trans_names => []
+// :param trans_ids => []
 MERGE (lock:Nutzer {id: $user_id})
 WITH lock, datetime.transaction() AS clock
 WITH lock, CASE WHEN lock.uhr IS NOT NULL AND lock.uhr >= clock
@@ -174,6 +195,15 @@ RETURN jetzt, a.ergebnis AS ergebnis, a.inhalt AS inhalt, a.erfasst AS erfasst, 
 // facts, new fact versions (reference and value facts; types from the canon only), and
 // the order's audit. $jetzt is the store's clock from order_state.
 // params: $user_id, $jetzt, $entities, $entries, $close, $touch, $ref_facts, $value_facts, $auftrag
+// :param user_id => 'demo-user'
+// :param jetzt => datetime()
+// :param entities => []
+// :param entries => []
+// :param close => []
+// :param touch => []
+// :param ref_facts => []
+// :param value_facts => []
+// :param auftrag => {id: 'turn-1', character_id: 'nova', empfangen: datetime(), status: 'ok', ergebnis: '{}', anzahl_tripel: 0, inhalt: 'x'}
 CALL () {
   UNWIND $entities AS e
   CREATE (n:Entitaet)
@@ -222,6 +252,9 @@ SET a = $auftrag, a.user_id = $user_id, a.erfasst = $jetzt;
 // name: audit_list
 // The newest orders of a pair (or of all the user's characters when $character_id is null).
 // params: $user_id, $character_id, $limit
+// :param user_id => 'demo-user'
+// :param character_id => 'nova'
+// :param limit => 20
 MATCH (a:Auftrag {user_id: $user_id})
 WHERE $character_id IS NULL OR a.character_id = $character_id
 RETURN a.id AS auftrag_id, a.character_id AS character_id, a.empfangen AS empfangen,
@@ -232,6 +265,7 @@ LIMIT $limit;
 // name: audit_prune
 // Forensics has a retention period instead of decay: delete orders recorded before the cutoff.
 // params: $before
+// :param before => datetime() - duration('P365D')
 MATCH (a:Auftrag)
 WHERE a.erfasst < $before
 WITH a LIMIT 100000
@@ -242,6 +276,9 @@ RETURN count(*) AS deleted;
 // The user's entities with their type and number of active facts in the pair (with a
 // null $character_id: over all the user's characters, the type of any of them).
 // params: $user_id, $character_id, $limit
+// :param user_id => 'demo-user'
+// :param character_id => 'nova'
+// :param limit => 20
 MATCH (e:Entitaet {user_id: $user_id})
 CALL (e) {
   OPTIONAL MATCH (e)-[t:TYP]->(w:Wert)
