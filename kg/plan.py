@@ -528,6 +528,8 @@ class Planner:
         """True when `before`'s end is the start of the taken-back value."""
         if before.props.get("timeline_bis") != taken.timeline_id:
             return False
+        if taken.timeline_id is not None:
+            return True  # it ends with the taken value's event, wherever that has moved
         stored_end = before.props.get("t_invalid")
         if stored_end is None:
             return False
@@ -594,7 +596,7 @@ class Planner:
             "herkunft": herkunft,
             "auftrag_id": self.auftrag.auftrag_id,
             "t_valid": start,
-            "t_invalid": upcoming.start if upcoming else None,
+            "t_invalid": None,  # set below when a later value is known
             "t_expired": None,
             "aktiv": upcoming is None,
             "grund": "abgeloest" if upcoming else None,
@@ -604,8 +606,9 @@ class Planner:
             "timeline_bis": upcoming.props.get("timeline_id") if upcoming else None,
         }
         if upcoming is not None:
-            upcoming_start = upcoming.new or upcoming.props
-            fact.new["t_invalid"] = upcoming_start["t_valid"]
+            # Where the next value begins now (its chain's day, not the day stored when
+            # it was written: the event may have moved since).
+            fact.new["t_invalid"] = max(upcoming.start, start)
         fact.props = fact.new
         self.state.facts[fact.id] = fact
         self.ops.facts.append(fact)
