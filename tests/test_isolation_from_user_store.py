@@ -21,3 +21,21 @@ def test_the_session_runs_on_its_own_server(neo4j_settings: Settings) -> None:
     assert session.home.name.startswith("test-neo4j-")
     assert session.home != session.jars.parent
     assert Path(session.home).is_dir()
+
+
+def test_the_demo_as_run_demo_leaves_it_passes_kg_check(neo4j_settings: Settings) -> None:
+    """`./run demo` is `kg schema apply`, `kg demo` and the day's `kg decay run --if-due`;
+    on the store it leaves, `kg check` finds nothing (here on the session's own server,
+    for the demo's user; the suite never touches the real demo store)."""
+    from typer.testing import CliRunner
+
+    from cli.main import app
+
+    runner = CliRunner()
+    for args in (["schema", "apply"], ["demo"], ["decay", "run", "--if-due"]):
+        done = runner.invoke(app, args)
+        assert done.exit_code == 0, (args, done.output)
+    # A sweep that another test recorded today covers the demo's edges only with this.
+    runner.invoke(app, ["decay", "run", "--user", "demo-user"])
+    checked = runner.invoke(app, ["check", "--user", "demo-user", "--json"])
+    assert checked.exit_code == 0, checked.output
