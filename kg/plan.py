@@ -225,6 +225,8 @@ class Refs:
     rel_types: set[str] = field(default_factory=lambda: {"TYP"})
     history_types: set[str] = field(default_factory=lambda: {"TYP"})
     timeline_ids: set[str] = field(default_factory=set)
+    #: Past values that ended before this are not read (None: all are).
+    since: datetime | None = None
     #: The ends of transitive triples: the state reads what they reach (cycle check).
     trans_names: set[str] = field(default_factory=set)
     trans_ids: set[str] = field(default_factory=set)
@@ -240,9 +242,11 @@ class Refs:
                 self.trans_names.add(normalize_name(ref))
 
 
-def refs_of(auftrag: Auftrag, canon: Canon) -> Refs:
-    """The names, ids, relationship types and timeline ids an order touches."""
+def refs_of(auftrag: Auftrag, canon: Canon, now: datetime | None = None) -> Refs:
+    """The names, ids, relationship types and timeline ids an order touches, and from
+    when on past values matter to it (`since`)."""
     refs = Refs()
+    starts: list[datetime] = []
     for item in auftrag.berichtigungen:
         if item.beziehung in canon:
             refs.rel_types.add(canon[item.beziehung].rel_type)
@@ -262,6 +266,17 @@ def refs_of(auftrag: Auftrag, canon: Canon) -> Refs:
         refs.add(tripel.objekt, rel.transitiv)
         if tripel.timeline_id:
             refs.timeline_ids.add(tripel.timeline_id)
+        if tripel.ereignis is not None:
+            starts.append(day_start(normalized(tripel.ereignis).beginn))
+    # A value that ended before the order's earliest valid start can neither hold at it
+    # nor follow it: the plan never looks at it, so a long history is not read for
+    # nothing. A correction (what it takes back may be old) and an event of unknown day
+    # (a referenced chain) read it all. The store's clock, the default valid time, is
+    # at least the caller's clock less a day of skew.
+    if not auftrag.berichtigungen and not refs.timeline_ids:
+        clock = (now or datetime.now(UTC)) - timedelta(days=1)
+        starts.append(auftrag.zeitpunkt if auftrag.zeitpunkt is not None else clock)
+        refs.since = min(starts)
     return refs
 
 

@@ -175,6 +175,7 @@ class FaktenAgent:
             rel_types=sorted(refs.rel_types),
             symmetric_types=sorted(refs.rel_types & self.symmetric_types),
             history_types=sorted(refs.history_types),
+            since=refs.since,
             timeline_ids=sorted(refs.timeline_ids),
             typed_out=self.typed_out,
             typed_in=self.typed_in,

@@ -68,7 +68,9 @@ RETURN e.id AS id, e.name AS name, coalesce(typ, 'sonstiges') AS typ;
 // walked. For the cycle check of transitive relations ($trans_types), the active
 // transitive facts reachable from the ends of the order's transitive triples
 // ($trans_names, $trans_ids; empty for an order without transitive triples).
-// params: $user_id, $auftrag_id, $character_id, $names, $ids, $rel_types, $symmetric_types, $history_types, $timeline_ids, $typed_out, $typed_in, $trans_types, $trans_names, $trans_ids
+// Past values that ended before $since (the order's earliest valid start) are not read:
+// the plan never looks at them (null: all are read, for corrections).
+// params: $user_id, $auftrag_id, $character_id, $names, $ids, $rel_types, $symmetric_types, $history_types, $timeline_ids, $since, $typed_out, $typed_in, $trans_types, $trans_names, $trans_ids
 // :param user_id => 'demo-user'
 // :param auftrag_id => 'turn-1'
 // :param character_id => 'nova'
@@ -78,6 +80,7 @@ RETURN e.id AS id, e.name AS name, coalesce(typ, 'sonstiges') AS typ;
 // :param symmetric_types => ['PARTNER']
 // :param history_types => ['TYP', 'WOHNT_IN']
 // :param timeline_ids => []
+// :param since => datetime() - duration('P1D')
 // :param typed_out => ['BERUF']
 // :param typed_in => ['WOHNT_IN']
 // :param trans_types => ['LIEGT_IN']
@@ -119,14 +122,16 @@ CALL () {
   CALL (e) {
     OPTIONAL MATCH (e)-[r]->(o)
     WHERE type(r) IN $rel_types AND r.character_id = $character_id AND r.t_expired IS NULL
-      AND (r.aktiv OR type(r) IN $history_types)
+      AND (r.aktiv OR (type(r) IN $history_types AND ($since IS NULL
+           OR r.timeline_bis IS NOT NULL OR r.t_invalid > $since)))
     RETURN collect({r: r, start_id: e.id, end_id: o.id, wert: o.wert}) AS outgoing
   }
   CALL (e) {
     OPTIONAL MATCH (e)<-[r]-(o)
     WHERE size($symmetric_types) > 0 AND type(r) IN $symmetric_types
       AND r.character_id = $character_id AND r.t_expired IS NULL
-      AND (r.aktiv OR type(r) IN $history_types)
+      AND (r.aktiv OR (type(r) IN $history_types AND ($since IS NULL
+           OR r.timeline_bis IS NOT NULL OR r.t_invalid > $since)))
     RETURN collect({r: r, start_id: o.id, end_id: e.id, wert: null}) AS incoming
   }
   CALL (outgoing, incoming) {
