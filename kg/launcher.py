@@ -250,8 +250,13 @@ class LocalServer:
         """Start the server and return once Bolt answers; idempotent. Returns a note
         when a stale pid file was cleaned up first."""
         if self.running():
-            self.wait_ready(timeout)
-            return None
+            try:
+                self.wait_ready(timeout)
+                return None
+            except LauncherError:
+                if self.running():
+                    raise
+                # It was dying (killed a moment ago) and is gone now: start anew.
         crashed = self.pid_file.exists()
         note = self.clean_stale()
         # Right after a crash the old JVM may still hold its ports for a moment: wait
