@@ -15,7 +15,8 @@ intervals are derived from it:
   follow it and becomes history;
 - taking a value back (a correction or a cancelled event) removes it from the list;
 - a move changes an event's day from that step on, and is refused when it would change
-  which value any value ends at (a move never reorders values).
+  which value follows which among the values that hold somewhere (a move never
+  reorders values), or carry the event's own value to or past the value after it.
 
 Multi-valued relations are sets: a value holds from its start until it is taken back.
 """
@@ -184,8 +185,10 @@ class Model:
                     a.removed = self.step
 
     def move(self, key: int, beginn: date) -> bool:
-        """False (and nothing changes) when the move would change which value any value
-        of a single-valued relation ends at: a move never reorders values."""
+        """False (and nothing changes) when the move would change which value follows
+        which, among the values of a single-valued relation that hold somewhere: a move
+        never reorders values. (Values squeezed to nothing hold nowhere and follow
+        nothing; two values that hold somewhere never share a start.)"""
         self.step += 1
         was = self.step - 1
         old = self.events[key].at(was)
@@ -194,7 +197,9 @@ class Model:
             alive = [a for a in self.lists.get(rel, []) if a.alive(was)]
             if not any(a.event == key for a in alive):
                 continue
-            if self._ending_at(alive, was) != self._ending_at(alive, was, {key: new[0]}):
+            holding = [a for a, iv in zip(alive, self.intervals(rel, was), strict=True)
+                       if not iv.empty]
+            if self._followers(holding, was) != self._followers(holding, was, {key: new[0]}):
                 return False
             # Nor may a value of the event be carried to or past the value after it.
             for a, end in self.raw_ends(rel, was):
@@ -205,11 +210,10 @@ class Model:
         self.events[key].dates.append((self.step, *new))
         return True
 
-    def _ending_at(
-        self, alive: list[Assertion], step: int, moved: dict[int, date] | None = None
+    def _followers(
+        self, holding: list[Assertion], step: int, moved: dict[int, date] | None = None
     ) -> list[int | None]:
-        """For each assertion, the position of the one whose start ends it (None: open);
-        an interval that ends at or before its start still ends at that one."""
+        """For each value, the position of the one whose start ends it (None: open)."""
 
         def start(a: Assertion) -> datetime:
             if moved and a.event in moved:
@@ -217,12 +221,9 @@ class Model:
             return self.start_of(a, step)
 
         out: list[int | None] = []
-        for i in range(len(alive)):
-            later = [(start(b), j) for j, b in enumerate(alive) if j > i]
-            if not later:
-                out.append(None)
-                continue
-            out.append(min(later)[1])
+        for i in range(len(holding)):
+            later = [(start(b), j) for j, b in enumerate(holding) if j > i]
+            out.append(min(later)[1] if later else None)
         return out
 
     def noop(self) -> None:

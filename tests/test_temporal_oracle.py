@@ -297,3 +297,24 @@ def test_model_detects_a_planted_overlap() -> None:
     # Late value: history, never current; ends where the next value begins.
     assert model.write("wohnt_in", "Hamburg", day_start(date(2025, 1, 1))) == "nachgetragen"
     assert ("wohnt_in", "Hamburg", date(2025, 1, 1), date(2026, 1, 1)) in model.current()[1]
+
+
+def test_a_move_that_squeezes_only_values_holding_nowhere(store: SyncMemory) -> None:
+    """Replay of a sequence the stress run found. Several values of `beruf` start on the
+    same day, some squeezed to nothing by month events. Moving the December event onto
+    January keeps the order of the values that hold somewhere (only C is followed, by the
+    moved value, before and after), so store and model both allow it and agree after."""
+    TemporalRecord.store = store
+    state = TemporalRecord()
+    try:
+        state.first()
+        state.write_with_event(rel="beruf", pick=0, day=date(2026, 12, 24), monat=True)
+        state.write_with_event(rel="beruf", pick=1, day=date(2026, 1, 20), monat=False)
+        december = state.write_with_event(rel="beruf", pick=1, day=date(2026, 12, 24), monat=True)
+        state.write_with_event(rel="beruf", pick=2, day=date(2026, 1, 20), monat=True)
+        state.current_mappe_agrees()
+        state.move(key=december, day=date(2026, 1, 20))
+        state.current_mappe_agrees()
+        state.as_of_mappe_agrees()
+    finally:
+        state.teardown()
