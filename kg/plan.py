@@ -456,7 +456,13 @@ class Planner:
                 {"id": fact.id, "start_id": fact.start_id, "version": fact.version}
             )
             fact.version += 1
-            fact.new = {**fact.props, **stored, "version": fact.version, "t_expired": None}
+            # A version states the valid time as known when it is recorded: a fact that
+            # starts with an event starts on the day its chain has now (a move may have
+            # changed it since the last version).
+            since = {"t_valid": fact.start} if fact.props.get("timeline_id") else {}
+            fact.new = {
+                **fact.props, **since, **stored, "version": fact.version, "t_expired": None
+            }
             fact.props = fact.new
             self.ops.facts.append(fact)
         fact.aktiv = bool(fact.new["aktiv"])
@@ -467,9 +473,8 @@ class Planner:
     def end_at(self, fact: FactState, end: datetime, timeline_bis: str | None) -> None:
         """The fact's value is followed by another from `end` on (superseded). A value
         never ends before it starts: an end before its start is its start."""
-        valid_from = as_utc(fact.props["t_valid"])
         self.change(
-            fact, aktiv=False, grund="abgeloest", t_invalid=max(end, valid_from),
+            fact, aktiv=False, grund="abgeloest", t_invalid=max(end, fact.start),
             timeline_bis=timeline_bis, end=max(end, fact.start),
         )
 
@@ -489,7 +494,7 @@ class Planner:
         was_valid = fact.valid
         taken = taken_of(fact)
         self.change(
-            fact, aktiv=False, grund=grund, t_invalid=fact.props["t_valid"],
+            fact, aktiv=False, grund=grund, t_invalid=fact.start,
             timeline_bis=None, end=fact.start,
         )
         if not was_valid or rel is None or not rel.einwertig:

@@ -318,3 +318,23 @@ def test_a_move_that_squeezes_only_values_holding_nowhere(store: SyncMemory) -> 
         state.as_of_mappe_agrees()
     finally:
         state.teardown()
+
+
+def test_a_value_moved_earlier_then_superseded_ends_when_superseded(store: SyncMemory) -> None:
+    """Replay of a sequence the stress run found. Lehrerin starts with an event in March
+    2027, the event is moved to January 2026, then Ärztin is told today. Lehrerin's
+    closing version must end today; it used to keep the event's old day (its stored
+    start before the move) as its end, so it still held in December."""
+    TemporalRecord.store = store
+    state = TemporalRecord()
+    try:
+        state.first()
+        march = state.write_with_event(rel="beruf", pick=1, day=date(2027, 3, 3), monat=False)
+        state.move(key=march, day=date(2026, 1, 20))
+        state.write(rel="beruf", pick=0, when=None)
+        state.current_mappe_agrees()
+        state.as_of_mappe_agrees()
+        report = state.run(state.memory().check(state.user))
+        assert report.ok, report
+    finally:
+        state.teardown()
