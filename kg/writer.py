@@ -176,6 +176,7 @@ class FaktenAgent:
             symmetric_types=sorted(refs.rel_types & self.symmetric_types),
             history_types=sorted(refs.history_types),
             since=refs.since,
+            all_history=refs.all_history,
             timeline_ids=sorted(refs.timeline_ids),
             typed_out=self.typed_out,
             typed_in=self.typed_in,
@@ -269,6 +270,7 @@ class FaktenAgent:
             ids={s for s, _ in subjects},
             rel_types={"TYP"} | {t for _, t in subjects},
             history_types={"TYP"} | {t for _, t in subjects},
+            all_history=True,  # what the event started may lie far back
         )
         row = await self._state(tx, auftrag, refs)
         jetzt = _instant(row["jetzt"])
