@@ -188,9 +188,12 @@ class FaktenAgent:
         return row
 
     async def _apply(
-        self, tx: Tx, auftrag: Auftrag, jetzt: datetime, ops: Operations, ergebnis: AuftragErgebnis,
-        inhalt: str,
+        self, tx: Tx, auftrag: Auftrag, row: Record, jetzt: datetime, ops: Operations,
+        ergebnis: AuftragErgebnis, inhalt: str,
     ) -> None:
+        # Where each current version the state read is stored: closing or touching it is
+        # a lookup, not a walk over its entity's edges (which hold all its old versions).
+        eids = {f["props"]["id"]: f["eid"] for e in row["entities"] for f in e["facts"]}
         audit: dict[str, Any] = {
             "id": auftrag.auftrag_id,
             "character_id": auftrag.character_id,
@@ -206,8 +209,8 @@ class FaktenAgent:
             jetzt=jetzt,
             entities=ops.entities,
             entries=ops.entries,
-            close=ops.close,
-            touch=ops.touch,
+            close=[{**f, "eid": eids[f["id"]]} for f in ops.close],
+            touch=[{**f, "eid": eids[f["id"]]} for f in ops.touch],
             ref_facts=ops.ref_facts(),
             value_facts=ops.value_facts(),
             auftrag=audit,
@@ -243,7 +246,7 @@ class FaktenAgent:
         assert jetzt is not None
         planner = Planner(self.canon, auftrag, to_state(row, self.canon), jetzt)
         ergebnis = self._result(auftrag, planner.plan(), planner.now, jetzt)
-        await self._apply(tx, auftrag, jetzt, planner.ops, ergebnis, inhalt)
+        await self._apply(tx, auftrag, row, jetzt, planner.ops, ergebnis, inhalt)
         return ergebnis
 
     async def cancel_event(
@@ -277,7 +280,7 @@ class FaktenAgent:
         assert jetzt is not None
         planner = Planner(self.canon, auftrag, to_state(row, self.canon), jetzt)
         ergebnis = self._result(auftrag, [planner.cancel(first_id)], jetzt, jetzt)
-        await self._apply(tx, auftrag, jetzt, planner.ops, ergebnis, content_hash(auftrag))
+        await self._apply(tx, auftrag, row, jetzt, planner.ops, ergebnis, content_hash(auftrag))
         return ergebnis
 
     async def write(self, auftrag: Auftrag) -> AuftragErgebnis:

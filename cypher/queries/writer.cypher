@@ -148,30 +148,31 @@ CALL (since) {
     WHERE NOT (ta)-[:NACHFOLGER]->(:TimelineEintrag)
     OPTIONAL MATCH (:TimelineEintrag {id: f.r.timeline_bis})-[:NACHFOLGER*0..]->(tb:TimelineEintrag)
     WHERE NOT (tb)-[:NACHFOLGER]->(:TimelineEintrag)
-    RETURN collect({rel: type(f.r), props: properties(f.r), start_id: f.start_id,
+    RETURN collect({rel: type(f.r), props: properties(f.r), eid: elementId(f.r),
+                    start_id: f.start_id,
                     end_id: f.end_id, wert: f.wert, tl_beginn: ta.beginn,
                     tlb_beginn: tb.beginn}) AS facts
   }
-  // What its facts say about its type: up to 10 active facts per relation type.
+  // What its facts say about its type: up to 10 active facts per relation type, found
+  // in one walk over its edges (a dynamic type in a pattern does not narrow the walk, so
+  // one walk per type would walk them all again for each).
   CALL (e) {
-    UNWIND $typed_out AS rel
-    CALL (e, rel) {
-      MATCH (e)-[r:$(rel)]->(o)
-      WHERE r.character_id = $character_id AND r.aktiv
-      RETURN r, o LIMIT 10
-    }
-    RETURN collect({id: r.id, rel: type(r), start_id: e.id, end_id: o.id, wert: o.wert,
-                    other: o.name, auftrag_id: r.auftrag_id, herkunft: r.herkunft}) AS typed_out
+    MATCH (e)-[r]->(o)
+    WHERE type(r) IN $typed_out AND r.character_id = $character_id AND r.aktiv
+    WITH type(r) AS rel, collect({id: r.id, rel: type(r), start_id: e.id, end_id: o.id,
+                                  wert: o.wert, other: o.name, auftrag_id: r.auftrag_id,
+                                  herkunft: r.herkunft})[..10] AS few
+    UNWIND few AS f
+    RETURN collect(f) AS typed_out
   }
   CALL (e) {
-    UNWIND $typed_in AS rel
-    CALL (e, rel) {
-      MATCH (e)<-[r:$(rel)]-(o:Entitaet)
-      WHERE r.character_id = $character_id AND r.aktiv
-      RETURN r, o LIMIT 10
-    }
-    RETURN collect({id: r.id, rel: type(r), start_id: o.id, end_id: e.id, wert: null,
-                    other: o.name, auftrag_id: r.auftrag_id, herkunft: r.herkunft}) AS typed_in
+    MATCH (e)<-[r]-(o:Entitaet)
+    WHERE type(r) IN $typed_in AND r.character_id = $character_id AND r.aktiv
+    WITH type(r) AS rel, collect({id: r.id, rel: type(r), start_id: o.id, end_id: e.id,
+                                  wert: null, other: o.name, auftrag_id: r.auftrag_id,
+                                  herkunft: r.herkunft})[..10] AS few
+    UNWIND few AS f
+    RETURN collect(f) AS typed_in
   }
   RETURN collect({id: e.id, name: e.name, name_norm: e.name_norm, typ: typ,
                   merkmale: merkmale, facts: facts, typed: typed_out + typed_in}) AS entities
@@ -205,7 +206,9 @@ RETURN jetzt, a.ergebnis AS ergebnis, a.inhalt AS inhalt, a.erfasst AS erfasst, 
 // Write a planned order at once: new entities, new event entries, closed fact versions
 // (t_expired: they stop being the current record, never edited otherwise), touched
 // facts, new fact versions (reference and value facts; types from the canon only), and
-// the order's audit. $jetzt is the store's clock from order_state.
+// the order's audit. $jetzt is the store's clock from order_state. A version to close
+// or touch is found by the element id order_state read it with (`eid`, in the same
+// transaction), not by a walk over its entity's edges, which holds every old version.
 // params: $user_id, $jetzt, $entities, $entries, $close, $touch, $ref_facts, $value_facts, $auftrag
 // :param user_id => 'demo-user'
 // :param jetzt => datetime()
@@ -232,14 +235,19 @@ CALL () {
 }
 CALL () {
   UNWIND $close AS f
-  MATCH (s:Entitaet {id: f.start_id})-[r]->()
-  WHERE s.user_id = $user_id AND r.id = f.id AND r.version = f.version AND r.t_expired IS NULL
+  MATCH ()-[r]->()
+  WHERE elementId(r) = f.eid
+  WITH f, r, startNode(r) AS s
+  WHERE s.id = f.start_id AND s.user_id = $user_id
+    AND r.id = f.id AND r.version = f.version AND r.t_expired IS NULL
   SET r.t_expired = $jetzt, r.aktiv = false
 }
 CALL () {
   UNWIND $touch AS f
-  MATCH (s:Entitaet {id: f.start_id})-[r]->()
-  WHERE s.user_id = $user_id AND r.id = f.id AND r.t_expired IS NULL
+  MATCH ()-[r]->()
+  WHERE elementId(r) = f.eid
+  WITH f, r, startNode(r) AS s
+  WHERE s.id = f.start_id AND s.user_id = $user_id AND r.id = f.id AND r.t_expired IS NULL
   SET r.last_touched = CASE WHEN r.last_touched > $jetzt THEN r.last_touched ELSE $jetzt END,
       r.staerke_decay = 1.0
 }
