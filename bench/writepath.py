@@ -54,14 +54,26 @@ def order(user: str, i: int, people: int, run: str) -> dict[str, Any]:
         "user_id": user,
         "character_id": "nova",
         "tripel": [
-            {"subjekt": person, "beziehung": "wohnt_in", "objekt": f"Stadt{i % 7}",
-             "herkunft": "mensch"},
+            {
+                "subjekt": person,
+                "beziehung": "wohnt_in",
+                "objekt": f"Stadt{i % 7}",
+                "herkunft": "mensch",
+            },
             {"subjekt": person, "beziehung": "beruf", "wert": f"B{i % 3}", "herkunft": "mensch"},
-            {"subjekt": person, "beziehung": "hat_haustier", "objekt": f"T{i % 11}",
-             "herkunft": "nova"},
+            {
+                "subjekt": person,
+                "beziehung": "hat_haustier",
+                "objekt": f"T{i % 11}",
+                "herkunft": "nova",
+            },
             {"subjekt": person, "beziehung": "hobby", "wert": f"H{i % 5}", "herkunft": "mensch"},
-            {"subjekt": f"Stadt{i % 7}", "beziehung": "liegt_in", "objekt": "Land",
-             "herkunft": "modell"},
+            {
+                "subjekt": f"Stadt{i % 7}",
+                "beziehung": "liegt_in",
+                "objekt": "Land",
+                "herkunft": "modell",
+            },
         ],
     }
 
@@ -128,8 +140,10 @@ async def history_users(memory: Memory, count: int, history: int) -> list[str]:
 
     began = time.perf_counter()
     await asyncio.gather(*(build(u) for u in names))
-    print(f"history: {count} users x {PEOPLE} people x {history} versions "
-          f"ready in {time.perf_counter() - began:.0f} s")
+    print(
+        f"history: {count} users x {PEOPLE} people x {history} versions "
+        f"ready in {time.perf_counter() - began:.0f} s"
+    )
     return names
 
 
@@ -143,15 +157,21 @@ async def measure(memory: Memory, label: str, users: list[str], people: int) -> 
         await memory.write(order(users[0], i, people, run))
         latencies.append(time.perf_counter() - start)
     total = sum(latencies)
-    print(f"{label}, 1 writer: p50 {pct(latencies, .5):.2f} ms, p95 {pct(latencies, .95):.2f} "
-          f"ms, p99 {pct(latencies, .99):.2f} ms ({ORDERS} orders)")
+    print(
+        f"{label}, 1 writer: p50 {pct(latencies, 0.5):.2f} ms, p95 {pct(latencies, 0.95):.2f} "
+        f"ms, p99 {pct(latencies, 0.99):.2f} ms ({ORDERS} orders)"
+    )
     spent = 0.0
     for name, values in phases.items():
         spent += sum(values)
-        print(f"    {name:<32} p50 {pct(values, .5):6.2f} ms  mean/order "
-              f"{sum(values) / ORDERS * 1000:6.2f} ms")
-    print(f"    {'rest: commit, session, retry':<32}        {'':6}   mean/order "
-          f"{(total - spent) / ORDERS * 1000:6.2f} ms")
+        print(
+            f"    {name:<32} p50 {pct(values, 0.5):6.2f} ms  mean/order "
+            f"{sum(values) / ORDERS * 1000:6.2f} ms"
+        )
+    print(
+        f"    {'rest: commit, session, retry':<32}        {'':6}   mean/order "
+        f"{(total - spent) / ORDERS * 1000:6.2f} ms"
+    )
     # Four writers on distinct users.
     run = f"m{uuid.uuid4().hex[:6]}"
     counts = []
@@ -165,6 +185,15 @@ async def measure(memory: Memory, label: str, users: list[str], people: int) -> 
     await asyncio.gather(*(writer(u) for u in users[:4]))
     wall = time.perf_counter() - began
     print(f"{label}, 4 writers: {sum(counts) / wall:.0f} orders/s ({sum(counts)} orders)")
+
+
+def operators(op: dict[str, Any]) -> list[tuple[str, int, str]]:
+    """A profiled plan's operators: type, db hits, details."""
+    details = str(op.get("args", {}).get("Details", ""))[:90]
+    rows = [(op["operatorType"].split("@")[0], op.get("dbHits", 0), details)]
+    for child in op.get("children", []):
+        rows += operators(child)
+    return rows
 
 
 async def profile(memory: Memory, user: str) -> None:
@@ -181,19 +210,9 @@ async def profile(memory: Memory, user: str) -> None:
                 summary = await result.consume()
             finally:
                 await tx.rollback()
-            plan = summary.profile or {}
-            rows: list[tuple[str, int, str]] = []
-
-            def walk(op: dict[str, Any]) -> None:
-                details = str(op.get("args", {}).get("Details", ""))[:90]
-                rows.append((op["operatorType"].split("@")[0], op.get("dbHits", 0), details))
-                for child in op.get("children", []):
-                    walk(child)
-
-            walk(plan)
-            server = summary.result_available_after + summary.result_consumed_after
-            print(f"PROFILE {name}: {sum(r[1] for r in rows)} db hits, {server} ms on the "
-                  "server")
+            rows = operators(summary.profile or {})
+            server = (summary.result_available_after or 0) + (summary.result_consumed_after or 0)
+            print(f"PROFILE {name}: {sum(r[1] for r in rows)} db hits, {server} ms on the server")
             for op, hit, details in sorted(rows, key=lambda r: -r[1])[:6]:
                 if hit:
                     print(f"    {hit:7} db hits  {op:<28} {details}")
@@ -202,18 +221,25 @@ async def profile(memory: Memory, user: str) -> None:
 async def main() -> None:
     global ORDERS
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--history", type=int, default=200,
-                        help="superseded versions per person of the history users")
+    parser.add_argument(
+        "--history",
+        type=int,
+        default=200,
+        help="superseded versions per person of the history users",
+    )
     parser.add_argument("--profile", action="store_true", help="PROFILE the queries too")
-    parser.add_argument("--skip", default="",
-                        help="leave out 'fresh', 'history' or 'measure' (both: only PROFILE)")
+    parser.add_argument(
+        "--skip", default="", help="leave out 'fresh', 'history' or 'measure' (both: only PROFILE)"
+    )
     parser.add_argument("--orders", type=int, default=150, help="per writer and figure")
     args = parser.parse_args()
     ORDERS = args.orders
     memory = await Memory.open(Settings())
     instrument()
-    print(f"kg from {os.path.dirname(kg.__file__)}; load average "
-          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(
+        f"kg from {os.path.dirname(kg.__file__)}; load average "
+        f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}"
+    )
     try:
         # Warm the driver's pool and the server's query cache.
         for i in range(20):
@@ -227,8 +253,10 @@ async def main() -> None:
                 await measure(memory, f"history {args.history}", users, PEOPLE)
             if args.profile:
                 await profile(memory, users[0])
-        print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}; "
-              f"median of the phases above is per call")
+        print(
+            f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}; "
+            f"median of the phases above is per call"
+        )
     finally:
         await memory.close()
 
