@@ -225,8 +225,11 @@ class Refs:
     rel_types: set[str] = field(default_factory=lambda: {"TYP"})
     history_types: set[str] = field(default_factory=lambda: {"TYP"})
     timeline_ids: set[str] = field(default_factory=set)
-    #: Past values that ended before this are not read (None: all are).
+    #: Past values that ended before this, or before the store's clock if that is
+    #: earlier, are not read (None: the clock alone bounds them).
     since: datetime | None = None
+    #: Every past value is read (corrections, events of referenced chains).
+    all_history: bool = False
     #: The ends of transitive triples: the state reads what they reach (cycle check).
     trans_names: set[str] = field(default_factory=set)
     trans_ids: set[str] = field(default_factory=set)
@@ -242,9 +245,9 @@ class Refs:
                 self.trans_names.add(normalize_name(ref))
 
 
-def refs_of(auftrag: Auftrag, canon: Canon, now: datetime | None = None) -> Refs:
+def refs_of(auftrag: Auftrag, canon: Canon) -> Refs:
     """The names, ids, relationship types and timeline ids an order touches, and from
-    when on past values matter to it (`since`)."""
+    when on past values matter to it (`since`, `all_history`)."""
     refs = Refs()
     starts: list[datetime] = []
     for item in auftrag.berichtigungen:
@@ -270,13 +273,16 @@ def refs_of(auftrag: Auftrag, canon: Canon, now: datetime | None = None) -> Refs
             starts.append(day_start(normalized(tripel.ereignis).beginn))
     # A value that ended before the order's earliest valid start can neither hold at it
     # nor follow it: the plan never looks at it, so a long history is not read for
-    # nothing. A correction (what it takes back may be old) and an event of unknown day
-    # (a referenced chain) read it all. The store's clock, the default valid time, is
-    # at least the caller's clock less a day of skew.
-    if not auftrag.berichtigungen and not refs.timeline_ids:
-        clock = (now or datetime.now(UTC)) - timedelta(days=1)
-        starts.append(auftrag.zeitpunkt if auftrag.zeitpunkt is not None else clock)
-        refs.since = min(starts)
+    # nothing. That start is the earliest of these and the valid time of the rest: the
+    # order's `zeitpunkt`, else the store's clock (known only to the state query, which
+    # bounds by it). A correction (what it takes back may be old) and an event of
+    # unknown day (a referenced chain) read it all.
+    if auftrag.berichtigungen or refs.timeline_ids:
+        refs.all_history = True
+    else:
+        if auftrag.zeitpunkt is not None:
+            starts.append(auftrag.zeitpunkt)
+        refs.since = min(starts, default=None)
     return refs
 
 

@@ -176,6 +176,7 @@ class FaktenAgent:
             symmetric_types=sorted(refs.rel_types & self.symmetric_types),
             history_types=sorted(refs.history_types),
             since=refs.since,
+            all_history=refs.all_history,
             timeline_ids=sorted(refs.timeline_ids),
             typed_out=self.typed_out,
             typed_in=self.typed_in,
@@ -187,9 +188,12 @@ class FaktenAgent:
         return row
 
     async def _apply(
-        self, tx: Tx, auftrag: Auftrag, jetzt: datetime, ops: Operations, ergebnis: AuftragErgebnis,
-        inhalt: str,
+        self, tx: Tx, auftrag: Auftrag, row: Record, jetzt: datetime, ops: Operations,
+        ergebnis: AuftragErgebnis, inhalt: str,
     ) -> None:
+        # Where each current version the state read is stored: closing or touching it is
+        # a lookup, not a walk over its entity's edges (which hold all its old versions).
+        eids = {f["props"]["id"]: f["eid"] for e in row["entities"] for f in e["facts"]}
         audit: dict[str, Any] = {
             "id": auftrag.auftrag_id,
             "character_id": auftrag.character_id,
@@ -205,8 +209,8 @@ class FaktenAgent:
             jetzt=jetzt,
             entities=ops.entities,
             entries=ops.entries,
-            close=ops.close,
-            touch=ops.touch,
+            close=[{**f, "eid": eids[f["id"]]} for f in ops.close],
+            touch=[{**f, "eid": eids[f["id"]]} for f in ops.touch],
             ref_facts=ops.ref_facts(),
             value_facts=ops.value_facts(),
             auftrag=audit,
@@ -242,7 +246,7 @@ class FaktenAgent:
         assert jetzt is not None
         planner = Planner(self.canon, auftrag, to_state(row, self.canon), jetzt)
         ergebnis = self._result(auftrag, planner.plan(), planner.now, jetzt)
-        await self._apply(tx, auftrag, jetzt, planner.ops, ergebnis, inhalt)
+        await self._apply(tx, auftrag, row, jetzt, planner.ops, ergebnis, inhalt)
         return ergebnis
 
     async def cancel_event(
@@ -269,13 +273,14 @@ class FaktenAgent:
             ids={s for s, _ in subjects},
             rel_types={"TYP"} | {t for _, t in subjects},
             history_types={"TYP"} | {t for _, t in subjects},
+            all_history=True,  # what the event started may lie far back
         )
         row = await self._state(tx, auftrag, refs)
         jetzt = _instant(row["jetzt"])
         assert jetzt is not None
         planner = Planner(self.canon, auftrag, to_state(row, self.canon), jetzt)
         ergebnis = self._result(auftrag, [planner.cancel(first_id)], jetzt, jetzt)
-        await self._apply(tx, auftrag, jetzt, planner.ops, ergebnis, content_hash(auftrag))
+        await self._apply(tx, auftrag, row, jetzt, planner.ops, ergebnis, content_hash(auftrag))
         return ergebnis
 
     async def write(self, auftrag: Auftrag) -> AuftragErgebnis:

@@ -68,9 +68,13 @@ RETURN e.id AS id, e.name AS name, coalesce(typ, 'sonstiges') AS typ;
 // walked. For the cycle check of transitive relations ($trans_types), the active
 // transitive facts reachable from the ends of the order's transitive triples
 // ($trans_names, $trans_ids; empty for an order without transitive triples).
-// Past values that ended before $since (the order's earliest valid start) are not read:
-// the plan never looks at them (null: all are read, for corrections).
-// params: $user_id, $auftrag_id, $character_id, $names, $ids, $rel_types, $symmetric_types, $history_types, $timeline_ids, $since, $typed_out, $typed_in, $trans_types, $trans_names, $trans_ids
+// Past values that ended before the order's earliest valid start are not read: the
+// plan never looks at them. That start is the earliest of $since (the order's
+// `zeitpunkt` and event days, null if it has none) and the store's clock (the valid
+// time of everything else); with $all_history (corrections, events of referenced
+// chains) all are read. So a long history of superseded values costs the walk over its
+// relationships, never reading them out.
+// params: $user_id, $auftrag_id, $character_id, $names, $ids, $rel_types, $symmetric_types, $history_types, $timeline_ids, $since, $all_history, $typed_out, $typed_in, $trans_types, $trans_names, $trans_ids
 // :param user_id => 'demo-user'
 // :param auftrag_id => 'turn-1'
 // :param character_id => 'nova'
@@ -81,6 +85,7 @@ RETURN e.id AS id, e.name AS name, coalesce(typ, 'sonstiges') AS typ;
 // :param history_types => ['TYP', 'WOHNT_IN']
 // :param timeline_ids => []
 // :param since => datetime() - duration('P1D')
+// :param all_history => false
 // :param typed_out => ['BERUF']
 // :param typed_in => ['WOHNT_IN']
 // :param trans_types => ['LIEGT_IN']
@@ -91,9 +96,10 @@ WITH lock, datetime.transaction() AS clock
 WITH lock, CASE WHEN lock.uhr IS NOT NULL AND lock.uhr >= clock
                 THEN lock.uhr + duration({nanoseconds: 1000}) ELSE clock END AS jetzt
 SET lock.writes = coalesce(lock.writes, 0) + 1, lock.uhr = jetzt
-WITH jetzt
+WITH jetzt, CASE WHEN $all_history THEN null
+                 WHEN $since IS NOT NULL AND $since < jetzt THEN $since ELSE jetzt END AS since
 OPTIONAL MATCH (a:Auftrag {user_id: $user_id, character_id: $character_id, id: $auftrag_id})
-CALL () {
+CALL (since) {
   CALL () {
     MATCH (e:Entitaet)
     WHERE e.user_id = $user_id AND e.name_norm IN $names
@@ -110,28 +116,29 @@ CALL () {
   }
   // What tells namesakes apart is only needed when a name is ambiguous (and a hub
   // entity would otherwise sort all its edges for nothing).
+  // (The count once per entity, before its edges are walked at all.)
   CALL (e) {
+    WITH e WHERE COUNT { (:Entitaet {user_id: $user_id, name_norm: e.name_norm}) } > 1
     MATCH (e)-[r]-(o)
-    WHERE COUNT { (:Entitaet {user_id: $user_id, name_norm: e.name_norm}) } > 1
-      AND r.character_id = $character_id AND r.aktiv AND type(r) <> 'TYP'
+    WHERE r.character_id = $character_id AND r.aktiv AND type(r) <> 'TYP'
     WITH r, o ORDER BY r.last_touched DESC LIMIT 3
     RETURN collect({rel: type(r), out: startNode(r) = e, other: coalesce(o.name, o.wert)}) AS merkmale
   }
   // Outgoing facts, and incoming ones only for the symmetric relations of this order:
   // a hub's many incoming edges are never walked for nothing.
-  CALL (e) {
+  CALL (e, since) {
     OPTIONAL MATCH (e)-[r]->(o)
     WHERE type(r) IN $rel_types AND r.character_id = $character_id AND r.t_expired IS NULL
-      AND (r.aktiv OR (type(r) IN $history_types AND ($since IS NULL
-           OR r.timeline_bis IS NOT NULL OR r.t_invalid > $since)))
+      AND (r.aktiv OR (type(r) IN $history_types AND (since IS NULL
+           OR r.timeline_bis IS NOT NULL OR r.t_invalid > since)))
     RETURN collect({r: r, start_id: e.id, end_id: o.id, wert: o.wert}) AS outgoing
   }
-  CALL (e) {
+  CALL (e, since) {
     OPTIONAL MATCH (e)<-[r]-(o)
     WHERE size($symmetric_types) > 0 AND type(r) IN $symmetric_types
       AND r.character_id = $character_id AND r.t_expired IS NULL
-      AND (r.aktiv OR (type(r) IN $history_types AND ($since IS NULL
-           OR r.timeline_bis IS NOT NULL OR r.t_invalid > $since)))
+      AND (r.aktiv OR (type(r) IN $history_types AND (since IS NULL
+           OR r.timeline_bis IS NOT NULL OR r.t_invalid > since)))
     RETURN collect({r: r, start_id: o.id, end_id: e.id, wert: null}) AS incoming
   }
   CALL (outgoing, incoming) {
@@ -141,30 +148,31 @@ CALL () {
     WHERE NOT (ta)-[:NACHFOLGER]->(:TimelineEintrag)
     OPTIONAL MATCH (:TimelineEintrag {id: f.r.timeline_bis})-[:NACHFOLGER*0..]->(tb:TimelineEintrag)
     WHERE NOT (tb)-[:NACHFOLGER]->(:TimelineEintrag)
-    RETURN collect({rel: type(f.r), props: properties(f.r), start_id: f.start_id,
+    RETURN collect({rel: type(f.r), props: properties(f.r), eid: elementId(f.r),
+                    start_id: f.start_id,
                     end_id: f.end_id, wert: f.wert, tl_beginn: ta.beginn,
                     tlb_beginn: tb.beginn}) AS facts
   }
-  // What its facts say about its type: up to 10 active facts per relation type.
+  // What its facts say about its type: up to 10 active facts per relation type, found
+  // in one walk over its edges (a dynamic type in a pattern does not narrow the walk, so
+  // one walk per type would walk them all again for each).
   CALL (e) {
-    UNWIND $typed_out AS rel
-    CALL (e, rel) {
-      MATCH (e)-[r:$(rel)]->(o)
-      WHERE r.character_id = $character_id AND r.aktiv
-      RETURN r, o LIMIT 10
-    }
-    RETURN collect({id: r.id, rel: type(r), start_id: e.id, end_id: o.id, wert: o.wert,
-                    other: o.name, auftrag_id: r.auftrag_id, herkunft: r.herkunft}) AS typed_out
+    MATCH (e)-[r]->(o)
+    WHERE type(r) IN $typed_out AND r.character_id = $character_id AND r.aktiv
+    WITH type(r) AS rel, collect({id: r.id, rel: type(r), start_id: e.id, end_id: o.id,
+                                  wert: o.wert, other: o.name, auftrag_id: r.auftrag_id,
+                                  herkunft: r.herkunft})[..10] AS few
+    UNWIND few AS f
+    RETURN collect(f) AS typed_out
   }
   CALL (e) {
-    UNWIND $typed_in AS rel
-    CALL (e, rel) {
-      MATCH (e)<-[r:$(rel)]-(o:Entitaet)
-      WHERE r.character_id = $character_id AND r.aktiv
-      RETURN r, o LIMIT 10
-    }
-    RETURN collect({id: r.id, rel: type(r), start_id: o.id, end_id: e.id, wert: null,
-                    other: o.name, auftrag_id: r.auftrag_id, herkunft: r.herkunft}) AS typed_in
+    MATCH (e)<-[r]-(o:Entitaet)
+    WHERE type(r) IN $typed_in AND r.character_id = $character_id AND r.aktiv
+    WITH type(r) AS rel, collect({id: r.id, rel: type(r), start_id: o.id, end_id: e.id,
+                                  wert: null, other: o.name, auftrag_id: r.auftrag_id,
+                                  herkunft: r.herkunft})[..10] AS few
+    UNWIND few AS f
+    RETURN collect(f) AS typed_in
   }
   RETURN collect({id: e.id, name: e.name, name_norm: e.name_norm, typ: typ,
                   merkmale: merkmale, facts: facts, typed: typed_out + typed_in}) AS entities
@@ -198,7 +206,9 @@ RETURN jetzt, a.ergebnis AS ergebnis, a.inhalt AS inhalt, a.erfasst AS erfasst, 
 // Write a planned order at once: new entities, new event entries, closed fact versions
 // (t_expired: they stop being the current record, never edited otherwise), touched
 // facts, new fact versions (reference and value facts; types from the canon only), and
-// the order's audit. $jetzt is the store's clock from order_state.
+// the order's audit. $jetzt is the store's clock from order_state. A version to close
+// or touch is found by the element id order_state read it with (`eid`, in the same
+// transaction), not by a walk over its entity's edges, which holds every old version.
 // params: $user_id, $jetzt, $entities, $entries, $close, $touch, $ref_facts, $value_facts, $auftrag
 // :param user_id => 'demo-user'
 // :param jetzt => datetime()
@@ -225,14 +235,19 @@ CALL () {
 }
 CALL () {
   UNWIND $close AS f
-  MATCH (s:Entitaet {id: f.start_id})-[r]->()
-  WHERE s.user_id = $user_id AND r.id = f.id AND r.version = f.version AND r.t_expired IS NULL
+  MATCH ()-[r]->()
+  WHERE elementId(r) = f.eid
+  WITH f, r, startNode(r) AS s
+  WHERE s.id = f.start_id AND s.user_id = $user_id
+    AND r.id = f.id AND r.version = f.version AND r.t_expired IS NULL
   SET r.t_expired = $jetzt, r.aktiv = false
 }
 CALL () {
   UNWIND $touch AS f
-  MATCH (s:Entitaet {id: f.start_id})-[r]->()
-  WHERE s.user_id = $user_id AND r.id = f.id AND r.t_expired IS NULL
+  MATCH ()-[r]->()
+  WHERE elementId(r) = f.eid
+  WITH f, r, startNode(r) AS s
+  WHERE s.id = f.start_id AND s.user_id = $user_id AND r.id = f.id AND r.t_expired IS NULL
   SET r.last_touched = CASE WHEN r.last_touched > $jetzt THEN r.last_touched ELSE $jetzt END,
       r.staerke_decay = 1.0
 }
