@@ -4,9 +4,9 @@
 
 Runs the installed `kg` command N times against the store of NEO4J_URI (after a few
 warm-up runs, so the operating system's file cache is warm as on a chat server) and
-prints p50 / p95 of the wall time and the CPU time per run; then the slowest imports of one run from
-`python -X importtime` (cumulative, in ms). No entity given: the first sampled entity of
-`bench.readpath`'s state file.
+prints p50 / p95 of the wall time and the CPU time per run; then the slowest imports of
+one run from `python -X importtime` (cumulative, in ms). No entity given: the first
+sampled entity of `bench.readpath`'s state file.
 """
 
 from __future__ import annotations
