@@ -53,9 +53,6 @@ from kg.settings import Settings
 T = TypeVar("T")
 Record = dict[str, Any]
 
-#: Idle read sessions kept for reuse: enough for the reads one process runs at once.
-IDLE_READERS = 16
-
 START_HINT = "start it with `./run neo4j start` (no Docker) or `docker compose up -d`"
 
 
@@ -110,8 +107,6 @@ class Database:
         self.queries = registry()
         #: Queries sent to the server so far (a test asserts the Mappe costs one).
         self.round_trips = 0
-        #: Read sessions between two single reads (`query`), each used by one at a time.
-        self._idle_readers: list[AsyncSession] = []
 
     @classmethod
     def open(cls, settings: Settings) -> Database:
@@ -132,8 +127,6 @@ class Database:
         return cls(driver, settings)
 
     async def close(self) -> None:
-        while self._idle_readers:
-            await self._idle_readers.pop().close()
         await self.driver.close()
 
     async def verify(self) -> None:
@@ -178,22 +171,13 @@ class Database:
         delay = 0.05
         while True:
             self.round_trips += 1
-            # A session holds no connection between queries; reusing an idle one saves
-            # building it (its config, the bookmark manager's hooks) on every read.
-            session = self._idle_readers.pop() if self._idle_readers else self._session("READ")
             try:
-                async with asyncio.timeout(s.query_timeout + s.connection_timeout):
-                    try:
-                        result = await session.run(query, params)
-                        rows = [decode(record) async for record in result]
-                    except BaseException:
-                        await session.close()  # never reused after a failure
-                        raise
-                if len(self._idle_readers) < IDLE_READERS:
-                    self._idle_readers.append(session)
-                else:
-                    await session.close()
-                return rows
+                async with (
+                    asyncio.timeout(s.query_timeout + s.connection_timeout),
+                    self._session("READ") as session,
+                ):
+                    result = await session.run(query, params)
+                    return [decode(record) async for record in result]
             except (ServiceUnavailable, SessionExpired, TransientError) as exc:
                 if time.monotonic() + delay > give_up or not _retryable(exc):
                     raise self.translate(exc) from exc

@@ -7,7 +7,8 @@
 // out. Value nodes are never traversed further.
 // Compact: each fact, derivation and time is a list, its fields in the order of
 // kg.mappe.FACT_FIELDS, DERIVED_FIELDS and TIME_FIELDS (no key strings on the wire).
-// A current read ($asof false) takes the active fact versions and the chains' active ends.
+// A current read ($asof false, $bekannt_am null) takes the active fact versions and the
+// chains' active ends.
 // An as-of read takes the fact versions recorded by $bekannt_am and not yet replaced then
 // (t_recorded <= $bekannt_am < t_expired), and each timeline chain as it was known then
 // (its last entry recorded by $bekannt_am); the caller keeps the versions valid at
