@@ -12,6 +12,7 @@ sampled entity of `bench.readpath`'s state file.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import math
 import os
@@ -82,6 +83,10 @@ def main() -> None:
           f"min {min(walls):.3f} s")
     # On a loaded machine the wall time is mostly waiting for a core; the CPU time is not.
     print(f"  CPU (user + system) per run {cpu:.3f} s")
+    if importlib.util.find_spec("numpy") is not None:
+        # The driver imports numpy (and pandas, pyarrow) whenever they are installed; here
+        # the bench's plotting brought numpy in, an install without [bench] has none.
+        print("  note: numpy is installed here, and the driver imports it at start")
     print("slowest imports (cumulative ms, `python -X importtime`, one run):")
     for ms, name in importtime(argv, args.top):
         print(f"  {ms:8.1f}  {name}")
