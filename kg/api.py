@@ -11,6 +11,7 @@ import asyncio
 import uuid
 from collections.abc import Coroutine
 from datetime import UTC, date, datetime, timedelta
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -48,13 +49,13 @@ from kg.models import (
 from kg.plain import describe
 from kg.settings import Settings, load_settings
 from kg.timeline import Eintrag, Timeline
-from kg.writer import FaktenAgent, merkmal_text
 
 if TYPE_CHECKING:  # imported where used: a read (and `kg mappe`) never loads them
     from kg import transfer
     from kg.check import CheckReport
     from kg.decay import DecayRun
     from kg.decay import Progress as DecayProgress
+    from kg.writer import FaktenAgent
 
 T = TypeVar("T")
 
@@ -96,8 +97,17 @@ class Memory:
     def __init__(self, db: Database, canon: Canon) -> None:
         self.db = db
         self.canon = canon
-        self.agent = FaktenAgent(db, canon)
-        self.timeline = Timeline(db, self.agent)
+
+    @cached_property
+    def agent(self) -> FaktenAgent:
+        """The one writer; made (and its planner imported) on the first write."""
+        from kg.writer import FaktenAgent
+
+        return FaktenAgent(self.db, self.canon)
+
+    @cached_property
+    def timeline(self) -> Timeline:
+        return Timeline(self.db, self.agent)
 
     @classmethod
     async def open(cls, settings: Settings | None = None, check_schema: bool = True) -> Memory:
@@ -187,6 +197,8 @@ class Memory:
             character_id=character_id,
             name_norm=normalize_name(name),
         )
+
+        from kg.writer import merkmal_text
 
         def kandidat(row: dict[str, Any]) -> Kandidat:
             merkmale = [
