@@ -7,7 +7,6 @@ import sys
 from pathlib import Path
 
 import typer
-from rich.table import Column, Table
 
 from cli.common import JsonOpt, call, err, fail, out, parse_when, print_json
 from kg.api import Memory, correction_order, parse_order
@@ -139,6 +138,8 @@ def entities(
         print_json(rows)
         return
     # Ids are what a maintainer copies into the next command: never cut them short.
+    from rich.table import Column, Table
+
     table = Table(Column("id", overflow="fold", min_width=32), "name", "typ", "fakten")
     for e in rows:
         table.add_row(e.id, e.name, e.typ, str(e.fakten))
@@ -188,6 +189,8 @@ def mappe(
 def print_mappe(result: Mappe, budget: int = 1500, show_text: bool = True) -> None:
     if show_text:
         out.print(render(result, budget), markup=False)
+    from rich.table import Table
+
     table = Table(
         "grad",
         "subjekt",
@@ -249,6 +252,8 @@ def history(
     if as_json:
         print_json(rows)
         return
+    from rich.table import Table
+
     table = Table("beziehung", "objekt / wert", "ab", "bis", "aktiv", "herkunft")
     for f in rows:
         table.add_row(
@@ -300,6 +305,8 @@ def audit_list(
     if as_json:
         print_json(rows)
         return
+    from rich.table import Table
+
     table = Table("recorded", "auftrag_id", "character", "status", "outcomes")
     for a in rows:
         outcomes = ", ".join(r.ausgang for r in a.ergebnis.ergebnisse)

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import typer
-from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from cli.common import JsonOpt, call, err, out, parse_day, print_json
 from kg.api import Memory
-from kg.check import CheckReport
-from kg.decay import DecayRun
+
+if TYPE_CHECKING:  # only the commands that run them load these modules
+    from kg.check import CheckReport
+    from kg.decay import DecayRun
 
 decay_app = typer.Typer(help="The daily decay sweep over the active fact edges.",
                         no_args_is_help=True)
@@ -34,10 +35,12 @@ def decay_run(
     Example: kg decay run --if-due
     """
     day = parse_day(as_of, "--as-of") if as_of else None
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
     with Progress(
         TextColumn("sweeping"), BarColumn(), MofNCompleteColumn(),
         TextColumn("{task.fields[edges]} edges"), TimeElapsedColumn(),
-        console=err, transient=True, disable=as_json,
+        console=err.rich, transient=True, disable=as_json,
     ) as bar:
         task = bar.add_task("sweep", total=None, edges=0)
 
@@ -93,6 +96,9 @@ def _print_report(report: CheckReport) -> None:
                 out.print(f"         {c.detail}", markup=False)
             for sample in c.samples:
                 out.print(f"         - {sample}", markup=False)
+    from rich.markup import escape
+    from rich.table import Table
+
     table = Table("kind", "name", "count", "class", "decay", "run", "referenced", "verdict",
                   title="decay convention §4", title_justify="left")
     for r in report.table:

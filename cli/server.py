@@ -5,7 +5,6 @@ from __future__ import annotations
 import time
 
 import typer
-from rich.table import Table
 
 from cli.common import JsonOpt, call, err, fail, out, print_json
 from kg import schema
@@ -121,6 +120,8 @@ def _print_states(states: list[schema.MigrationState], as_json: bool) -> None:
     if as_json:
         print_json(states)
         return
+    from rich.table import Table
+
     table = Table("version", "name", "status", "applied at")
     for s in states:
         table.add_row(

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import typer
 from pydantic import ValidationError
-from rich.table import Column, Table
 
 from cli.common import JsonOpt, call, err, fail, out, parse_day, print_json
 from kg.api import Memory
@@ -25,6 +24,8 @@ def _table(rows: list[Eintrag], as_json: bool) -> None:
         print_json(rows)
         return
     # Ids are what a maintainer copies into the next command: never cut them short.
+    from rich.table import Column, Table
+
     table = Table(
         Column("id", overflow="fold", min_width=32),
         "typ",

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from cli.common import JsonOpt, call, err, out, print_json
-from kg.transfer import Anzahl, ExportErgebnis, ImportErgebnis, PurgeErgebnis
-from kg.transfer import Progress as ProgressFn
+
+if TYPE_CHECKING:  # only the commands that run it load the transfer module
+    from kg.transfer import Anzahl, ExportErgebnis, ImportErgebnis, PurgeErgebnis
+    from kg.transfer import Progress as ProgressFn
 
 UserOpt = typer.Option(..., "--user", "-u", help="The human's user_id.")
 CharOpt = typer.Option(
@@ -25,8 +26,10 @@ def progress_bar(label: str, quiet: bool) -> Iterator[ProgressFn]:
     if quiet or not err.is_terminal:
         yield lambda phase, done, total: None
         return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
     bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                   TimeElapsedColumn(), console=err, transient=True)
+                   TimeElapsedColumn(), console=err.rich, transient=True)
     task = bar.add_task(label, total=None)
     with bar:
         def update(phase: str, done: int, total: int) -> None:
@@ -115,6 +118,8 @@ def purge(
     if as_json:
         print_json(result)
         return
+    from rich.table import Table
+
     table = Table("deleted", "count", title=f"purged {_scope(user, character)}")
     for label, value in (
         ("facts", result.fakten), ("of them value facts (Wert nodes)", result.werte),

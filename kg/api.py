@@ -11,17 +11,15 @@ import asyncio
 import uuid
 from collections.abc import Coroutine
 from datetime import UTC, date, datetime, timedelta
+from functools import cached_property
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import Field, ValidationError
 
-from kg import schema, transfer
+from kg import schema
 from kg.canon import Canon, load_canon
-from kg.check import CheckReport, run_checks
 from kg.db import Database
-from kg.decay import DecayRun, sweep
-from kg.decay import Progress as DecayProgress
 from kg.errors import AmbiguousEntity, EntityNotFound, InvalidInput
 from kg.mappe import (
     KNOWN_NOW,
@@ -51,7 +49,13 @@ from kg.models import (
 from kg.plain import describe
 from kg.settings import Settings, load_settings
 from kg.timeline import Eintrag, Timeline
-from kg.writer import FaktenAgent, merkmal_text
+
+if TYPE_CHECKING:  # imported where used: a read (and `kg mappe`) never loads them
+    from kg import transfer
+    from kg.check import CheckReport
+    from kg.decay import DecayRun
+    from kg.decay import Progress as DecayProgress
+    from kg.writer import FaktenAgent
 
 T = TypeVar("T")
 
@@ -93,8 +97,17 @@ class Memory:
     def __init__(self, db: Database, canon: Canon) -> None:
         self.db = db
         self.canon = canon
-        self.agent = FaktenAgent(db, canon)
-        self.timeline = Timeline(db, self.agent)
+
+    @cached_property
+    def agent(self) -> FaktenAgent:
+        """The one writer; made (and its planner imported) on the first write."""
+        from kg.writer import FaktenAgent
+
+        return FaktenAgent(self.db, self.canon)
+
+    @cached_property
+    def timeline(self) -> Timeline:
+        return Timeline(self.db, self.agent)
 
     @classmethod
     async def open(cls, settings: Settings | None = None, check_schema: bool = True) -> Memory:
@@ -184,6 +197,8 @@ class Memory:
             character_id=character_id,
             name_norm=normalize_name(name),
         )
+
+        from kg.writer import merkmal_text
 
         def kandidat(row: dict[str, Any]) -> Kandidat:
             merkmale = [
@@ -355,6 +370,8 @@ class Memory:
         progress: transfer.Progress | None = None,
     ) -> transfer.ExportErgebnis:
         """Write a user's (or a pair's) data to a JSON Lines file (see kg.transfer)."""
+        from kg import transfer
+
         return await transfer.export_file(
             self.db, self.canon, Path(path), user_id, character_id,
             progress or transfer.no_progress,
@@ -364,6 +381,8 @@ class Memory:
         self, path: str | Path, progress: transfer.Progress | None = None
     ) -> transfer.ImportErgebnis:
         """Validate an export file completely, then write it in one transaction."""
+        from kg import transfer
+
         return await transfer.import_file(
             self.db, self.canon, Path(path), progress or transfer.no_progress
         )
@@ -372,6 +391,8 @@ class Memory:
         self, user_id: str, character_id: str | None = None
     ) -> transfer.PurgeErgebnis:
         """Delete a pair's (or a whole user's) data; every other pair stays untouched."""
+        from kg import transfer
+
         return await transfer.purge(self.db, user_id, character_id)
 
     # -- decay and check --------------------------------------------------------
@@ -386,10 +407,14 @@ class Memory:
         """The daily sweep: staerke_decay and decay_am on every active fact edge (see
         kg.decay). `if_due` does nothing when the day is swept already; `user_id` limits
         it to one user's edges (not recorded as the day's run)."""
+        from kg.decay import sweep
+
         return await sweep(self.db, self.canon, as_of, if_due, user_id, progress)
 
     async def check(self, user_id: str | None = None, on: date | None = None) -> CheckReport:
         """Prove the store's invariants (see kg.check); `user_id` checks one user's data."""
+        from kg.check import run_checks
+
         return await run_checks(self.db, self.canon, user_id, on)
 
     # -- audit ------------------------------------------------------------------

@@ -5,7 +5,10 @@
 // (symmetric ones from both ends), and what the transitive relations derive (closed here,
 // never stored). Only the pair's facts; resting edges (strength below $schwelle) are left
 // out. Value nodes are never traversed further.
-// A current read ($asof false) takes the active fact versions and the chains' active ends.
+// Compact: each fact, derivation and time is a list, its fields in the order of
+// kg.mappe.FACT_FIELDS, DERIVED_FIELDS and TIME_FIELDS (no key strings on the wire).
+// A current read ($asof false, $bekannt_am null) takes the active fact versions and the
+// chains' active ends.
 // An as-of read takes the fact versions recorded by $bekannt_am and not yet replaced then
 // (t_recorded <= $bekannt_am < t_expired), and each timeline chain as it was known then
 // (its last entry recorded by $bekannt_am); the caller keeps the versions valid at
@@ -84,15 +87,12 @@ CALL (e, near) {
       AND (NOT $asof OR tb.t_recorded <= $bekannt_am)
     RETURN tb LIMIT 1
   }
-  RETURN collect({
-    id: r.id, rel: type(r), grad: grad, via: via, herkunft: r.herkunft,
-    s_id: startNode(r).id, s_name: startNode(r).name,
-    o_id: endNode(r).id, o_name: endNode(r).name, wert: endNode(r).wert,
-    staerke: r.staerke_decay, aktiv: r.aktiv, grund: r.grund,
-    t_valid: r.t_valid.epochMillis, t_invalid: r.t_invalid.epochMillis,
-    tl_beginn: ta.beginn, tl_genauigkeit: ta.genauigkeit,
-    tlb_beginn: tb.beginn, tlb_genauigkeit: tb.genauigkeit
-  }) AS fakten
+  RETURN collect([
+    r.id, type(r), grad, via, r.herkunft,
+    startNode(r).id, startNode(r).name, endNode(r).id, endNode(r).name, endNode(r).wert,
+    r.staerke_decay, r.aktiv, r.grund, r.t_valid.epochMillis, r.t_invalid.epochMillis,
+    ta.beginn, ta.genauigkeit, tb.beginn, tb.genauigkeit
+  ]) AS fakten
 }
 CALL (e) {
   CALL (e) {
@@ -104,8 +104,11 @@ CALL (e) {
         ELSE r.t_expired IS NULL END
     RETURN r, n
     UNION
-    MATCH (e)<-[r:$any($symmetric_types)]-(n)
-    WHERE r.character_id = $character_id AND r.grund = 'abgeloest'
+    MATCH (e)<-[r]-(n)
+    // type(r) IN: half the db hits of a dynamic type in the pattern on a hub's
+    // hundreds of incoming facts
+    WHERE type(r) IN $symmetric_types
+      AND r.character_id = $character_id AND r.grund = 'abgeloest'
       AND CASE WHEN $asof
         THEN r.t_recorded <= $bekannt_am AND coalesce(r.t_expired > $bekannt_am, true)
         ELSE r.t_expired IS NULL END
@@ -124,14 +127,11 @@ CALL (e) {
       AND (NOT $asof OR tb.t_recorded <= $bekannt_am)
     RETURN tb LIMIT 1
   }
-  RETURN collect({
-    id: r.id, rel: type(r), grad: 1, via: null, herkunft: r.herkunft,
-    s_id: e.id, s_name: e.name, o_id: n.id, o_name: n.name, wert: n.wert,
-    staerke: r.staerke_decay, aktiv: r.aktiv, grund: r.grund,
-    t_valid: r.t_valid.epochMillis, t_invalid: r.t_invalid.epochMillis,
-    tl_beginn: ta.beginn, tl_genauigkeit: ta.genauigkeit,
-    tlb_beginn: tb.beginn, tlb_genauigkeit: tb.genauigkeit
-  }) AS historie
+  RETURN collect([
+    r.id, type(r), 1, null, r.herkunft, e.id, e.name, n.id, n.name, n.wert,
+    r.staerke_decay, r.aktiv, r.grund, r.t_valid.epochMillis, r.t_invalid.epochMillis,
+    ta.beginn, ta.genauigkeit, tb.beginn, tb.genauigkeit
+  ]) AS historie
 }
 CALL (e) {
   UNWIND $derive AS d
@@ -168,14 +168,13 @@ CALL (e) {
       AND (NOT $asof OR tb.t_recorded <= $bekannt_am)
     RETURN tb LIMIT 1
   }
-  WITH r0, x, p, collect({
-    grund: edge.grund, t_valid: edge.t_valid.epochMillis, t_invalid: edge.t_invalid.epochMillis,
-    tl_beginn: ta.beginn, tl_genauigkeit: ta.genauigkeit,
-    tlb_beginn: tb.beginn, tlb_genauigkeit: tb.genauigkeit
-  }) AS zeiten
+  WITH r0, x, p, collect([
+    edge.grund, edge.t_valid.epochMillis, edge.t_invalid.epochMillis,
+    ta.beginn, ta.genauigkeit, tb.beginn, tb.genauigkeit
+  ]) AS zeiten
   ORDER BY length(p)
-  RETURN collect({rel: type(r0), x_id: x.id, x_name: x.name,
-                  pfad: [n IN nodes(p) | n.name][..-1], zeiten: zeiten})[..$cap * 4] AS abgeleitet
+  RETURN collect([type(r0), x.id, x.name, [n IN nodes(p) | n.name][..-1], zeiten])[..$cap * 4]
+         AS abgeleitet
 }
 RETURN e.id AS id, e.name AS name, coalesce(typ, 'sonstiges') AS typ, fakten, historie, abgeleitet;
 
