@@ -5,43 +5,33 @@
 // relationships of a canon type ($rel_types) leaving an :Entitaet.
 
 // name: check_fact_fields
-// Item 1: every fact edge carries its required fields with their types: id, user_id,
-// character_id (strings); t_valid, t_recorded, last_touched (datetimes); t_invalid,
-// t_expired (datetime or null); aktiv (boolean); staerke_decay (a number); decay_am
-// (date or null); timeline_id, timeline_bis (string or null); version (integer).
-// Samples name the fields.
-// params: $user_id, $rel_types, $samples
+// Item 1: every fact edge carries its required fields with their types, as
+// `kg.models.FACT_PROPERTIES` declares them ($fields: the names grouped by type, from
+// `kg.models.field_types`; _OR_NULL allows null, NUMBER is a float or an integer).
+// Samples name the fields, in the model's order ($order).
+// params: $user_id, $rel_types, $fields, $order, $samples
 // :param user_id => 'demo-user'
 // :param rel_types => ['WOHNT_IN', 'BERUF', 'TYP', 'LIEGT_IN']
+// :param fields => {STRING: ['id', 'user_id', 'character_id'], INTEGER: ['version'], DATETIME: ['t_valid', 't_recorded', 'last_touched'], DATETIME_OR_NULL: ['t_invalid', 't_expired'], STRING_OR_NULL: ['timeline_id', 'timeline_bis'], BOOLEAN: ['aktiv'], NUMBER: ['staerke_decay'], DATE_OR_NULL: ['decay_am']}
+// :param order => ['id', 'version', 'user_id', 'character_id', 't_valid', 't_invalid', 'timeline_id', 'timeline_bis', 't_recorded', 't_expired', 'aktiv', 'staerke_decay', 'last_touched', 'decay_am']
 // :param samples => 5
 MATCH (s:Entitaet)-[r]->()
 WHERE ($user_id IS NULL OR s.user_id = $user_id) AND type(r) IN $rel_types
-  AND NOT (r.id IS :: STRING NOT NULL AND r.user_id IS :: STRING NOT NULL
-    AND r.character_id IS :: STRING NOT NULL
-    AND r.t_valid IS :: ZONED DATETIME NOT NULL AND r.t_recorded IS :: ZONED DATETIME NOT NULL
-    AND r.last_touched IS :: ZONED DATETIME NOT NULL
-    AND r.t_invalid IS :: ZONED DATETIME AND r.t_expired IS :: ZONED DATETIME
-    AND r.version IS :: INTEGER NOT NULL AND r.aktiv IS :: BOOLEAN NOT NULL
-    AND (r.staerke_decay IS :: FLOAT NOT NULL OR r.staerke_decay IS :: INTEGER NOT NULL)
-    AND r.decay_am IS :: DATE AND r.timeline_id IS :: STRING AND r.timeline_bis IS :: STRING)
-// Only for the edges that fail: which fields.
-WITH r, [f IN [
-    {k: 'id', ok: r.id IS :: STRING NOT NULL},
-    {k: 'user_id', ok: r.user_id IS :: STRING NOT NULL},
-    {k: 'character_id', ok: r.character_id IS :: STRING NOT NULL},
-    {k: 't_valid', ok: r.t_valid IS :: ZONED DATETIME NOT NULL},
-    {k: 't_recorded', ok: r.t_recorded IS :: ZONED DATETIME NOT NULL},
-    {k: 'last_touched', ok: r.last_touched IS :: ZONED DATETIME NOT NULL},
-    {k: 't_invalid', ok: r.t_invalid IS :: ZONED DATETIME},
-    {k: 't_expired', ok: r.t_expired IS :: ZONED DATETIME},
-    {k: 'version', ok: r.version IS :: INTEGER NOT NULL},
-    {k: 'aktiv', ok: r.aktiv IS :: BOOLEAN NOT NULL},
-    {k: 'staerke_decay',
-     ok: r.staerke_decay IS :: FLOAT NOT NULL OR r.staerke_decay IS :: INTEGER NOT NULL},
-    {k: 'decay_am', ok: r.decay_am IS :: DATE},
-    {k: 'timeline_id', ok: r.timeline_id IS :: STRING},
-    {k: 'timeline_bis', ok: r.timeline_bis IS :: STRING}
-  ] WHERE NOT f.ok | f.k] AS bad
+WITH r,
+     [k IN coalesce($fields['STRING'], []) WHERE NOT r[k] IS :: STRING NOT NULL]
+     + [k IN coalesce($fields['STRING_OR_NULL'], []) WHERE NOT r[k] IS :: STRING]
+     + [k IN coalesce($fields['DATETIME'], []) WHERE NOT r[k] IS :: ZONED DATETIME NOT NULL]
+     + [k IN coalesce($fields['DATETIME_OR_NULL'], []) WHERE NOT r[k] IS :: ZONED DATETIME]
+     + [k IN coalesce($fields['DATE'], []) WHERE NOT r[k] IS :: DATE NOT NULL]
+     + [k IN coalesce($fields['DATE_OR_NULL'], []) WHERE NOT r[k] IS :: DATE]
+     + [k IN coalesce($fields['INTEGER'], []) WHERE NOT r[k] IS :: INTEGER NOT NULL]
+     + [k IN coalesce($fields['INTEGER_OR_NULL'], []) WHERE NOT r[k] IS :: INTEGER]
+     + [k IN coalesce($fields['BOOLEAN'], []) WHERE NOT r[k] IS :: BOOLEAN NOT NULL]
+     + [k IN coalesce($fields['BOOLEAN_OR_NULL'], []) WHERE NOT r[k] IS :: BOOLEAN]
+     + [k IN coalesce($fields['NUMBER'], [])
+        WHERE NOT (r[k] IS :: FLOAT NOT NULL OR r[k] IS :: INTEGER NOT NULL)] AS failed
+WHERE failed <> []
+WITH r, [k IN $order WHERE k IN failed] AS bad
 RETURN count(r) AS count,
        collect(coalesce(r.id, elementId(r)) + ' ' + type(r) + ' ('
                + reduce(t = '', k IN bad | t + CASE t WHEN '' THEN '' ELSE ', ' END + k)
