@@ -27,9 +27,9 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from bench.queries import attach
+from cli.launcher import LocalServer
 from kg.api import Memory, SyncMemory
 from kg.decay import DecayRun
-from kg.launcher import LocalServer
 from kg.settings import Settings
 
 PREFIX = "decay-bench-"

@@ -6,9 +6,9 @@ from pydantic import Field
 
 from cli.common import JsonOpt, call, out, print_json
 from cli.facts import print_mappe
+from cli.launcher import LocalServer
 from cli.worked_example import DEMO_USER, LUNA, NOVA, build
 from kg.api import Memory
-from kg.launcher import LocalServer
 from kg.mappe import Mappe, render
 from kg.models import AuftragErgebnis, Frozen
 

@@ -13,7 +13,7 @@ from collections.abc import Coroutine
 from datetime import UTC, date, datetime, timedelta
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Required, TypedDict, TypeVar, Unpack
 
 from pydantic import Field, ValidationError
 
@@ -163,29 +163,11 @@ class Memory:
         return await self.agent.write(auftrag)
 
     async def correct(
-        self,
-        user_id: str,
-        character_id: str,
-        *,
-        subjekt: str,
-        beziehung: str,
-        herkunft: str,
-        objekt: str | None = None,
-        wert: str | None = None,
-        neu_objekt: str | None = None,
-        neu_wert: str | None = None,
-        notiz: str | None = None,
-        auftrag_id: str | None = None,
+        self, user_id: str, character_id: str, **korrektur: Unpack[Korrektur]
     ) -> AuftragErgebnis:
         """Correct a wrong fact (retired as never true), optionally with its replacement;
-        see `correction_order`."""
-        return await self.write(
-            correction_order(
-                user_id, character_id, subjekt=subjekt, beziehung=beziehung,
-                herkunft=herkunft, objekt=objekt, wert=wert, neu_objekt=neu_objekt,
-                neu_wert=neu_wert, notiz=notiz, auftrag_id=auftrag_id,
-            )
-        )
+        see `Korrektur` and `correction_order`."""
+        return await self.write(correction_order(user_id, character_id, **korrektur))
 
     # -- entities ---------------------------------------------------------------
 
@@ -563,23 +545,34 @@ def check_cap(cap: int | None) -> None:
         raise InvalidInput(f"cap must be a whole number of at least 1, not {cap!r}")
 
 
+class Korrektur(TypedDict, total=False):
+    """What a correction names, by keyword: the wrong fact and its optional replacement."""
+
+    subjekt: Required[str]
+    beziehung: Required[str]
+    #: Required, no default: who says the fact was wrong.
+    herkunft: Required[str]
+    #: The wrong fact's object entity, or its value.
+    objekt: str | None
+    wert: str | None
+    #: The replacement's object entity, or its value (at most one).
+    neu_objekt: str | None
+    neu_wert: str | None
+    notiz: str | None
+    auftrag_id: str | None
+
+
 def correction_order(
-    user_id: str,
-    character_id: str,
-    *,
-    subjekt: str,
-    beziehung: str,
-    herkunft: str,
-    objekt: str | None = None,
-    wert: str | None = None,
-    neu_objekt: str | None = None,
-    neu_wert: str | None = None,
-    notiz: str | None = None,
-    auftrag_id: str | None = None,
+    user_id: str, character_id: str, **korrektur: Unpack[Korrektur]
 ) -> Auftrag:
     """The order of a correction: the wrong fact (`objekt` or `wert`) retired as never
     true, and its replacement (`neu_objekt` or `neu_wert`) as a triple with the required
     `herkunft`. InvalidInput says what is wrong."""
+    subjekt, beziehung = korrektur["subjekt"], korrektur["beziehung"]
+    herkunft = korrektur["herkunft"]
+    objekt, wert = korrektur.get("objekt"), korrektur.get("wert")
+    neu_objekt, neu_wert = korrektur.get("neu_objekt"), korrektur.get("neu_wert")
+    notiz, auftrag_id = korrektur.get("notiz"), korrektur.get("auftrag_id")
     if herkunft not in HERKUNFT:
         raise InvalidInput(
             f"herkunft is required and must be one of {', '.join(HERKUNFT)}, not {herkunft!r}"

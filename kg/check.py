@@ -22,8 +22,11 @@ from pydantic import Field, computed_field
 
 from kg.canon import TYPEN, Canon
 from kg.db import Database, Record
-from kg.models import HERKUNFT, Frozen
+from kg.models import FACT_PROPERTIES, HERKUNFT, Frozen, field_types
 from kg.values import native as _native
+
+#: The fact-field check takes its fields and types from the model (`FACT_PROPERTIES`).
+FACT_FIELDS = field_types(FACT_PROPERTIES)
 
 Klasse = Literal["memory", "fact entity", "forensics", "unclassified"]
 
@@ -352,7 +355,8 @@ async def run_checks(
     async with _runner(db, tx) as q:
         found: list[CheckResult] = [
             result("fact_fields", await q.run(
-                "check_fact_fields", user_id=u, rel_types=rels, samples=n)),
+                "check_fact_fields", user_id=u, rel_types=rels, fields=FACT_FIELDS,
+                order=[p.name for p in FACT_PROPERTIES], samples=n)),
             result("fact_herkunft", await q.run(
                 "check_fact_herkunft", user_id=u, rel_types=rels, herkunft=list(HERKUNFT),
                 samples=n)),

@@ -75,8 +75,8 @@ class Tx:
 
 
 class AutoCommit:
-    """A session whose every named query is its own auto-commit transaction, without
-    the interactive `query_timeout`.
+    """A session whose every named query is its own auto-commit transaction, with
+    `maintenance_timeout` instead of the interactive `query_timeout`.
 
     Not retried: use it only for queries that are safe to run again (idempotent).
     """
@@ -88,7 +88,8 @@ class AutoCommit:
     async def run(self, name: str, /, **params: Any) -> list[Record]:
         query = self._db.queries[name]
         try:
-            result = await self._session.run(Query(query.text), params)
+            timeout = self._db.settings.maintenance_timeout
+            result = await self._session.run(Query(query.text, timeout=timeout), params)
             return [record.data() async for record in result]
         except Exception as exc:  # mapped to a typed error, or re-raised untouched
             typed = self._db.translate(exc)
@@ -147,8 +148,12 @@ class Database:
     async def read(self, work: Callable[[Tx], Awaitable[T]]) -> T:
         return await self._execute("READ", work)
 
-    async def write(self, work: Callable[[Tx], Awaitable[T]]) -> T:
-        return await self._execute("WRITE", work)
+    async def write(
+        self, work: Callable[[Tx], Awaitable[T]], *, timeout: float | None = None
+    ) -> T:
+        """A managed write transaction; `timeout` (seconds) replaces `query_timeout` for
+        long maintenance work."""
+        return await self._execute("WRITE", work, timeout)
 
     async def query(self, name: str, /, **params: Any) -> list[Record]:
         """One named read query in one round trip: an auto-commit read (a managed
@@ -203,8 +208,12 @@ class Database:
                 raise
             raise typed from exc
 
-    async def _execute(self, access: str, work: Callable[[Tx], Awaitable[T]]) -> T:
-        @unit_of_work(timeout=self.settings.query_timeout)
+    async def _execute(
+        self, access: str, work: Callable[[Tx], Awaitable[T]], timeout: float | None = None
+    ) -> T:
+        seconds = timeout or self.settings.query_timeout
+
+        @unit_of_work(timeout=seconds)
         async def unit(tx: AsyncManagedTransaction) -> T:
             return await work(Tx(tx, self))
 
@@ -212,7 +221,7 @@ class Database:
         # covers a server that stops answering at all (a frozen process, a dropped
         # network), where the driver would wait for the server's receive hint (120 s).
         s = self.settings
-        deadline = s.query_timeout + s.retry_time + s.connection_timeout
+        deadline = seconds + s.retry_time + s.connection_timeout
         try:
             async with asyncio.timeout(deadline), self._session(access) as session:
                 result: T

@@ -183,67 +183,161 @@ class Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
-class FactProperty(NamedTuple):
-    """One property a fact relationship can carry, with what it holds."""
+#: The Cypher types a stored property can have, as `kg check` tests them (`_OR_NULL`: or
+#: absent; `NUMBER`: a float or an integer). An empty type: checked by a rule of its own.
+PropertyType = Literal[
+    "STRING", "STRING_OR_NULL", "DATETIME", "DATETIME_OR_NULL", "DATE", "DATE_OR_NULL",
+    "INTEGER", "INTEGER_OR_NULL", "BOOLEAN", "BOOLEAN_OR_NULL", "NUMBER", "",
+]
+
+
+class Property(NamedTuple):
+    """One property a stored node or relationship can carry: what it holds, its type."""
 
     name: str
     meaning: str
+    type: PropertyType = ""
 
 
 #: Every property of a fact relationship, in the order the docs list them: the one list.
 #: docs/graph-model.md's fact table equals it, and a test compares it with the keys the
-#: writer really writes. A new property is added here first.
-FACT_PROPERTIES: tuple[FactProperty, ...] = (
-    FactProperty("id", "fact id (hex uuid); the same on every version of the fact"),
-    FactProperty(
+#: writer really writes. A new property is added here first. `type` is what `kg check`
+#: requires of each property (its fact-field check is built from it); herkunft, grund and
+#: auftrag_id have rules of their own.
+FACT_PROPERTIES: tuple[Property, ...] = (
+    Property("id", "fact id (hex uuid); the same on every version of the fact", "STRING"),
+    Property(
         "version",
         "1, 2, …: each change of the fact closes its version and writes the next one",
+        "INTEGER",
     ),
-    FactProperty("user_id", "the human of the pair that owns the fact"),
-    FactProperty("character_id", "the character of the pair that owns the fact"),
-    FactProperty("herkunft", "`mensch`, `nova`, `modell` or `recherche`; required, no default"),
-    FactProperty("auftrag_id", "the order that wrote it"),
-    FactProperty(
+    Property("user_id", "the human of the pair that owns the fact", "STRING"),
+    Property("character_id", "the character of the pair that owns the fact", "STRING"),
+    Property("herkunft", "`mensch`, `nova`, `modell` or `recherche`; required, no default"),
+    Property("auftrag_id", "the order that wrote it"),
+    Property(
         "t_valid",
         "valid-time start (the order's `zeitpunkt`, else the store's clock); a fact with "
         "`timeline_id` takes its start from the active entry of that chain instead",
+        "DATETIME",
     ),
-    FactProperty(
+    Property(
         "t_invalid",
         "valid-time end: where the next value begins (superseded), `= t_valid` when taken "
         "back (corrected, cancelled); absent while the value holds open-ended",
+        "DATETIME_OR_NULL",
     ),
-    FactProperty(
-        "timeline_id", "first entry of the chain the fact is valid from (no date on the fact)"
+    Property(
+        "timeline_id",
+        "first entry of the chain the fact is valid from (no date on the fact)",
+        "STRING_OR_NULL",
     ),
-    FactProperty(
+    Property(
         "timeline_bis",
         "first entry of the chain of the value that follows it (its *bis*)",
+        "STRING_OR_NULL",
     ),
-    FactProperty("t_recorded", "system time: when the store recorded this version (its clock)"),
-    FactProperty(
+    Property(
+        "t_recorded",
+        "system time: when the store recorded this version (its clock)",
+        "DATETIME",
+    ),
+    Property(
         "t_expired",
         "system time: when a later version replaced this one; absent on the current version",
+        "DATETIME_OR_NULL",
     ),
-    FactProperty(
+    Property(
         "aktiv",
         "true on the current version of a value that holds open-ended; decay never changes it",
+        "BOOLEAN",
     ),
-    FactProperty(
+    Property(
         "grund",
         "why it does not hold open-ended: `abgeloest` (superseded), `berichtigt` (corrected: "
         "never true), `abgesagt` (its event was cancelled: never true)",
     ),
-    FactProperty(
+    Property(
         "staerke_decay",
         "strength in [0, 1]; 1.0 when written or re-asserted, then kept by the daily sweep",
+        "NUMBER",
     ),
-    FactProperty("last_touched", "system time it was written or last re-asserted"),
-    FactProperty(
+    Property("last_touched", "system time it was written or last re-asserted", "DATETIME"),
+    Property(
         "decay_am",
         "date of the last sweep that wrote `staerke_decay`; absent until the first sweep",
+        "DATE_OR_NULL",
     ),
 )
+
+#: Every property of an `Entitaet` node: the one list (docs table, export record, test).
+ENTITY_PROPERTIES: tuple[Property, ...] = (
+    Property("id", "entity id (hex uuid)", "STRING"),
+    Property(
+        "user_id", "the human it belongs to: entities are per user, shared by the user's pairs",
+        "STRING",
+    ),
+    Property("name", "the name as given, without invisible format characters", "STRING"),
+    Property("name_norm", "the lookup key: `kg.models.normalize_name(name)`", "STRING"),
+    Property(
+        "erstellt", "system time the entity was created (the store's clock)", "DATETIME_OR_NULL"
+    ),
+)
+
+#: Every property of a `TimelineEintrag` node: the one list.
+TIMELINE_PROPERTIES: tuple[Property, ...] = (
+    Property("id", "entry id (hex uuid)", "STRING"),
+    Property("user_id", "the human of the pair", "STRING"),
+    Property(
+        "character_id", "the character of the pair: an entry belongs to the pair", "STRING"
+    ),
+    Property(
+        "typ", "the kind of entry: `kg.models.EintragTyp` (`termin`, `ereignis`, ...)", "STRING"
+    ),
+    Property("titel", "what happens", "STRING"),
+    Property(
+        "beginn", "the day it begins; month precision stores the first of the month", "DATE"
+    ),
+    Property("ende", "the day it ends, or absent", "DATE_OR_NULL"),
+    Property("genauigkeit", "`tag` or `monat`: how exact `beginn` is", "STRING"),
+    Property("aktiv", "true on the end of its chain, unless cancelled", "BOOLEAN"),
+    Property("abgesagt", "true once the event was cancelled; absent before", "BOOLEAN_OR_NULL"),
+    Property("t_recorded", "system time the store recorded the entry", "DATETIME_OR_NULL"),
+    Property("ersetzt_am", "system time a move replaced it by its successor", "DATETIME_OR_NULL"),
+    Property("abgesagt_am", "system time it was cancelled", "DATETIME_OR_NULL"),
+)
+
+#: Every property of an `Auftrag` node (the audit of an order): the one list.
+ORDER_PROPERTIES: tuple[Property, ...] = (
+    Property(
+        "id", "the order's `auftrag_id`; unique per `(user_id, character_id, id)`", "STRING"
+    ),
+    Property("user_id", "the human of the pair", "STRING"),
+    Property("character_id", "the character of the pair", "STRING"),
+    Property(
+        "empfangen", "the order's `zeitpunkt` (when the chat saw it), if it had one",
+        "DATETIME_OR_NULL",
+    ),
+    Property("erfasst", "system time the store recorded the order (its clock)", "DATETIME_OR_NULL"),
+    Property("status", "`ok`, `teilweise` or `abgelehnt`", "STRING"),
+    Property(
+        "ergebnis", "the order's result as JSON text, returned again on a replay", "STRING_OR_NULL"
+    ),
+    Property("anzahl_tripel", "how many triples the order held", "INTEGER_OR_NULL"),
+    Property(
+        "inhalt", "SHA-256 of the order's content: a replay with other content is refused",
+        "STRING_OR_NULL",
+    ),
+)
+
+
+def field_types(properties: tuple[Property, ...]) -> dict[str, list[str]]:
+    """The typed properties grouped by type, as `kg check` takes them (`$fields`)."""
+    grouped: dict[str, list[str]] = {}
+    for p in properties:
+        if p.type:
+            grouped.setdefault(p.type, []).append(p.name)
+    return grouped
 
 
 class ById(Frozen):

@@ -10,8 +10,15 @@ A file holds one or more queries; each starts with a header of comment lines::
     MATCH (e:Entitaet {id: $entity_id, user_id: $user_id})
     RETURN e
 
-The declared parameters must be exactly the ones the body uses; a mismatch or a
-duplicate name is a load error that names file and line. The `// :param` lines are
+Text that several queries share is a *fragment*: a block with a `// fragment: name`
+header and a doc line, used in a query's body by a line `{{ name }}`, which the loader
+replaces with the fragment's lines (indented like the placeholder) when it loads the
+files. Fragments are shared by every file of the registry; an unknown or unused one is
+a load error. A composed query is what runs, and what `registry()[name].text` shows
+for pasting into Neo4j Browser.
+
+The declared parameters must be exactly the ones the (composed) body uses; a mismatch
+or a duplicate name is a load error that names file and line. The `// :param` lines are
 examples, exactly as Neo4j Browser takes them (paste them without the `//`, then the
 query): a value per declared parameter, any Cypher expression. A query either has none
 or one for each of its parameters; a test runs every query with its examples.
@@ -20,6 +27,7 @@ or one for each of its parameters; a test runs every query with its examples.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -31,6 +39,21 @@ from kg.errors import QueryLoadError
 _PARAM = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)(?![A-Za-z0-9_]*\()")
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 _EXAMPLE = re.compile(r"^:param\s+([A-Za-z_][A-Za-z0-9_]*)\s*=>\s*(\S.*)$")
+# A fragment used on a line of its own: `{{ name }}`, with the line's indentation.
+_USE = re.compile(r"^(\s*)\{\{\s*([a-z][a-z0-9_]*)\s*\}\}\s*$")
+_HEADER = re.compile(r"^//\s*(name|fragment):")
+_WHAT = {"name": "query", "fragment": "fragment"}
+
+
+@dataclass(frozen=True)
+class Fragment:
+    """Cypher text shared by several queries, inserted where a query says `{{ name }}`."""
+
+    name: str
+    doc: str
+    lines: tuple[str, ...]
+    source: str
+    line: int
 
 
 @dataclass(frozen=True)
@@ -59,23 +82,89 @@ def _strip_comments(text: str) -> str:
     return "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("//"))
 
 
-def parse(text: str, source: str) -> list[NamedQuery]:
-    """Parse the named queries of one file's text."""
-    queries: list[NamedQuery] = []
+def fragments_of(text: str, source: str) -> dict[str, Fragment]:
+    """The fragments of one file's text."""
+    found: dict[str, Fragment] = {}
+    for kind, name, start, block in _blocks(text, source):
+        if kind != "fragment":
+            continue
+        doc = [line.strip()[2:].strip() for line in block[1:] if line.strip().startswith("//")]
+        body = [line for line in block[1:] if not line.strip().startswith("//")]
+        while body and not body[-1].strip():
+            body.pop()
+        if not doc or not body:
+            raise QueryLoadError(f"{source}:{start + 1}: fragment {name!r} needs a doc line "
+                                 "and Cypher")
+        if name in found:
+            raise QueryLoadError(f"{source}:{start + 1}: fragment {name!r} defined twice")
+        found[name] = Fragment(name, " ".join(doc), tuple(body), source, start + 1)
+    return found
+
+
+def _blocks(text: str, source: str) -> list[tuple[str, str, int, list[str]]]:
+    """The file's blocks: (name or fragment, its name, index of its header, its lines)."""
     lines = text.splitlines()
-    starts = [i for i, line in enumerate(lines) if line.strip().startswith("// name:")]
+    starts = [i for i, line in enumerate(lines) if _HEADER.match(line.strip())]
     if not starts:
         raise QueryLoadError(f"{source}:1: no '// name:' header found")
     preamble = _strip_comments("\n".join(lines[: starts[0]])).strip()
     if preamble:
         raise QueryLoadError(f"{source}:1: Cypher before the first '// name:' header")
+    blocks = []
     for n, start in enumerate(starts):
         end = starts[n + 1] if n + 1 < len(starts) else len(lines)
-        block = lines[start:end]
-        name = block[0].split(":", 1)[1].strip()
+        kind, name = lines[start].strip()[2:].split(":", 1)
+        if not _NAME.match(name.strip()):
+            raise QueryLoadError(
+                f"{source}:{start + 1}: bad {_WHAT[kind.strip()]} name {name.strip()!r} "
+                "(snake_case)"
+            )
+        blocks.append((kind.strip(), name.strip(), start, lines[start:end]))
+    return blocks
+
+
+def _compose(
+    lines: list[str], fragments: Mapping[str, Fragment], source: str, first: int,
+    used: set[str], inside: tuple[str, ...] = (),
+) -> list[str]:
+    """The lines with every `{{ name }}` replaced by its fragment's lines (composed in
+    turn; `inside` are the fragments being composed, so a cycle is a load error)."""
+    out: list[str] = []
+    for i, line in enumerate(lines):
+        use = _USE.match(line)
+        if use is None:
+            if "{{" in line:
+                raise QueryLoadError(f"{source}:{first + i + 1}: write a fragment on a line of "
+                                     "its own: {{ name }}")
+            out.append(line)
+            continue
+        indent, name = use.groups()
+        if name not in fragments:
+            raise QueryLoadError(f"{source}:{first + i + 1}: no fragment named {name!r}")
+        fragment = fragments[name]
+        if name in inside:
+            raise QueryLoadError(f"{source}:{first + i + 1}: fragment {name!r} uses itself")
+        used.add(name)
+        inner = _compose(list(fragment.lines), fragments, fragment.source, fragment.line,
+                         used, (*inside, name))
+        out.extend(indent + text if text.strip() else text for text in inner)
+    return out
+
+
+def parse(
+    text: str, source: str, fragments: Mapping[str, Fragment] | None = None,
+    fragments_used: set[str] | None = None,
+) -> list[NamedQuery]:
+    """Parse the named queries of one file's text, its fragments (and `fragments`, those
+    of the other files) composed into them; `fragments_used` collects the fragments they
+    use."""
+    shared = {**(fragments or {}), **fragments_of(text, source)}
+    fragments_used = set() if fragments_used is None else fragments_used
+    queries: list[NamedQuery] = []
+    for kind, name, start, block in _blocks(text, source):
+        if kind != "name":
+            continue
         lineno = start + 1
-        if not _NAME.match(name):
-            raise QueryLoadError(f"{source}:{lineno}: bad query name {name!r} (snake_case)")
         doc: list[str] = []
         examples: list[tuple[str, str]] = []
         declared: set[str] | None = None
@@ -103,7 +192,10 @@ def parse(text: str, source: str) -> list[NamedQuery]:
                 examples.append((example.group(1), example.group(2).strip()))
             else:
                 doc.append(comment)
-        body = "\n".join(block[body_start:]).strip().rstrip(";").strip()
+        composed = _compose(
+            block[body_start:], shared, source, start + body_start, fragments_used
+        )
+        body = "\n".join(composed).strip().rstrip(";").strip()
         if not body:
             raise QueryLoadError(f"{source}:{lineno}: query {name!r} has no Cypher")
         if not doc:
@@ -129,17 +221,35 @@ def parse(text: str, source: str) -> list[NamedQuery]:
     return queries
 
 
-def _parse_files(directory: Path) -> list[NamedQuery]:
+def _parse_files(*directories: Path) -> list[NamedQuery]:
+    """The queries of the directories' `*.cypher` files, with the fragments of all of
+    them composed in; a fragment no query uses is a load error."""
+    texts = [(path.read_text(encoding="utf-8"), path.name)
+             for directory in directories for path in sorted(directory.glob("*.cypher"))]
+    fragments: dict[str, Fragment] = {}
+    for text, source in texts:
+        for name, fragment in fragments_of(text, source).items():
+            if name in fragments:
+                first = fragments[name]
+                raise QueryLoadError(f"{source}:{fragment.line}: fragment {name!r} already "
+                                     f"defined at {first.source}:{first.line}")
+            fragments[name] = fragment
+    used: set[str] = set()
     queries: list[NamedQuery] = []
-    for path in sorted(directory.glob("*.cypher")):
-        queries.extend(parse(path.read_text(encoding="utf-8"), path.name))
+    for text, source in texts:
+        queries.extend(parse(text, source, fragments, used))
+    for name in sorted(fragments.keys() - used):
+        f = fragments[name]
+        raise QueryLoadError(f"{f.source}:{f.line}: fragment {name!r} is used by no query")
     return queries
 
 
 class Registry:
     """All named queries of a directory tree, by name."""
 
-    def __init__(self, queries: list[NamedQuery]) -> None:
+    def __init__(self, queries: list[NamedQuery], directories: tuple[Path, ...] = ()) -> None:
+        #: Where the queries came from (to load more with the same fragments).
+        self._directories = directories
         self._by_name: dict[str, NamedQuery] = {}
         for q in queries:
             if q.name in self._by_name:
@@ -153,11 +263,15 @@ class Registry:
     @classmethod
     def from_dir(cls, root: Path) -> Registry:
         """The queries of `root/queries/*.cypher`."""
-        return cls(_parse_files(root / "queries"))
+        return cls(_parse_files(root / "queries"), (root / "queries",))
 
     def including(self, directory: Path) -> Registry:
         """This registry plus the queries of `directory/*.cypher`, e.g. tooling that keeps
-        its own queries outside the package; a name defined twice is a load error."""
+        its own queries outside the package (they may use its fragments); a name defined
+        twice is a load error."""
+        if self._directories:
+            directories = (*self._directories, directory)
+            return Registry(_parse_files(*directories), directories)
         return Registry([*self._by_name.values(), *_parse_files(directory)])
 
     def __getitem__(self, name: str) -> NamedQuery:

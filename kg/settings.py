@@ -107,6 +107,11 @@ class Settings(BaseSettings):
         30.0, gt=0, le=86_400, description="Server-side seconds per transaction."
     )
     retry_time: float = Field(5.0, ge=0, le=3600, description="Seconds managed transactions retry.")
+    maintenance_timeout: float = Field(
+        900.0, gt=0, le=604_800,
+        description="Server-side seconds one piece of maintenance may take: an export, "
+        "import or purge transaction (one per file), a pass of `kg check`, a decay sweep.",
+    )
     mappe_cap: int = Field(60, ge=1, le=10_000, description="Most facts a Mappe holds.")
     ruhe_schwelle: float = Field(
         0.1, ge=0, le=1, description="Strength below which an edge rests (left out)."

@@ -68,6 +68,22 @@ def _python(value: Any) -> Any:
     return value
 
 
+def _fact(f: Record, props: dict[str, Any], **validity: Any) -> FactState:
+    """A fact of the order's state query: its relation, ends and value from the row, its
+    properties and validity as given."""
+    return FactState(
+        id=props["id"],
+        rel=f["rel"],
+        start_id=f["start_id"],
+        end_id=None if f["wert"] is not None else f["end_id"],
+        wert=f["wert"],
+        props=props,
+        auftrag_id=props.get("auftrag_id"),
+        herkunft=props.get("herkunft"),
+        **validity,
+    )
+
+
 def to_fact(f: Record) -> FactState:
     """A fact's current version as the order's state query read it."""
     props = {key: _python(value) for key, value in f["props"].items()}
@@ -76,20 +92,14 @@ def to_fact(f: Record) -> FactState:
     end: datetime | None = day_start(tlb.to_native()) if tlb is not None else props.get("t_invalid")
     if end is not None:
         end = max(end, start)  # a value never ends before it starts
-    return FactState(
-        id=props["id"],
-        rel=f["rel"],
-        start_id=f["start_id"],
-        end_id=None if f["wert"] is not None else f["end_id"],
-        wert=f["wert"],
+    return _fact(
+        f,
+        props,
         start=start,
         end=end,
         aktiv=props["aktiv"],
         grund=props.get("grund"),
         version=props.get("version", 1),
-        props=props,
-        auftrag_id=props.get("auftrag_id"),
-        herkunft=props.get("herkunft"),
         # Re-asserted since this version was written (a type: stated, not only implied).
         touched=props.get("last_touched", start) > props.get("t_recorded", start),
     )
@@ -102,17 +112,8 @@ _SINCE_EVER = datetime(1, 1, 1, tzinfo=UTC)
 def read_only_fact(f: Record) -> FactState:
     """An active fact the order only looks at (what binds a type, what a cycle would
     close); never changed by it, so its validity does not matter."""
-    return FactState(
-        id=f["id"],
-        rel=f["rel"],
-        start_id=f["start_id"],
-        end_id=None if f["wert"] is not None else f["end_id"],
-        wert=f["wert"],
-        start=_SINCE_EVER,
-        props={"id": f["id"], "auftrag_id": f["auftrag_id"], "herkunft": f["herkunft"]},
-        auftrag_id=f["auftrag_id"],
-        herkunft=f["herkunft"],
-    )
+    props = {"id": f["id"], "auftrag_id": f["auftrag_id"], "herkunft": f["herkunft"]}
+    return _fact(f, props, start=_SINCE_EVER)
 
 
 def to_state(row: Record, canon: Canon) -> State:

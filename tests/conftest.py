@@ -26,10 +26,10 @@ from typing import Any
 
 import pytest
 
+from cli.launcher import LocalServer
 from cli.worked_example import tripel
 from kg import schema
 from kg.api import Memory, SyncMemory
-from kg.launcher import LocalServer
 from kg.settings import LOCAL_DEFAULT_PASSWORD, Settings
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from kg.launcher import LocalServer
+from cli.launcher import LocalServer
 from kg.settings import Settings
 
 

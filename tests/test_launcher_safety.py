@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from cli.launcher import LocalServer, initial_password_line
 from cli.main import app
 from kg.api import SyncMemory
-from kg.launcher import LocalServer, initial_password_line
 from kg.settings import Settings
 from tests.conftest import free_port
 

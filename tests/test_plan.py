@@ -126,3 +126,27 @@ def test_an_event_with_an_unchanged_fact_creates_no_entry() -> None:
     (result,) = planner.plan()
     assert result.ausgang == "unveraendert" and result.timeline_id is None
     assert planner.ops.entries == []
+
+
+def test_one_clock_per_order_the_store_one_unless_the_order_dates_itself() -> None:
+    """Valid time is the order's `zeitpunkt`, else the store's clock passed in: the
+    machine's clock never enters a plan."""
+    dated = Planner(CANON, order(tr("Lena", "wohnt_in", "Berlin")), State(), JETZT)
+    assert dated.now == datetime(2026, 11, 29, 18, tzinfo=UTC)
+    undated = Planner(CANON, order(tr("Lena", "wohnt_in", "Berlin"), zeitpunkt=None),
+                      State(), JETZT)
+    assert undated.now == JETZT
+    [result] = undated.plan()
+    assert result.ausgang == "geschrieben"
+    assert undated.ops.facts and all(f.start == JETZT for f in undated.ops.facts)
+
+
+def test_what_an_order_reads_of_the_past_follows_the_clock_passed_in() -> None:
+    undated = order(tr("Lena", "wohnt_in", "Berlin"), zeitpunkt=None)
+    clock = datetime(2026, 6, 1, tzinfo=UTC)
+    assert refs_of(undated, CANON, now=clock).since == datetime(2026, 5, 31, tzinfo=UTC)
+    dated = order(tr("Lena", "wohnt_in", "Berlin"))
+    assert refs_of(dated, CANON, now=clock).since == datetime(2026, 11, 29, 18, tzinfo=UTC)
+    corrected = order(berichtigungen=[{"subjekt": "Lena", "beziehung": "beruf",
+                                       "wert": "Ärztin"}])
+    assert refs_of(corrected, CANON, now=clock).since is None  # a correction reads it all

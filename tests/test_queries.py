@@ -9,7 +9,7 @@ import pytest
 
 from kg.api import SyncMemory
 from kg.errors import QueryLoadError
-from kg.queries import parse, registry
+from kg.queries import Registry, parse, registry
 from tests.conftest import explain_with_examples
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -53,6 +53,53 @@ def test_parses_param_examples_as_the_browser_takes_them() -> None:
 def test_load_errors_name_file_and_line(text: str, message: str) -> None:
     with pytest.raises(QueryLoadError, match=message):
         parse(text, "x.cypher")
+
+
+FRAGMENT = (
+    "// fragment: mine\n// The user's entities as e.\nMATCH (e:Entitaet)\nWHERE e.user_id = $u\n"
+)
+
+
+def test_a_fragment_is_composed_into_the_queries_that_use_it() -> None:
+    text = FRAGMENT + (
+        "// name: a\n// doc\n// params: $u\nCALL () {\n  {{ mine }}\n  RETURN e\n}\nRETURN e"
+    )
+    (q,) = parse(text, "x.cypher")
+    assert q.text == (
+        "CALL () {\n  MATCH (e:Entitaet)\n  WHERE e.user_id = $u\n  RETURN e\n}\nRETURN e"
+    )
+    assert q.params == {"u"}  # a fragment's parameters are the query's
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("// name: a\n// doc\n{{ nope }}\nRETURN 1", r"x.cypher:3: no fragment named 'nope'"),
+        ("// name: a\n// doc\nRETURN {{ mine }}", r"x.cypher:3: write a fragment on a line"),
+        ("// fragment: f\n// doc\n{{ f }}\n// name: a\n// doc\n{{ f }}\nRETURN 1",
+         r"fragment 'f' uses itself"),
+        ("// fragment: f\nRETURN 1\n// name: a\n// doc\nRETURN 1", r"needs a doc line"),
+    ],
+)
+def test_fragment_errors_name_file_and_line(text: str, message: str) -> None:
+    with pytest.raises(QueryLoadError, match=message):
+        parse(text, "x.cypher")
+
+
+def test_an_unused_fragment_is_a_load_error(tmp_path: Path) -> None:
+    (tmp_path / "queries").mkdir()
+    (tmp_path / "queries" / "a.cypher").write_text(FRAGMENT + "// name: a\n// doc\nRETURN 1\n")
+    with pytest.raises(QueryLoadError, match=r"a.cypher:1: fragment 'mine' is used by no query"):
+        Registry.from_dir(tmp_path)
+
+
+def test_the_package_shares_its_repeated_cypher_as_fragments() -> None:
+    texts = [p.read_text(encoding="utf-8") for p in (ROOT / "cypher" / "queries").glob("*.cypher")]
+    fragments = sum(t.count("// fragment:") for t in texts)
+    uses = sum(t.count("{{ ") for t in texts)
+    assert fragments >= 4 and uses > fragments
+    scope = "WHERE ($user_id IS NULL OR s.user_id = $user_id) AND type(r) IN $rel_types"
+    assert sum(t.count(scope) for t in texts) == 1  # the fact_edges fragment only
 
 
 USED = re.compile(r"""(?:run|one|query)\(\s*["']([a-z_]+)["']""")

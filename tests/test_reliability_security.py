@@ -21,12 +21,12 @@ import pytest
 from neo4j.exceptions import AuthError, ServiceUnavailable
 from typer.testing import CliRunner
 
+from cli.launcher import LocalServer
 from cli.main import app
 from kg.api import SyncMemory
 from kg.canon import load_canon
 from kg.db import Database
 from kg.errors import ConfigError, InvalidInput, KgError
-from kg.launcher import LocalServer
 from kg.queries import registry
 from kg.settings import Settings
 from tests.reliability_support import cypher
@@ -226,7 +226,7 @@ def test_auth_is_on_in_every_setup(neo4j_settings: Settings, store: SyncMemory) 
     assert all(p.startswith('"127.0.0.1:') for p in re.findall(r'- ("[\d.:]+")', compose))
     # The launcher's conf (its text; the file a real start writes is checked in
     # test_reliability_faults) and the library's default: a password, always.
-    launcher = (ROOT / "kg" / "launcher.py").read_text()
+    launcher = (ROOT / "cli" / "launcher.py").read_text()
     assert '"dbms.security.auth_enabled=true"' in launcher
     assert '"server.default_listen_address=127.0.0.1"' in launcher
     assert Settings().neo4j_password.get_secret_value()

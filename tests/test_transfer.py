@@ -238,7 +238,7 @@ def test_a_failure_while_writing_rolls_back_the_whole_file(
     export_text(store, tmp_path / "a.jsonl", pair.user_id, "nova")
     store.run(store.memory.purge(pair.user_id, "nova"))
     before = user_snapshot(pair, pair.user_id)
-    monkeypatch.setattr("kg.transfer.BATCH", 3)  # many small batches, some already written
+    monkeypatch.setattr("kg.transfer.store.BATCH", 3)  # many small batches, some already written
 
     def fail_late(phase: str, done: int, total: int) -> None:
         if done > total // 2:

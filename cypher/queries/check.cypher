@@ -4,44 +4,64 @@
 // checks the whole database; a user id checks that user's data only. Fact edges are the
 // relationships of a canon type ($rel_types) leaving an :Entitaet.
 
+// fragment: fact_edges
+// The fact edges in scope: `r`, a relationship of a canon type ($rel_types) from its
+// subject `s`, an entity of $user_id (of every user when it is null), to its object `o`
+// (an entity or a value node). A query goes on with `AND ...` for its own conditions.
+MATCH (s:Entitaet)-[r]->(o)
+WHERE ($user_id IS NULL OR s.user_id = $user_id) AND type(r) IN $rel_types
+
+// fragment: active_edge_decay
+// The decay state of the active fact edges in scope: `active`, those `with_strength`, the
+// `newest` decay_am up to $today, and how many carry one after it (`future`: a run for a
+// day that has not come is no measurement). A decay_am that is not a date is no run.
+CALL () {
+  {{ fact_edges }}
+    AND r.aktiv = true
+  WITH r, r.decay_am IS :: DATE AS dated
+  RETURN count(r) AS active, count(r.staerke_decay) AS with_strength,
+         max(CASE WHEN dated AND r.decay_am <= $today THEN r.decay_am END) AS newest,
+         count(CASE WHEN dated AND r.decay_am > $today THEN 1 END) AS future
+}
+
+// fragment: missed_by_newest_run
+// The active fact edges in scope the run of day `newest` missed (`missed`, with a few
+// ids as `samples`): last touched before that day, yet not swept by it.
+CALL (newest) {
+  {{ fact_edges }}
+    AND newest IS NOT NULL AND r.aktiv = true
+    AND r.last_touched < datetime({date: newest, timezone: 'UTC'})
+    AND coalesce(r.decay_am < newest, true)
+  RETURN count(r) AS missed, collect(r.id)[..$samples] AS samples
+}
+
 // name: check_fact_fields
-// Item 1: every fact edge carries its required fields with their types: id, user_id,
-// character_id (strings); t_valid, t_recorded, last_touched (datetimes); t_invalid,
-// t_expired (datetime or null); aktiv (boolean); staerke_decay (a number); decay_am
-// (date or null); timeline_id, timeline_bis (string or null); version (integer).
-// Samples name the fields.
-// params: $user_id, $rel_types, $samples
+// Item 1: every fact edge carries its required fields with their types, as
+// `kg.models.FACT_PROPERTIES` declares them ($fields: the names grouped by type, from
+// `kg.models.field_types`; _OR_NULL allows null, NUMBER is a float or an integer).
+// Samples name the fields, in the model's order ($order).
+// params: $user_id, $rel_types, $fields, $order, $samples
 // :param user_id => 'demo-user'
 // :param rel_types => ['WOHNT_IN', 'BERUF', 'TYP', 'LIEGT_IN']
+// :param fields => {STRING: ['id', 'user_id', 'character_id'], INTEGER: ['version'], DATETIME: ['t_valid', 't_recorded', 'last_touched'], DATETIME_OR_NULL: ['t_invalid', 't_expired'], STRING_OR_NULL: ['timeline_id', 'timeline_bis'], BOOLEAN: ['aktiv'], NUMBER: ['staerke_decay'], DATE_OR_NULL: ['decay_am']}
+// :param order => ['id', 'version', 'user_id', 'character_id', 't_valid', 't_invalid', 'timeline_id', 'timeline_bis', 't_recorded', 't_expired', 'aktiv', 'staerke_decay', 'last_touched', 'decay_am']
 // :param samples => 5
-MATCH (s:Entitaet)-[r]->()
-WHERE ($user_id IS NULL OR s.user_id = $user_id) AND type(r) IN $rel_types
-  AND NOT (r.id IS :: STRING NOT NULL AND r.user_id IS :: STRING NOT NULL
-    AND r.character_id IS :: STRING NOT NULL
-    AND r.t_valid IS :: ZONED DATETIME NOT NULL AND r.t_recorded IS :: ZONED DATETIME NOT NULL
-    AND r.last_touched IS :: ZONED DATETIME NOT NULL
-    AND r.t_invalid IS :: ZONED DATETIME AND r.t_expired IS :: ZONED DATETIME
-    AND r.version IS :: INTEGER NOT NULL AND r.aktiv IS :: BOOLEAN NOT NULL
-    AND (r.staerke_decay IS :: FLOAT NOT NULL OR r.staerke_decay IS :: INTEGER NOT NULL)
-    AND r.decay_am IS :: DATE AND r.timeline_id IS :: STRING AND r.timeline_bis IS :: STRING)
-// Only for the edges that fail: which fields.
-WITH r, [f IN [
-    {k: 'id', ok: r.id IS :: STRING NOT NULL},
-    {k: 'user_id', ok: r.user_id IS :: STRING NOT NULL},
-    {k: 'character_id', ok: r.character_id IS :: STRING NOT NULL},
-    {k: 't_valid', ok: r.t_valid IS :: ZONED DATETIME NOT NULL},
-    {k: 't_recorded', ok: r.t_recorded IS :: ZONED DATETIME NOT NULL},
-    {k: 'last_touched', ok: r.last_touched IS :: ZONED DATETIME NOT NULL},
-    {k: 't_invalid', ok: r.t_invalid IS :: ZONED DATETIME},
-    {k: 't_expired', ok: r.t_expired IS :: ZONED DATETIME},
-    {k: 'version', ok: r.version IS :: INTEGER NOT NULL},
-    {k: 'aktiv', ok: r.aktiv IS :: BOOLEAN NOT NULL},
-    {k: 'staerke_decay',
-     ok: r.staerke_decay IS :: FLOAT NOT NULL OR r.staerke_decay IS :: INTEGER NOT NULL},
-    {k: 'decay_am', ok: r.decay_am IS :: DATE},
-    {k: 'timeline_id', ok: r.timeline_id IS :: STRING},
-    {k: 'timeline_bis', ok: r.timeline_bis IS :: STRING}
-  ] WHERE NOT f.ok | f.k] AS bad
+{{ fact_edges }}
+WITH r,
+     [k IN coalesce($fields['STRING'], []) WHERE NOT r[k] IS :: STRING NOT NULL]
+     + [k IN coalesce($fields['STRING_OR_NULL'], []) WHERE NOT r[k] IS :: STRING]
+     + [k IN coalesce($fields['DATETIME'], []) WHERE NOT r[k] IS :: ZONED DATETIME NOT NULL]
+     + [k IN coalesce($fields['DATETIME_OR_NULL'], []) WHERE NOT r[k] IS :: ZONED DATETIME]
+     + [k IN coalesce($fields['DATE'], []) WHERE NOT r[k] IS :: DATE NOT NULL]
+     + [k IN coalesce($fields['DATE_OR_NULL'], []) WHERE NOT r[k] IS :: DATE]
+     + [k IN coalesce($fields['INTEGER'], []) WHERE NOT r[k] IS :: INTEGER NOT NULL]
+     + [k IN coalesce($fields['INTEGER_OR_NULL'], []) WHERE NOT r[k] IS :: INTEGER]
+     + [k IN coalesce($fields['BOOLEAN'], []) WHERE NOT r[k] IS :: BOOLEAN NOT NULL]
+     + [k IN coalesce($fields['BOOLEAN_OR_NULL'], []) WHERE NOT r[k] IS :: BOOLEAN]
+     + [k IN coalesce($fields['NUMBER'], [])
+        WHERE NOT (r[k] IS :: FLOAT NOT NULL OR r[k] IS :: INTEGER NOT NULL)] AS failed
+WHERE failed <> []
+WITH r, [k IN $order WHERE k IN failed] AS bad
 RETURN count(r) AS count,
        collect(coalesce(r.id, elementId(r)) + ' ' + type(r) + ' ('
                + reduce(t = '', k IN bad | t + CASE t WHEN '' THEN '' ELSE ', ' END + k)
@@ -54,8 +74,7 @@ RETURN count(r) AS count,
 // :param rel_types => ['WOHNT_IN', 'BERUF', 'TYP', 'LIEGT_IN']
 // :param herkunft => ['mensch', 'nova', 'modell', 'recherche']
 // :param samples => 5
-MATCH (s:Entitaet)-[r]->()
-WHERE ($user_id IS NULL OR s.user_id = $user_id) AND type(r) IN $rel_types
+{{ fact_edges }}
   AND NOT coalesce(r.herkunft IN $herkunft, false)
 RETURN count(r) AS count,
        collect(coalesce(r.id, elementId(r)) + ' (herkunft ' + coalesce(toString(r.herkunft), 'missing') + ')')[..$samples] AS samples;
@@ -66,8 +85,7 @@ RETURN count(r) AS count,
 // :param user_id => 'demo-user'
 // :param rel_types => ['WOHNT_IN', 'BERUF', 'TYP', 'LIEGT_IN']
 // :param samples => 5
-MATCH (s:Entitaet)-[r]->()
-WHERE ($user_id IS NULL OR s.user_id = $user_id) AND type(r) IN $rel_types
+{{ fact_edges }}
   AND (r.staerke_decay IS :: FLOAT NOT NULL OR r.staerke_decay IS :: INTEGER NOT NULL)
   AND NOT (0.0 <= r.staerke_decay <= 1.0)
 RETURN count(r) AS count,
@@ -83,8 +101,7 @@ RETURN count(r) AS count,
 // :param user_id => 'demo-user'
 // :param rel_types => ['WOHNT_IN', 'BERUF', 'TYP', 'LIEGT_IN']
 // :param samples => 5
-MATCH (s:Entitaet)-[r]->()
-WHERE ($user_id IS NULL OR s.user_id = $user_id) AND type(r) IN $rel_types
+{{ fact_edges }}
   AND r.aktiv IS :: BOOLEAN NOT NULL
   AND NOT coalesce(CASE
     WHEN r.grund IS NULL
@@ -104,8 +121,7 @@ RETURN count(r) AS count,
 // :param user_id => 'demo-user'
 // :param rel_types => ['WOHNT_IN', 'BERUF', 'TYP', 'LIEGT_IN']
 // :param samples => 5
-MATCH (s:Entitaet)-[r]->()
-WHERE ($user_id IS NULL OR s.user_id = $user_id) AND type(r) IN $rel_types
+{{ fact_edges }}
   AND r.t_invalid < r.t_valid
 RETURN count(r) AS count,
        collect(coalesce(r.id, elementId(r)) + ' v' + toString(r.version) + ' (valid '
@@ -118,8 +134,7 @@ RETURN count(r) AS count,
 // :param user_id => 'demo-user'
 // :param rel_types => ['WOHNT_IN', 'BERUF', 'TYP', 'LIEGT_IN']
 // :param samples => 5
-MATCH (s:Entitaet)-[r]->()
-WHERE ($user_id IS NULL OR s.user_id = $user_id) AND type(r) IN $rel_types
+{{ fact_edges }}
   AND r.t_expired < r.t_recorded
 RETURN count(r) AS count,
        collect(coalesce(r.id, elementId(r)) + ' v' + toString(r.version) + ' (recorded '
@@ -134,8 +149,7 @@ RETURN count(r) AS count,
 // :param user_id => 'demo-user'
 // :param rel_types => ['WOHNT_IN', 'BERUF', 'TYP', 'LIEGT_IN']
 // :param samples => 5
-MATCH (s:Entitaet)-[r]->(o)
-WHERE ($user_id IS NULL OR s.user_id = $user_id) AND type(r) IN $rel_types
+{{ fact_edges }}
 WITH s, r, o ORDER BY r.id, r.version
 WITH r.id AS id, collect({v: r.version, rec: r.t_recorded.epochMillis,
                           exp: r.t_expired.epochMillis, rel: type(r), s: s.id,
@@ -278,8 +292,7 @@ RETURN count(r) AS count,
 // :param rel_types => ['WOHNT_IN', 'BERUF', 'TYP', 'LIEGT_IN']
 // :param value_types => ['BERUF', 'TYP', 'IST_EIN', 'HAT']
 // :param samples => 5
-MATCH (s:Entitaet)-[r]->(o)
-WHERE ($user_id IS NULL OR s.user_id = $user_id) AND type(r) IN $rel_types
+{{ fact_edges }}
   AND CASE WHEN type(r) IN $value_types THEN NOT o:Wert ELSE NOT o:Entitaet END
 RETURN count(r) AS count,
        collect(coalesce(r.id, elementId(r)) + ' ' + type(r) + ' → '
@@ -347,8 +360,7 @@ RETURN count(t) AS count,
 // :param user_id => 'demo-user'
 // :param rel_types => ['WOHNT_IN', 'BERUF', 'TYP', 'LIEGT_IN']
 // :param samples => 5
-MATCH (s:Entitaet)-[r]->()
-WHERE ($user_id IS NULL OR s.user_id = $user_id) AND type(r) IN $rel_types
+{{ fact_edges }}
   AND (r.timeline_id IS NOT NULL OR r.timeline_bis IS NOT NULL)
 UNWIND [ref IN [r.timeline_id, r.timeline_bis] WHERE ref IS NOT NULL] AS ref
 OPTIONAL MATCH (t:TimelineEintrag {id: ref})
@@ -367,8 +379,7 @@ RETURN count(*) AS count,
 // :param user_id => 'demo-user'
 // :param rel_types => ['WOHNT_IN', 'BERUF', 'TYP', 'LIEGT_IN']
 // :param samples => 5
-MATCH (s:Entitaet)-[r]->(o)
-WHERE ($user_id IS NULL OR s.user_id = $user_id) AND type(r) IN $rel_types
+{{ fact_edges }}
   AND NOT coalesce(r.user_id = s.user_id AND o.user_id = s.user_id, false)
 RETURN count(r) AS count,
        collect(coalesce(r.id, elementId(r)) + ' (' + coalesce(s.user_id, '?') + ' → '
@@ -443,8 +454,8 @@ ORDER BY type;
 // :param user_id => 'demo-user'
 // :param rel_types => ['WOHNT_IN', 'BERUF', 'TYP', 'LIEGT_IN']
 // :param samples => 5
-MATCH (s:Entitaet)-[r]->(s)
-WHERE ($user_id IS NULL OR s.user_id = $user_id) AND type(r) IN $rel_types
+{{ fact_edges }}
+  AND o = s
 RETURN count(r) AS count,
        collect(coalesce(r.id, elementId(r)) + ' ' + type(r) + ' on ' + coalesce(s.id, '?'))[..$samples] AS samples;
 
@@ -562,32 +573,17 @@ CALL () {
   WHERE d.tag IS :: DATE AND d.tag <= $today
   RETURN max(d.tag) AS swept
 }
-CALL () {
-  MATCH (s:Entitaet)-[r]->()
-  WHERE ($user_id IS NULL OR s.user_id = $user_id) AND type(r) IN $rel_types AND r.aktiv = true
-  WITH r, r.decay_am IS :: DATE AS dated
-  RETURN count(r) AS active, count(r.staerke_decay) AS with_strength,
-         max(CASE WHEN dated AND r.decay_am <= $today THEN r.decay_am END) AS edge_newest,
-         count(CASE WHEN dated AND r.decay_am > $today THEN 1 END) AS future
-}
+{{ active_edge_decay }}
 WITH active, with_strength, future,
-     CASE WHEN swept IS NULL OR (edge_newest IS NOT NULL AND edge_newest > swept)
-          THEN edge_newest ELSE swept END AS newest
+     CASE WHEN swept IS NULL OR (newest IS NOT NULL AND newest > swept)
+          THEN newest ELSE swept END AS newest
 CALL (newest) {
-  MATCH (s:Entitaet)-[r]->()
-  WHERE ($user_id IS NULL OR s.user_id = $user_id) AND type(r) IN $rel_types
+  {{ fact_edges }}
     AND r.aktiv = true AND r.staerke_decay IS NOT NULL
     AND NOT coalesce(r.decay_am IS :: DATE AND r.decay_am >= $oldest, false)
     AND (newest IS NULL
          OR NOT coalesce(r.last_touched >= datetime({date: newest, timezone: 'UTC'}), false))
   RETURN count(r) AS stale
 }
-CALL (newest) {
-  MATCH (s:Entitaet)-[r]->()
-  WHERE newest IS NOT NULL AND ($user_id IS NULL OR s.user_id = $user_id)
-    AND type(r) IN $rel_types AND r.aktiv = true
-    AND r.last_touched < datetime({date: newest, timezone: 'UTC'})
-    AND coalesce(r.decay_am < newest, true)
-  RETURN count(r) AS missed, collect(r.id)[..$samples] AS samples
-}
+{{ missed_by_newest_run }}
 RETURN active, with_strength, newest, future, stale, missed, samples;

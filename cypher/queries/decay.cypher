@@ -1,3 +1,7 @@
+// fragment: decay_run_row
+// A sweep's record `d` (DecayLauf) as the row the library reads.
+RETURN d.tag AS tag, d.am AS am, d.edges AS edges, d.resting AS resting, d.seconds AS seconds
+
 // name: decay_sweep
 // The daily sweep over one slice of the entities (ids in [$id_from, $id_to); $id_to null:
 // no upper bound): every ACTIVE fact edge leaving them gets staerke_decay =
@@ -38,14 +42,14 @@ RETURN count(*) AS edges, count(CASE WHEN resting THEN 1 END) AS resting;
 // :param seconds => 0.4
 MERGE (d:DecayLauf {tag: $tag})
 SET d.am = datetime(), d.edges = $edges, d.resting = $resting, d.seconds = $seconds
-RETURN d.tag AS tag, d.am AS am, d.edges AS edges, d.resting AS resting, d.seconds AS seconds;
+{{ decay_run_row }}
 
 // name: decay_run_find
 // The recorded sweep of one day, if there is one.
 // params: $tag
 // :param tag => date('2026-12-01')
 MATCH (d:DecayLauf {tag: $tag})
-RETURN d.tag AS tag, d.am AS am, d.edges AS edges, d.resting AS resting, d.seconds AS seconds;
+{{ decay_run_row }}
 
 // name: decay_state
 // The decay state of the active fact edges (of one user when $user_id is set): how many
@@ -58,20 +62,6 @@ RETURN d.tag AS tag, d.am AS am, d.edges AS edges, d.resting AS resting, d.secon
 // :param rel_types => ['WOHNT_IN', 'BERUF', 'HAT_HAUSTIER']
 // :param today => date('2026-12-01')
 // :param samples => 5
-CALL () {
-  MATCH (s:Entitaet)-[r]->()
-  WHERE ($user_id IS NULL OR s.user_id = $user_id) AND type(r) IN $rel_types AND r.aktiv = true
-  WITH r, r.decay_am IS :: DATE AS dated
-  RETURN count(r) AS active, count(r.staerke_decay) AS with_strength,
-         max(CASE WHEN dated AND r.decay_am <= $today THEN r.decay_am END) AS newest,
-         count(CASE WHEN dated AND r.decay_am > $today THEN 1 END) AS future
-}
-CALL (newest) {
-  MATCH (s:Entitaet)-[r]->()
-  WHERE newest IS NOT NULL AND ($user_id IS NULL OR s.user_id = $user_id)
-    AND type(r) IN $rel_types AND r.aktiv = true
-    AND r.last_touched < datetime({date: newest, timezone: 'UTC'})
-    AND coalesce(r.decay_am < newest, true)
-  RETURN count(r) AS missed, collect(r.id)[..$samples] AS samples
-}
+{{ active_edge_decay }}
+{{ missed_by_newest_run }}
 RETURN active, with_strength, newest, future, missed, samples;

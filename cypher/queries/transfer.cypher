@@ -112,6 +112,13 @@ CALL () {
 RETURN fremde_entitaeten, vorhandene_entitaeten, fakten, fremde_fakten, eintraege,
        fremde_eintraege, auftraege;
 
+// fragment: set_imported_properties
+// Writes an import row ({props, zeit, tag}) onto `x`: `props` as they are, temporal
+// values from their text as a DateTime (zeit) or a Date (tag), exactly as exported.
+SET x = row.props
+FOREACH (k IN keys(row.zeit) | SET x[k] = datetime(row.zeit[k]))
+FOREACH (k IN keys(row.tag) | SET x[k] = date(row.tag[k]))
+
 // name: import_entities
 // One batch of entities new to the store (those the user has already are kept as they
 // are). Each import row is {props, zeit, tag}: temporal values come as text and become
@@ -120,12 +127,10 @@ RETURN fremde_entitaeten, vorhandene_entitaeten, fakten, fremde_fakten, eintraeg
 // :param user_id => 'u1'
 // :param rows => [{props: {id: 'e-lena', user_id: 'u1', name: 'Lena', name_norm: 'lena'}, zeit: {erstellt: '2026-09-01T10:00:00Z'}, tag: {}}]
 UNWIND $rows AS row
-CREATE (e:Entitaet)
-SET e = row.props
-FOREACH (k IN keys(row.zeit) | SET e[k] = datetime(row.zeit[k]))
-FOREACH (k IN keys(row.tag) | SET e[k] = date(row.tag[k]))
-WITH e WHERE e.user_id = $user_id
-RETURN count(e) AS n;
+CREATE (x:Entitaet)
+{{ set_imported_properties }}
+WITH x WHERE x.user_id = $user_id
+RETURN count(x) AS n;
 
 // name: import_entries
 // One batch of timeline entries ({props, zeit, tag}; null properties stay absent).
@@ -133,12 +138,10 @@ RETURN count(e) AS n;
 // :param user_id => 'u1'
 // :param rows => [{props: {id: 't-1', user_id: 'u1', character_id: 'nova', typ: 'ereignis', titel: 'Lena zieht nach Kassel', genauigkeit: 'monat', aktiv: true, abgesagt: false}, zeit: {t_recorded: '2026-10-15T10:00:00Z'}, tag: {beginn: '2026-11-01'}}]
 UNWIND $rows AS row
-CREATE (t:TimelineEintrag)
-SET t = row.props
-FOREACH (k IN keys(row.zeit) | SET t[k] = datetime(row.zeit[k]))
-FOREACH (k IN keys(row.tag) | SET t[k] = date(row.tag[k]))
-WITH t WHERE t.user_id = $user_id
-RETURN count(t) AS n;
+CREATE (x:TimelineEintrag)
+{{ set_imported_properties }}
+WITH x WHERE x.user_id = $user_id
+RETURN count(x) AS n;
 
 // name: import_nachfolger
 // One batch of NACHFOLGER links between entries of the user.
@@ -170,11 +173,9 @@ RETURN count(*) AS n;
 UNWIND $rows AS row
 MATCH (s:Entitaet {id: row.subjekt}), (o:Entitaet {id: row.objekt})
 WHERE s.user_id = $user_id AND o.user_id = $user_id
-CREATE (s)-[r:$(row.rel_type)]->(o)
-SET r = row.props
-FOREACH (k IN keys(row.zeit) | SET r[k] = datetime(row.zeit[k]))
-FOREACH (k IN keys(row.tag) | SET r[k] = date(row.tag[k]))
-RETURN count(r) AS n;
+CREATE (s)-[x:$(row.rel_type)]->(o)
+{{ set_imported_properties }}
+RETURN count(x) AS n;
 
 // name: import_value_facts
 // One batch of value facts, each with its own Wert node; rel_type is from the canon.
@@ -184,11 +185,9 @@ RETURN count(r) AS n;
 UNWIND $rows AS row
 MATCH (s:Entitaet {id: row.subjekt})
 WHERE s.user_id = $user_id
-CREATE (s)-[r:$(row.rel_type)]->(:Wert {wert: row.wert, user_id: $user_id})
-SET r = row.props
-FOREACH (k IN keys(row.zeit) | SET r[k] = datetime(row.zeit[k]))
-FOREACH (k IN keys(row.tag) | SET r[k] = date(row.tag[k]))
-RETURN count(r) AS n;
+CREATE (s)-[x:$(row.rel_type)]->(:Wert {wert: row.wert, user_id: $user_id})
+{{ set_imported_properties }}
+RETURN count(x) AS n;
 
 // name: import_orders
 // One batch of audited orders ({props, zeit, tag}).
@@ -196,12 +195,10 @@ RETURN count(r) AS n;
 // :param user_id => 'u1'
 // :param rows => [{props: {id: 'turn-1', user_id: 'u1', character_id: 'nova', status: 'geschrieben'}, zeit: {empfangen: '2026-09-01T10:00:00Z', erfasst: '2026-09-01T10:00:01Z'}, tag: {}}]
 UNWIND $rows AS row
-CREATE (a:Auftrag)
-SET a = row.props
-FOREACH (k IN keys(row.zeit) | SET a[k] = datetime(row.zeit[k]))
-FOREACH (k IN keys(row.tag) | SET a[k] = date(row.tag[k]))
-WITH a WHERE a.user_id = $user_id
-RETURN count(a) AS n;
+CREATE (x:Auftrag)
+{{ set_imported_properties }}
+WITH x WHERE x.user_id = $user_id
+RETURN count(x) AS n;
 
 // name: purge_facts
 // Delete the facts of the user (or the pair) and their value nodes. Returns the

@@ -110,7 +110,7 @@ class LocalServer:
                 "PATH — install it, e.g. `apt-get install maven`."
             )
         lib.mkdir(parents=True, exist_ok=True)
-        pom = Path(str(resources.files("kg.neo4j_local") / "pom.xml"))
+        pom = Path(str(resources.files("cli.neo4j_local") / "pom.xml"))
         cmd = [
             mvn,
             "-q",

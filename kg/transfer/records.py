@@ -1,0 +1,253 @@
+"""The lines of an export file: one pydantic record class per kind, as the file holds it."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
+
+from kg.models import (
+    AuftragErgebnis,
+    EintragTyp,
+    Frozen,
+    Genauigkeit,
+    Herkunft,
+    Ident,
+    Name,
+    Wert,
+)
+from kg.transfer.codec import TAG, ZEIT, Tag, Zeit, temporal_fields
+
+#: Format 2 adds record counts and a checksum to the header; format 1 files (without
+#: them) still import, with a warning.
+FORMAT = 2
+FORMATS = (1, 2)
+
+# The writer's own validators: the same lengths, no control characters, line separators
+# or bidi controls in what an import writes.
+Id = Ident
+
+
+class Rec(BaseModel):
+    """One line of the file."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: str
+
+    def to_graph(self, *exclude: str) -> dict[str, Any]:
+        """The properties to store: `props` as they are, temporal ones as text in `zeit`
+        (datetimes) and `tag` (dates) for the server to convert. Null ones stay absent."""
+        props: dict[str, Any] = {}
+        zeit: dict[str, str] = {}
+        tag: dict[str, str] = {}
+        for name, marker in temporal_fields(type(self)).items():
+            value = getattr(self, name)
+            if name == "kind" or name in exclude or value is None:
+                continue
+            if marker is ZEIT:
+                zeit[name] = value
+            elif marker is TAG:
+                tag[name] = value
+            else:
+                props[name] = value
+        return {"props": props, "zeit": zeit, "tag": tag}
+
+    def key(self) -> str:
+        """What identifies the record within its kind."""
+        return str(getattr(self, "id"))  # noqa: B009 (every kind but two has an id)
+
+    def line(self) -> str:
+        return json.dumps(
+            self.model_dump(), ensure_ascii=False, separators=(",", ":"), allow_nan=False
+        )
+
+
+class Anzahl(Frozen):
+    """How many records of each kind."""
+
+    entitaeten: int = Field(0, ge=0)
+    eintraege: int = Field(0, ge=0)
+    nachfolger: int = Field(0, ge=0)
+    betrifft: int = Field(0, ge=0)
+    fakten: int = Field(0, ge=0, description="All facts, value facts included.")
+    werte: int = Field(0, ge=0, description="Of them value facts (each with its Wert node).")
+    auftraege: int = Field(0, ge=0)
+
+
+class Kopf(Rec):
+    """Line 1: the format, whose data the file holds, and (format 2) what follows."""
+
+    kind: Literal["export"]
+    format: Literal[1, 2] = Field(description="Version of this file format.")
+    user_id: Id
+    character_id: Id | None = Field(description="The pair's character; null: the whole user.")
+    anzahl: Anzahl | None = Field(None, description="Records of each kind (format 2).")
+    sha256: str | None = Field(
+        None, pattern=r"^[0-9a-f]{64}$",
+        description="SHA-256 of the lines after the header, each ending in \\n (format 2).",
+    )
+
+    @model_validator(mode="after")
+    def _format(self) -> Kopf:
+        if self.format >= 2 and (self.anzahl is None or self.sha256 is None):
+            raise ValueError("a format 2 header carries 'anzahl' and 'sha256'")
+        return self
+
+    def key(self) -> str:
+        return ""
+
+    def line(self) -> str:
+        data = self.model_dump()
+        for name in ("anzahl", "sha256"):  # a format 1 header has neither
+            if data[name] is None:
+                del data[name]
+        return json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+class EntitaetRec(Rec):
+    kind: Literal["entitaet"]
+    id: Id
+    user_id: Id
+    name: Name
+    name_norm: str = Field(description="Recomputed from the name on import, never trusted.")
+    erstellt: Zeit | None = None
+
+
+class EintragRec(Rec):
+    kind: Literal["eintrag"]
+    id: Id
+    user_id: Id
+    character_id: Id
+    typ: EintragTyp
+    titel: Name
+    beginn: Tag
+    ende: Tag | None = None
+    genauigkeit: Genauigkeit
+    aktiv: bool
+    abgesagt: bool | None = None
+    t_recorded: Zeit | None = None
+    ersetzt_am: Zeit | None = None
+    abgesagt_am: Zeit | None = None
+
+
+class NachfolgerRec(Rec):
+    kind: Literal["nachfolger"]
+    von: Id = Field(description="The moved (old) entry.")
+    nach: Id = Field(description="Its successor.")
+
+    def key(self) -> str:
+        return f"{self.von}>{self.nach}"
+
+
+class BetrifftRec(Rec):
+    kind: Literal["betrifft"]
+    eintrag: Id
+    entitaet: Id
+
+    def key(self) -> str:
+        return f"{self.eintrag}>{self.entitaet}"
+
+
+class FaktRec(Rec):
+    kind: Literal["fakt"]
+    id: Id
+    user_id: Id
+    character_id: Id
+    beziehung: Id = Field(description="The canon relation (its type is UPPER_SNAKE_CASE).")
+    subjekt: Id = Field(description="Subject entity id.")
+    objekt: Id | None = Field(None, description="Object entity id (reference fact).")
+    wert: Wert | None = Field(None, description="The value (value fact).")
+    herkunft: Herkunft
+    auftrag_id: Id | None = None
+    t_valid: Zeit | None = None
+    t_invalid: Zeit | None = None
+    timeline_id: Id | None = None
+    timeline_bis: Id | None = None
+    t_recorded: Zeit | None = None
+    t_expired: Zeit | None = None
+    version: int = Field(1, ge=1, description="Version of the fact (its record in system time).")
+    aktiv: bool
+    grund: Literal["abgeloest", "berichtigt", "abgesagt"] | None = None
+    staerke_decay: float = Field(ge=0, le=1)
+    last_touched: Zeit | None = None
+    decay_am: Tag | None = None
+
+    def key(self) -> str:
+        """A fact has one record per version (zero-padded: versions sort in order)."""
+        return f"{self.id}#{self.version:06d}"
+
+    @model_validator(mode="after")
+    def _one_object(self) -> FaktRec:
+        if (self.objekt is None) == (self.wert is None):
+            raise ValueError("a fakt has exactly one of 'objekt' (entity id) or 'wert'")
+        return self
+
+
+class AuftragRec(Rec):
+    kind: Literal["auftrag"]
+    id: Id
+    user_id: Id
+    character_id: Id
+    empfangen: Zeit | None = None
+    erfasst: Zeit | None = None
+    status: Literal["ok", "teilweise", "abgelehnt"]
+    ergebnis: str | None = Field(None, description="The stored result (JSON text).")
+    anzahl_tripel: int | None = Field(None, ge=0)
+    inhalt: str | None = Field(
+        None, pattern=r"^[0-9a-f]{64}$", description="Content hash that tells a replay apart."
+    )
+
+    @model_validator(mode="after")
+    def _ergebnis(self) -> AuftragRec:
+        """The result must be what the writer stores: a result of this very order."""
+        if self.ergebnis is None:
+            return self
+        try:
+            result = AuftragErgebnis.model_validate_json(self.ergebnis)
+        except ValidationError as exc:
+            raise ValueError(f"ergebnis is not an order's result ({problem(exc)})") from None
+        except RecursionError:
+            raise ValueError("ergebnis is nested too deeply") from None
+        if (result.auftrag_id, result.user_id, result.character_id) != (
+            self.id, self.user_id, self.character_id
+        ):
+            raise ValueError("ergebnis belongs to another order (auftrag_id, user_id or "
+                             "character_id differ)")
+        if result.status != self.status:
+            raise ValueError(f"ergebnis has status {result.status!r}, the record {self.status!r}")
+        if self.anzahl_tripel is not None and self.anzahl_tripel != len(result.ergebnisse):
+            raise ValueError(f"anzahl_tripel is {self.anzahl_tripel}, the ergebnis holds "
+                             f"{len(result.ergebnisse)}")
+        canonical = result.model_dump_json()  # what the writer stores: bounded, validated
+        if canonical != self.ergebnis:
+            object.__setattr__(self, "ergebnis", canonical)
+        return self
+
+
+AnyRec = Annotated[
+    Kopf | EntitaetRec | EintragRec | NachfolgerRec | BetrifftRec | FaktRec | AuftragRec,
+    Field(discriminator="kind"),
+]
+ADAPTER: TypeAdapter[Any] = TypeAdapter(AnyRec)
+KIND_CLASS: dict[str, type[Rec]] = {
+    "entitaet": EntitaetRec, "eintrag": EintragRec, "fakt": FaktRec, "auftrag": AuftragRec,
+}
+
+KINDS = ("export", "entitaet", "eintrag", "nachfolger", "betrifft", "fakt", "auftrag")
+
+
+# -- results --------------------------------------------------------------------------
+
+
+def problem(exc: ValidationError, kind: str | None = None) -> str:
+    """The first few problems of a validation error, each as `field: message`."""
+    parts = []
+    for e in exc.errors()[:3]:
+        loc = [str(p) for p in e["loc"]]
+        if loc and loc[0] == kind:
+            loc = loc[1:]
+        msg = str(e["msg"]).removeprefix("Value error, ")
+        parts.append(f"{'.'.join(loc)}: {msg}" if loc else msg)
+    return "; ".join(parts)

@@ -1,0 +1,303 @@
+"""The database side of a transfer: read a user's records, write a checked file, purge."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from kg.canon import Canon
+from kg.check import run_checks
+from kg.db import Database, Record, Tx
+from kg.errors import InvalidInput, KgError
+from kg.transfer.codec import TAG, ZEIT, temporal_fields
+from kg.transfer.parse import Datei, read_file
+from kg.transfer.records import (
+    KIND_CLASS,
+    BetrifftRec,
+    Kopf,
+    NachfolgerRec,
+    Rec,
+    problem,
+)
+from kg.transfer.results import (
+    ExportErgebnis,
+    ImportErgebnis,
+    Progress,
+    PurgeErgebnis,
+    no_progress,
+)
+
+#: The `kg check` items an import must keep (the structural ones; 6-7 judge the daily
+#: sweep, which an import of older data cannot have had).
+IMPORT_CHECK_ITEMS = frozenset({1, 2, 3, 4, 5})
+#: Records per `UNWIND` query of an import, and lines per progress report.
+BATCH = 2000
+
+
+#: Neo4j value types an export can hold, and the field marker each needs.
+_GRAPH_TYPES = {"ZONED DATETIME NOT NULL": ZEIT, "DATE NOT NULL": TAG}
+#: Temporal types the export queries return as text (the others are refused).
+TEMPORAL = [*_GRAPH_TYPES, "LOCAL DATETIME NOT NULL", "LOCAL TIME NOT NULL",
+            "ZONED TIME NOT NULL", "DURATION NOT NULL"]
+
+
+def _prop(row: Record, name: str) -> Any:
+    return next((value for key, _, value in row["props"] if key == name), None)
+
+
+def _record(kind: str, row: Record, **extra: Any) -> Rec:
+    """A record from an export row's [key, type, value] properties; the Neo4j type of
+    each property must be the one its field stands for (DateTime, Date or neither)."""
+    cls = KIND_CLASS[kind]
+    fields = temporal_fields(cls)
+    data: dict[str, Any] = {"kind": kind}
+    ident = _prop(row, "id")
+    for key, value_type, value in row["props"]:
+        if key not in fields or key == "kind" or key in extra:
+            raise KgError(f"{kind} {ident!r} has the property {key!r}, which export does not "
+                          "know — update kg/transfer with the graph model")
+        if fields[key] is not _GRAPH_TYPES.get(value_type) or (
+            value_type in TEMPORAL and value_type not in _GRAPH_TYPES
+        ):
+            raise KgError(f"{kind} {ident!r}: property {key!r} is a {value_type}, not what "
+                          "the graph model says — run `kg check`")
+        data[key] = value
+    try:
+        return cls.model_validate(data | extra)
+    except ValidationError as exc:
+        raise KgError(f"{kind} {ident!r} cannot be exported ({problem(exc)}) — "
+                      "run `kg check`") from None
+
+
+async def read_export(
+    db: Database, canon: Canon, user_id: str, character_id: str | None
+) -> Datei:
+    """Everything of a user (or a pair) as records, read under the user's lock."""
+
+    async def work(tx: Tx) -> Datei:
+        await tx.run("transfer_lock", user_id=user_id)
+        scope = {"user_id": user_id, "character_id": character_id, "temporal": TEMPORAL}
+        # The counts and checksum are known once every record is: `Datei.lines()`
+        # writes the format 2 header.
+        datei = Datei(Kopf(kind="export", format=1, user_id=user_id,
+                           character_id=character_id))
+        for row in await tx.run("export_entities", **scope):
+            datei.add(_record("entitaet", row))
+        for row in await tx.run("export_timeline", **scope):
+            eintrag = _record("eintrag", row)
+            datei.add(eintrag)
+            for nach in row["nachfolger"]:
+                datei.add(NachfolgerRec(kind="nachfolger", von=eintrag.key(), nach=nach))
+            for entitaet in row["betrifft"]:
+                datei.add(BetrifftRec(kind="betrifft", eintrag=eintrag.key(), entitaet=entitaet))
+        for row in await tx.run("export_facts", **scope):
+            rel = canon.by_type.get(row["rel_type"])
+            if rel is None:
+                raise KgError(
+                    f"fact {_prop(row, 'id')!r} has the relationship type "
+                    f"{row['rel_type']!r}, which is not in the canon — set KG_KANON_DATEI"
+                )
+            datei.add(_record("fakt", row, beziehung=rel.name, subjekt=row["subjekt"],
+                              objekt=row["objekt"], wert=row["wert"]))
+        for row in await tx.run("export_orders", **scope):
+            datei.add(_record("auftrag", row))
+        return datei
+
+    datei = await db.write(work, timeout=db.settings.maintenance_timeout)
+    for n, rec in enumerate(datei.records(), start=1):
+        datei.line_of[(rec.kind, rec.key())] = n
+    try:
+        # What export writes, import must take: the same checks, before the file exists.
+        datei.check(canon, "export")
+    except InvalidInput as exc:
+        message = f"the store is inconsistent, export refused — {exc}; run `kg check`"
+        raise KgError(message) from None
+    return datei
+
+
+async def export_file(
+    db: Database,
+    canon: Canon,
+    path: Path,
+    user_id: str,
+    character_id: str | None = None,
+    progress: Progress = no_progress,
+) -> ExportErgebnis:
+    """Write the export to `path` (atomically: a temporary file, then renamed)."""
+    datei = await read_export(db, canon, user_id, character_id)
+    total = datei.zeilen
+    path = Path(path)
+    folder = path.parent if str(path.parent) else Path(".")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=folder)
+    except OSError as exc:
+        raise InvalidInput(f"cannot write {path}: {exc.strerror}") from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as out:
+            for n, line in enumerate(datei.lines(), start=1):
+                out.write(line + "\n")
+                if n % BATCH == 0 or n == total:
+                    progress("export", n, total)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return ExportErgebnis(datei=str(path), user_id=user_id, character_id=character_id,
+                          zeilen=total, anzahl=datei.anzahl())
+
+
+def _batches(rows: list[Any]) -> Iterator[list[Any]]:
+    for i in range(0, len(rows), BATCH):
+        yield rows[i : i + BATCH]
+
+
+async def write_import(
+    db: Database,
+    canon: Canon,
+    datei: Datei,
+    source: str = "<import>",
+    progress: Progress = no_progress,
+) -> ImportErgebnis:
+    """Write a checked file in one transaction; a conflict rolls all of it back."""
+    user = datei.kopf.user_id
+    rel_type = {f.id: canon[f.beziehung].rel_type for f in datei.fakten}  # never from the file
+    total = datei.zeilen - 1
+
+    async def work(tx: Tx) -> int:
+        await tx.run("import_lock", user_id=user)
+        row = await tx.one(
+            "import_conflicts",
+            user_id=user,
+            entity_ids=[e.id for e in datei.entitaeten],
+            fact_ids=sorted({f.id for f in datei.fakten}),
+            eintrag_ids=[e.id for e in datei.eintraege],
+            auftrag_ids=[a.id for a in datei.auftraege],
+        )
+        assert row is not None
+        there = "is in the store already (imported before? purge the pair first)"
+        foreign = "belongs to another user"
+        for kind, field, why in (
+            ("entitaet", "fremde_entitaeten", foreign),
+            ("fakt", "fremde_fakten", foreign),
+            ("eintrag", "fremde_eintraege", foreign),
+            ("fakt", "fakten", there),
+            ("eintrag", "eintraege", there),
+            ("auftrag", "auftraege", there),
+        ):
+            if row[field]:
+                key = sorted(row[field])[0]
+                line = datei.line_of.get((kind, key)) or datei.line_of.get((kind, f"{key}#000001"))
+                more = f" (and {len(row[field]) - 1} more)" if len(row[field]) > 1 else ""
+                raise InvalidInput(
+                    f"{source}:{line}: {kind} {key!r} {why}{more}; nothing was imported"
+                )
+        done = 0
+
+        async def put(kind: str, rows: list[Any],
+                      write: Callable[[list[Any]], Awaitable[Record | None]]) -> None:
+            nonlocal done
+            for batch in _batches(rows):
+                got = await write(batch)
+                if got is None or got["n"] != len(batch):
+                    raise InvalidInput(
+                        f"{source}: {got and got['n']} of {len(batch)} {kind} records were "
+                        "written (a reference did not resolve); nothing was imported"
+                    )
+                done += len(batch)
+                progress("import", done, total)
+
+        kept = set(row["vorhandene_entitaeten"])
+        done += len(kept)
+        await put("entitaet", [e.to_graph() for e in datei.entitaeten if e.id not in kept],
+                  lambda b: tx.one("import_entities", user_id=user, rows=b))
+        await put("eintrag", [e.to_graph() for e in datei.eintraege],
+                  lambda b: tx.one("import_entries", user_id=user, rows=b))
+        await put("nachfolger", [{"von": n.von, "nach": n.nach} for n in datei.nachfolger],
+                  lambda b: tx.one("import_nachfolger", user_id=user, rows=b))
+        await put("betrifft",
+                  [{"eintrag": b.eintrag, "entitaet": b.entitaet} for b in datei.betrifft],
+                  lambda b: tx.one("import_betrifft", user_id=user, rows=b))
+        fields = ("beziehung", "subjekt", "objekt", "wert")
+        await put("fakt", [
+            {"subjekt": f.subjekt, "objekt": f.objekt, "rel_type": rel_type[f.id],
+             **f.to_graph(*fields)}
+            for f in datei.fakten if f.objekt is not None
+        ], lambda b: tx.one("import_ref_facts", user_id=user, rows=b))
+        await put("fakt", [
+            {"subjekt": f.subjekt, "wert": f.wert, "rel_type": rel_type[f.id],
+             **f.to_graph(*fields)}
+            for f in datei.fakten if f.wert is not None
+        ], lambda b: tx.one("import_value_facts", user_id=user, rows=b))
+        await put("auftrag", [a.to_graph() for a in datei.auftraege],
+                  lambda b: tx.one("import_orders", user_id=user, rows=b))
+        # The user's data with the file in it must pass `kg check --user` (its structural
+        # items) before anything commits; a violation rolls the whole file back.
+        report = await run_checks(db, canon, user, tx=tx)
+        broken = [c for c in report.checks if c.item in IMPORT_CHECK_ITEMS and not c.ok]
+        if broken:
+            first = broken[0]
+            raise InvalidInput(
+                f"{source}: with this file the store would break {len(broken)} invariant(s) "
+                f"of `kg check`: {first.name} ({first.title}; {first.count} found, e.g. "
+                f"{', '.join(first.samples[:3]) or '-'})"
+                + (f", and {', '.join(c.name for c in broken[1:])}" if len(broken) > 1 else "")
+                + "; nothing was imported"
+            )
+        return len(row["vorhandene_entitaeten"])
+
+    progress("import", 0, total)
+    vorhanden = await db.write(work, timeout=db.settings.maintenance_timeout)
+    return ImportErgebnis(
+        datei=source, user_id=user, character_id=datei.kopf.character_id,
+        zeilen=datei.zeilen, anzahl=datei.anzahl(), entitaeten_vorhanden=vorhanden,
+        warnungen=list(datei.warnungen),
+    )
+
+
+async def import_file(
+    db: Database, canon: Canon, path: Path, progress: Progress = no_progress
+) -> ImportErgebnis:
+    """Validate the whole file, then write it in one transaction."""
+    try:
+        datei = read_file(Path(path), canon)
+    except InvalidInput as exc:
+        raise InvalidInput(f"{exc}; nothing was imported") from None
+    datei.normalise_names(str(path))
+    return await write_import(db, canon, datei, str(path), progress)
+
+
+async def purge(db: Database, user_id: str, character_id: str | None = None) -> PurgeErgebnis:
+    """Delete a pair's data (or a whole user's) in one transaction; report the counts."""
+
+    async def work(tx: Tx) -> PurgeErgebnis:
+        await tx.run("transfer_lock", user_id=user_id)
+        scope = {"user_id": user_id, "character_id": character_id}
+        facts = await tx.one("purge_facts", **scope)
+        entries = await tx.one("purge_timeline", **scope)
+        orders = await tx.one("purge_orders", **scope)
+        assert facts is not None and entries is not None and orders is not None
+        touched = None
+        if character_id is not None:
+            touched = sorted({*facts["entitaeten"], *entries["entitaeten"]} - {None})
+        entities = await tx.one("purge_entities", user_id=user_id, entity_ids=touched)
+        lock = await tx.one("purge_lock", user_id=user_id)
+        assert entities is not None
+        return PurgeErgebnis(
+            user_id=user_id,
+            character_id=character_id,
+            fakten=facts["fakten"],
+            werte=facts["werte"],
+            eintraege=entries["eintraege"],
+            nachfolger=entries["nachfolger"],
+            auftraege=orders["auftraege"],
+            entitaeten=entities["entitaeten"],
+            entitaeten_behalten=entities["behalten"],
+            nutzer=lock["nutzer"] if lock else 0,
+        )
+
+    return await db.write(work, timeout=db.settings.maintenance_timeout)

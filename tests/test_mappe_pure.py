@@ -1,0 +1,186 @@
+"""The reader's pure parts, without a server: rows as the `mappe` query returns them, and
+the instants of a read passed in (one `gueltig_am` per read, never the machine's clock).
+
+`holds` and `ended` decide an as-of read, `derived` keeps the derivations whose whole path
+held, `build` maps a row to the Mappe (cap included), `render` writes the German block.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+from typing import Any
+
+import pytest
+
+from kg.canon import load_canon
+from kg.mappe import as_of, build, derived, effective, ended, holds, render
+
+CANON = load_canon()
+
+
+def millis(day: date) -> int:
+    return int(datetime(day.year, day.month, day.day, tzinfo=UTC).timestamp() * 1000)
+
+
+def at(year: int, month: int, day: int) -> datetime:
+    return datetime(year, month, day, 12, tzinfo=UTC)
+
+
+def fact(
+    fid: str,
+    rel: str = "WOHNT_IN",
+    objekt: str | None = "Berlin",
+    *,
+    wert: str | None = None,
+    since: date = date(2026, 1, 1),
+    until: date | None = None,
+    grund: str | None = None,
+    event: date | None = None,
+    next_event: date | None = None,
+    grad: int = 1,
+    herkunft: str = "mensch",
+    subject: tuple[str, str] = ("lena", "Lena"),
+) -> dict[str, Any]:
+    """One fact row as the `mappe` query returns it (times as epoch milliseconds)."""
+    return {
+        "id": fid, "rel": rel, "s_id": subject[0], "s_name": subject[1],
+        "o_id": None if objekt is None else objekt.lower(), "o_name": objekt, "wert": wert,
+        "grad": grad, "via": None, "herkunft": herkunft, "staerke": 1.0,
+        "aktiv": grund is None, "grund": grund,
+        "t_valid": millis(since), "t_invalid": None if until is None else millis(until),
+        "tl_beginn": event, "tl_genauigkeit": "monat" if event else None,
+        "tlb_beginn": next_event, "tlb_genauigkeit": "monat" if next_event else None,
+    }
+
+
+def row(fakten: list[dict[str, Any]], historie: list[dict[str, Any]] | None = None,
+        abgeleitet: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    return {"id": "lena", "name": "Lena", "typ": "person", "fakten": fakten,
+            "historie": historie or [], "abgeleitet": abgeleitet or []}
+
+
+BERLIN = fact("f1", until=date(2026, 12, 1), grund="abgeloest", next_event=date(2026, 12, 1))
+KASSEL = fact("f2", objekt="Kassel", event=date(2026, 12, 1))
+
+
+# -- holds / ended / effective ---------------------------------------------------------
+
+
+def test_a_superseded_value_holds_until_its_successors_event() -> None:
+    assert holds(BERLIN, at(2026, 11, 30))
+    assert not holds(BERLIN, at(2026, 12, 1))
+    assert ended(BERLIN, at(2026, 12, 1))
+    assert not ended(BERLIN, at(2026, 11, 30))
+
+
+def test_a_value_from_an_event_holds_from_the_events_day() -> None:
+    assert not holds(KASSEL, at(2026, 11, 30))
+    assert holds(KASSEL, datetime(2026, 12, 1, tzinfo=UTC))
+    assert not ended(KASSEL, at(2027, 1, 1))  # never superseded: never "früher"
+
+
+@pytest.mark.parametrize("grund", ["berichtigt", "abgesagt"])
+def test_a_taken_back_value_never_held(grund: str) -> None:
+    taken_back = fact("f3", until=date(2026, 1, 1), grund=grund)
+    assert not holds(taken_back, at(2026, 1, 1))
+    assert not ended(taken_back, at(2030, 1, 1))
+
+
+def test_a_value_never_ends_before_it_begins() -> None:
+    # Superseded by an event of the month it began in: it ends where it began.
+    early = fact("f4", since=date(2026, 11, 15), grund="abgeloest",
+                 next_event=date(2026, 11, 1))
+    ab, bis, _, bis_text, _ = effective(early)
+    assert bis == ab and bis_text == "15. November 2026"
+
+
+def test_given_only_bekannt_am_a_read_is_of_that_moment() -> None:
+    known = at(2026, 5, 1)
+    assert as_of(None, known) == (known, known)
+    assert as_of(known, None) == (known, None)
+    assert as_of(None, None) == (None, None)
+
+
+# -- derived ---------------------------------------------------------------------------
+
+
+def derivation(*zeiten: dict[str, Any]) -> dict[str, Any]:
+    return {"rel": "WOHNT_IN", "x_id": "hessen", "x_name": "Hessen",
+            "pfad": ["Kassel", "Hessen"], "zeiten": list(zeiten)}
+
+
+def test_a_derivation_holds_only_when_its_whole_path_held() -> None:
+    hessen = fact("f5", "LIEGT_IN", "Hessen", since=date(2020, 1, 1),
+                  subject=("kassel", "Kassel"))
+    paths = row([], abgeleitet=[derivation(KASSEL, hessen)])
+    assert derived(paths, CANON, at(2026, 11, 30)) == []  # Lena lived in Berlin then
+    [found] = derived(paths, CANON, at(2026, 12, 2))
+    assert (found.objekt.name, found.ab, found.aus_ereignis) == ("Hessen", "Dezember 2026", True)
+    assert len(derived(paths, CANON, None)) == 1  # a current read takes the path as it is
+
+
+def test_the_first_path_to_a_place_wins() -> None:
+    hessen = fact("f5", "LIEGT_IN", "Hessen", subject=("kassel", "Kassel"))
+    two = row([], abgeleitet=[derivation(KASSEL, hessen), derivation(BERLIN, hessen)])
+    assert [d.pfad for d in derived(two, CANON, None)] == [["Kassel", "Hessen"]]
+
+
+# -- build -----------------------------------------------------------------------------
+
+
+def test_a_current_read_takes_the_rows_as_they_are() -> None:
+    mappe = build(row([KASSEL], historie=[BERLIN]), CANON, cap=10)
+    assert [f.id for f in mappe.fakten] == ["f2"]
+    assert [h.bis for h in mappe.historie] == ["Dezember 2026"]
+    assert (mappe.gueltig_am, mappe.bekannt_am, mappe.gekappt) == (None, None, False)
+
+
+def test_an_as_of_read_keeps_what_held_and_what_had_ended_then() -> None:
+    rows = row([KASSEL, BERLIN], historie=[BERLIN])
+    before = build(rows, CANON, cap=10, gueltig_am=at(2026, 11, 30))
+    assert ([f.id for f in before.fakten], before.historie) == (["f1"], [])
+    after = build(rows, CANON, cap=10, gueltig_am=at(2026, 12, 2), bekannt_am=at(2026, 12, 2))
+    assert [f.id for f in after.fakten] == ["f2"]
+    assert [h.id for h in after.historie] == ["f1"]
+    assert after.bekannt_am == at(2026, 12, 2)
+
+
+def test_the_cap_cuts_and_says_so() -> None:
+    facts = [fact(f"h{i}", "HOBBY", None, wert=f"Hobby {i}") for i in range(4)]
+    capped = build(row(facts), CANON, cap=3)
+    assert len(capped.fakten) == 3 and capped.gekappt
+    assert not build(row(facts[:3]), CANON, cap=3).gekappt
+
+
+def test_empty_optional_matches_are_no_facts() -> None:
+    empty = dict(fact("x"), id=None)
+    mappe = build(row([empty], historie=[empty]), CANON, cap=5)
+    assert (mappe.fakten, mappe.historie) == ([], [])
+
+
+# -- render ----------------------------------------------------------------------------
+
+
+def test_render_writes_the_facts_history_and_derivations() -> None:
+    hessen = fact("f5", "LIEGT_IN", "Hessen", subject=("kassel", "Kassel"), grad=2)
+    hessen["o_id"] = "hessen"
+    mappe = build(
+        row([KASSEL, fact("f6", "BERUF", None, wert="Lehrerin", herkunft="modell"), hessen],
+            historie=[BERLIN],
+            abgeleitet=[derivation(KASSEL, hessen)]),
+        CANON, cap=10,
+    )
+    assert render(mappe).splitlines() == [
+        "Lena (person)",
+        "- wohnt in Kassel (ab Dezember 2026)",
+        "- ist von Beruf „Lehrerin“ [laut Modell]",
+        "- früher: wohnt in Berlin (bis Dezember 2026)",
+        "- abgeleitet: wohnt in Hessen (über Kassel, Hessen, ab Dezember 2026)",
+        "  · Kassel liegt in Hessen",
+    ]
+
+
+def test_render_stays_within_its_budget() -> None:
+    facts = [fact(f"h{i}", "HOBBY", None, wert=f"Hobby Nummer {i}") for i in range(40)]
+    text = render(build(row(facts), CANON, cap=60), budget=200)
+    assert len(text) <= 200 + 1 and text.endswith("…")
