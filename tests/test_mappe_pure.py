@@ -13,7 +13,18 @@ from typing import Any
 import pytest
 
 from kg.canon import load_canon
-from kg.mappe import as_of, build, derived, effective, ended, holds, render
+from kg.mappe import (
+    DERIVED_FIELDS,
+    FACT_FIELDS,
+    TIME_FIELDS,
+    as_of,
+    build,
+    derived,
+    effective,
+    ended,
+    holds,
+    render,
+)
 
 CANON = load_canon()
 
@@ -53,10 +64,17 @@ def fact(
     }
 
 
+def compact(fields: tuple[str, ...], item: dict[str, Any]) -> list[Any]:
+    """A row's item as the query sends it: a list in the reader's field order."""
+    return [item[name] for name in fields]
+
+
 def row(fakten: list[dict[str, Any]], historie: list[dict[str, Any]] | None = None,
         abgeleitet: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    return {"id": "lena", "name": "Lena", "typ": "person", "fakten": fakten,
-            "historie": historie or [], "abgeleitet": abgeleitet or []}
+    return {"id": "lena", "name": "Lena", "typ": "person",
+            "fakten": [compact(FACT_FIELDS, f) for f in fakten],
+            "historie": [compact(FACT_FIELDS, h) for h in historie or []],
+            "abgeleitet": abgeleitet or []}
 
 
 BERLIN = fact("f1", until=date(2026, 12, 1), grund="abgeloest", next_event=date(2026, 12, 1))
@@ -104,9 +122,11 @@ def test_given_only_bekannt_am_a_read_is_of_that_moment() -> None:
 # -- derived ---------------------------------------------------------------------------
 
 
-def derivation(*zeiten: dict[str, Any]) -> dict[str, Any]:
-    return {"rel": "WOHNT_IN", "x_id": "hessen", "x_name": "Hessen",
-            "pfad": ["Kassel", "Hessen"], "zeiten": list(zeiten)}
+def derivation(*zeiten: dict[str, Any]) -> list[Any]:
+    return compact(DERIVED_FIELDS, {
+        "rel": "WOHNT_IN", "x_id": "hessen", "x_name": "Hessen",
+        "pfad": ["Kassel", "Hessen"], "zeiten": [compact(TIME_FIELDS, z) for z in zeiten],
+    })
 
 
 def test_a_derivation_holds_only_when_its_whole_path_held() -> None:

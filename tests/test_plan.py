@@ -141,12 +141,16 @@ def test_one_clock_per_order_the_store_one_unless_the_order_dates_itself() -> No
     assert undated.ops.facts and all(f.start == JETZT for f in undated.ops.facts)
 
 
-def test_what_an_order_reads_of_the_past_follows_the_clock_passed_in() -> None:
+def test_what_an_order_reads_of_the_past_starts_at_its_earliest_valid_start() -> None:
+    """`since` is the order's own earliest date; an undated order leaves it to the state
+    query, which bounds it by the store's clock (never the machine's)."""
     undated = order(tr("Lena", "wohnt_in", "Berlin"), zeitpunkt=None)
-    clock = datetime(2026, 6, 1, tzinfo=UTC)
-    assert refs_of(undated, CANON, now=clock).since == datetime(2026, 5, 31, tzinfo=UTC)
+    assert refs_of(undated, CANON).since is None and not refs_of(undated, CANON).all_history
     dated = order(tr("Lena", "wohnt_in", "Berlin"))
-    assert refs_of(dated, CANON, now=clock).since == datetime(2026, 11, 29, 18, tzinfo=UTC)
+    assert refs_of(dated, CANON).since == datetime(2026, 11, 29, 18, tzinfo=UTC)
+    event = order(tr("Lena", "wohnt_in", "Kassel",
+                     ereignis={"titel": "Umzug", "beginn": "2026-03-15"}))
+    assert refs_of(event, CANON).since == datetime(2026, 3, 15, tzinfo=UTC)
     corrected = order(berichtigungen=[{"subjekt": "Lena", "beziehung": "beruf",
                                        "wert": "Ärztin"}])
-    assert refs_of(corrected, CANON, now=clock).since is None  # a correction reads it all
+    assert refs_of(corrected, CANON).all_history  # a correction reads it all
