@@ -542,7 +542,8 @@ class Planner:
                 assert taken.end is not None
                 self.change(
                     before,
-                    t_invalid=max(as_utc(taken.t_invalid), as_utc(before.props["t_valid"])),
+                    # The next version starts where `before` starts now (see `change`).
+                    t_invalid=max(as_utc(taken.t_invalid), before.start),
                     timeline_bis=taken.timeline_bis,
                     end=max(taken.end, before.start),
                 )

@@ -338,3 +338,29 @@ def test_a_value_moved_earlier_then_superseded_ends_when_superseded(store: SyncM
         assert report.ok, report
     finally:
         state.teardown()
+
+
+@pytest.mark.parametrize("attempt", range(6))
+def test_taking_back_two_values_reinstates_the_one_they_squeezed(
+    store: SyncMemory, attempt: int
+) -> None:
+    """Replay of a sequence the stress run found. Lehrerin is squeezed to nothing by
+    Ärztin's January event and moved to March 2027; correcting Ärztin takes back both of
+    its values, in the order of their (random) ids. Whichever goes first, Lehrerin must
+    hold again from March 2027: it once kept an end before its start when the January
+    value went first. Six attempts, so both orders are (almost surely) taken."""
+    TemporalRecord.store = store
+    state = TemporalRecord()
+    try:
+        state.first()
+        state.write(rel="beruf", pick=0, when=datetime(2026, 3, 15, 12, tzinfo=UTC))
+        lehrerin = state.write_with_event(rel="beruf", pick=1, day=date(2026, 1, 20), monat=False)
+        state.write_with_event(rel="beruf", pick=0, day=date(2026, 1, 20), monat=False)
+        state.move(key=lehrerin, day=date(2027, 3, 3))
+        state.correct(rel="beruf", pick=0)
+        state.current_mappe_agrees()
+        state.as_of_mappe_agrees()
+        report = state.run(state.memory().check(state.user))
+        assert report.ok, report
+    finally:
+        state.teardown()
