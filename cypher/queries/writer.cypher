@@ -1,3 +1,12 @@
+// fragment: type_in_pair
+// The type of the entity `e` in the pair: the value of its active TYP fact of
+// $character_id (`typ`, null when it has none).
+CALL (e) {
+  OPTIONAL MATCH (e)-[t:TYP]->(w:Wert)
+  WHERE t.character_id = $character_id AND t.aktiv
+  RETURN w.wert AS typ LIMIT 1
+}
+
 // name: user_lock
 // Serialise the writes of one user: the first statement takes the user's lock node for
 // the rest of the transaction, so entity creation by name, einwertig supersession and
@@ -21,11 +30,7 @@ RETURN jetzt;
 // :param character_id => 'nova'
 // :param name_norm => 'lena'
 MATCH (e:Entitaet {user_id: $user_id, name_norm: $name_norm})
-CALL (e) {
-  OPTIONAL MATCH (e)-[t:TYP]->(w:Wert)
-  WHERE t.character_id = $character_id AND t.aktiv
-  RETURN w.wert AS typ LIMIT 1
-}
+{{ type_in_pair }}
 CALL (e) {
   MATCH (e)-[r]-(o)
   WHERE r.character_id = $character_id AND r.aktiv AND type(r) <> 'TYP'
@@ -43,11 +48,7 @@ ORDER BY e.erstellt, e.id;
 // :param entity_id => '<id of Lena>'
 MATCH (e:Entitaet {id: $entity_id})
 WHERE e.user_id = $user_id
-CALL (e) {
-  OPTIONAL MATCH (e)-[t:TYP]->(w:Wert)
-  WHERE t.character_id = $character_id AND t.aktiv
-  RETURN w.wert AS typ LIMIT 1
-}
+{{ type_in_pair }}
 RETURN e.id AS id, e.name AS name, coalesce(typ, 'sonstiges') AS typ;
 
 // name: order_state
@@ -109,11 +110,7 @@ CALL (since) {
     WHERE e.id IN $ids AND e.user_id = $user_id
     RETURN e
   }
-  CALL (e) {
-    OPTIONAL MATCH (e)-[t:TYP]->(w:Wert)
-    WHERE t.character_id = $character_id AND t.aktiv
-    RETURN w.wert AS typ LIMIT 1
-  }
+  {{ type_in_pair }}
   // What tells namesakes apart is only needed when a name is ambiguous (and a hub
   // entity would otherwise sort all its edges for nothing).
   // (The count once per entity, before its edges are walked at all.)
