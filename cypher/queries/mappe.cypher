@@ -1,3 +1,36 @@
+// fragment: event_days
+// The days the fact `r` starts and ends on, from its events: `ta`, the end of the chain of
+// r.timeline_id, and `tb`, of r.timeline_bis (null without one), each chain as it is now
+// ($asof false) or as it was known at $bekannt_am (its last entry recorded by then).
+CALL (r) {
+  OPTIONAL MATCH (:TimelineEintrag {id: r.timeline_id})-[:NACHFOLGER*0..]->(ta:TimelineEintrag)
+  WHERE NOT EXISTS { (ta)-[:NACHFOLGER]->(nx) WHERE NOT $asof OR nx.t_recorded <= $bekannt_am }
+    AND (NOT $asof OR ta.t_recorded <= $bekannt_am)
+  RETURN ta LIMIT 1
+}
+CALL (r) {
+  OPTIONAL MATCH (:TimelineEintrag {id: r.timeline_bis})-[:NACHFOLGER*0..]->(tb:TimelineEintrag)
+  WHERE NOT EXISTS { (tb)-[:NACHFOLGER]->(nx) WHERE NOT $asof OR nx.t_recorded <= $bekannt_am }
+    AND (NOT $asof OR tb.t_recorded <= $bekannt_am)
+  RETURN tb LIMIT 1
+}
+
+// fragment: held_then
+// The fact version `r` is the record and holds: the active version ($asof false), or the
+// version recorded by $bekannt_am and not yet replaced then, neither corrected nor
+// cancelled (its valid time the caller compares with $gueltig_am).
+CASE WHEN $asof
+  THEN r.t_recorded <= $bekannt_am AND coalesce(r.t_expired > $bekannt_am, true)
+       AND coalesce(r.grund, 'abgeloest') = 'abgeloest'
+  ELSE r.aktiv END
+
+// fragment: recorded_then
+// The fact version `r` is the record: current ($asof false), or recorded by $bekannt_am
+// and not yet replaced then.
+CASE WHEN $asof
+  THEN r.t_recorded <= $bekannt_am AND coalesce(r.t_expired > $bekannt_am, true)
+  ELSE r.t_expired IS NULL END
+
 // name: mappe
 // The Mappen of entities (one row each, in one round trip): per entity its type, its facts in both
 // directions (degree 1, capped, strongest first), the facts of those neighbours in both
@@ -40,10 +73,8 @@ CALL (e) {
   CALL (e) {
     MATCH (e)-[r]-(n)
     WHERE r.character_id = $character_id AND r.staerke_decay >= $schwelle AND type(r) <> 'TYP'
-      AND CASE WHEN $asof
-        THEN r.t_recorded <= $bekannt_am AND coalesce(r.t_expired > $bekannt_am, true)
-             AND coalesce(r.grund, 'abgeloest') = 'abgeloest'
-        ELSE r.aktiv END
+      AND
+        {{ held_then }}
     RETURN r, n
     ORDER BY r.staerke_decay DESC, r.last_touched DESC, r.id
     LIMIT $cap
@@ -62,10 +93,8 @@ CALL (e, near) {
       MATCH (n1)-[r]-(n)
       WHERE r <> r1 AND n <> e
         AND r.character_id = $character_id AND r.staerke_decay >= $schwelle AND type(r) <> 'TYP'
-        AND CASE WHEN $asof
-          THEN r.t_recorded <= $bekannt_am AND coalesce(r.t_expired > $bekannt_am, true)
-               AND coalesce(r.grund, 'abgeloest') = 'abgeloest'
-          ELSE r.aktiv END
+        AND
+          {{ held_then }}
       RETURN r
       ORDER BY r.staerke_decay DESC, r.last_touched DESC, r.id
       LIMIT $cap
@@ -75,18 +104,7 @@ CALL (e, near) {
   WITH r, min(grad) AS grad, head(collect(via)) AS via
   ORDER BY grad, r.staerke_decay DESC, r.last_touched DESC, r.id
   LIMIT $cap
-  CALL (r) {
-    OPTIONAL MATCH (:TimelineEintrag {id: r.timeline_id})-[:NACHFOLGER*0..]->(ta:TimelineEintrag)
-    WHERE NOT EXISTS { (ta)-[:NACHFOLGER]->(nx) WHERE NOT $asof OR nx.t_recorded <= $bekannt_am }
-      AND (NOT $asof OR ta.t_recorded <= $bekannt_am)
-    RETURN ta LIMIT 1
-  }
-  CALL (r) {
-    OPTIONAL MATCH (:TimelineEintrag {id: r.timeline_bis})-[:NACHFOLGER*0..]->(tb:TimelineEintrag)
-    WHERE NOT EXISTS { (tb)-[:NACHFOLGER]->(nx) WHERE NOT $asof OR nx.t_recorded <= $bekannt_am }
-      AND (NOT $asof OR tb.t_recorded <= $bekannt_am)
-    RETURN tb LIMIT 1
-  }
+  {{ event_days }}
   RETURN collect([
     r.id, type(r), grad, via, r.herkunft,
     startNode(r).id, startNode(r).name, endNode(r).id, endNode(r).name, endNode(r).wert,
@@ -99,9 +117,8 @@ CALL (e) {
     MATCH (e)-[r]->(n)
     WHERE r.character_id = $character_id AND type(r) <> 'TYP'
       AND r.grund = 'abgeloest'
-      AND CASE WHEN $asof
-        THEN r.t_recorded <= $bekannt_am AND coalesce(r.t_expired > $bekannt_am, true)
-        ELSE r.t_expired IS NULL END
+      AND
+        {{ recorded_then }}
     RETURN r, n
     UNION
     MATCH (e)<-[r]-(n)
@@ -109,24 +126,12 @@ CALL (e) {
     // hundreds of incoming facts
     WHERE type(r) IN $symmetric_types
       AND r.character_id = $character_id AND r.grund = 'abgeloest'
-      AND CASE WHEN $asof
-        THEN r.t_recorded <= $bekannt_am AND coalesce(r.t_expired > $bekannt_am, true)
-        ELSE r.t_expired IS NULL END
+      AND
+        {{ recorded_then }}
     RETURN r, n
   }
   WITH r, n ORDER BY r.t_invalid DESC, r.id LIMIT $cap
-  CALL (r) {
-    OPTIONAL MATCH (:TimelineEintrag {id: r.timeline_id})-[:NACHFOLGER*0..]->(ta:TimelineEintrag)
-    WHERE NOT EXISTS { (ta)-[:NACHFOLGER]->(nx) WHERE NOT $asof OR nx.t_recorded <= $bekannt_am }
-      AND (NOT $asof OR ta.t_recorded <= $bekannt_am)
-    RETURN ta LIMIT 1
-  }
-  CALL (r) {
-    OPTIONAL MATCH (:TimelineEintrag {id: r.timeline_bis})-[:NACHFOLGER*0..]->(tb:TimelineEintrag)
-    WHERE NOT EXISTS { (tb)-[:NACHFOLGER]->(nx) WHERE NOT $asof OR nx.t_recorded <= $bekannt_am }
-      AND (NOT $asof OR tb.t_recorded <= $bekannt_am)
-    RETURN tb LIMIT 1
-  }
+  {{ event_days }}
   RETURN collect([
     r.id, type(r), 1, null, r.herkunft, e.id, e.name, n.id, n.name, n.wert,
     r.staerke_decay, r.aktiv, r.grund, r.t_valid.epochMillis, r.t_invalid.epochMillis,
@@ -155,21 +160,10 @@ CALL (e) {
   WITH r0, x, CASE WHEN $asof THEN collect(p) ELSE collect(p)[..1] END AS paths
   UNWIND paths AS p
   // The times of the path's facts: of its first fact only for a current read (its *ab*).
-  UNWIND CASE WHEN $asof THEN [r0] + relationships(p) ELSE [r0] END AS edge
-  CALL (edge) {
-    OPTIONAL MATCH (:TimelineEintrag {id: edge.timeline_id})-[:NACHFOLGER*0..]->(ta:TimelineEintrag)
-    WHERE NOT EXISTS { (ta)-[:NACHFOLGER]->(nx) WHERE NOT $asof OR nx.t_recorded <= $bekannt_am }
-      AND (NOT $asof OR ta.t_recorded <= $bekannt_am)
-    RETURN ta LIMIT 1
-  }
-  CALL (edge) {
-    OPTIONAL MATCH (:TimelineEintrag {id: edge.timeline_bis})-[:NACHFOLGER*0..]->(tb:TimelineEintrag)
-    WHERE NOT EXISTS { (tb)-[:NACHFOLGER]->(nx) WHERE NOT $asof OR nx.t_recorded <= $bekannt_am }
-      AND (NOT $asof OR tb.t_recorded <= $bekannt_am)
-    RETURN tb LIMIT 1
-  }
+  UNWIND CASE WHEN $asof THEN [r0] + relationships(p) ELSE [r0] END AS r
+  {{ event_days }}
   WITH r0, x, p, collect([
-    edge.grund, edge.t_valid.epochMillis, edge.t_invalid.epochMillis,
+    r.grund, r.t_valid.epochMillis, r.t_invalid.epochMillis,
     ta.beginn, ta.genauigkeit, tb.beginn, tb.genauigkeit
   ]) AS zeiten
   ORDER BY length(p)
@@ -205,21 +199,9 @@ WITH e, r, n
 WHERE r.character_id = $character_id
   AND ($rel_types IS NULL OR type(r) IN $rel_types)
   AND coalesce(r.grund, 'abgeloest') = 'abgeloest'
-  AND CASE WHEN $asof
-    THEN r.t_recorded <= $bekannt_am AND coalesce(r.t_expired > $bekannt_am, true)
-    ELSE r.t_expired IS NULL END
-CALL (r) {
-  OPTIONAL MATCH (:TimelineEintrag {id: r.timeline_id})-[:NACHFOLGER*0..]->(ta:TimelineEintrag)
-  WHERE NOT EXISTS { (ta)-[:NACHFOLGER]->(nx) WHERE NOT $asof OR nx.t_recorded <= $bekannt_am }
-    AND (NOT $asof OR ta.t_recorded <= $bekannt_am)
-  RETURN ta LIMIT 1
-}
-CALL (r) {
-  OPTIONAL MATCH (:TimelineEintrag {id: r.timeline_bis})-[:NACHFOLGER*0..]->(tb:TimelineEintrag)
-  WHERE NOT EXISTS { (tb)-[:NACHFOLGER]->(nx) WHERE NOT $asof OR nx.t_recorded <= $bekannt_am }
-    AND (NOT $asof OR tb.t_recorded <= $bekannt_am)
-  RETURN tb LIMIT 1
-}
+  AND
+    {{ recorded_then }}
+{{ event_days }}
 RETURN r.id AS id, type(r) AS rel, 1 AS grad, null AS via, r.herkunft AS herkunft,
        e.id AS s_id, e.name AS s_name, n.id AS o_id, n.name AS o_name, n.wert AS wert,
        r.staerke_decay AS staerke, r.aktiv AS aktiv, r.grund AS grund,
