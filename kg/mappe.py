@@ -78,14 +78,15 @@ class Mappe(Frozen):
 
 #: The fields of a fact as the `mappe` query returns it: a list, in this order.
 FACT_FIELDS = (
-    "id", "rel", "grad", "via", "herkunft", "s_id", "s_name", "o_id", "o_name", "wert",
+    "id", "rel", "grad", "via", "herkunft",
+    "subjekt_id", "subjekt_name", "objekt_id", "objekt_name", "wert",
     "staerke", "aktiv", "grund", "t_valid", "t_invalid",
-    "tl_beginn", "tl_genauigkeit", "tlb_beginn", "tlb_genauigkeit",
+    "ab_tag", "ab_genauigkeit", "bis_tag", "bis_genauigkeit",
 )
 #: The times of each fact on a derivation's path (a list, in this order).
 TIME_FIELDS = FACT_FIELDS[12:]
 #: A derivation as the `mappe` query returns it (a list, in this order).
-DERIVED_FIELDS = ("rel", "x_id", "x_name", "pfad", "zeiten")
+DERIVED_FIELDS = ("rel", "ziel_id", "ziel_name", "pfad", "zeiten")
 
 
 def _instant(millis: int | None) -> datetime | None:
@@ -99,19 +100,19 @@ def _start_of(day: date) -> datetime:
 
 def effective(row: Record) -> tuple[datetime, datetime | None, str, str | None, bool]:
     """(valid from, valid until, ab text, bis text, from an event) of a fact row."""
-    tl = _native(row.get("tl_beginn"))
+    tl = _native(row.get("ab_tag"))
     ab: datetime
     if tl is not None:
         ab = _start_of(tl)
-        ab_text = when_text(tl, None, row["tl_genauigkeit"])
+        ab_text = when_text(tl, None, row["ab_genauigkeit"])
     else:
         ab = datetime.fromtimestamp(row["t_valid"] / 1000, UTC)
         ab_text = when_text(ab.date(), None, "tag")
-    tlb = _native(row.get("tlb_beginn"))
+    tlb = _native(row.get("bis_tag"))
     bis: datetime | None
     bis_text: str | None
     if tlb is not None:
-        bis, bis_text = _start_of(tlb), when_text(tlb, None, row["tlb_genauigkeit"])
+        bis, bis_text = _start_of(tlb), when_text(tlb, None, row["bis_genauigkeit"])
     else:
         bis = _instant(row["t_invalid"]) if row["grund"] == "abgeloest" else None
         bis_text = when_text(bis.date(), None, "tag") if bis else None
@@ -149,8 +150,8 @@ def to_fakt(row: Record, canon: Canon, history: bool = False) -> MappeFakt:
         id=row["id"],
         beziehung=rel.name if rel else row["rel"].lower(),
         text=rel.vorwaerts if rel else row["rel"].lower(),
-        subjekt=Bezug(id=row["s_id"], name=row["s_name"]),
-        objekt=Bezug(id=row["o_id"], name=row["o_name"]) if row["o_id"] else None,
+        subjekt=Bezug(id=row["subjekt_id"], name=row["subjekt_name"]),
+        objekt=Bezug(id=row["objekt_id"], name=row["objekt_name"]) if row["objekt_id"] else None,
         wert=row["wert"],
         grad=row["grad"],
         via=row["via"],
@@ -174,15 +175,15 @@ def derived(row: Record, canon: Canon, gueltig_am: datetime | None) -> list[Abge
         d = dict(zip(DERIVED_FIELDS, compact, strict=True))
         d["zeiten"] = [dict(zip(TIME_FIELDS, z, strict=True)) for z in d["zeiten"]]
         rel = canon.by_type.get(d["rel"])
-        if rel is None or (d["rel"], d["x_id"]) in found:
+        if rel is None or (d["rel"], d["ziel_id"]) in found:
             continue
         if gueltig_am is not None and not all(holds(z, gueltig_am) for z in d["zeiten"]):
             continue
         ab, _, ab_text, _, from_event = effective(d["zeiten"][0])
-        found[(d["rel"], d["x_id"])] = Abgeleitet(
+        found[(d["rel"], d["ziel_id"])] = Abgeleitet(
             beziehung=rel.name,
             text=rel.vorwaerts,
-            objekt=Bezug(id=d["x_id"], name=d["x_name"]),
+            objekt=Bezug(id=d["ziel_id"], name=d["ziel_name"]),
             pfad=d["pfad"],
             ab=ab_text,
             ab_datum=ab.date(),

@@ -87,7 +87,7 @@ def _fact(f: Record, props: dict[str, Any], **validity: Any) -> FactState:
 def to_fact(f: Record) -> FactState:
     """A fact's current version as the order's state query read it."""
     props = {key: _python(value) for key, value in f["props"].items()}
-    tl, tlb = f["tl_beginn"], f["tlb_beginn"]
+    tl, tlb = f["ab_tag"], f["bis_tag"]
     start: datetime = day_start(tl.to_native()) if tl is not None else props["t_valid"]
     end: datetime | None = day_start(tlb.to_native()) if tlb is not None else props.get("t_invalid")
     if end is not None:

@@ -54,13 +54,14 @@ def fact(
 ) -> dict[str, Any]:
     """One fact row as the `mappe` query returns it (times as epoch milliseconds)."""
     return {
-        "id": fid, "rel": rel, "s_id": subject[0], "s_name": subject[1],
-        "o_id": None if objekt is None else objekt.lower(), "o_name": objekt, "wert": wert,
+        "id": fid, "rel": rel, "subjekt_id": subject[0], "subjekt_name": subject[1],
+        "objekt_id": None if objekt is None else objekt.lower(), "objekt_name": objekt,
+        "wert": wert,
         "grad": grad, "via": None, "herkunft": herkunft, "staerke": 1.0,
         "aktiv": grund is None, "grund": grund,
         "t_valid": millis(since), "t_invalid": None if until is None else millis(until),
-        "tl_beginn": event, "tl_genauigkeit": "monat" if event else None,
-        "tlb_beginn": next_event, "tlb_genauigkeit": "monat" if next_event else None,
+        "ab_tag": event, "ab_genauigkeit": "monat" if event else None,
+        "bis_tag": next_event, "bis_genauigkeit": "monat" if next_event else None,
     }
 
 
@@ -124,7 +125,7 @@ def test_given_only_bekannt_am_a_read_is_of_that_moment() -> None:
 
 def derivation(*zeiten: dict[str, Any]) -> list[Any]:
     return compact(DERIVED_FIELDS, {
-        "rel": "WOHNT_IN", "x_id": "hessen", "x_name": "Hessen",
+        "rel": "WOHNT_IN", "ziel_id": "hessen", "ziel_name": "Hessen",
         "pfad": ["Kassel", "Hessen"], "zeiten": [compact(TIME_FIELDS, z) for z in zeiten],
     })
 
@@ -183,7 +184,7 @@ def test_empty_optional_matches_are_no_facts() -> None:
 
 def test_render_writes_the_facts_history_and_derivations() -> None:
     hessen = fact("f5", "LIEGT_IN", "Hessen", subject=("kassel", "Kassel"), grad=2)
-    hessen["o_id"] = "hessen"
+    hessen["objekt_id"] = "hessen"
     mappe = build(
         row([KASSEL, fact("f6", "BERUF", None, wert="Lehrerin", herkunft="modell"), hessen],
             historie=[BERLIN],

@@ -203,9 +203,9 @@ WHERE r.character_id = $character_id
     {{ recorded_then }}
 {{ event_days }}
 RETURN r.id AS id, type(r) AS rel, 1 AS grad, null AS via, r.herkunft AS herkunft,
-       e.id AS s_id, e.name AS s_name, n.id AS o_id, n.name AS o_name, n.wert AS wert,
+       e.id AS subjekt_id, e.name AS subjekt_name, n.id AS objekt_id, n.name AS objekt_name, n.wert AS wert,
        r.staerke_decay AS staerke, r.aktiv AS aktiv, r.grund AS grund,
        r.t_valid.epochMillis AS t_valid, r.t_invalid.epochMillis AS t_invalid,
-       ta.beginn AS tl_beginn, ta.genauigkeit AS tl_genauigkeit,
-       tb.beginn AS tlb_beginn, tb.genauigkeit AS tlb_genauigkeit
+       ta.beginn AS ab_tag, ta.genauigkeit AS ab_genauigkeit,
+       tb.beginn AS bis_tag, tb.genauigkeit AS bis_genauigkeit
 ORDER BY type(r), r.t_valid, r.id;

@@ -116,7 +116,7 @@ OPTIONAL MATCH (:TimelineEintrag {id: r.timeline_bis})-[:NACHFOLGER*0..]->(tb:Ti
 WHERE NOT (tb)-[:NACHFOLGER]->(:TimelineEintrag)
 RETURN r.id AS id, s.id AS start_id, s.name AS subjekt, type(r) AS rel_type,
        coalesce(o.name, o.wert) AS objekt, r.aktiv AS aktiv, r.grund AS grund,
-       r.t_invalid AS t_invalid, tb.beginn AS tlb_beginn;
+       r.t_invalid AS t_invalid, tb.beginn AS bis_tag;
 
 // name: timeline_chain
 // Every entry of the chain an entry belongs to, oldest first.

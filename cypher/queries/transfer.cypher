@@ -208,11 +208,11 @@ RETURN count(x) AS n;
 // :param character_id => 'nova'
 MATCH (s:Entitaet {user_id: $user_id})-[r]->(o)
 WHERE $character_id IS NULL OR r.character_id = $character_id
-WITH r, s.id AS s_id, CASE WHEN o:Wert THEN null ELSE o.id END AS o_id,
+WITH r, s.id AS subjekt_id, CASE WHEN o:Wert THEN null ELSE o.id END AS objekt_id,
      CASE WHEN o:Wert THEN o END AS w
 DELETE r, w
 RETURN count(r) AS fakten, count(w) AS werte,
-       collect(DISTINCT s_id) + collect(DISTINCT o_id) AS entitaeten;
+       collect(DISTINCT subjekt_id) + collect(DISTINCT objekt_id) AS entitaeten;
 
 // name: purge_timeline
 // Delete the timeline entries of the user (or the pair) with their links. Returns the

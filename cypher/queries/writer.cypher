@@ -147,8 +147,8 @@ CALL (since) {
     WHERE NOT (tb)-[:NACHFOLGER]->(:TimelineEintrag)
     RETURN collect({rel: type(f.r), props: properties(f.r), eid: elementId(f.r),
                     start_id: f.start_id,
-                    end_id: f.end_id, wert: f.wert, tl_beginn: ta.beginn,
-                    tlb_beginn: tb.beginn}) AS facts
+                    end_id: f.end_id, wert: f.wert, ab_tag: ta.beginn,
+                    bis_tag: tb.beginn}) AS facts
   }
   // What its facts say about its type: up to 10 active facts per relation type, found
   // in one walk over its edges (a dynamic type in a pattern does not narrow the walk, so
