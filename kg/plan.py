@@ -517,11 +517,12 @@ class Planner:
         for before in sorted(group.values(), key=lambda f: (f.start, f.id)):
             if before.grund != "abgeloest" or not self._ended_by(before, taken):
                 continue
-            # The values after it: those that begin later, except the ones it ended
-            # (they precede it, ending where it begins).
+            # The values after it: those that begin later and hold somewhere (a value
+            # squeezed to nothing follows nothing), except the ones it ended (they
+            # precede it, ending where it begins).
             later = [
                 f for f in group.values()
-                if f.id != before.id and f.start > before.start
+                if f.id != before.id and f.start > before.start and not f.empty
                 and not (f.grund == "abgeloest" and self._ended_by(f, taken_of(before)))
             ]
             upcoming = min(later, key=lambda f: (f.start, f.id)) if later else None
@@ -957,7 +958,12 @@ class Planner:
             ends = (f.start_id, f.end_id)
             return ends == (subj.id, obj.id) or (rel.symmetrisch and ends == (obj.id, subj.id))
 
-        wrong = sorted((f for f in self.state.facts.values() if matches(f)), key=lambda f: f.id)
+        # The latest value first: a value it ended then still names the value that ended
+        # it when an earlier one is taken back (values squeezed to nothing included).
+        wrong = sorted(
+            (f for f in self.state.facts.values() if matches(f)),
+            key=lambda f: (f.start, f.id), reverse=True,
+        )
         if not wrong:
             raise Rejected("abgelehnt", "nicht_gefunden", f"no fact {target} in this pair")
         reinstated = []

@@ -364,3 +364,30 @@ def test_taking_back_two_values_reinstates_the_one_they_squeezed(
         assert report.ok, report
     finally:
         state.teardown()
+
+
+@pytest.mark.parametrize("attempt", range(6))
+def test_a_value_squeezed_to_nothing_does_not_end_a_reinstated_one(
+    store: SyncMemory, attempt: int
+) -> None:
+    """Replay of a sequence the stress run found. Ärztin today; Lehrerin told late, from
+    March; Lehrerin again by an event in January, squeezed to nothing by Ärztin's January
+    event and moved to March 2027. Correcting Ärztin brings Lehrerin back from March, open:
+    the squeezed January value holds nowhere, so it ends nothing (it once ended March's
+    Lehrerin in 2027, leaving no job at all)."""
+    TemporalRecord.store = store
+    state = TemporalRecord()
+    try:
+        state.first()
+        state.write(rel="beruf", pick=0, when=None)
+        state.write(rel="beruf", pick=1, when=datetime(2026, 3, 15, 12, tzinfo=UTC))
+        january = state.write_with_event(rel="beruf", pick=1, day=date(2026, 1, 20), monat=False)
+        state.write_with_event(rel="beruf", pick=0, day=date(2026, 1, 20), monat=False)
+        state.move(key=january, day=date(2027, 3, 3))
+        state.correct(rel="beruf", pick=0)
+        state.current_mappe_agrees()
+        state.as_of_mappe_agrees()
+        report = state.run(state.memory().check(state.user))
+        assert report.ok, report
+    finally:
+        state.teardown()
