@@ -22,9 +22,13 @@ from bench.report import RESULTS, ROOT, loadavg, newest, stamp
 FIGURES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("fact edges in the store", ("store", "facts")),
     ("floor p50 (ms)", ("floor", "p50")),
+    ("floor, held session.run p50 (ms)", ("floor_session", "p50")),
+    ("floor, execute_query p50 (ms)", ("floor_execute_query", "p50")),
     ("Mappe p50 (ms)", ("mappe", "p50")),
     ("Mappe p95 (ms)", ("mappe", "p95")),
     ("Mappe p99 (ms)", ("mappe", "p99")),
+    ("turn, Mappen in one call p50 (ms)", ("mappen_turn", "p50")),
+    ("turn, Mappen in one call p99 (ms)", ("mappen_turn", "p99")),
     ("as-of Mappe p50 (ms)", ("mappe_asof", "p50")),
     ("as-of Mappe p95 (ms)", ("mappe_asof", "p95")),
     ("as-of Mappe p99 (ms)", ("mappe_asof", "p99")),
@@ -34,6 +38,8 @@ FIGURES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("naive p99 (ms)", ("naive", "p99")),
     ("PostgreSQL p50 (ms)", ("postgres", "p50")),
     ("PostgreSQL p99 (ms)", ("postgres", "p99")),
+    ("PostgreSQL turn p50 (ms)", ("postgres_turn", "p50")),
+    ("PostgreSQL turn p99 (ms)", ("postgres_turn", "p99")),
     ("hub Mappe p50 (ms)", ("hubs", "p50")),
     ("hub Mappe max (ms)", ("hubs", "max")),
     ("write order, 1 writer p50 (ms)", ("writes", "1", "p50")),
@@ -45,6 +51,7 @@ FIGURES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("bulk load (facts/s)", ("load", "facts_per_s")),
     ("decay sweep (s)", ("decay", "seconds")),
     ("kg check (s)", ("check", "seconds")),
+    ("CLI start p50 (s)", ("cli_start", "p50_s")),
 )
 
 #: Phases whose load average is printed with each size.
@@ -62,7 +69,8 @@ def figure(size: dict[str, Any], path: tuple[str, ...]) -> float | None:
 
 def rows(new: dict[str, Any], old: dict[str, Any]) -> list[tuple[str, str, str, str, str]]:
     """(size, figure, previous, newest, ratio newest / previous) for every size both runs
-    measured, the load averages first (pure)."""
+    measured, the load averages first (pure). A figure only one of them has (an older
+    result lacks the newer readers) reads – on the other side and has no ratio."""
     before = {s["size"]: s for s in old["sizes"]}
     out = []
     for s in new["sizes"]:

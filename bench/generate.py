@@ -18,7 +18,8 @@ edges). One user in three has a second character that knows the same world and p
 of its own.
 
 The shape is exactly the one the Fakten-Agent writes (docs/graph-model.md); the
-generator only picks *which* facts exist. Relationship types come from the canon.
+generator only picks *which* facts exist. Relationship types come from the canon. Every
+instant is a whole second (the bulk path sends instants as epoch seconds).
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ from kg.plan import day_start
 from kg.settings import Settings
 
 DECAY_RATE: float = Settings.model_fields["decay_rate"].default
+DAY = 86_400  # seconds: every generated instant is a whole second (the bulk path sends
+# instants as epoch seconds)
 
 CONTINENT = "Europa"
 WORLD: dict[str, dict[str, list[str]]] = {
@@ -390,7 +393,7 @@ class _UserBuilder:
         return f"{self.ids.getrandbits(128):032x}"
 
     def past(self, lo_days: float, hi_days: float) -> datetime:
-        return self.now - timedelta(days=self.rng.uniform(lo_days, hi_days))
+        return self.now - timedelta(seconds=int(self.rng.uniform(lo_days, hi_days) * DAY))
 
     def recorded(self) -> datetime:
         """When a fact was learned: mostly the last three years, some long ago (resting)."""
@@ -400,10 +403,12 @@ class _UserBuilder:
 
     def entity(self, name: str, kind: str, erstellt: datetime) -> Entity:
         base, n = name, 2
-        while normalize_name(name) in self.names:  # names are unique within a user
+        norm = normalize_name(name)
+        while norm in self.names:  # names are unique within a user
             name, n = f"{base} {n}", n + 1
-        self.names.add(normalize_name(name))
-        e = Entity(self.new_id(), self.g.user_id, name, normalize_name(name), erstellt, kind)
+            norm = normalize_name(name)
+        self.names.add(norm)
+        e = Entity(self.new_id(), self.g.user_id, name, norm, erstellt, kind)
         self.g.entities.append(e)
         return e
 
@@ -430,7 +435,9 @@ class _UserBuilder:
         relation = self.canon[rel]  # raises for anything outside the canon
         assert (o is None) == (relation.objekt == "wert"), rel
         t = at or self.recorded()
-        touched = t if self.rng.random() < 0.6 else t + (self.now - t) * self.rng.random()
+        touched = (
+            t if self.rng.random() < 0.6 else t + _seconds((self.now - t) * self.rng.random())
+        )
         staerke, decay_am = self.strength(touched)
         f = Fact(
             self.new_id(),
@@ -677,7 +684,7 @@ class _UserBuilder:
             prev = chain[-1]
             later = prev.beginn + timedelta(days=rng.randint(31, 95))
             moved = min(
-                said + timedelta(days=rng.uniform(1, 20) * len(chain)),
+                said + timedelta(seconds=int(rng.uniform(1, 20) * len(chain) * DAY)),
                 self.now - timedelta(hours=1),
             )
             nxt = Eintrag(
@@ -714,6 +721,11 @@ class _UserBuilder:
                 self.fact("nova", p, "arbeitet_bei", hub_org)
             if rng.random() < 0.5:
                 self.fact("nova", p, "hobby", wert=rng.choice(HOBBIES))
+
+
+def _seconds(span: timedelta) -> timedelta:
+    """`span` without its fraction of a second."""
+    return timedelta(days=span.days, seconds=span.seconds)
 
 
 def user(cfg: Config, canon: Canon, index: int) -> UserGraph:

@@ -306,6 +306,37 @@ class Dossier:
             "abgeleitet": row[5],
         }
 
+    def read_many(
+        self, user_id: str, character_id: str, entity_ids: list[str]
+    ) -> list[dict[str, Any]]:
+        """The dossiers of several entities (a turn's), in order: the dossier statement
+        once per entity, all of them in one pipeline, so one round trip as the
+        Mappen's one query."""
+        with self.conn.pipeline():
+            cursors = [
+                self.conn.execute(
+                    DOSSIER,  # type: ignore[arg-type]
+                    self.params(user_id, character_id, entity_id),
+                )
+                for entity_id in entity_ids
+            ]
+        out = []
+        for entity_id, cursor in zip(entity_ids, cursors, strict=True):
+            row = cursor.fetchone()
+            if row is None:
+                raise LookupError(f"no entity {entity_id!r} for {user_id!r}")
+            out.append(
+                {
+                    "id": row[0],
+                    "name": row[1],
+                    "typ": row[2],
+                    "fakten": row[3],
+                    "historie": row[4],
+                    "abgeleitet": row[5],
+                }
+            )
+        return out
+
     def ping(self) -> None:
         self.conn.execute("SELECT 1").fetchone()
 

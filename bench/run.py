@@ -4,9 +4,12 @@
 
 against an EMPTY database of its own (see bench/README.md for the commands that start
 one). The store grows from one size to the next (user i of the seed is always the same
-graph), and at each size it measures the floor, the Mappe (current and as of a past
-instant), the naive baseline, PostgreSQL 15, writes, the decay sweep and memory, each
-phase with the machine's load average. Every run writes files of its own,
+graph), and at each size it measures the floor (the library's path, a held session's
+`session.run` and `execute_query`), the Mappe (current and as of a past instant), the
+turn's Mappen (5 entities in one call), the naive baseline, PostgreSQL 15 (one dossier
+and a turn's five), writes, the bulk load, the CLI start (with bench/cli_start.py), the
+decay sweep and memory, each phase with the machine's load average, and holds the
+largest size to the goals (bench/report.py). Every run writes files of its own,
 bench/results/<stamp>.json and .md (the stamp is the start, UTC, e.g. 2026-11-30T1745:
 results are never overwritten); the plot goes to docs/bench-mappe.png and the README's
 figures table is regenerated from the run.
@@ -35,6 +38,8 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
+
+from neo4j import RoutingControl
 
 from bench import bulk, report
 from bench.generate import JOBS, Config, UserGraph, user
@@ -102,6 +107,20 @@ class Sample:
     entity_id: str
     kind: str
     name: str
+    #: The entities a turn that names this one binds: itself first, then up to four more
+    #: of the same user known to the same character (the turn reader reads them at once).
+    turn: list[str] = field(default_factory=list)
+
+
+TURN = 5  # entities per turn for the turn reader
+
+
+def turn_of(g: UserGraph, character_id: str, entity_id: str) -> list[str]:
+    """`entity_id` and up to TURN - 1 other entities of the user in the pair, drawn
+    deterministically (the same entity always gets the same turn)."""
+    others = sorted(e.id for e in g.entities if character_id in e.characters and e.id != entity_id)
+    rng = random.Random(f"turn:{character_id}:{entity_id}")
+    return [entity_id, *rng.sample(others, min(TURN - 1, len(others)))]
 
 
 @dataclass
@@ -113,14 +132,17 @@ class Reservoir:
     items: list[Sample] = field(default_factory=list)
     seen: int = 0
 
-    def add(self, item: Sample) -> None:
+    def add(self, item: Sample) -> bool:
+        """Offer an item; True if it was kept."""
         self.seen += 1
         if len(self.items) < self.k:
             self.items.append(item)
-        else:
-            j = self.rng.randrange(self.seen)
-            if j < self.k:
-                self.items[j] = item
+            return True
+        j = self.rng.randrange(self.seen)
+        if j < self.k:
+            self.items[j] = item
+            return True
+        return False
 
 
 @dataclass
@@ -146,7 +168,9 @@ class Grower:
     def observe(self, g: UserGraph) -> None:
         for e in g.entities:
             for char in sorted(e.characters):
-                self.reservoir.add(Sample(g.user_id, char, e.id, e.kind, e.name))
+                sample = Sample(g.user_id, char, e.id, e.kind, e.name)
+                if self.reservoir.add(sample):
+                    sample.turn = turn_of(g, char, e.id)
         self.hubs += [Sample(g.user_id, "nova", h.id, h.kind, h.name) for h in g.hubs]
         if len(self.writers) < 4 and not g.hubs:
             people = [e.name for e in g.entities if e.kind == "person" and "nova" in e.characters]
@@ -185,21 +209,42 @@ def as_of_point(today: date, loaded_at: datetime) -> AsOf:
 async def reads(
     memory: Memory, naive: Naive, dossier: Any, samples: list[Sample], asof: AsOf
 ) -> dict[str, list[float]]:
-    """Every reader on every sampled entity, interleaved (floor, Mappe, as-of Mappe,
-    Mappe query, naive, SQL floor, SQL per entity), so load from elsewhere on the machine
-    falls on all of them alike. A warm-up pass over every entity comes first (naive: the
-    first 100)."""
+    """Every reader on every sampled entity, interleaved (the floor three ways, Mappe,
+    the turn's Mappen, as-of Mappe, Mappe query, naive, SQL floor, SQL per entity, SQL
+    per turn), so load from elsewhere on the machine falls on all of them alike. A
+    warm-up pass over every entity comes first (naive: the first 100).
+
+    The floor is `RETURN 1` (the registry's `ping`) sent three ways: the library's path
+    (`Database.query`, as the Mappe goes), `session.run` in a session held for the whole
+    phase, and `driver.execute_query`; the last two are the driver's own round trips, the
+    cheaper of them the floor the Mappe is held to."""
+    db = memory.db
+    ping = db.queries["ping"].text
+    held = db.driver.session(database=db.name, default_access_mode="READ")
+
+    async def floor_session() -> None:
+        result = await held.run(ping)
+        await result.single()
+
+    async def floor_execute_query() -> None:
+        await db.driver.execute_query(ping, database_=db.name, routing_=RoutingControl.READ)
 
     async def pg_read(s: Sample) -> None:
         dossier.read(s.user_id, s.character_id, s.entity_id)
+
+    async def pg_turn(s: Sample) -> None:
+        dossier.read_many(s.user_id, s.character_id, s.turn)
 
     async def pg_ping() -> None:
         dossier.ping()
 
     def readers(s: Sample) -> list[tuple[str, Callable[[], Awaitable[Any]]]]:
         out: list[tuple[str, Callable[[], Awaitable[Any]]]] = [
-            ("floor", lambda: memory.db.query("ping")),
+            ("floor", lambda: db.query("ping")),
+            ("floor_session", floor_session),
+            ("floor_execute_query", floor_execute_query),
             ("mappe", lambda: memory.mappe(s.user_id, s.character_id, s.entity_id)),
+            ("mappen_turn", lambda: memory.mappen(s.user_id, s.character_id, s.turn)),
             (
                 "mappe_asof",
                 lambda: memory.mappe(
@@ -214,20 +259,27 @@ async def reads(
             ("naive", lambda: naive.mappe(s.user_id, s.character_id, s.entity_id)),
         ]
         if dossier is not None:
-            out += [("pg_floor", pg_ping), ("postgres", lambda: pg_read(s))]
+            out += [
+                ("pg_floor", pg_ping),
+                ("postgres", lambda: pg_read(s)),
+                ("postgres_turn", lambda: pg_turn(s)),
+            ]
         return out
 
-    for i, s in enumerate(samples):
-        for name, call in readers(s):
-            if name != "naive" or i < 100:
+    try:
+        for i, s in enumerate(samples):
+            for name, call in readers(s):
+                if name != "naive" or i < 100:
+                    await call()
+        series: dict[str, list[float]] = {}
+        for s in samples:
+            for name, call in readers(s):
+                t = time.perf_counter_ns()
                 await call()
-    series: dict[str, list[float]] = {}
-    for s in samples:
-        for name, call in readers(s):
-            t = time.perf_counter_ns()
-            await call()
-            series.setdefault(name, []).append((time.perf_counter_ns() - t) / 1e6)
-    return series
+                series.setdefault(name, []).append((time.perf_counter_ns() - t) / 1e6)
+        return series
+    finally:
+        await held.close()
 
 
 async def parity(
@@ -242,9 +294,35 @@ async def parity(
     Also counts the entities whose as-of Mappe differs from the current one (its facts
     or history): the as-of reader has older versions to read, not a copy of today."""
     same_naive = same_pg = compared = asof_differs = 0
+    turn_equal = turn_pg_equal = 0
     differ: list[str] = []
+
+    def ids(m: Any) -> tuple[Any, ...]:
+        return (
+            [f.id for f in m.fakten],
+            sorted(h.id for h in m.historie),
+            sorted(d.objekt.id for d in m.abgeleitet),
+            m.typ,
+        )
+
+    def sql_ids(p: dict[str, Any]) -> tuple[Any, ...]:
+        return (
+            [f["id"] for f in p["fakten"]],
+            sorted(h["id"] for h in p["historie"]),
+            sorted(d["x_id"] for d in p["abgeleitet"]),
+            p["typ"],
+        )
+
     for s in samples:
         m = await memory.mappe(s.user_id, s.character_id, s.entity_id)
+        # The turn reader: the Mappen of the turn in one call are the single Mappen.
+        turn = await memory.mappen(s.user_id, s.character_id, s.turn)
+        singles = [m] + [
+            await memory.mappe(s.user_id, s.character_id, e) for e in s.turn[1:]
+        ]
+        turn_equal += [ids(x) for x in turn] == [ids(x) for x in singles]
+        if [ids(x) for x in turn] != [ids(x) for x in singles]:
+            differ.append(f"turn {s.entity_id}")
         past = await memory.mappe(
             s.user_id,
             s.character_id,
@@ -256,12 +334,7 @@ async def parity(
             sorted(f.id for f in past.fakten),
             sorted(h.id for h in past.historie),
         ) != (sorted(f.id for f in m.fakten), sorted(h.id for h in m.historie))
-        mine = (
-            [f.id for f in m.fakten],
-            sorted(h.id for h in m.historie),
-            sorted(d.objekt.id for d in m.abgeleitet),
-            m.typ,
-        )
+        mine = ids(m)
         n = await naive.mappe(s.user_id, s.character_id, s.entity_id)
         theirs = (n["fakten"], sorted(n["historie"]), sorted(n["abgeleitet"]), n["typ"])
         same_naive += mine == theirs
@@ -269,21 +342,21 @@ async def parity(
             differ.append(f"naive {s.entity_id}")
         if pg is not None and s.user_id not in written:  # SQL never saw the writes
             compared += 1
-            p = pg.read(s.user_id, s.character_id, s.entity_id)
-            sql = (
-                [f["id"] for f in p["fakten"]],
-                sorted(h["id"] for h in p["historie"]),
-                sorted(d["x_id"] for d in p["abgeleitet"]),
-                p["typ"],
-            )
+            sql = sql_ids(pg.read(s.user_id, s.character_id, s.entity_id))
             same_pg += mine == sql
             if mine != sql:
                 differ.append(f"postgres {s.entity_id}")
+            sql_turn = [sql_ids(p) for p in pg.read_many(s.user_id, s.character_id, s.turn)]
+            turn_pg_equal += sql_turn == [ids(x) for x in turn]
+            if sql_turn != [ids(x) for x in turn]:
+                differ.append(f"postgres turn {s.entity_id}")
     return {
         "checked": len(samples),
         "naive_equal": same_naive,
+        "turn_equal": turn_equal,
         "postgres_checked": compared,
         "postgres_equal": same_pg if pg is not None else None,
+        "postgres_turn_equal": turn_pg_equal if pg is not None else None,
         "differ": differ[:10],
         "asof_differs_from_current": asof_differs,
     }
@@ -362,6 +435,37 @@ async def writes(
         "orders_per_s": round(len(latencies) / wall, 1),
         "statuses": statuses,
         **{k: v for k, v in stats(latencies).items() if k != "n"},
+    }
+
+
+def cli_start(s: Sample, runs: int) -> dict[str, Any] | None:
+    """`kg mappe <entity> --json` as a whole process, `runs` times after 3 warm-up runs:
+    wall p50 / p95 and CPU per run (seconds). Timed the way `bench/cli_start.py` times
+    it, with its command; None when that script is not part of this checkout."""
+    if importlib.util.find_spec("bench.cli_start") is None:
+        return None
+    from bench import cli_start as script
+
+    command = getattr(script, "kg_command", None)
+    if command is None:
+        return None
+    argv = [*command(), "mappe", s.entity_id, "-u", s.user_id, "-c", s.character_id, "--json"]
+    for _ in range(3):
+        subprocess.run(argv, capture_output=True, check=True)
+    walls = []
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    for _ in range(runs):
+        t = time.perf_counter()
+        subprocess.run(argv, capture_output=True, check=True)
+        walls.append(time.perf_counter() - t)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    ms = stats([w * 1000 for w in walls])
+    return {
+        "runs": runs,
+        "p50_s": round(ms["p50"] / 1000, 3),
+        "p95_s": round(ms["p95"] / 1000, 3),
+        "cpu_s_per_run": round(cpu / runs, 3),
     }
 
 
@@ -559,10 +663,19 @@ async def measure(
     for key, values in series.items():
         out[key] = stats(values)
     say(
-        f"floor p50 {out['floor']['p50']} ms, Mappe p50 {out['mappe']['p50']} ms "
-        f"p99 {out['mappe']['p99']} ms, as-of Mappe p50 {out['mappe_asof']['p50']} ms "
-        f"p99 {out['mappe_asof']['p99']} ms, naive p50 {out['naive']['p50']} ms"
-        + (f", postgres p50 {out['postgres']['p50']} ms" if dossier else "")
+        f"floor p50 {out['floor']['p50']} ms (held session.run "
+        f"{out['floor_session']['p50']} ms, execute_query "
+        f"{out['floor_execute_query']['p50']} ms), Mappe p50 {out['mappe']['p50']} ms "
+        f"p99 {out['mappe']['p99']} ms, {TURN}-Mappen turn p50 "
+        f"{out['mappen_turn']['p50']} ms p99 {out['mappen_turn']['p99']} ms, as-of Mappe "
+        f"p50 {out['mappe_asof']['p50']} ms p99 {out['mappe_asof']['p99']} ms, naive p50 "
+        f"{out['naive']['p50']} ms"
+        + (
+            f", postgres p50 {out['postgres']['p50']} ms, postgres turn p50 "
+            f"{out['postgres_turn']['p50']} ms"
+            if dossier
+            else ""
+        )
         + f" (load average {load['reads']['mean_1m']})"
     )
     if grower.hubs:
@@ -588,6 +701,14 @@ async def measure(
             out["writes"][str(conc)] = await writes(
                 memory, grower.writers, conc, args.orders, f"{label}-{conc}-{uuid.uuid4().hex[:6]}"
             )
+
+    if args.cli_runs and grower.reservoir.items:
+        s0 = grower.reservoir.items[0]
+        with sampler.phase(load, "cli"):
+            cli = cli_start(s0, args.cli_runs)
+        if cli is not None:
+            out["cli_start"] = cli
+            say(f"CLI start p50 {cli['p50_s']} s ({cli['runs']} runs)")
 
     say("decay sweep")
     t = time.perf_counter()
@@ -696,6 +817,8 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
             "orders": args.orders,
             "batch_facts": args.batch,
             "load_concurrency": args.load_concurrency,
+            "turn": TURN,
+            "cli_runs": args.cli_runs,
             "mappe_cap": settings.mappe_cap,
             "ruhe_schwelle": settings.ruhe_schwelle,
             "uri": settings.neo4j_uri,
@@ -767,6 +890,13 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--orders", type=int, default=200, help="write orders per writer setting")
     ap.add_argument("--batch", type=int, default=5000, help="facts per load transaction")
     ap.add_argument("--load-concurrency", type=int, default=2)
+    ap.add_argument(
+        "--cli-runs",
+        type=int,
+        default=20,
+        help="runs of `kg mappe ... --json` per size for the CLI start (0: none; needs "
+        "bench/cli_start.py)",
+    )
     ap.add_argument("--no-postgres", dest="postgres", action="store_false")
     ap.add_argument("--pg-dir", default="/tmp/kg-bench-pg")
     ap.add_argument("--keep-postgres", action="store_true")

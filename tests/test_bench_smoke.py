@@ -22,7 +22,7 @@ from bench import bulk, compare, report
 from bench.generate import Config, Fact, UserGraph, user
 from bench.naive import Naive
 from bench.queries import registry as bench_registry
-from bench.run import AsOf, Sample, as_of_point, reads, stamp_for
+from bench.run import TURN, AsOf, Sample, as_of_point, parity, reads, stamp_for, turn_of
 from kg.api import SyncMemory
 from kg.canon import load_canon
 from kg.models import FACT_PROPERTIES
@@ -350,6 +350,83 @@ def test_the_bench_times_the_as_of_mappe_beside_the_current_one(
     assert isinstance(asof, AsOf)
 
 
+def _turn_samples(g: UserGraph, n: int) -> list[Sample]:
+    return [
+        Sample(g.user_id, "nova", e.id, e.kind, e.name, turn_of(g, "nova", e.id))
+        for e in g.entities if "nova" in e.characters
+    ][:n]
+
+
+def test_a_turn_is_the_entity_and_four_more_of_its_user_in_the_pair() -> None:
+    canon = load_canon()
+    g = user(config(), canon, 0)
+    e = next(x for x in g.entities if "nova" in x.characters)
+    turn = turn_of(g, "nova", e.id)
+    assert turn[0] == e.id and len(turn) == len(set(turn)) == TURN
+    own = {x.id for x in g.entities if "nova" in x.characters}
+    assert set(turn) <= own
+    assert turn_of(g, "nova", e.id) == turn  # the same entity, the same turn
+
+
+def test_the_bench_times_the_floor_both_ways_and_the_turn_reader(
+    store: SyncMemory, loaded: tuple[list[UserGraph], bulk.LoadStats]
+) -> None:
+    """The floor three ways (library, held session, execute_query) and the turn's
+    Mappen in one call are timed beside the Mappe; parity finds the turn's Mappen equal
+    to the single Mappen."""
+    graphs, _ = loaded
+    memory = store.memory
+    samples = _turn_samples(graphs[0], 4)
+    asof = as_of_point(datetime.now(UTC).date(), datetime.now(UTC))
+    naive = Naive(memory.db, memory.canon)
+    series = store.run(reads(memory, naive, None, samples, asof))
+    assert {"floor", "floor_session", "floor_execute_query", "mappen_turn"} <= set(series)
+    assert all(len(v) == len(samples) and min(v) > 0 for v in series.values())
+    checked = store.run(parity(memory, naive, None, samples, set(), asof))
+    assert checked["turn_equal"] == len(samples), checked["differ"]
+    assert checked["postgres_turn_equal"] is None
+
+
+def test_postgres_reads_a_turn_as_its_single_dossiers(
+    store: SyncMemory, loaded: tuple[list[UserGraph], bulk.LoadStats]
+) -> None:
+    """The SQL baseline's turn (its dossiers in one pipeline) is its single dossiers,
+    in order, and the same facts as the Mappen."""
+    from bench import postgres
+
+    try:
+        postgres._bindir()
+    except RuntimeError:
+        pytest.skip("PostgreSQL is not installed (the benchmark needs it: bench/README.md)")
+    graphs, _ = loaded
+    memory = store.memory
+    # Directly under /tmp, as the bench's: run as root, the server runs as the postgres
+    # user, who cannot enter pytest's private temporary directories.
+    cluster = postgres.PgCluster(
+        Path("/tmp") / f"kg-test-pg-{uuid.uuid4().hex[:10]}", postgres.free_port(56432)
+    )
+    cluster.start()
+    try:
+        postgres.load(cluster.dsn, memory.canon, graphs)
+        dossier = postgres.Dossier(
+            cluster.dsn, memory.canon, memory.db.settings.mappe_cap,
+            memory.db.settings.ruhe_schwelle,
+        )
+        samples = _turn_samples(graphs[0], 3)
+        asof = as_of_point(datetime.now(UTC).date(), datetime.now(UTC))
+        naive = Naive(memory.db, memory.canon)
+        series = store.run(reads(memory, naive, dossier, samples, asof))
+        assert len(series["postgres_turn"]) == len(samples)
+        s = samples[0]
+        many = dossier.read_many(s.user_id, s.character_id, s.turn)
+        assert many == [dossier.read(s.user_id, s.character_id, e) for e in s.turn]
+        checked = store.run(parity(memory, naive, dossier, samples, set(), asof))
+        assert checked["postgres_turn_equal"] == len(samples), checked["differ"]
+        dossier.close()
+    finally:
+        cluster.stop(remove=True)
+
+
 # -- results: kept, reported, compared (pure) ---------------------------------------------
 
 
@@ -394,6 +471,61 @@ def test_report_and_compare_show_the_as_of_mappe_and_the_load_average() -> None:
     assert rows[("1M", "as-of Mappe p50 (ms)")] == ("–", "6.70", "–")
     assert rows[("1M", "load average during reads")][1] == "1.5 / 2.0"
     assert compare.previous(RESULTS / "2026-11-29T2359.json").name == "2026-11-29.json"
+
+
+def _with_the_issue_readers(old: dict[str, Any]) -> dict[str, Any]:
+    """A result with the floor both ways, the turn reader and the CLI start."""
+    new = _with_as_of(old)
+    new["stamp"] = "2026-12-01T0900"
+    new["config"]["turn"] = 5
+    for s in new["sizes"]:
+        s["floor_session"] = {"p50": 0.5, "p99": 1.0}
+        s["floor_execute_query"] = {"p50": 0.8, "p99": 1.5}
+        s["mappen_turn"] = {"p50": s["mappe"]["p50"] * 1.2, "p99": 9.0}
+        s["postgres_turn"] = {"p50": 20.0, "p99": 30.0}
+        s["cli_start"] = {"runs": 20, "p50_s": 0.25, "p95_s": 0.4, "cpu_s_per_run": 0.2}
+        s["loadavg"]["cli"] = {"mean_1m": 1.0, "max_1m": 1.2}
+    return new
+
+
+def test_report_holds_a_run_to_the_goals_and_shows_what_an_old_run_lacks() -> None:
+    old = json.loads((RESULTS / "2026-11-29.json").read_text(encoding="utf-8"))
+    new = _with_the_issue_readers(old)
+    large = new["sizes"][-1]
+    met = {goal.split(":")[0]: (measured, ok, load) for goal, _, measured, ok, load in
+           report.goals(new)}
+    assert met["Mappe p50 / cheapest floor p50 at 1M"][1] is (
+        large["mappe"]["p50"] <= 2 * 0.5
+    )
+    assert "held session.run 0.50 ms" in met["Mappe p50 / cheapest floor p50 at 1M"][0]
+    turn = met["the turn's 5 Mappen in one call"]
+    assert turn[1] is True and turn[2] == "1.5 / 2.0"  # 1.2 × one Mappe; the reads' load
+    assert met["the turn's 5 Mappen faster than PostgreSQL's 5"][1] is (
+        large["mappen_turn"]["p50"] < 20.0
+    )
+    assert met["CLI start"][1] is True and met["CLI start"][2] == "1.0 / 1.2"
+    assert met["bulk load (the 1M step)"][1] is (large["load"]["facts_per_s"] >= 30_000)
+    assert {"hub entities", "write order (5 triples), 1 writer p50",
+            "4 writers (distinct users)", "faster than PostgreSQL at 1M"} <= set(met)
+    table = report.table(new)
+    assert "floor p50 (ms): held-session `session.run` / `execute_query` | 0.50 / 0.80 |" in (
+        table
+    )
+    assert "**turn: 5 Mappen in one call**⁴" in table and "CLI start" in table
+    assert "| load average (mean / max) |" in report.readme_section(new)
+    # An old result: the new figures read –, and the goals they feed are neither met
+    # nor missed.
+    old_goals = {goal.split(":")[0]: (measured, ok) for goal, _, measured, ok, _ in
+                 report.goals(old)}
+    assert old_goals["CLI start"] == ("–", None)
+    assert old_goals["Mappe p50 / cheapest floor p50 at 1M"] == ("–", None)
+    assert "turn" not in report.table(old)
+    rows = {(size, name): (a, b, ratio) for size, name, a, b, ratio in compare.rows(new, old)}
+    assert rows[("1M", "turn, Mappen in one call p50 (ms)")][0] == "–"
+    assert rows[("1M", "floor, held session.run p50 (ms)")] == ("–", "0.50", "–")
+    assert rows[("1M", "CLI start p50 (s)")] == ("–", "0.25", "–")
+    back = {(size, name): (a, b, ratio) for size, name, a, b, ratio in compare.rows(old, new)}
+    assert back[("1M", "CLI start p50 (s)")] == ("0.25", "–", "–")
 
 
 def test_report_finds_the_newest_result(tmp_path: Path) -> None:

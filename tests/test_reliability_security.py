@@ -134,8 +134,7 @@ DYNAMIC_TYPES = {
     ("order_state", "$(rel)"): "the writer: canon relations that bind a type (typed_out/in)",
     ("import_ref_facts", "$(row.rel_type)"): "the import: canon[beziehung].rel_type",
     ("import_value_facts", "$(row.rel_type)"): "the import: canon[beziehung].rel_type",
-    ("bench_load_ref_facts", "$(row[2])"): "the benchmark's generator (canon types)",
-    ("bench_load_value_facts", "$(row[2])"): "the benchmark's generator (canon types)",
+    ("bench_load_facts", "$(row[2])"): "the benchmark's generator (canon types)",
 }
 
 

@@ -6,16 +6,6 @@ UNWIND $users AS u
 MERGE (n:Nutzer {id: u})
 ON CREATE SET n.writes = 0;
 
-// name: bench_load_entities
-// Bulk path: new entities, one row each: [id, user_id, name, name_norm, erstellt].
-// Rows are lists and times ISO strings because that is what packs fast in Python.
-// params: $rows
-// :param rows => [['e-lena', 'bench-u1', 'Lena', 'lena', '2026-09-01T10:00:00Z']]
-UNWIND $rows AS row
-CREATE (:Entitaet {
-  id: row[0], user_id: row[1], name: row[2], name_norm: row[3], erstellt: datetime(row[4])
-});
-
 // name: bench_load_eintraege
 // Bulk path: timeline entries ({props, betrifft}) with BETRIFFT to the person.
 // params: $rows
@@ -36,42 +26,65 @@ UNWIND $rows AS row
 MATCH (a:TimelineEintrag {id: row.von}), (b:TimelineEintrag {id: row.nach})
 CREATE (a)-[:NACHFOLGER]->(b);
 
-// name: bench_load_ref_facts
-// Bulk path: reference facts between two entities of one user, one row per version of a
-// fact: [subjekt, objekt, rel, id, version, character_id, herkunft, t_valid, t_recorded,
-// aktiv, staerke_decay, last_touched, decay_am, rest] where rest is null or a map with
-// t_invalid, t_expired, grund, timeline_id, timeline_bis (most facts have none of them).
-// Times are ISO strings; rel is a canon type (the loader checks it); nulls are not stored.
-// params: $rows
-// :param rows => [['e-lena', 'e-berlin', 'WOHNT_IN', 'f-1', 1, 'nova', 'mensch', '2025-03-01T10:00:00Z', '2025-03-01T10:00:00Z', false, 1.0, '2025-03-01T10:00:00Z', null, {t_expired: '2026-09-01T10:00:00Z'}], ['e-lena', 'e-berlin', 'WOHNT_IN', 'f-1', 2, 'nova', 'mensch', '2025-03-01T10:00:00Z', '2026-09-01T10:00:00Z', false, 1.0, '2025-03-01T10:00:00Z', null, {grund: 'abgeloest', t_invalid: '2026-09-01T10:00:00Z'}], ['e-lena', 'e-kassel', 'WOHNT_IN', 'f-2', 1, 'nova', 'mensch', '2026-09-01T10:00:00Z', '2026-09-01T10:00:00Z', true, 1.0, '2026-09-01T10:00:00Z', null, null]]
-UNWIND $rows AS row
-MATCH (s:Entitaet {id: row[0]})
-MATCH (o:Entitaet {id: row[1]})
-WHERE o.user_id = s.user_id
-WITH s, o, row, coalesce(row[13], {}) AS x
-CREATE (s)-[:$(row[2]) {
-  id: row[3], version: row[4], user_id: s.user_id, character_id: row[5], herkunft: row[6],
-  t_valid: datetime(row[7]), t_recorded: datetime(row[8]), aktiv: row[9],
-  staerke_decay: row[10], last_touched: datetime(row[11]), decay_am: date(row[12]),
-  t_invalid: datetime(x.t_invalid), t_expired: datetime(x.t_expired), grund: x.grund,
-  timeline_id: x.timeline_id, timeline_bis: x.timeline_bis
-}]->(o);
-
-// name: bench_load_value_facts
-// Bulk path: value facts, each version with its own Wert node (as the writer writes
-// them); a row is [subjekt, wert, rel, then the rest as in bench_load_ref_facts].
-// params: $rows
-// :param rows => [['e-lena', 'Ärztin', 'BERUF', 'f-3', 1, 'nova', 'mensch', '2026-09-01T10:00:00Z', '2026-09-01T10:00:00Z', true, 1.0, '2026-09-01T10:00:00Z', null, null]]
-UNWIND $rows AS row
-MATCH (s:Entitaet {id: row[0]})
-WITH s, row, coalesce(row[13], {}) AS x
-CREATE (s)-[:$(row[2]) {
-  id: row[3], version: row[4], user_id: s.user_id, character_id: row[5], herkunft: row[6],
-  t_valid: datetime(row[7]), t_recorded: datetime(row[8]), aktiv: row[9],
-  staerke_decay: row[10], last_touched: datetime(row[11]), decay_am: date(row[12]),
-  t_invalid: datetime(x.t_invalid), t_expired: datetime(x.t_expired), grund: x.grund,
-  timeline_id: x.timeline_id, timeline_bis: x.timeline_bis
-}]->(:Wert {wert: row[1], user_id: s.user_id});
+// name: bench_load_facts
+// Bulk path (bench/bulk.py): the entities of a batch of users and every version of their
+// facts, in one query, so a fact finds its nodes by position in the batch instead of by
+// an index seek. $users are the batch's user ids. An entity row is [id, user, name,
+// name_norm, erstellt]; a fact row is [subjekt, objekt or wert, rel, id, version,
+// character_id, herkunft, t_valid, t_recorded, aktiv, staerke_decay, last_touched,
+// decay_am, rest, user] where subjekt and objekt are positions in $entities (the loader
+// only hands out positions of the fact's own user), user a position in $users, and rest
+// null or a map with t_invalid, t_expired, grund, timeline_id, timeline_bis (most facts
+// have none of them). Instants are whole epoch seconds (cheaper to pack and to read than
+// ISO text), dates ISO text; rel is a canon type (the loader checks it); nulls are not
+// stored. A value fact's every version gets a Wert node of its own, as the writer
+// writes them. (The label tests hold for every row; they also tell the planner that the
+// nodes read are no Wert nodes, which spares an Eager before each CREATE.)
+// params: $users, $entities, $refs, $values
+// :param users => ['bench-u1']
+// :param entities => [['e-lena', 'bench-u1', 'Lena', 'lena', 1756720800], ['e-berlin', 'bench-u1', 'Berlin', 'berlin', 1756720800]]
+// :param refs => [[0, 1, 'WOHNT_IN', 'f-1', 1, 'nova', 'mensch', 1740823200, 1740823200, false, 1.0, 1740823200, null, {t_expired: 1756720800}, 0]]
+// :param values => [[0, 'Ärztin', 'BERUF', 'f-3', 1, 'nova', 'mensch', 1756720800, 1756720800, true, 1.0, 1756720800, '2026-11-30', null, 0]]
+UNWIND $entities AS row
+CREATE (e:Entitaet {
+  id: row[0], user_id: row[1], name: row[2], name_norm: row[3],
+  erstellt: datetime({epochSeconds: row[4]})
+})
+WITH collect(e) AS nodes
+CALL (nodes) {
+  UNWIND $refs AS row
+  WITH nodes[row[0]] AS s, nodes[row[1]] AS o, row
+  WHERE s:Entitaet AND o:Entitaet
+  CREATE (s)-[:$(row[2]) {
+    id: row[3], version: row[4], user_id: $users[row[14]], character_id: row[5],
+    herkunft: row[6], t_valid: datetime({epochSeconds: row[7]}),
+    t_recorded: datetime({epochSeconds: row[8]}), aktiv: row[9], staerke_decay: row[10],
+    last_touched: datetime({epochSeconds: row[11]}), decay_am: date(row[12]),
+    t_invalid: CASE WHEN row[13].t_invalid IS NOT NULL
+                 THEN datetime({epochSeconds: row[13].t_invalid}) END,
+    t_expired: CASE WHEN row[13].t_expired IS NOT NULL
+                 THEN datetime({epochSeconds: row[13].t_expired}) END,
+    grund: row[13].grund, timeline_id: row[13].timeline_id,
+    timeline_bis: row[13].timeline_bis
+  }]->(o)
+}
+CALL (nodes) {
+  UNWIND $values AS row
+  WITH nodes[row[0]] AS s, row
+  WHERE s:Entitaet
+  CREATE (s)-[:$(row[2]) {
+    id: row[3], version: row[4], user_id: $users[row[14]], character_id: row[5],
+    herkunft: row[6], t_valid: datetime({epochSeconds: row[7]}),
+    t_recorded: datetime({epochSeconds: row[8]}), aktiv: row[9], staerke_decay: row[10],
+    last_touched: datetime({epochSeconds: row[11]}), decay_am: date(row[12]),
+    t_invalid: CASE WHEN row[13].t_invalid IS NOT NULL
+                 THEN datetime({epochSeconds: row[13].t_invalid}) END,
+    t_expired: CASE WHEN row[13].t_expired IS NOT NULL
+                 THEN datetime({epochSeconds: row[13].t_expired}) END,
+    grund: row[13].grund, timeline_id: row[13].timeline_id,
+    timeline_bis: row[13].timeline_bis
+  }]->(:Wert {wert: row[1], user_id: $users[row[14]]})
+};
 
 // name: bench_counts
 // What the bulk path wrote for some users: entities, facts, value nodes, entries.
