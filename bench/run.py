@@ -188,7 +188,7 @@ def mappe_query(memory: Memory, s: Sample) -> Callable[[], Awaitable[Any]]:
         db.settings, memory.canon, s.user_id, s.character_id, [s.entity_id],
         gueltig_am=None, bekannt_am=None, cap=None,
     )
-    return lambda: db.query("mappe", **params)
+    return lambda: db.plain_query("mappe", **params)
 
 
 @dataclass(frozen=True)
