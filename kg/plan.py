@@ -517,12 +517,13 @@ class Planner:
         for before in sorted(group.values(), key=lambda f: (f.start, f.id)):
             if before.grund != "abgeloest" or not self._ended_by(before, taken):
                 continue
-            # The values after it: those that begin later and hold somewhere (a value
-            # squeezed to nothing follows nothing), except the ones it ended (they
-            # precede it, ending where it begins).
+            # The values after it: those that begin later and hold somewhere, or will
+            # again (a value squeezed to nothing by another follows nothing), except
+            # the ones it ended (they precede it, ending where it begins).
             later = [
                 f for f in group.values()
-                if f.id != before.id and f.start > before.start and not f.empty
+                if f.id != before.id and f.start > before.start
+                and (not f.empty or self._ended_by(f, taken))
                 and not (f.grund == "abgeloest" and self._ended_by(f, taken_of(before)))
             ]
             upcoming = min(later, key=lambda f: (f.start, f.id)) if later else None

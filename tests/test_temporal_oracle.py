@@ -391,3 +391,27 @@ def test_a_value_squeezed_to_nothing_does_not_end_a_reinstated_one(
         assert report.ok, report
     finally:
         state.teardown()
+
+
+def test_cancelling_an_event_reinstates_the_values_it_squeezed_in_order(
+    store: SyncMemory,
+) -> None:
+    """Replay of a sequence the stress run found. Berlin, then Hamburg, both told today;
+    a move to Berlin "this month" squeezes both to nothing (they began inside its
+    window). Cancelling it brings both back: Berlin until Hamburg, Hamburg open, never
+    both open."""
+    TemporalRecord.store = store
+    state = TemporalRecord()
+    try:
+        state.first()
+        state.write(rel="wohnt_in", pick=0, when=None)
+        state.write(rel="wohnt_in", pick=2, when=None)
+        this_month = datetime.now(UTC).date()
+        event = state.write_with_event(rel="wohnt_in", pick=0, day=this_month, monat=True)
+        state.cancel(key=event)
+        state.current_mappe_agrees()
+        state.as_of_mappe_agrees()
+        report = state.run(state.memory().check(state.user))
+        assert report.ok, report
+    finally:
+        state.teardown()
