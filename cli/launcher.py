@@ -9,6 +9,7 @@ JVM flags are Neo4j's own; auth stays on, and it listens on loopback only.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
@@ -246,6 +247,20 @@ class LocalServer:
     def running(self) -> bool:
         return self.pid() is not None
 
+    def _forget_dead_jvm(self) -> None:
+        """Neo4j keeps a pid file of its own (run/neo4j.pid) and refuses to start while
+        that pid lives. A JVM killed a moment ago can linger as a zombie (our child, not
+        yet reaped): reap it if it is ours, and drop the file when its process is gone."""
+        own = self.home / "run" / "neo4j.pid"
+        try:
+            pid = int(own.read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            return
+        with contextlib.suppress(ChildProcessError):  # not our child: its parent reaps it
+            os.waitpid(pid, os.WNOHANG)
+        if not _alive(pid):
+            own.unlink(missing_ok=True)
+
     def start(self, timeout: float = 180.0, port_wait: float = 30.0) -> str | None:
         """Start the server and return once Bolt answers; idempotent. Returns a note
         when a stale pid file was cleaned up first."""
@@ -259,6 +274,7 @@ class LocalServer:
                 # It was dying (killed a moment ago) and is gone now: start anew.
         crashed = self.pid_file.exists()
         note = self.clean_stale()
+        self._forget_dead_jvm()
         # Right after a crash the old JVM may still hold its ports for a moment: wait
         # for them (only then — a port of a foreign process is reported at once).
         deadline = time.monotonic() + (port_wait if crashed else 0.0)
