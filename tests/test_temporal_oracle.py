@@ -16,6 +16,8 @@ from __future__ import annotations
 import os
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, date, datetime
 from typing import Any
 
@@ -299,25 +301,36 @@ def test_model_detects_a_planted_overlap() -> None:
     assert ("wohnt_in", "Hamburg", date(2025, 1, 1), date(2026, 1, 1)) in model.current()[1]
 
 
+@contextmanager
+def replay(store: SyncMemory) -> Iterator[TemporalRecord]:
+    """A sequence the stress run found, replayed step by step: the state machine after
+    its first step; afterwards the current and as-of Mappe must agree with the model and
+    `kg check` must be clean; the user is purged in any case."""
+    TemporalRecord.store = store
+    state = TemporalRecord()
+    try:
+        state.first()
+        yield state
+        state.current_mappe_agrees()
+        state.as_of_mappe_agrees()
+        report = state.run(state.memory().check(state.user))
+        assert report.ok, report
+    finally:
+        state.teardown()
+
+
 def test_a_move_that_squeezes_only_values_holding_nowhere(store: SyncMemory) -> None:
     """Replay of a sequence the stress run found. Several values of `beruf` start on the
     same day, some squeezed to nothing by month events. Moving the December event onto
     January keeps the order of the values that hold somewhere (only C is followed, by the
     moved value, before and after), so store and model both allow it and agree after."""
-    TemporalRecord.store = store
-    state = TemporalRecord()
-    try:
-        state.first()
+    with replay(store) as state:
         state.write_with_event(rel="beruf", pick=0, day=date(2026, 12, 24), monat=True)
         state.write_with_event(rel="beruf", pick=1, day=date(2026, 1, 20), monat=False)
         december = state.write_with_event(rel="beruf", pick=1, day=date(2026, 12, 24), monat=True)
         state.write_with_event(rel="beruf", pick=2, day=date(2026, 1, 20), monat=True)
         state.current_mappe_agrees()
         state.move(key=december, day=date(2026, 1, 20))
-        state.current_mappe_agrees()
-        state.as_of_mappe_agrees()
-    finally:
-        state.teardown()
 
 
 def test_a_value_moved_earlier_then_superseded_ends_when_superseded(store: SyncMemory) -> None:
@@ -325,19 +338,10 @@ def test_a_value_moved_earlier_then_superseded_ends_when_superseded(store: SyncM
     2027, the event is moved to January 2026, then Ärztin is told today. Lehrerin's
     closing version must end today; it used to keep the event's old day (its stored
     start before the move) as its end, so it still held in December."""
-    TemporalRecord.store = store
-    state = TemporalRecord()
-    try:
-        state.first()
+    with replay(store) as state:
         march = state.write_with_event(rel="beruf", pick=1, day=date(2027, 3, 3), monat=False)
         state.move(key=march, day=date(2026, 1, 20))
         state.write(rel="beruf", pick=0, when=None)
-        state.current_mappe_agrees()
-        state.as_of_mappe_agrees()
-        report = state.run(state.memory().check(state.user))
-        assert report.ok, report
-    finally:
-        state.teardown()
 
 
 @pytest.mark.parametrize("attempt", range(6))
@@ -349,21 +353,12 @@ def test_taking_back_two_values_reinstates_the_one_they_squeezed(
     its values, in the order of their (random) ids. Whichever goes first, Lehrerin must
     hold again from March 2027: it once kept an end before its start when the January
     value went first. Six attempts, so both orders are (almost surely) taken."""
-    TemporalRecord.store = store
-    state = TemporalRecord()
-    try:
-        state.first()
+    with replay(store) as state:
         state.write(rel="beruf", pick=0, when=datetime(2026, 3, 15, 12, tzinfo=UTC))
         lehrerin = state.write_with_event(rel="beruf", pick=1, day=date(2026, 1, 20), monat=False)
         state.write_with_event(rel="beruf", pick=0, day=date(2026, 1, 20), monat=False)
         state.move(key=lehrerin, day=date(2027, 3, 3))
         state.correct(rel="beruf", pick=0)
-        state.current_mappe_agrees()
-        state.as_of_mappe_agrees()
-        report = state.run(state.memory().check(state.user))
-        assert report.ok, report
-    finally:
-        state.teardown()
 
 
 @pytest.mark.parametrize("attempt", range(6))
@@ -375,22 +370,13 @@ def test_a_value_squeezed_to_nothing_does_not_end_a_reinstated_one(
     event and moved to March 2027. Correcting Ärztin brings Lehrerin back from March, open:
     the squeezed January value holds nowhere, so it ends nothing (it once ended March's
     Lehrerin in 2027, leaving no job at all)."""
-    TemporalRecord.store = store
-    state = TemporalRecord()
-    try:
-        state.first()
+    with replay(store) as state:
         state.write(rel="beruf", pick=0, when=None)
         state.write(rel="beruf", pick=1, when=datetime(2026, 3, 15, 12, tzinfo=UTC))
         january = state.write_with_event(rel="beruf", pick=1, day=date(2026, 1, 20), monat=False)
         state.write_with_event(rel="beruf", pick=0, day=date(2026, 1, 20), monat=False)
         state.move(key=january, day=date(2027, 3, 3))
         state.correct(rel="beruf", pick=0)
-        state.current_mappe_agrees()
-        state.as_of_mappe_agrees()
-        report = state.run(state.memory().check(state.user))
-        assert report.ok, report
-    finally:
-        state.teardown()
 
 
 def test_cancelling_an_event_reinstates_the_values_it_squeezed_in_order(
@@ -400,18 +386,9 @@ def test_cancelling_an_event_reinstates_the_values_it_squeezed_in_order(
     a move to Berlin "this month" squeezes both to nothing (they began inside its
     window). Cancelling it brings both back: Berlin until Hamburg, Hamburg open, never
     both open."""
-    TemporalRecord.store = store
-    state = TemporalRecord()
-    try:
-        state.first()
+    with replay(store) as state:
         state.write(rel="wohnt_in", pick=0, when=None)
         state.write(rel="wohnt_in", pick=2, when=None)
         this_month = datetime.now(UTC).date()
         event = state.write_with_event(rel="wohnt_in", pick=0, day=this_month, monat=True)
         state.cancel(key=event)
-        state.current_mappe_agrees()
-        state.as_of_mappe_agrees()
-        report = state.run(state.memory().check(state.user))
-        assert report.ok, report
-    finally:
-        state.teardown()

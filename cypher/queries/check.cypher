@@ -172,8 +172,11 @@ RETURN count(*) AS count,
 // Item 9: valid time is a partition: no two versions of an einwertig relation (subject
 // and pair; a symmetric one from both ends) hold at the same point of valid time as known
 // at the same point of system time. Valid intervals are taken as readers take them: from
-// the active entry of a timeline chain where they start or end with an event, an end
-// before the start being the start; corrected and cancelled values hold nowhere.
+// the entry of a timeline chain where they start or end with an event, each chain as it
+// was known at that point of system time (a later move does not reach back), an end
+// before the start being the start; corrected and cancelled values hold nowhere. Two
+// versions are compared when both were the record (as the first of them began to be,
+// and as the first of them stopped being it, or now).
 // params: $user_id, $einwertig, $symmetric, $samples
 // :param user_id => 'demo-user'
 // :param einwertig => ['WOHNT_IN', 'BERUF', 'TYP']
@@ -185,25 +188,26 @@ CALL (s) {
   MATCH (s)-[r]-()
   WHERE type(r) IN $einwertig AND (startNode(r) = s OR type(r) IN $symmetric)
     AND coalesce(r.grund, 'abgeloest') = 'abgeloest'
+  // Each chain as the list of its entries in order: when each was recorded, its day.
   CALL (r) {
-    OPTIONAL MATCH (:TimelineEintrag {id: r.timeline_id})-[:NACHFOLGER*0..]->(ta:TimelineEintrag)
-    WHERE NOT (ta)-[:NACHFOLGER]->(:TimelineEintrag)
-    RETURN ta LIMIT 1
+    OPTIONAL MATCH p = (:TimelineEintrag {id: r.timeline_id})-[:NACHFOLGER*0..]->(:TimelineEintrag)
+    WITH p ORDER BY length(p) DESC LIMIT 1
+    RETURN CASE WHEN p IS NULL THEN null
+           ELSE [t IN nodes(p) | [coalesce(t.t_recorded.epochMillis, 0),
+                                  datetime({date: t.beginn, timezone: 'Z'}).epochMillis]]
+           END AS von_chain
   }
   CALL (r) {
-    OPTIONAL MATCH (:TimelineEintrag {id: r.timeline_bis})-[:NACHFOLGER*0..]->(tb:TimelineEintrag)
-    WHERE NOT (tb)-[:NACHFOLGER]->(:TimelineEintrag)
-    RETURN tb LIMIT 1
+    OPTIONAL MATCH p = (:TimelineEintrag {id: r.timeline_bis})-[:NACHFOLGER*0..]->(:TimelineEintrag)
+    WITH p ORDER BY length(p) DESC LIMIT 1
+    RETURN CASE WHEN p IS NULL THEN null
+           ELSE [t IN nodes(p) | [coalesce(t.t_recorded.epochMillis, 0),
+                                  datetime({date: t.beginn, timezone: 'Z'}).epochMillis]]
+           END AS bis_chain
   }
-  WITH r,
-       CASE WHEN ta IS NULL THEN r.t_valid.epochMillis
-            ELSE datetime({date: ta.beginn, timezone: 'Z'}).epochMillis END AS von,
-       CASE WHEN tb IS NOT NULL THEN datetime({date: tb.beginn, timezone: 'Z'}).epochMillis
-            ELSE r.t_invalid.epochMillis END AS bis0
   WITH type(r) AS rel, r.character_id AS c,
-       collect({id: r.id, v: r.version, von: von,
-                bis: CASE WHEN bis0 IS NULL THEN 9223372036854775807
-                          WHEN bis0 < von THEN von ELSE bis0 END,
+       collect({id: r.id, v: r.version, t_valid: r.t_valid.epochMillis,
+                t_invalid: r.t_invalid.epochMillis, von_chain: von_chain, bis_chain: bis_chain,
                 rec: r.t_recorded.epochMillis,
                 exp: coalesce(r.t_expired.epochMillis, 9223372036854775807)}) AS vs
   WHERE size(vs) > 1
@@ -212,7 +216,21 @@ CALL (s) {
   WITH rel, c, a, b
   WHERE (a.id < b.id OR (a.id = b.id AND a.v < b.v))
     AND a.rec < b.exp AND b.rec < a.exp
-    AND a.von < a.bis AND b.von < b.bis AND a.von < b.bis AND b.von < a.bis
+  // The two points of system time: both became the record; the last moment both were.
+  UNWIND [[CASE WHEN a.rec > b.rec THEN a.rec ELSE b.rec END, true],
+          [CASE WHEN a.exp < b.exp THEN a.exp ELSE b.exp END, false]] AS point
+  WITH rel, c, a, b, point[0] AS at, point[1] AS inclusive
+  WITH rel, c, a, b, [x IN [a, b] |
+         [CASE WHEN x.von_chain IS NULL THEN x.t_valid
+               ELSE last([e IN x.von_chain WHERE e[0] < at OR (inclusive AND e[0] = at)])[1] END,
+          CASE WHEN x.bis_chain IS NULL THEN x.t_invalid
+               ELSE last([e IN x.bis_chain WHERE e[0] < at OR (inclusive AND e[0] = at)])[1] END]
+       ] AS iv
+  WITH rel, c, a, b, [x IN iv | [x[0], CASE WHEN x[1] IS NULL THEN 9223372036854775807
+                                           WHEN x[1] < x[0] THEN x[0] ELSE x[1] END]] AS iv
+  WHERE iv[0][0] < iv[0][1] AND iv[1][0] < iv[1][1]
+    AND iv[0][0] < iv[1][1] AND iv[1][0] < iv[0][1]
+  WITH DISTINCT rel, c, a, b
   RETURN rel, c, a, b
 }
 RETURN count(*) AS count,
