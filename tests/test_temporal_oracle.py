@@ -40,6 +40,10 @@ from kg.errors import TimelineError
 from tests.temporal_model import Model, day_start, end_of_day
 
 STRESS = os.environ.get("KG_STRESS") == "1"
+# The one known gap (docs/time.md): the store may refuse a move the model allows. Set to
+# let a stress run look past it for anything else (the refused move then changes nothing
+# on either side); never set in CI.
+TOLERATE_MOVE_REFUSAL = os.environ.get("KG_ORACLE_TOLERATE_MOVE_REFUSAL") == "1"
 
 RELATIONS = {
     "wohnt_in": ("entity", ["Berlin", "Kassel", "Hamburg"]),
@@ -223,7 +227,10 @@ class TemporalRecord(RuleBasedStateMachine):
             ))
         except TimelineError as exc:
             assert "never reorders values" in str(exc), exc
-            assert not self.model.move(key, day), "the store refused a move the model allows"
+            if TOLERATE_MOVE_REFUSAL:
+                self.model.noop()
+            else:
+                assert not self.model.move(key, day), "the store refused a move the model allows"
         else:
             assert self.model.move(key, day), "the store moved what the model refuses"
             self.entries[key] = moved.id
