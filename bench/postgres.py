@@ -297,14 +297,7 @@ class Dossier:
         ).fetchone()
         if row is None:
             raise LookupError(f"no entity {entity_id!r} for {user_id!r}")
-        return {
-            "id": row[0],
-            "name": row[1],
-            "typ": row[2],
-            "fakten": row[3],
-            "historie": row[4],
-            "abgeleitet": row[5],
-        }
+        return _dossier(row)
 
     def read_many(
         self, user_id: str, character_id: str, entity_ids: list[str]
@@ -325,16 +318,7 @@ class Dossier:
             row = cursor.fetchone()
             if row is None:
                 raise LookupError(f"no entity {entity_id!r} for {user_id!r}")
-            out.append(
-                {
-                    "id": row[0],
-                    "name": row[1],
-                    "typ": row[2],
-                    "fakten": row[3],
-                    "historie": row[4],
-                    "abgeleitet": row[5],
-                }
-            )
+            out.append(_dossier(row))
         return out
 
     def ping(self) -> None:
@@ -349,3 +333,9 @@ class Dossier:
 
     def close(self) -> None:
         self.conn.close()
+
+
+def _dossier(row: tuple[Any, ...]) -> dict[str, Any]:
+    """A row of the dossier statement as the readers compare it."""
+    keys = ("id", "name", "typ", "fakten", "historie", "abgeleitet")
+    return dict(zip(keys, row[:6], strict=True))

@@ -36,6 +36,7 @@ from typing import Any
 
 import kg
 import kg.writer
+from bench.writes import order
 from kg import db as kg_db
 from kg.api import Memory
 from kg.plan import Planner
@@ -43,39 +44,6 @@ from kg.settings import Settings
 
 PEOPLE = 4  # per history user: each order revisits one of them
 ORDERS = 150  # per writer and measurement
-
-
-def order(user: str, i: int, people: int, run: str) -> dict[str, Any]:
-    """The bench's 5-triple order: a person's residence and job (einwertig, superseded on
-    a revisit), a pet, a hobby, and where the city lies."""
-    person = f"P{i % people}"
-    return {
-        "auftrag_id": f"{run}-{i}",
-        "user_id": user,
-        "character_id": "nova",
-        "tripel": [
-            {
-                "subjekt": person,
-                "beziehung": "wohnt_in",
-                "objekt": f"Stadt{i % 7}",
-                "herkunft": "mensch",
-            },
-            {"subjekt": person, "beziehung": "beruf", "wert": f"B{i % 3}", "herkunft": "mensch"},
-            {
-                "subjekt": person,
-                "beziehung": "hat_haustier",
-                "objekt": f"T{i % 11}",
-                "herkunft": "nova",
-            },
-            {"subjekt": person, "beziehung": "hobby", "wert": f"H{i % 5}", "herkunft": "mensch"},
-            {
-                "subjekt": f"Stadt{i % 7}",
-                "beziehung": "liegt_in",
-                "objekt": "Land",
-                "herkunft": "modell",
-            },
-        ],
-    }
 
 
 # -- client-side timing of the phases -----------------------------------------------

@@ -19,10 +19,12 @@ from kg.settings import Settings
 ORDERS_PER_WRITER = 150
 
 
-def order(user: str, i: int) -> dict[str, Any]:
-    person = f"P{i % 20}"
+def order(user: str, i: int, people: int = 20, run: str = "loop") -> dict[str, Any]:
+    """The bench's 5-triple order: a person's residence and job (einwertig, superseded on
+    a revisit), a pet, a hobby, and where the city lies."""
+    person = f"P{i % people}"
     return {
-        "auftrag_id": f"loop-{i}",
+        "auftrag_id": f"{run}-{i}",
         "user_id": user,
         "character_id": "nova",
         "tripel": [
