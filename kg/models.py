@@ -474,6 +474,7 @@ Ausgang = Literal[
     "unveraendert",
     "berichtigt",
     "abgesagt",
+    "verschoben",
     "mehrdeutig",
     "abgelehnt",
     "fehler",
@@ -500,7 +501,8 @@ class TripelErgebnis(Frozen):
     abgeloest: list[str] = Field(
         default_factory=list,
         description="Facts this one superseded, corrected or cancelled (a correction: the "
-        "facts it retired, then the types only they implied).",
+        "facts it retired, then the types only they implied; a move: the values it "
+        "re-ended).",
     )
     wieder_gueltig: list[str] = Field(
         default_factory=list,

@@ -33,7 +33,7 @@ from kg.models import (
     normalize_name,
 )
 from kg.plain import problems
-from kg.timeline import entry_props, normalized
+from kg.timeline import ReEnd, entry_props, normalized
 
 
 def new_id() -> str:
@@ -103,7 +103,10 @@ def precheck(raw: Tripel | dict[str, Any], canon: Canon) -> Tripel:
 
 
 def order_status(results: list[TripelErgebnis]) -> Literal["ok", "teilweise", "abgelehnt"]:
-    done = {"geschrieben", "abgeloest", "nachgetragen", "unveraendert", "berichtigt", "abgesagt"}
+    done = {
+        "geschrieben", "abgeloest", "nachgetragen", "unveraendert", "berichtigt", "abgesagt",
+        "verschoben",
+    }
     written = sum(r.ausgang in done for r in results)
     if written == len(results):
         return "ok"
@@ -1008,6 +1011,21 @@ class Planner:
             abgeloest=[f.id for f in taken],
             wieder_gueltig=sorted(set(reinstated)),
             timeline_id=first_id,
+        )
+
+    def move(self, entry_id: str, re_ends: list[ReEnd]) -> TripelErgebnis:
+        """A moved event made values squeezed to nothing hold again: the value before
+        each of them now ends where it begins (a new version, still superseded)."""
+        for r in re_ends:
+            fact = self.state.facts.get(r.fact_id)
+            if fact is None:
+                raise RuntimeError(f"the move's state lacks fact {r.fact_id!r}")
+            self.end_at(fact, r.at, r.timeline_bis)
+        return TripelErgebnis(
+            index=0,
+            ausgang="verschoben",
+            abgeloest=[r.fact_id for r in re_ends],
+            timeline_id=entry_id,
         )
 
 

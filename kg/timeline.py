@@ -15,6 +15,7 @@ from __future__ import annotations
 import calendar
 import itertools
 import uuid
+from dataclasses import dataclass
 from datetime import UTC, date, datetime, time
 from typing import TYPE_CHECKING, Any
 
@@ -146,6 +147,32 @@ async def chain_ends(tx: Tx, user_id: str, character_id: str, eintrag_id: str) -
     )
 
 
+@dataclass(frozen=True)
+class ReEnd:
+    """A value a move re-ends: a value squeezed to nothing holds again from `at`, so the
+    value before it ends there (followed by that value's event, if it has one)."""
+
+    fact_id: str
+    subjekt_id: str
+    rel: str
+    at: datetime
+    timeline_bis: str | None
+
+
+@dataclass
+class _Value:
+    """One value of a single-valued relation as a move would leave it."""
+
+    id: str
+    subjekt: str
+    objekt: str
+    start: datetime
+    end: datetime | None
+    held: bool  # held somewhere before the move
+    ends_with_event: bool
+    timeline_id: str | None
+
+
 def _utc(value: Any) -> Any:
     """A driver instant as an aware UTC datetime (None stays None)."""
     return None if value is None else value.to_native().astimezone(UTC)
@@ -227,7 +254,7 @@ class Timeline:
                 raise InvalidInput(
                     "; ".join(str(e["msg"]).removeprefix("Value error, ") for e in exc.errors())
                 ) from None
-            await self._keep_order(tx, user_id, character_id, eintrag_id, entry)
+            re_ends = await self._keep_order(tx, user_id, character_id, eintrag_id, entry)
             row = await tx.one(
                 "timeline_move",
                 user_id=user_id,
@@ -238,6 +265,8 @@ class Timeline:
             )
             if row is None:
                 raise TimelineError(f"entry {eintrag_id!r} could not be moved")
+            if re_ends:
+                await self.agent.move_event(tx, user_id, character_id, str(row["id"]), re_ends)
             return str(row["id"])
 
         new_id = await self.db.write(work)
@@ -282,16 +311,20 @@ class Timeline:
 
     async def _keep_order(
         self, tx: Tx, user_id: str, character_id: str, eintrag_id: str, entry: NeuerEintrag
-    ) -> None:
+    ) -> list[ReEnd]:
         """A move keeps valid time a partition: the values of a single-valued relation
         that start or end with the event follow it, and the move is refused when that
         would make one of them overlap another value (the event carried past a value
-        whose place in the order it does not decide)."""
+        whose place in the order it does not decide).
+
+        A value squeezed to nothing (it began inside the event's window) holds again
+        when the event moves past it; the value before it then ends where it begins.
+        Returns those re-ends, for the one writer to record."""
         ends = await chain_ends(tx, user_id, character_id, eintrag_id)
         assert ends is not None
         first_id = ends["first_id"]
         after = datetime.combine(normalized(entry).beginn, time.min, tzinfo=UTC)
-        groups: dict[tuple[str, str], list[tuple[datetime, datetime | None, str]]] = {}
+        groups: dict[tuple[str, str], list[_Value]] = {}
         for f in await tx.run(
             "timeline_move_neighbours", user_id=user_id, character_id=character_id,
             first_id=first_id, einwertig=self.einwertig,
@@ -300,8 +333,9 @@ class Timeline:
             was_end: datetime | None = _utc(f["ende"])
             start = after if f["timeline_id"] == first_id else was_start
             end = after if f["timeline_bis"] == first_id else was_end
+            held = was_end is None or was_end > was_start
             if end is not None and end <= start:
-                if f["timeline_id"] == first_id and (was_end is None or was_end > was_start):
+                if f["timeline_id"] == first_id and held:
                     raise TimelineError(
                         f"moving entry {eintrag_id!r} to {entry.beginn} would carry "
                         f"'{f['subjekt']} {f['rel'].lower()} {f['objekt']}' to or past the "
@@ -309,17 +343,28 @@ class Timeline:
                         "reorders values — correct that value or cancel the event instead"
                     )
                 continue  # ends where it begins: holds nowhere
-            groups.setdefault((f["subjekt"], f["rel"]), []).append((start, end, f["objekt"]))
-        for (subjekt, rel), values in groups.items():
-            values.sort(key=lambda v: v[0])
-            for (_, end, objekt), (start, _, later) in itertools.pairwise(values):
-                if end is None or end > start:
+            groups.setdefault((f["subjekt_id"], f["rel"]), []).append(_Value(
+                f["id"], f["subjekt"], f["objekt"], start, end, held,
+                ends_with_event=f["timeline_bis"] == first_id,
+                timeline_id=f["timeline_id"],
+            ))
+        re_ends: list[ReEnd] = []
+        for (subjekt_id, rel), values in groups.items():
+            values.sort(key=lambda v: v.start)
+            for value, later in itertools.pairwise(values):
+                overlap = value.end is None or value.end > later.start
+                if overlap and not later.held and value.ends_with_event:
+                    value.end = later.start  # held nowhere before: now it follows `value`
+                    re_ends.append(ReEnd(value.id, subjekt_id, rel, later.start,
+                                         later.timeline_id))
+                elif overlap:
                     raise TimelineError(
                         f"moving entry {eintrag_id!r} to {entry.beginn} would make "
-                        f"'{subjekt} {rel.lower()} {objekt}' overlap '{later}' (from "
-                        f"{start.date()}): a move never reorders values — correct one of "
-                        "them or cancel the event instead"
+                        f"'{value.subjekt} {rel.lower()} {value.objekt}' overlap "
+                        f"'{later.objekt}' (from {later.start.date()}): a move never "
+                        "reorders values — correct one of them or cancel the event instead"
                     )
+        return re_ends
 
     async def _active_end(
         self, tx: Tx, user_id: str, character_id: str, eintrag_id: str, verb: str

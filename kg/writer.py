@@ -6,13 +6,14 @@ lock and the store's clock, finds a replayed order and reads what the triples de
 everything new, and the audit. The decisions in between are pure Python (`kg.plan`).
 The result is stored with the order, so a replay of the same `auftrag_id` (in the same
 pair) returns it and writes nothing. A cancelled event's consequences are an order of
-this writer too (`cancel_event`).
+this writer too (`cancel_event`), and so are the values a move re-ends (`move_event`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -33,6 +34,7 @@ from kg.plan import (
     precision_end,
     refs_of,
 )
+from kg.timeline import ReEnd
 
 
 def merkmal_text(canon: Canon, merkmal: Record) -> str:
@@ -263,24 +265,53 @@ class FaktenAgent:
         transaction: an audited order of its own (`absage-<entry>`), planned by the same
         rule as a correction. `subjects` are the (entity id, relationship type) of the
         facts valid from the event."""
+        return await self._event_order(
+            tx, f"absage-{eintrag_id}", user_id, character_id, {"absage": eintrag_id},
+            subjects, lambda planner: planner.cancel(first_id),
+        )
+
+    async def move_event(
+        self, tx: Tx, user_id: str, character_id: str, eintrag_id: str, re_ends: list[ReEnd]
+    ) -> AuftragErgebnis:
+        """Re-end the values a move makes squeezed values follow, inside the move's
+        transaction: an audited order of its own (`verschiebung-<new entry>`)."""
+        return await self._event_order(
+            tx, f"verschiebung-{eintrag_id}", user_id, character_id,
+            {"verschiebung": eintrag_id}, sorted({(r.subjekt_id, r.rel) for r in re_ends}),
+            lambda planner: planner.move(eintrag_id, re_ends),
+        )
+
+    async def _event_order(
+        self,
+        tx: Tx,
+        auftrag_id: str,
+        user_id: str,
+        character_id: str,
+        what: dict[str, str],
+        subjects: list[tuple[str, str]],
+        plan: Callable[[Planner], TripelErgebnis],
+    ) -> AuftragErgebnis:
+        """An order the timeline gives the writer: its state is every version of the
+        subjects' relations (what an event touched may lie far back), planned by `plan`,
+        applied and audited like any other order."""
         auftrag = Auftrag(
-            auftrag_id=f"absage-{eintrag_id}",
+            auftrag_id=auftrag_id,
             user_id=user_id,
             character_id=character_id,
             berichtigungen=[],
-            tripel=[{"absage": eintrag_id}],
+            tripel=[what],
         )
         refs = Refs(
             ids={s for s, _ in subjects},
             rel_types={"TYP"} | {t for _, t in subjects},
             history_types={"TYP"} | {t for _, t in subjects},
-            all_history=True,  # what the event started may lie far back
+            all_history=True,
         )
         row = await self._state(tx, auftrag, refs)
         jetzt = _instant(row["jetzt"])
         assert jetzt is not None
         planner = Planner(self.canon, auftrag, to_state(row, self.canon), jetzt)
-        ergebnis = self._result(auftrag, [planner.cancel(first_id)], jetzt, jetzt)
+        ergebnis = self._result(auftrag, [plan(planner)], jetzt, jetzt)
         await self._apply(tx, auftrag, row, jetzt, planner.ops, ergebnis, content_hash(auftrag))
         return ergebnis
 

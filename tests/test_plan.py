@@ -154,3 +154,28 @@ def test_what_an_order_reads_of_the_past_starts_at_its_earliest_valid_start() ->
     corrected = order(berichtigungen=[{"subjekt": "Lena", "beziehung": "beruf",
                                        "wert": "Ärztin"}])
     assert refs_of(corrected, CANON).all_history  # a correction reads it all
+
+
+def test_a_move_re_ends_a_value_with_a_new_version_from_the_value_that_holds_again() -> None:
+    """The writer's half of a move that makes a squeezed value hold again: Berlin, which
+    ended with the moved event, gets a new version ending where Hamburg begins (no longer
+    tied to the event); the old version is closed, nothing else changes."""
+    from kg.timeline import ReEnd
+
+    state = state_with_lena_in_berlin()
+    berlin = state.facts["f1"]
+    berlin.aktiv, berlin.grund = False, "abgeloest"
+    berlin.end = datetime(2026, 12, 24, tzinfo=UTC)
+    berlin.props.update(aktiv=False, grund="abgeloest", timeline_bis="kassel-event",
+                        t_invalid=datetime(2026, 11, 1, tzinfo=UTC))
+    hamburg = datetime(2026, 11, 30, 9, tzinfo=UTC)
+    planner = Planner(CANON, order(tr("Lena", "wohnt_in", "Kassel")), state, JETZT)
+    result = planner.move("entry-2", [ReEnd("f1", "lena", "WOHNT_IN", hamburg, None)])
+    assert (result.ausgang, result.abgeloest, result.timeline_id) == (
+        "verschoben", ["f1"], "entry-2"
+    )
+    assert planner.ops.close == [{"id": "f1", "start_id": "lena", "version": 1}]
+    [new] = planner.ops.facts
+    assert new.new is not None
+    assert (new.new["version"], new.new["t_invalid"], new.new["timeline_bis"]) == (2, hamburg, None)
+    assert (new.new["aktiv"], new.new["grund"], new.end) == (False, "abgeloest", hamburg)

@@ -72,7 +72,8 @@ RETURN t.id AS id;
 // For a move: every value of each single-valued relation that has a value valid from the
 // chain ($first_id), each with where it starts and ends (the active entry of the chain it
 // starts or ends with, else t_valid / t_invalid) and which chains those are, so the
-// caller can see the partition as it would be after the move.
+// caller can see the partition as it would be after the move (and re-end a value
+// by its id where the move makes a value squeezed to nothing hold again).
 // params: $user_id, $character_id, $first_id, $einwertig
 // :param user_id => 'demo-user'
 // :param character_id => 'nova'
@@ -95,7 +96,8 @@ CALL (x) {
   WHERE NOT (tb)-[:NACHFOLGER]->(:TimelineEintrag)
   RETURN tb LIMIT 1
 }
-RETURN s.name AS subjekt, rel, coalesce(o.name, o.wert) AS objekt,
+RETURN s.id AS subjekt_id, s.name AS subjekt, rel, x.id AS id,
+       coalesce(o.name, o.wert) AS objekt,
        x.timeline_id AS timeline_id, x.timeline_bis AS timeline_bis,
        CASE WHEN ta IS NULL THEN x.t_valid
             ELSE datetime({date: ta.beginn, timezone: 'Z'}) END AS beginn,
