@@ -106,7 +106,7 @@ async def sweep_measured(m: Memory, as_of: date, every: float) -> tuple[DecayRun
 
     sampler = asyncio.create_task(sample())
     try:
-        result = await m.decay_run(as_of, progress=progress)
+        result = await m.decay_run(day=as_of, progress=progress)
     finally:
         done.set()
         await sampler
@@ -165,11 +165,11 @@ def main() -> None:
             r["name"].split("name=")[1].split(",")[0]: round(r["peak"] / MB) for r in peaks
         }
         began = time.monotonic()
-        again = sync.run(sync.memory.decay_run(today + timedelta(days=1), if_due=True))
+        again = sync.run(sync.memory.decay_run(day=today + timedelta(days=1), if_due=True))
         figures["if_due_skipped"] = again.skipped
         figures["if_due_seconds"] = round(time.monotonic() - began, 3)
         began = time.monotonic()
-        report = sync.run(sync.memory.check(on=today + timedelta(days=1)))
+        report = sync.run(sync.memory.check(day=today + timedelta(days=1)))
         figures["check_seconds"] = round(time.monotonic() - began, 1)
         figures["check_violations"] = {c.name: c.count for c in report.violations}
     if args.json:

@@ -612,7 +612,7 @@ async def measure(
     if args.check:
         t = time.perf_counter()
         with sampler.phase(load, "check"):
-            report_ = await memory.check(on=args.today)
+            report_ = await memory.check(day=args.today)
         out["check"] = {
             "seconds": round(time.perf_counter() - t, 2),
             "ok": report_.ok,
@@ -713,7 +713,7 @@ async def measure(
     say("decay sweep")
     t = time.perf_counter()
     with sampler.phase(load, "decay"):
-        run = await memory.decay_run(as_of=args.today)
+        run = await memory.decay_run(day=args.today)
     out["decay"] = {
         "seconds": round(time.perf_counter() - t, 2),
         "edges": run.edges,

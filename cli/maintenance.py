@@ -19,8 +19,9 @@ decay_app = typer.Typer(help="The daily decay sweep over the active fact edges."
 
 @decay_app.command("run")
 def decay_run(
-    as_of: str | None = typer.Option(
-        None, "--as-of", help="Compute the strengths for this day (YYYY-MM-DD); default today."
+    day_text: str | None = typer.Option(
+        None, "--day", "--as-of",
+        help="Compute the strengths for this day (YYYY-MM-DD; default today, UTC); alias --as-of.",
     ),
     if_due: bool = typer.Option(
         False, "--if-due", help="Do nothing when the day's sweep has run (safe hourly from cron)."
@@ -34,7 +35,7 @@ def decay_run(
 
     Example: kg decay run --if-due
     """
-    day = parse_day(as_of, "--as-of") if as_of else None
+    day = parse_day(day_text, "--day") if day_text else None
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     with Progress(
@@ -48,7 +49,7 @@ def decay_run(
             bar.update(task, completed=done, total=total, edges=edges)
 
         async def run(m: Memory) -> DecayRun:
-            return await m.decay_run(day, if_due, user, progress)
+            return await m.decay_run(user, day=day, if_due=if_due, progress=progress)
 
         result = call(run)
     if as_json:
@@ -56,11 +57,11 @@ def decay_run(
         return
     scope = f" of user {result.user_id}" if result.user_id else ""
     if result.skipped:
-        out.print(f"decay {result.tag}{scope}: already swept — nothing to do", markup=False)
+        out.print(f"decay {result.day}{scope}: already swept — nothing to do", markup=False)
         return
     out.print(
-        f"decay {result.tag}{scope}: {result.edges} active fact edges swept, "
-        f"{result.resting} rest below {result.schwelle:g}, {result.seconds:.1f}s"
+        f"decay {result.day}{scope}: {result.edges} active fact edges swept, "
+        f"{result.resting} rest below {result.threshold:g}, {result.seconds:.1f}s"
         + ("" if result.recorded else " (scoped: not recorded as the day's run)"),
         markup=False,
     )
@@ -87,7 +88,7 @@ def check(
 
 def _print_report(report: CheckReport) -> None:
     scope = f"user {report.user_id}" if report.user_id else "the whole database"
-    out.print(f"kg check — {scope}, {report.today}", markup=False)
+    out.print(f"kg check — {scope}, {report.day}", markup=False)
     for c in report.checks:
         mark = "ok  " if c.ok else "FAIL"
         out.print(f"  {mark} {c.item} {c.name:<22} {c.count:>8}  {c.title}", markup=False)
@@ -104,7 +105,7 @@ def _print_report(report: CheckReport) -> None:
     for r in report.table:
         run = "—"
         if r.recent_run is not None:
-            late = r.newest_run is not None and r.newest_run > report.today
+            late = r.newest_run is not None and r.newest_run > report.day
             run = "recent" if r.recent_run else ("future" if late else "stale")
             run += f" {r.newest_run}" if r.newest_run else ""
         table.add_row("rel" if r.kind == "relationship" else r.kind, escape(r.name),

@@ -381,23 +381,26 @@ class Memory:
 
     async def decay_run(
         self,
-        as_of: date | None = None,
-        if_due: bool = False,
         user_id: str | None = None,
+        *,
+        day: date | None = None,
+        if_due: bool = False,
         progress: DecayProgress | None = None,
     ) -> DecayRun:
         """The daily sweep: staerke_decay and decay_am on every active fact edge (see
-        kg.decay). `if_due` does nothing when the day is swept already; `user_id` limits
-        it to one user's edges (not recorded as the day's run)."""
+        kg.decay), computed for `day` (default: today, UTC). `if_due` does nothing when
+        the day is swept already; `user_id` limits it to one user's edges (not recorded
+        as the day's run)."""
         from kg.decay import sweep
 
-        return await sweep(self.db, self.canon, as_of, if_due, user_id, progress)
+        return await sweep(self.db, self.canon, day, if_due, user_id, progress)
 
-    async def check(self, user_id: str | None = None, on: date | None = None) -> CheckReport:
-        """Prove the store's invariants (see kg.check); `user_id` checks one user's data."""
+    async def check(self, user_id: str | None = None, *, day: date | None = None) -> CheckReport:
+        """Prove the store's invariants (see kg.check); `user_id` checks one user's data,
+        `day` is the day the decay runs' recency is judged against (default: today)."""
         from kg.check import run_checks
 
-        return await run_checks(self.db, self.canon, user_id, on)
+        return await run_checks(self.db, self.canon, user_id, day)
 
     # -- audit ------------------------------------------------------------------
 

@@ -132,7 +132,7 @@ class CheckReport(Frozen):
     """Everything `kg check` found."""
 
     user_id: str | None = Field(None, description="The user checked; None: the whole database.")
-    today: date = Field(description="The day recency was judged against.")
+    day: date = Field(description="The day recency was judged against.")
     checks: list[CheckResult] = Field(description="Every check, in the order of its group.")
     table: list[TableRow] = Field(description="The convention's §4 table for the graph.")
 
@@ -149,9 +149,9 @@ class CheckReport(Frozen):
 # -- pure parts -------------------------------------------------------------------
 
 
-def is_recent(newest: date | None, today: date, max_age_days: float) -> bool:
-    """A run on `newest` still counts on `today` (a day after today is no run)."""
-    return newest is not None and 0 <= (today - newest).days <= max_age_days
+def is_recent(newest: date | None, day: date, max_age_days: float) -> bool:
+    """A run on `newest` still counts on `day` (a run after that day is no run)."""
+    return newest is not None and 0 <= (day - newest).days <= max_age_days
 
 
 def result(name: str, rows: list[Record], detail: str | None = None) -> CheckResult:
@@ -165,13 +165,13 @@ def result(name: str, rows: list[Record], detail: str | None = None) -> CheckRes
 
 
 def decay_results(
-    row: Record, today: date, max_age_days: float
+    row: Record, day: date, max_age_days: float
 ) -> tuple[CheckResult, CheckResult]:
     """Item 6 from the decay state (pure): a recent run, and one that reached every edge."""
     newest = _native(row["newest"])
     carrying, future = row["with_strength"], row["future"]
     stale = row.get("stale", 0)
-    recent = is_recent(newest, today, max_age_days)
+    recent = is_recent(newest, day, max_age_days)
     if carrying == 0 or (recent and not future and not stale):
         count = 0
         detail = f"newest run {newest}" if newest else "no fact edge carries a strength"
@@ -184,7 +184,7 @@ def decay_results(
         )
     elif not recent:
         count = carrying
-        age = f"is from {newest}, {(today - newest).days} days ago" if newest else "does not exist"
+        age = f"is from {newest}, {(day - newest).days} days ago" if newest else "does not exist"
         detail = (
             f"decay properties without a run: {carrying} active fact edges carry "
             f"staerke_decay, but the newest decay_am {age} (allowed: {max_age_days:g} "
@@ -194,7 +194,7 @@ def decay_results(
         count = future
         detail = (
             f"decay properties without a run: {future} active fact edges carry a decay_am "
-            f"after {today}, a day no sweep can have measured yet"
+            f"after {day}, a day no sweep can have measured yet"
         )
     item, title = CHECKS["decay_has_a_run"]
     run_check = CheckResult(
@@ -247,7 +247,7 @@ def table(
     labels: list[Record],
     relationships: list[Record],
     canon: Canon,
-    today: date,
+    day: date,
     max_age_days: float,
     run: date | None = None,
 ) -> list[TableRow]:
@@ -261,11 +261,11 @@ def table(
             klasse, reason = classify(kind, name, canon)
             decay = _decay_keys(rec["decay_keys"])
             newest = _native(rec["newest"])
-            recent = is_recent(newest, today, max_age_days) if "decay_am" in decay else None
+            recent = is_recent(newest, day, max_age_days) if "decay_am" in decay else None
             active = True
             if kind == "relationship" and "unswept" in rec:
                 active = rec["active"] > 0
-                recent = is_recent(run, today, max_age_days) and rec["unswept"] == 0
+                recent = is_recent(run, day, max_age_days) and rec["unswept"] == 0
             referenced = kind == "label" and (rec["targeted"] > 0 or name in REFERENCED_BY)
             text, ok = verdict(klasse, decay, recent, referenced, active)
             rows.append(TableRow(
@@ -341,14 +341,14 @@ async def run_checks(
     db: Database,
     canon: Canon,
     user_id: str | None = None,
-    on: date | None = None,
+    day: date | None = None,
     samples: int = 5,
     tx: Runner | None = None,
 ) -> CheckReport:
     """Every check, one query each, in auto-commit read transactions: on a large graph
     a full pass may take longer than the interactive query timeout. With `tx` the
     checks run inside that transaction (an import checks its own writes before commit)."""
-    day = on or datetime.now(UTC).date()
+    day = day or datetime.now(UTC).date()
     max_age = db.settings.decay_max_age_days
     u, rels, n = user_id, canon.rel_types, samples
     symmetric = sorted(r.rel_type for r in canon.relations.values() if r.symmetrisch)
@@ -404,7 +404,7 @@ async def run_checks(
         ]
         oldest = day - timedelta(days=int(max_age))  # the oldest day still recent
         state = (await q.run(
-            "check_decay_state", user_id=u, rel_types=rels, today=day, oldest=oldest,
+            "check_decay_state", user_id=u, rel_types=rels, day=day, oldest=oldest,
             samples=n))[0]
         found.extend(decay_results(state, day, max_age))
         run = _native(state["newest"])
@@ -416,4 +416,4 @@ async def run_checks(
     found.append(table_result(rows))
     found.extend(guards)
     found.extend(record)
-    return CheckReport(user_id=user_id, today=day, checks=found, table=rows)
+    return CheckReport(user_id=user_id, day=day, checks=found, table=rows)

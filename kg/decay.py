@@ -42,13 +42,13 @@ SLICE_STARTS: tuple[str, ...] = ("", *"123456789abcdef")
 class DecayRun(Frozen):
     """The outcome of `kg decay run`."""
 
-    tag: date = Field(description="The as-of day the strengths were computed for (decay_am).")
+    day: date = Field(description="The day the strengths were computed for (decay_am).")
     user_id: str | None = Field(
         None, description="The user a scoped sweep covered; None: every fact edge."
     )
     edges: int = Field(description="Active fact edges swept.")
     resting: int = Field(description="Of those, how many now rest below the threshold.")
-    schwelle: float = Field(description="The resting threshold the count used.")
+    threshold: float = Field(description="The resting threshold the count used.")
     seconds: float = Field(description="Duration of the sweep in seconds.")
     skipped: bool = Field(
         False, description="True when if_due found the day swept already; nothing was written."
@@ -78,13 +78,13 @@ def today() -> date:
     return datetime.now(UTC).date()
 
 
-def _from_record(row: Record, user_id: str | None, schwelle: float) -> DecayRun:
+def _from_record(row: Record, user_id: str | None, threshold: float) -> DecayRun:
     return DecayRun(
-        tag=_native(row["tag"]),
+        day=_native(row["tag"]),
         user_id=user_id,
         edges=row["edges"] or 0,
         resting=row["resting"] or 0,
-        schwelle=schwelle,
+        threshold=threshold,
         seconds=row["seconds"] or 0.0,
         skipped=True,
         recorded=user_id is None,
@@ -92,29 +92,29 @@ def _from_record(row: Record, user_id: str | None, schwelle: float) -> DecayRun:
 
 
 async def state(
-    db: Database, canon: Canon, user_id: str | None, on: date | None = None, samples: int = 5
+    db: Database, canon: Canon, user_id: str | None, day: date | None = None, samples: int = 5
 ) -> Record:
-    """Active fact edges, those with a strength, the newest decay_am up to `on`, those
+    """Active fact edges, those with a strength, the newest decay_am up to `day`, those
     dated after it, and the ones the newest sweep missed."""
     rows = await db.query(
-        "decay_state", user_id=user_id, rel_types=canon.rel_types, today=on or today(),
+        "decay_state", user_id=user_id, rel_types=canon.rel_types, day=day or today(),
         samples=samples,
     )
     return rows[0]
 
 
 async def done_already(
-    db: Database, canon: Canon, tag: date, user_id: str | None
+    db: Database, canon: Canon, day: date, user_id: str | None
 ) -> DecayRun | None:
     """The day's sweep if it has run: its DecayLauf (global), or for a scoped sweep the
     user's newest decay_am reaching the day."""
-    schwelle = db.settings.ruhe_schwelle
+    threshold = db.settings.ruhe_schwelle
     if user_id is None:
-        row = await db.read(lambda tx: tx.one("decay_run_find", tag=tag))
-        return _from_record(row, None, schwelle) if row else None
-    newest = _native((await state(db, canon, user_id, on=tag))["newest"])
-    if newest is not None and newest >= tag:
-        return DecayRun(tag=tag, user_id=user_id, edges=0, resting=0, schwelle=schwelle,
+        row = await db.read(lambda tx: tx.one("decay_run_find", day=day))
+        return _from_record(row, None, threshold) if row else None
+    newest = _native((await state(db, canon, user_id, day=day))["newest"])
+    if newest is not None and newest >= day:
+        return DecayRun(day=day, user_id=user_id, edges=0, resting=0, threshold=threshold,
                         seconds=0.0, skipped=True)
     return None
 
@@ -122,16 +122,16 @@ async def done_already(
 async def sweep(
     db: Database,
     canon: Canon,
-    as_of: date | None = None,
+    day: date | None = None,
     if_due: bool = False,
     user_id: str | None = None,
     progress: Progress | None = None,
 ) -> DecayRun:
-    """Sweep every active fact edge (of one user when `user_id` is set) for `as_of`."""
+    """Sweep every active fact edge (of one user when `user_id` is set) for `day`."""
     settings = db.settings
-    tag = as_of or today()
+    day = day or today()
     if if_due:
-        done = await done_already(db, canon, tag, user_id)
+        done = await done_already(db, canon, day, user_id)
         if done is not None:
             return done
     parts = slices()
@@ -146,8 +146,8 @@ async def sweep(
                 user_id=user_id,
                 rel_types=canon.rel_types,
                 rate=settings.decay_rate,
-                moment=moment(tag),
-                tag=tag,
+                moment=moment(day),
+                day=day,
                 schwelle=settings.ruhe_schwelle,
                 batch=settings.decay_batch,
             )
@@ -157,17 +157,17 @@ async def sweep(
                 progress(n, len(parts), edges)
     seconds = round(clock.monotonic() - began, 3)
     if user_id is None:
-        await record(db, tag, edges, resting, seconds)
+        await record(db, day, edges, resting, seconds)
     return DecayRun(
-        tag=tag, user_id=user_id, edges=edges, resting=resting,
-        schwelle=settings.ruhe_schwelle, seconds=seconds, recorded=user_id is None,
+        day=day, user_id=user_id, edges=edges, resting=resting,
+        threshold=settings.ruhe_schwelle, seconds=seconds, recorded=user_id is None,
     )
 
 
-async def record(db: Database, tag: date, edges: int, resting: int, seconds: float) -> None:
+async def record(db: Database, day: date, edges: int, resting: int, seconds: float) -> None:
     """Record the day's global sweep; a second sweep of the same day replaces the figures."""
     await db.write(
         lambda tx: tx.run(
-            "decay_run_record", tag=tag, edges=edges, resting=resting, seconds=seconds
+            "decay_run_record", day=day, edges=edges, resting=resting, seconds=seconds
         )
     )

@@ -120,7 +120,7 @@ class World:
         return found
 
     def sweep(self) -> None:
-        self.pair.store.run(self.pair.store.memory.decay_run(TODAY, user_id=self.u))
+        self.pair.store.run(self.pair.store.memory.decay_run(self.u, day=TODAY))
 
 
 @pytest.fixture

@@ -51,7 +51,7 @@ def global_run_today(pair: Pair) -> Iterator[None]:
 
 
 def sweep(pair: Pair, day: object = TODAY) -> None:
-    pair.store.run(pair.store.memory.decay_run(day, user_id=pair.user_id))
+    pair.store.run(pair.store.memory.decay_run(pair.user_id, day=day))
 
 
 def test_edges_written_after_todays_global_sweep_have_a_run(

@@ -53,8 +53,8 @@ def test_slices_cover_every_id_exactly_once() -> None:
 # -- against the server ------------------------------------------------------------
 
 
-def sweep(pair: Pair, as_of: date, if_due: bool = False) -> DecayRun:
-    return pair.store.run(pair.store.memory.decay_run(as_of, if_due, user_id=pair.user_id))
+def sweep(pair: Pair, day: date, if_due: bool = False) -> DecayRun:
+    return pair.store.run(pair.store.memory.decay_run(pair.user_id, day=day, if_due=if_due))
 
 
 def edges(pair: Pair) -> dict[str, dict[str, Any]]:
@@ -102,7 +102,7 @@ def test_sweep_writes_the_numbers_for_known_ages(pair: Pair) -> None:
     assert fact(pair, "Rudern")["staerke_decay"] == 1.0
     assert {e["decay_am"].to_native() for e in edges(pair).values()} == {day}
     # Six edges: the five hobbies and Lena's type, person, that a hobby implies.
-    assert (result.edges, result.resting, result.tag, result.recorded) == (6, 1, day, False)
+    assert (result.edges, result.resting, result.day, result.recorded) == (6, 1, day, False)
     assert result.user_id == pair.user_id and not result.skipped
 
 
@@ -211,9 +211,9 @@ def test_a_global_sweep_is_recorded_once_per_day_and_if_due_skips_it(
         raise AssertionError("--if-due swept a day that is recorded")
 
     monkeypatch.setattr(Database, "auto_commit", no_sweep)
-    skipped = pair.store.run(pair.store.memory.decay_run(old_tag, if_due=True))
+    skipped = pair.store.run(pair.store.memory.decay_run(day=old_tag, if_due=True))
     assert skipped.skipped and skipped.recorded and skipped.user_id is None
-    assert (skipped.tag, skipped.edges, skipped.resting) == (old_tag, 12, 3)
+    assert (skipped.day, skipped.edges, skipped.resting) == (old_tag, 12, 3)
 
 
 # -- the CLI -------------------------------------------------------------------------
@@ -224,12 +224,12 @@ def test_cli_decay_run_json_and_text(pair: Pair, cli_env: dict[str, str]) -> Non
     touch_back(pair, "Lesen", datetime.now(UTC) - timedelta(days=2000))
     runner = CliRunner()
     day = date.today().isoformat()
-    done = runner.invoke(app, ["decay", "run", "--user", pair.user_id, "--as-of", day, "--json"],
+    done = runner.invoke(app, ["decay", "run", "--user", pair.user_id, "--day", day, "--json"],
                          env=cli_env)
     assert done.exit_code == 0, done.output
     data = json.loads(done.stdout)
     # The hobby rests; Lena's type (person, implied by it) is the second edge.
-    assert (data["edges"], data["resting"], data["tag"], data["skipped"]) == (2, 1, day, False)
+    assert (data["edges"], data["resting"], data["day"], data["skipped"]) == (2, 1, day, False)
     again = runner.invoke(app, ["decay", "run", "--user", pair.user_id, "--as-of", day,
                                 "--if-due"], env=cli_env)
     assert again.exit_code == 0 and "already swept" in again.stdout

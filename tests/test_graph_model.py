@@ -105,7 +105,7 @@ def test_the_writer_writes_exactly_the_models_properties(pair: Pair) -> None:
     order = pair.order(zeitpunkt="2026-11-20T10:00:00Z")
     order["berichtigungen"] = [{"subjekt": "Lena", "beziehung": "beruf", "wert": "Ärztin"}]
     pair.store.run(memory.write(order))
-    pair.store.run(memory.decay_run(date(2026, 12, 1), user_id=pair.user_id))
+    pair.store.run(memory.decay_run(pair.user_id, day=date(2026, 12, 1)))
     rows = pair.cypher(
         "MATCH (:Entitaet {user_id: $u})-[r]->() "
         "UNWIND keys(r) AS k RETURN collect(DISTINCT k) AS keys",

@@ -161,9 +161,9 @@ def test_a_good_file_parses_and_serialises_back() -> None:
 def test_pair_round_trip_is_byte_identical(pair: Pair, tmp_path: Path) -> None:
     worked_example(pair, other="luna")  # luna's facts on the same Kassel
     store = pair.store
-    store.run(store.memory.decay_run(as_of=date(2026, 12, 1), user_id=pair.user_id))
+    store.run(store.memory.decay_run(pair.user_id, day=date(2026, 12, 1)))
     plant_decay(pair)
-    checked = store.run(store.memory.check(user_id=pair.user_id, on=date(2026, 12, 3)))
+    checked = store.run(store.memory.check(user_id=pair.user_id, day=date(2026, 12, 3)))
     first = export_text(store, tmp_path / "a.jsonl", pair.user_id, "nova")
     assert '"decay_am":"2026-12-03"' in first
     assert '"last_touched":"2026-10-16T10:00:00.123456789+02:00"' in first
@@ -180,7 +180,7 @@ def test_pair_round_trip_is_byte_identical(pair: Pair, tmp_path: Path) -> None:
     assert second == first
     assert export_text(store, tmp_path / "luna2.jsonl", pair.user_id, "luna") == luna_before
     assert pair.mappe("Lena").model_dump() == mappe_before
-    again = store.run(store.memory.check(user_id=pair.user_id, on=date(2026, 12, 3)))
+    again = store.run(store.memory.check(user_id=pair.user_id, day=date(2026, 12, 3)))
     assert [(c.name, c.count) for c in again.checks] == [(c.name, c.count) for c in checked.checks]
     types = pair.cypher(
         "MATCH (:Entitaet {user_id: $u})-[r:HAT_HAUSTIER]->() "

@@ -13,15 +13,15 @@ WHERE ($user_id IS NULL OR s.user_id = $user_id) AND type(r) IN $rel_types
 
 // fragment: active_edge_decay
 // The decay state of the active fact edges in scope: `active`, those `with_strength`, the
-// `newest` decay_am up to $today, and how many carry one after it (`future`: a run for a
+// `newest` decay_am up to $day, and how many carry one after it (`future`: a run for a
 // day that has not come is no measurement). A decay_am that is not a date is no run.
 CALL () {
   {{ fact_edges }}
     AND r.aktiv = true
   WITH r, r.decay_am IS :: DATE AS dated
   RETURN count(r) AS active, count(r.staerke_decay) AS with_strength,
-         max(CASE WHEN dated AND r.decay_am <= $today THEN r.decay_am END) AS newest,
-         count(CASE WHEN dated AND r.decay_am > $today THEN 1 END) AS future
+         max(CASE WHEN dated AND r.decay_am <= $day THEN r.decay_am END) AS newest,
+         count(CASE WHEN dated AND r.decay_am > $day THEN 1 END) AS future
 }
 
 // fragment: missed_by_newest_run
@@ -573,22 +573,22 @@ RETURN count(*) AS count,
 // name: check_decay_state
 // Item 6, the decay state of the active fact edges (of one user when $user_id is set).
 // The store's newest run is the newer of the newest recorded global sweep (DecayLauf)
-// and the newest decay_am of the edges in scope, both up to $today: so a user whose
+// and the newest decay_am of the edges in scope, both up to $day: so a user whose
 // edges were all written after today's global sweep has that run too, and the per-user
 // and the whole-store check agree. Returns how many edges carry a strength, that run
-// (`newest`), how many carry a decay_am after $today (no run can have measured a day to
+// (`newest`), how many carry a decay_am after $day (no run can have measured a day to
 // come), how many carry a strength no recent run covers (`stale`: decay_am missing or
 // before $oldest, last touched before the run), and how many the run missed (last
 // touched before its day, yet not swept by it), with a few ids.
-// params: $user_id, $rel_types, $today, $oldest, $samples
+// params: $user_id, $rel_types, $day, $oldest, $samples
 // :param user_id => 'demo-user'
 // :param rel_types => ['WOHNT_IN', 'BERUF', 'TYP', 'LIEGT_IN']
-// :param today => date()
+// :param day => date()
 // :param oldest => date() - duration('P2D')
 // :param samples => 5
 CALL () {
   OPTIONAL MATCH (d:DecayLauf)
-  WHERE d.tag IS :: DATE AND d.tag <= $today
+  WHERE d.tag IS :: DATE AND d.tag <= $day
   RETURN max(d.tag) AS swept
 }
 {{ active_edge_decay }}
