@@ -23,11 +23,34 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
-from kg.errors import LauncherError
+from pydantic import Field
+
+from kg.errors import KgError
 from kg.settings import LOCAL_DEFAULT_PASSWORD, Settings, load_settings
 
 NEO4J_VERSION = "5.26.30"
 BROWSER_VERSION = "5.24.0"
+
+
+class LauncherError(KgError):
+    """The local Neo4j launcher could not do what was asked."""
+
+    exit_code = 5
+
+
+class LauncherSettings(Settings):
+    """The library's settings and where the local server runs: read from the same
+    environment and `.env`, so a password kept in `.env` reaches both."""
+
+    neo4j_home: Path | None = Field(
+        None, description="Home of the local launcher's server (KG_NEO4J_HOME)."
+    )
+    neo4j_bolt_port: int = Field(7687, ge=1, le=65535, description="Launcher's Bolt port.")
+    neo4j_http_port: int = Field(7474, ge=1, le=65535, description="Launcher's HTTP port.")
+    neo4j_heap: str = Field("2g", pattern=r"^[0-9]+[kKmMgG]?$", description="Launcher's heap.")
+    neo4j_pagecache: str = Field(
+        "2g", pattern=r"^[0-9]+[kKmMgG]?$", description="Launcher's page cache."
+    )
 
 
 @dataclass(frozen=True)
@@ -43,10 +66,10 @@ class LocalServer:
     password: str = field(default=LOCAL_DEFAULT_PASSWORD, repr=False)  # never printed
 
     @classmethod
-    def from_env(cls, settings: Settings | None = None) -> LocalServer:
+    def from_env(cls, settings: LauncherSettings | None = None) -> LocalServer:
         """The default server, adjustable with the KG_NEO4J_* settings (environment or
-        `.env`, read by the same `Settings` as the library)."""
-        s = settings or load_settings()
+        `.env`, read like the library's `Settings`)."""
+        s = settings or load_settings(LauncherSettings)
         cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
         default = cache / "faktengedaechtnis" / f"neo4j-{NEO4J_VERSION}"
         return cls(

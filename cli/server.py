@@ -7,10 +7,10 @@ import time
 import typer
 
 from cli.common import JsonOpt, call, err, fail, out, print_json
-from cli.launcher import LocalServer
+from cli.launcher import LauncherError, LocalServer
 from kg import schema
 from kg.api import Memory, Status
-from kg.errors import KgError, LauncherError
+from kg.errors import KgError
 
 server_app = typer.Typer(help="Run a local Neo4j 5.26 (no Docker needed).", no_args_is_help=True)
 schema_app = typer.Typer(help="Schema migrations under cypher/migrations.", no_args_is_help=True)

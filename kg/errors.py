@@ -55,12 +55,6 @@ class SchemaOutdated(SchemaError):
     """The database's schema is older than this package needs."""
 
 
-class LauncherError(KgError):
-    """The local Neo4j launcher could not do what was asked."""
-
-    exit_code = 5
-
-
 class InvalidInput(KgError):
     """Input (an order, a date, a file line) is malformed."""
 

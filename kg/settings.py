@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ipaddress
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from pydantic import (
@@ -37,6 +37,9 @@ _VARIABLES = {
     "neo4j_password": "NEO4J_PASSWORD",
     "neo4j_database": "NEO4J_DATABASE",
 }
+
+
+S = TypeVar("S", bound="Settings")
 
 
 def check_uri(uri: str) -> str:
@@ -131,15 +134,6 @@ class Settings(BaseSettings):
     kanon_datei: Path | None = Field(
         None, description="Optional TOML file whose relations extend the built-in canon."
     )
-    neo4j_home: Path | None = Field(
-        None, description="Home of the local launcher's server (KG_NEO4J_HOME)."
-    )
-    neo4j_bolt_port: int = Field(7687, ge=1, le=65535, description="Launcher's Bolt port.")
-    neo4j_http_port: int = Field(7474, ge=1, le=65535, description="Launcher's HTTP port.")
-    neo4j_heap: str = Field("2g", pattern=r"^[0-9]+[kKmMgG]?$", description="Launcher's heap.")
-    neo4j_pagecache: str = Field(
-        "2g", pattern=r"^[0-9]+[kKmMgG]?$", description="Launcher's page cache."
-    )
 
     @field_validator("neo4j_uri")
     @classmethod
@@ -160,10 +154,11 @@ class Settings(BaseSettings):
         return self
 
 
-def load_settings(**values: Any) -> Settings:
-    """Settings from the environment and `.env`, or ConfigError naming what is wrong."""
+def load_settings(kind: type[S] = Settings, **values: Any) -> S:  # type: ignore[assignment]
+    """Settings (or a subclass of them, such as the launcher's) from the environment and
+    `.env`, or ConfigError naming what is wrong."""
     try:
-        return Settings(**values)
+        return kind(**values)
     except ValidationError as exc:
         problems = []
         for e in exc.errors()[:5]:

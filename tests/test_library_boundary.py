@@ -42,3 +42,20 @@ def test_the_library_holds_no_launcher_and_no_demo() -> None:
     assert not {n for n in names if n.endswith(".xml") or "launcher" in n or "demo" in n}
     assert (ROOT / "cli" / "launcher.py").is_file()
     assert (ROOT / "cli" / "neo4j_local" / "pom.xml").is_file()
+
+
+def test_the_library_settings_and_errors_know_no_launcher() -> None:
+    """Where a local server runs and how it fails is the launcher's business: its
+    settings extend the library's (same environment, same `.env`) from `cli/`."""
+    import kg.errors
+    from cli.launcher import LauncherError, LauncherSettings
+    from kg.settings import Settings
+
+    assert not [f for f in Settings.model_fields if f.startswith("neo4j_") and f not in
+                {"neo4j_uri", "neo4j_username", "neo4j_password", "neo4j_database"}]
+    assert not hasattr(kg.errors, "LauncherError")
+    assert issubclass(LauncherSettings, Settings) and issubclass(LauncherError, kg.errors.KgError)
+    launcher = LauncherSettings(neo4j_bolt_port=7999, neo4j_password="a-long-secret")
+    assert (launcher.neo4j_bolt_port, launcher.neo4j_password.get_secret_value()) == (
+        7999, "a-long-secret"
+    )

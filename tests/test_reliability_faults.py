@@ -40,11 +40,11 @@ from neo4j import GraphDatabase
 from neo4j.exceptions import AuthError
 from typer.testing import CliRunner
 
-from cli.launcher import LocalServer, _port_taken
+from cli.launcher import LauncherError, LocalServer, _port_taken
 from cli.main import app
 from kg import schema
 from kg.api import Memory, SyncMemory
-from kg.errors import AuthFailed, KgError, LauncherError, ServerUnavailable, WriteNotConfirmed
+from kg.errors import AuthFailed, KgError, ServerUnavailable, WriteNotConfirmed
 from kg.models import AuftragErgebnis
 from kg.settings import Settings
 from tests.reliability_support import (
