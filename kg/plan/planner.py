@@ -1,24 +1,15 @@
-"""Planning a write order: pure Python, no database.
-
-The writer reads the state an order touches in one query (entities by name and id,
-their type in the pair, the pair's active facts of the relations involved, the
-timeline chains referenced), then this module decides triple by triple — exactly as if
-the triples were written one after another — and returns the results and one set of
-operations that the writer applies in a single query.
+"""Planning a write order, triple by triple: entities resolved, types checked both ways,
+cycles refused, facts asserted and corrected through the rules of time (`history`).
 """
 
 from __future__ import annotations
 
-import uuid
-from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, time, timedelta
-from typing import Any, Literal
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
 
-from pydantic import ValidationError
-
-from kg.canon import TYPEN, Canon, Relation
+from kg.canon import Canon, Relation
 from kg.models import (
-    MAX_MELDUNG,
     Auftrag,
     Berichtigung,
     ById,
@@ -29,267 +20,20 @@ from kg.models import (
     Tripel,
     TripelErgebnis,
     clean_name,
-    clip,
     normalize_name,
 )
-from kg.plain import problems
-from kg.timeline import ReEnd, entry_props, normalized
-
-
-def new_id() -> str:
-    return uuid.uuid4().hex
-
-
-class Rejected(Exception):
-    """A triple cannot be written; carries its result."""
-
-    def __init__(self, ausgang: str, grund: str, meldung: str, **extra: Any) -> None:
-        super().__init__(meldung)
-        self.ausgang = ausgang
-        self.grund = grund
-        self.meldung = meldung
-        self.extra = extra
-
-
-def reject_reason(error: ValidationError) -> tuple[str, str]:
-    """A reason code and a plain message for a triple that fails validation. The
-    location may be an unknown key of any size: only its start is kept."""
-    first = problems(error)[0]
-    where, kind = first.field, first.kind
-    message = clip(f"{clip(first.where or 'tripel', 80)}: {first.message}", MAX_MELDUNG)
-    if where == "herkunft":
-        return "herkunft", "herkunft is required and must be one of mensch, nova, modell, recherche"
-    if where == "typ":
-        return "ungueltiger_typ", f"typ must be one of {', '.join(TYPEN)}"
-    if "control characters" in first.message:
-        return "steuerzeichen", message
-    if where in ("subjekt", "objekt") and kind == "string_too_long":
-        return "name_zu_lang", message
-    if where in ("subjekt", "objekt") and kind == "string_too_short":
-        return "name_leer", message
-    if where == "wert" and kind == "string_too_long":
-        return "wert_zu_lang", message
-    return "ungueltig", message
-
-
-def precheck(raw: Tripel | dict[str, Any], canon: Canon) -> Tripel:
-    """Validate one triple against its model and the canon; raises Rejected."""
-    if isinstance(raw, Tripel):
-        tripel = raw
-    else:
-        try:
-            tripel = Tripel.model_validate(raw)
-        except ValidationError as exc:
-            grund, meldung = reject_reason(exc)
-            raise Rejected("abgelehnt", grund, meldung) from None
-    if tripel.beziehung not in canon:
-        raise Rejected(
-            "abgelehnt",
-            "unbekannte_beziehung",
-            f"unknown relation {tripel.beziehung!r}; known: {', '.join(sorted(canon.relations))}",
-        )
-    rel = canon[tripel.beziehung]
-    if rel.objekt == "entitaet" and tripel.objekt is None:
-        raise Rejected("abgelehnt", "form", f"{rel.name} needs an entity as 'objekt', not a 'wert'")
-    if rel.objekt == "wert" and tripel.wert is None:
-        raise Rejected("abgelehnt", "form", f"{rel.name} needs a 'wert', not an entity as 'objekt'")
-    if rel.name == "typ" and tripel.wert not in TYPEN:
-        raise Rejected(
-            "abgelehnt",
-            "ungueltiger_typ",
-            f"typ must be one of {', '.join(TYPEN)}, not {tripel.wert!r}",
-        )
-    return tripel
-
-
-def order_status(results: list[TripelErgebnis]) -> Literal["ok", "teilweise", "abgelehnt"]:
-    done = {
-        "geschrieben", "abgeloest", "nachgetragen", "unveraendert", "berichtigt", "abgesagt",
-        "verschoben",
-    }
-    written = sum(r.ausgang in done for r in results)
-    if written == len(results):
-        return "ok"
-    return "teilweise" if written else "abgelehnt"
-
-
-# -- the state an order reads ------------------------------------------------------
-
-
-@dataclass
-class EntityState:
-    id: str
-    name: str
-    typ: str | None  # None: no type fact in the pair (counts as sonstiges)
-    merkmale: list[str] = field(default_factory=list)
-
-
-@dataclass
-class FactState:
-    """The current version of a fact (its record as known now), or a planned new one.
-
-    `start` and `end` are the effective valid interval: from the timeline chain's active
-    entry where the fact starts or ends with an event, else `t_valid` / `t_invalid`.
-    """
-
-    id: str
-    rel: str
-    start_id: str
-    end_id: str | None
-    wert: str | None
-    start: datetime
-    end: datetime | None = None
-    aktiv: bool = True
-    grund: str | None = None
-    version: int = 1
-    props: dict[str, Any] = field(default_factory=dict)  # the stored version's properties
-    new: dict[str, Any] | None = None  # the version this order writes, if any
-    auftrag_id: str | None = None  # the order that wrote it (type facts: what implied it)
-    herkunft: str | None = None
-    touched: bool = False  # re-asserted since it was written (a type: stated, not implied)
-
-    @property
-    def valid(self) -> bool:
-        """True while it is taken to have held at all (not corrected or cancelled)."""
-        return self.grund not in ("berichtigt", "abgesagt")
-
-    def contains(self, instant: datetime) -> bool:
-        return self.start <= instant and (self.end is None or instant < self.end)
-
-    @property
-    def empty(self) -> bool:
-        return self.end is not None and self.end <= self.start
-
-
-@dataclass(frozen=True)
-class Taken:
-    """What a taken-back fact's current version said, before it was taken back."""
-
-    t_valid: datetime
-    t_invalid: Any
-    timeline_id: str | None
-    timeline_bis: str | None
-    end: datetime | None
-    open: bool
-
-
-@dataclass
-class ChainState:
-    first_id: str
-    abgesagt: bool
-    beginn: datetime  # the active entry's first instant
-    window_end: datetime  # the end of its precision (its day or month)
-
-
-@dataclass
-class State:
-    """What the database holds for the entities, relations and entries of one order."""
-
-    entities: dict[str, EntityState] = field(default_factory=dict)
-    by_name: dict[str, list[str]] = field(default_factory=dict)
-    facts: dict[str, FactState] = field(default_factory=dict)
-    chains: dict[str, ChainState] = field(default_factory=dict)
-    #: Names of entities the order does not name but a fact of it reaches (the other
-    #: end of a binding, a step on a transitive path), for messages.
-    names: dict[str, str] = field(default_factory=dict)
-
-
-@dataclass
-class Operations:
-    """Everything an order writes, applied by one query."""
-
-    entities: list[dict[str, Any]] = field(default_factory=list)
-    entries: list[dict[str, Any]] = field(default_factory=list)
-    close: list[dict[str, Any]] = field(default_factory=list)  # versions to close
-    touch: list[dict[str, Any]] = field(default_factory=list)
-    facts: list[FactState] = field(default_factory=list)  # new versions to write
-
-    def ref_facts(self) -> list[dict[str, Any]]:
-        return [
-            {"rel": f.rel, "start_id": f.start_id, "end_id": f.end_id, "props": f.new}
-            for f in self.facts
-            if f.end_id is not None
-        ]
-
-    def value_facts(self) -> list[dict[str, Any]]:
-        return [
-            {"rel": f.rel, "start_id": f.start_id, "wert": f.wert, "props": f.new}
-            for f in self.facts
-            if f.end_id is None
-        ]
-
-
-@dataclass
-class Refs:
-    """What an order's state query has to read."""
-
-    names: set[str] = field(default_factory=set)
-    ids: set[str] = field(default_factory=set)
-    rel_types: set[str] = field(default_factory=lambda: {"TYP"})
-    history_types: set[str] = field(default_factory=lambda: {"TYP"})
-    timeline_ids: set[str] = field(default_factory=set)
-    #: Past values that ended before this, or before the store's clock if that is
-    #: earlier, are not read (None: the clock alone bounds them).
-    since: datetime | None = None
-    #: Every past value is read (corrections, events of referenced chains).
-    all_history: bool = False
-    #: The ends of transitive triples: the state reads what they reach (cycle check).
-    trans_names: set[str] = field(default_factory=set)
-    trans_ids: set[str] = field(default_factory=set)
-
-    def add(self, ref: EntityRef | None, transitive: bool = False) -> None:
-        if isinstance(ref, ById):
-            self.ids.add(ref.id)
-            if transitive:
-                self.trans_ids.add(ref.id)
-        elif isinstance(ref, str):
-            self.names.add(normalize_name(ref))
-            if transitive:
-                self.trans_names.add(normalize_name(ref))
-
-
-def refs_of(auftrag: Auftrag, canon: Canon) -> Refs:
-    """The names, ids, relationship types and timeline ids an order touches, and from
-    when on past values matter to it (`since`, `all_history`)."""
-    refs = Refs()
-    starts: list[datetime] = []
-    for item in auftrag.berichtigungen:
-        if item.beziehung in canon:
-            refs.rel_types.add(canon[item.beziehung].rel_type)
-            refs.history_types.add(canon[item.beziehung].rel_type)
-        refs.add(item.subjekt)
-        refs.add(item.objekt)
-    for raw in auftrag.tripel:
-        try:
-            tripel = precheck(raw, canon)
-        except Rejected:
-            continue
-        rel = canon[tripel.beziehung]
-        refs.rel_types.add(rel.rel_type)
-        if rel.einwertig:
-            refs.history_types.add(rel.rel_type)
-        refs.add(tripel.subjekt, rel.transitiv)
-        refs.add(tripel.objekt, rel.transitiv)
-        if tripel.timeline_id:
-            refs.timeline_ids.add(tripel.timeline_id)
-        if tripel.ereignis is not None:
-            starts.append(day_start(normalized(tripel.ereignis).beginn))
-    # A value that ended before the order's earliest valid start can neither hold at it
-    # nor follow it: the plan never looks at it, so a long history is not read for
-    # nothing. That start is the earliest of these and the valid time of the rest: the
-    # order's `zeitpunkt`, else the store's clock (known only to the state query, which
-    # bounds by it). A correction (what it takes back may be old) and an event of
-    # unknown day (a referenced chain) read it all.
-    if auftrag.berichtigungen or refs.timeline_ids:
-        refs.all_history = True
-    else:
-        if auftrag.zeitpunkt is not None:
-            starts.append(auftrag.zeitpunkt)
-        refs.since = min(starts, default=None)
-    return refs
-
-
-# -- the planner -----------------------------------------------------------------
+from kg.plan.history import History
+from kg.plan.orders import Rejected, precheck
+from kg.plan.state import (
+    ChainState,
+    EntityState,
+    FactState,
+    State,
+    day_start,
+    new_id,
+    precision_end,
+)
+from kg.timeline import entry_props, normalized
 
 
 @dataclass
@@ -311,22 +55,14 @@ def same_entity(a: Resolved, b: Resolved) -> bool:
     return normalize_name(a.name) == normalize_name(b.name)
 
 
-class Planner:
+
+class Planner(History):
     """Decides each triple of an order against the state, as if written one by one."""
 
     def __init__(self, canon: Canon, auftrag: Auftrag, state: State, jetzt: datetime) -> None:
-        self.canon = canon
-        self.auftrag = auftrag
-        self.state = state
-        self.jetzt = jetzt  # system time: the store's clock, never the caller's
-        self.ops = Operations()
+        super().__init__(canon, auftrag, state, jetzt)
         self._neue: list[str] = []
         self._typ_fakten: list[str] = []
-
-    @property
-    def now(self) -> datetime:
-        """Valid time of the order's facts: its `zeitpunkt`, else the store's clock."""
-        return self.auftrag.zeitpunkt or self.jetzt
 
     def plan(self) -> list[TripelErgebnis]:
         """Corrections first (their replacements follow as triples), then the triples."""
@@ -404,168 +140,6 @@ class Planner:
             self._neue.append(entity.id)
         return entity.id
 
-    # -- facts ------------------------------------------------------------------
-    #
-    # Every fact is a series of versions; the state holds the current one. A change
-    # never edits a version: it closes it (t_expired) and writes the next one
-    # (`change`). Valid time is a partition per subject, einwertig relation and pair:
-    # a value holds from its start until the next value's start.
-
-    def current(self, entity_id: str, rel_type: str, both: bool) -> list[FactState]:
-        """The facts of a relation at an entity that are taken to hold or have held."""
-        return [
-            f
-            for f in self.state.facts.values()
-            if f.rel == rel_type
-            and f.valid
-            and not f.empty
-            and (f.start_id == entity_id or (both and f.end_id == entity_id))
-        ]
-
-    def active(self, entity_id: str, rel_type: str, both: bool) -> list[FactState]:
-        return [f for f in self.current(entity_id, rel_type, both) if f.aktiv]
-
-    def says(self, fact: FactState, subjekt_id: str, rel: Relation, objekt_id: str | None,
-             wert: str | None) -> bool:
-        """True when the fact states this value (symmetric relations from either end)."""
-        if wert is not None:
-            return fact.wert == wert
-        if rel.symmetrisch:
-            return {fact.start_id, fact.end_id} == {subjekt_id, objekt_id}
-        return fact.end_id == objekt_id
-
-    def same_fact(
-        self, subjekt_id: str, rel: Relation, objekt_id: str | None, wert: str | None,
-        at: datetime | None = None,
-    ) -> FactState | None:
-        """The fact that already says this: for an einwertig relation the value holding
-        at `at` (the new value's start), else any active one."""
-        if rel.einwertig:
-            when = self.now if at is None else at
-            holding = [
-                f for f in self.current(subjekt_id, rel.rel_type, rel.symmetrisch)
-                if f.contains(when)
-            ]
-        else:
-            holding = self.active(subjekt_id, rel.rel_type, rel.symmetrisch)
-        for fact in holding:
-            if self.says(fact, subjekt_id, rel, objekt_id, wert):
-                return fact
-        return None
-
-    def change(self, fact: FactState, **updates: Any) -> None:
-        """Record a new state of a fact: close its version and write the next one (or
-        amend the version this very order writes)."""
-        keys: tuple[str, ...] = ("aktiv", "grund", "t_invalid", "timeline_bis")
-        stored: dict[str, Any] = {key: updates[key] for key in keys if key in updates}
-        if fact.new is not None:
-            fact.new.update(stored)
-        else:
-            self.ops.close.append(
-                {"id": fact.id, "start_id": fact.start_id, "version": fact.version}
-            )
-            fact.version += 1
-            # A version states the valid time as known when it is recorded: a fact that
-            # starts with an event starts on the day its chain has now (a move may have
-            # changed it since the last version).
-            since = {"t_valid": fact.start} if fact.props.get("timeline_id") else {}
-            fact.new = {
-                **fact.props, **since, **stored, "version": fact.version, "t_expired": None
-            }
-            fact.props = fact.new
-            self.ops.facts.append(fact)
-        fact.aktiv = bool(fact.new["aktiv"])
-        fact.grund = fact.new.get("grund")
-        if "end" in updates:
-            fact.end = updates["end"]
-
-    def end_at(self, fact: FactState, end: datetime, timeline_bis: str | None) -> None:
-        """The fact's value is followed by another from `end` on (superseded). A value
-        never ends before it starts: an end before its start is its start."""
-        self.change(
-            fact, aktiv=False, grund="abgeloest", t_invalid=max(end, fact.start),
-            timeline_bis=timeline_bis, end=max(end, fact.start),
-        )
-
-    def retire(self, fact: FactState, grund: str, timeline_bis: str | None = None) -> None:
-        """Supersede the fact now (abgeloest), or take it back (berichtigt/abgesagt)."""
-        if grund == "abgeloest":
-            self.end_at(fact, self.now, timeline_bis)
-        else:
-            self.take_back(fact, grund)
-
-    def take_back(self, fact: FactState, grund: str) -> list[str]:
-        """The one rule for taking a value back (a correction, a cancelled event): the
-        fact never held, and in an einwertig relation the values it had ended hold
-        again, each up to the next value that remains (or to where the taken-back one
-        ended), as if it had never been written. Returns the reinstated facts."""
-        rel = self.canon.by_type.get(fact.rel)
-        was_valid = fact.valid
-        taken = taken_of(fact)
-        self.change(
-            fact, aktiv=False, grund=grund, t_invalid=fact.start,
-            timeline_bis=None, end=fact.start,
-        )
-        if not was_valid or rel is None or not rel.einwertig:
-            return []
-        ends = [fact.start_id] + ([fact.end_id] if rel.symmetrisch and fact.end_id else [])
-        group = {
-            f.id: f
-            for entity_id in ends
-            for f in self.state.facts.values()
-            if f.rel == fact.rel and f.valid and f.id != fact.id
-            and (f.start_id == entity_id or (rel.symmetrisch and f.end_id == entity_id))
-        }
-        reinstated = []
-        for before in sorted(group.values(), key=lambda f: (f.start, f.id)):
-            if before.grund != "abgeloest" or not self._ended_by(before, taken):
-                continue
-            # The values after it: those that begin later and hold somewhere, or will
-            # again (a value squeezed to nothing by another follows nothing), except
-            # the ones it ended (they precede it, ending where it begins).
-            later = [
-                f for f in group.values()
-                if f.id != before.id and f.start > before.start
-                and (not f.empty or self._ended_by(f, taken))
-                and not (f.grund == "abgeloest" and self._ended_by(f, taken_of(before)))
-            ]
-            upcoming = min(later, key=lambda f: (f.start, f.id)) if later else None
-            if upcoming is not None and (taken.end is None or upcoming.start < taken.end):
-                self.end_at(before, upcoming.start, upcoming.props.get("timeline_id"))
-            elif taken.open:
-                if rel.symmetrisch and any(
-                    other.id != before.id
-                    for other_id in (before.start_id, before.end_id)
-                    if other_id is not None
-                    for other in self.active(other_id, fact.rel, True)
-                ):
-                    continue  # the other end has a partner of its own by now
-                self.change(
-                    before, aktiv=True, grund=None, t_invalid=None, timeline_bis=None, end=None
-                )
-            else:
-                assert taken.end is not None
-                self.change(
-                    before,
-                    # The next version starts where `before` starts now (see `change`).
-                    t_invalid=max(as_utc(taken.t_invalid), before.start),
-                    timeline_bis=taken.timeline_bis,
-                    end=max(taken.end, before.start),
-                )
-            reinstated.append(before.id)
-        return reinstated
-
-    @staticmethod
-    def _ended_by(before: FactState, taken: Taken) -> bool:
-        """True when `before`'s end is the start of the taken-back value."""
-        if before.props.get("timeline_bis") != taken.timeline_id:
-            return False
-        if taken.timeline_id is not None:
-            return True  # it ends with the taken value's event, wherever that has moved
-        stored_end = before.props.get("t_invalid")
-        if stored_end is None:
-            return False
-        return bool(as_utc(stored_end) == max(taken.t_valid, as_utc(before.props["t_valid"])))
 
     def assert_fact(
         self,
@@ -993,69 +567,3 @@ class Planner:
             precision_end(props["beginn"], props["genauigkeit"]),
         )
         return str(props["id"])
-
-    def cancel(self, first_id: str) -> TripelErgebnis:
-        """A cancelled event: every fact valid from its chain is taken back (abgesagt)
-        by the same rule as a correction."""
-        taken = sorted(
-            (f for f in self.state.facts.values()
-             if f.props.get("timeline_id") == first_id and f.valid),
-            key=lambda f: f.id,
-        )
-        reinstated = []
-        for fact in taken:
-            reinstated += self.take_back(fact, "abgesagt")
-        return TripelErgebnis(
-            index=0,
-            ausgang="abgesagt",
-            abgeloest=[f.id for f in taken],
-            wieder_gueltig=sorted(set(reinstated)),
-            timeline_id=first_id,
-        )
-
-    def move(self, entry_id: str, re_ends: list[ReEnd]) -> TripelErgebnis:
-        """A moved event made values squeezed to nothing hold again: the value before
-        each of them now ends where it begins (a new version, still superseded)."""
-        for r in re_ends:
-            fact = self.state.facts.get(r.fact_id)
-            if fact is None:
-                raise RuntimeError(f"the move's state lacks fact {r.fact_id!r}")
-            self.end_at(fact, r.at, r.timeline_bis)
-        return TripelErgebnis(
-            index=0,
-            ausgang="verschoben",
-            abgeloest=[r.fact_id for r in re_ends],
-            timeline_id=entry_id,
-        )
-
-
-def taken_of(fact: FactState) -> Taken:
-    """Where a fact's current version starts and ends, as its stored references say."""
-    return Taken(
-        t_valid=as_utc(fact.props["t_valid"]),
-        t_invalid=fact.props.get("t_invalid"),
-        timeline_id=fact.props.get("timeline_id"),
-        timeline_bis=fact.props.get("timeline_bis"),
-        end=fact.end,
-        open=fact.aktiv,
-    )
-
-
-def day_start(day: date) -> datetime:
-    """The first instant (UTC) of a timeline day: where a fact from that event starts."""
-    return datetime.combine(day, time.min, tzinfo=UTC)
-
-
-def precision_end(day: date, genauigkeit: str) -> datetime:
-    """The end of the window an event's start is known to: its day, or its month."""
-    if genauigkeit == "monat":
-        first = day.replace(day=1)
-        return day_start(first.replace(year=first.year + 1, month=1) if first.month == 12
-                         else first.replace(month=first.month + 1))
-    return day_start(day) + timedelta(days=1)
-
-
-def as_utc(value: Any) -> datetime:
-    """A stored instant (driver or Python value) as an aware UTC datetime."""
-    native = value.to_native() if hasattr(value, "to_native") else value
-    return native.astimezone(UTC)  # type: ignore[no-any-return]

@@ -1,0 +1,235 @@
+"""The rules of time for one order: every change of a fact closes its version and
+writes the next; valid time is a partition per subject, einwertig relation and pair;
+one rule takes a value back (a correction, a cancelled event); a move re-ends what it
+makes follow a value squeezed to nothing.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from kg.canon import Canon, Relation
+from kg.models import (
+    Auftrag,
+    TripelErgebnis,
+)
+from kg.plan.state import FactState, Operations, State, Taken, as_utc, taken_of
+from kg.timeline import ReEnd
+
+
+class History:
+    """The record of one order: the state it read, the operations it writes, its clocks,
+    and the rules by which a fact's versions change (supersede, take back, a cancelled
+    or moved event)."""
+
+    def __init__(self, canon: Canon, auftrag: Auftrag, state: State, jetzt: datetime) -> None:
+        self.canon = canon
+        self.auftrag = auftrag
+        self.state = state
+        self.jetzt = jetzt  # system time: the store's clock, never the caller's
+        self.ops = Operations()
+
+    @property
+    def now(self) -> datetime:
+        """Valid time of the order's facts: its `zeitpunkt`, else the store's clock."""
+        return self.auftrag.zeitpunkt or self.jetzt
+
+
+    # -- facts ------------------------------------------------------------------
+    #
+    # Every fact is a series of versions; the state holds the current one. A change
+    # never edits a version: it closes it (t_expired) and writes the next one
+    # (`change`). Valid time is a partition per subject, einwertig relation and pair:
+    # a value holds from its start until the next value's start.
+
+    def current(self, entity_id: str, rel_type: str, both: bool) -> list[FactState]:
+        """The facts of a relation at an entity that are taken to hold or have held."""
+        return [
+            f
+            for f in self.state.facts.values()
+            if f.rel == rel_type
+            and f.valid
+            and not f.empty
+            and (f.start_id == entity_id or (both and f.end_id == entity_id))
+        ]
+
+    def active(self, entity_id: str, rel_type: str, both: bool) -> list[FactState]:
+        return [f for f in self.current(entity_id, rel_type, both) if f.aktiv]
+
+    def says(self, fact: FactState, subjekt_id: str, rel: Relation, objekt_id: str | None,
+             wert: str | None) -> bool:
+        """True when the fact states this value (symmetric relations from either end)."""
+        if wert is not None:
+            return fact.wert == wert
+        if rel.symmetrisch:
+            return {fact.start_id, fact.end_id} == {subjekt_id, objekt_id}
+        return fact.end_id == objekt_id
+
+    def same_fact(
+        self, subjekt_id: str, rel: Relation, objekt_id: str | None, wert: str | None,
+        at: datetime | None = None,
+    ) -> FactState | None:
+        """The fact that already says this: for an einwertig relation the value holding
+        at `at` (the new value's start), else any active one."""
+        if rel.einwertig:
+            when = self.now if at is None else at
+            holding = [
+                f for f in self.current(subjekt_id, rel.rel_type, rel.symmetrisch)
+                if f.contains(when)
+            ]
+        else:
+            holding = self.active(subjekt_id, rel.rel_type, rel.symmetrisch)
+        for fact in holding:
+            if self.says(fact, subjekt_id, rel, objekt_id, wert):
+                return fact
+        return None
+
+    def change(self, fact: FactState, **updates: Any) -> None:
+        """Record a new state of a fact: close its version and write the next one (or
+        amend the version this very order writes)."""
+        keys: tuple[str, ...] = ("aktiv", "grund", "t_invalid", "timeline_bis")
+        stored: dict[str, Any] = {key: updates[key] for key in keys if key in updates}
+        if fact.new is not None:
+            fact.new.update(stored)
+        else:
+            self.ops.close.append(
+                {"id": fact.id, "start_id": fact.start_id, "version": fact.version}
+            )
+            fact.version += 1
+            # A version states the valid time as known when it is recorded: a fact that
+            # starts with an event starts on the day its chain has now (a move may have
+            # changed it since the last version).
+            since = {"t_valid": fact.start} if fact.props.get("timeline_id") else {}
+            fact.new = {
+                **fact.props, **since, **stored, "version": fact.version, "t_expired": None
+            }
+            fact.props = fact.new
+            self.ops.facts.append(fact)
+        fact.aktiv = bool(fact.new["aktiv"])
+        fact.grund = fact.new.get("grund")
+        if "end" in updates:
+            fact.end = updates["end"]
+
+    def end_at(self, fact: FactState, end: datetime, timeline_bis: str | None) -> None:
+        """The fact's value is followed by another from `end` on (superseded). A value
+        never ends before it starts: an end before its start is its start."""
+        self.change(
+            fact, aktiv=False, grund="abgeloest", t_invalid=max(end, fact.start),
+            timeline_bis=timeline_bis, end=max(end, fact.start),
+        )
+
+    def retire(self, fact: FactState, grund: str, timeline_bis: str | None = None) -> None:
+        """Supersede the fact now (abgeloest), or take it back (berichtigt/abgesagt)."""
+        if grund == "abgeloest":
+            self.end_at(fact, self.now, timeline_bis)
+        else:
+            self.take_back(fact, grund)
+
+    def take_back(self, fact: FactState, grund: str) -> list[str]:
+        """The one rule for taking a value back (a correction, a cancelled event): the
+        fact never held, and in an einwertig relation the values it had ended hold
+        again, each up to the next value that remains (or to where the taken-back one
+        ended), as if it had never been written. Returns the reinstated facts."""
+        rel = self.canon.by_type.get(fact.rel)
+        was_valid = fact.valid
+        taken = taken_of(fact)
+        self.change(
+            fact, aktiv=False, grund=grund, t_invalid=fact.start,
+            timeline_bis=None, end=fact.start,
+        )
+        if not was_valid or rel is None or not rel.einwertig:
+            return []
+        ends = [fact.start_id] + ([fact.end_id] if rel.symmetrisch and fact.end_id else [])
+        group = {
+            f.id: f
+            for entity_id in ends
+            for f in self.state.facts.values()
+            if f.rel == fact.rel and f.valid and f.id != fact.id
+            and (f.start_id == entity_id or (rel.symmetrisch and f.end_id == entity_id))
+        }
+        reinstated = []
+        for before in sorted(group.values(), key=lambda f: (f.start, f.id)):
+            if before.grund != "abgeloest" or not self._ended_by(before, taken):
+                continue
+            # The values after it: those that begin later and hold somewhere, or will
+            # again (a value squeezed to nothing by another follows nothing), except
+            # the ones it ended (they precede it, ending where it begins).
+            later = [
+                f for f in group.values()
+                if f.id != before.id and f.start > before.start
+                and (not f.empty or self._ended_by(f, taken))
+                and not (f.grund == "abgeloest" and self._ended_by(f, taken_of(before)))
+            ]
+            upcoming = min(later, key=lambda f: (f.start, f.id)) if later else None
+            if upcoming is not None and (taken.end is None or upcoming.start < taken.end):
+                self.end_at(before, upcoming.start, upcoming.props.get("timeline_id"))
+            elif taken.open:
+                if rel.symmetrisch and any(
+                    other.id != before.id
+                    for other_id in (before.start_id, before.end_id)
+                    if other_id is not None
+                    for other in self.active(other_id, fact.rel, True)
+                ):
+                    continue  # the other end has a partner of its own by now
+                self.change(
+                    before, aktiv=True, grund=None, t_invalid=None, timeline_bis=None, end=None
+                )
+            else:
+                assert taken.end is not None
+                self.change(
+                    before,
+                    # The next version starts where `before` starts now (see `change`).
+                    t_invalid=max(as_utc(taken.t_invalid), before.start),
+                    timeline_bis=taken.timeline_bis,
+                    end=max(taken.end, before.start),
+                )
+            reinstated.append(before.id)
+        return reinstated
+
+    @staticmethod
+    def _ended_by(before: FactState, taken: Taken) -> bool:
+        """True when `before`'s end is the start of the taken-back value."""
+        if before.props.get("timeline_bis") != taken.timeline_id:
+            return False
+        if taken.timeline_id is not None:
+            return True  # it ends with the taken value's event, wherever that has moved
+        stored_end = before.props.get("t_invalid")
+        if stored_end is None:
+            return False
+        return bool(as_utc(stored_end) == max(taken.t_valid, as_utc(before.props["t_valid"])))
+
+
+    def cancel(self, first_id: str) -> TripelErgebnis:
+        """A cancelled event: every fact valid from its chain is taken back (abgesagt)
+        by the same rule as a correction."""
+        taken = sorted(
+            (f for f in self.state.facts.values()
+             if f.props.get("timeline_id") == first_id and f.valid),
+            key=lambda f: f.id,
+        )
+        reinstated = []
+        for fact in taken:
+            reinstated += self.take_back(fact, "abgesagt")
+        return TripelErgebnis(
+            index=0,
+            ausgang="abgesagt",
+            abgeloest=[f.id for f in taken],
+            wieder_gueltig=sorted(set(reinstated)),
+            timeline_id=first_id,
+        )
+
+    def move(self, entry_id: str, re_ends: list[ReEnd]) -> TripelErgebnis:
+        """A moved event made values squeezed to nothing hold again: the value before
+        each of them now ends where it begins (a new version, still superseded)."""
+        for r in re_ends:
+            fact = self.state.facts.get(r.fact_id)
+            if fact is None:
+                raise RuntimeError(f"the move's state lacks fact {r.fact_id!r}")
+            self.end_at(fact, r.at, r.timeline_bis)
+        return TripelErgebnis(
+            index=0,
+            ausgang="verschoben",
+            abgeloest=[r.fact_id for r in re_ends],
+            timeline_id=entry_id,
+        )

@@ -1,0 +1,170 @@
+"""An order before it is planned: the form of a triple, what the order's state query has
+to read, and the status of its results.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import ValidationError
+
+from kg.canon import TYPEN, Canon
+from kg.models import (
+    MAX_MELDUNG,
+    Auftrag,
+    ById,
+    EntityRef,
+    Tripel,
+    TripelErgebnis,
+    clip,
+    normalize_name,
+)
+from kg.plain import problems
+from kg.plan.state import day_start
+from kg.timeline import normalized
+
+
+class Rejected(Exception):
+    """A triple cannot be written; carries its result."""
+
+    def __init__(self, ausgang: str, grund: str, meldung: str, **extra: Any) -> None:
+        super().__init__(meldung)
+        self.ausgang = ausgang
+        self.grund = grund
+        self.meldung = meldung
+        self.extra = extra
+
+
+def reject_reason(error: ValidationError) -> tuple[str, str]:
+    """A reason code and a plain message for a triple that fails validation. The
+    location may be an unknown key of any size: only its start is kept."""
+    first = problems(error)[0]
+    where, kind = first.field, first.kind
+    message = clip(f"{clip(first.where or 'tripel', 80)}: {first.message}", MAX_MELDUNG)
+    if where == "herkunft":
+        return "herkunft", "herkunft is required and must be one of mensch, nova, modell, recherche"
+    if where == "typ":
+        return "ungueltiger_typ", f"typ must be one of {', '.join(TYPEN)}"
+    if "control characters" in first.message:
+        return "steuerzeichen", message
+    if where in ("subjekt", "objekt") and kind == "string_too_long":
+        return "name_zu_lang", message
+    if where in ("subjekt", "objekt") and kind == "string_too_short":
+        return "name_leer", message
+    if where == "wert" and kind == "string_too_long":
+        return "wert_zu_lang", message
+    return "ungueltig", message
+
+
+def precheck(raw: Tripel | dict[str, Any], canon: Canon) -> Tripel:
+    """Validate one triple against its model and the canon; raises Rejected."""
+    if isinstance(raw, Tripel):
+        tripel = raw
+    else:
+        try:
+            tripel = Tripel.model_validate(raw)
+        except ValidationError as exc:
+            grund, meldung = reject_reason(exc)
+            raise Rejected("abgelehnt", grund, meldung) from None
+    if tripel.beziehung not in canon:
+        raise Rejected(
+            "abgelehnt",
+            "unbekannte_beziehung",
+            f"unknown relation {tripel.beziehung!r}; known: {', '.join(sorted(canon.relations))}",
+        )
+    rel = canon[tripel.beziehung]
+    if rel.objekt == "entitaet" and tripel.objekt is None:
+        raise Rejected("abgelehnt", "form", f"{rel.name} needs an entity as 'objekt', not a 'wert'")
+    if rel.objekt == "wert" and tripel.wert is None:
+        raise Rejected("abgelehnt", "form", f"{rel.name} needs a 'wert', not an entity as 'objekt'")
+    if rel.name == "typ" and tripel.wert not in TYPEN:
+        raise Rejected(
+            "abgelehnt",
+            "ungueltiger_typ",
+            f"typ must be one of {', '.join(TYPEN)}, not {tripel.wert!r}",
+        )
+    return tripel
+
+
+def order_status(results: list[TripelErgebnis]) -> Literal["ok", "teilweise", "abgelehnt"]:
+    done = {
+        "geschrieben", "abgeloest", "nachgetragen", "unveraendert", "berichtigt", "abgesagt",
+        "verschoben",
+    }
+    written = sum(r.ausgang in done for r in results)
+    if written == len(results):
+        return "ok"
+    return "teilweise" if written else "abgelehnt"
+
+
+
+@dataclass
+class Refs:
+    """What an order's state query has to read."""
+
+    names: set[str] = field(default_factory=set)
+    ids: set[str] = field(default_factory=set)
+    rel_types: set[str] = field(default_factory=lambda: {"TYP"})
+    history_types: set[str] = field(default_factory=lambda: {"TYP"})
+    timeline_ids: set[str] = field(default_factory=set)
+    #: Past values that ended before this, or before the store's clock if that is
+    #: earlier, are not read (None: the clock alone bounds them).
+    since: datetime | None = None
+    #: Every past value is read (corrections, events of referenced chains).
+    all_history: bool = False
+    #: The ends of transitive triples: the state reads what they reach (cycle check).
+    trans_names: set[str] = field(default_factory=set)
+    trans_ids: set[str] = field(default_factory=set)
+
+    def add(self, ref: EntityRef | None, transitive: bool = False) -> None:
+        if isinstance(ref, ById):
+            self.ids.add(ref.id)
+            if transitive:
+                self.trans_ids.add(ref.id)
+        elif isinstance(ref, str):
+            self.names.add(normalize_name(ref))
+            if transitive:
+                self.trans_names.add(normalize_name(ref))
+
+
+def refs_of(auftrag: Auftrag, canon: Canon) -> Refs:
+    """The names, ids, relationship types and timeline ids an order touches, and from
+    when on past values matter to it (`since`, `all_history`)."""
+    refs = Refs()
+    starts: list[datetime] = []
+    for item in auftrag.berichtigungen:
+        if item.beziehung in canon:
+            refs.rel_types.add(canon[item.beziehung].rel_type)
+            refs.history_types.add(canon[item.beziehung].rel_type)
+        refs.add(item.subjekt)
+        refs.add(item.objekt)
+    for raw in auftrag.tripel:
+        try:
+            tripel = precheck(raw, canon)
+        except Rejected:
+            continue
+        rel = canon[tripel.beziehung]
+        refs.rel_types.add(rel.rel_type)
+        if rel.einwertig:
+            refs.history_types.add(rel.rel_type)
+        refs.add(tripel.subjekt, rel.transitiv)
+        refs.add(tripel.objekt, rel.transitiv)
+        if tripel.timeline_id:
+            refs.timeline_ids.add(tripel.timeline_id)
+        if tripel.ereignis is not None:
+            starts.append(day_start(normalized(tripel.ereignis).beginn))
+    # A value that ended before the order's earliest valid start can neither hold at it
+    # nor follow it: the plan never looks at it, so a long history is not read for
+    # nothing. That start is the earliest of these and the valid time of the rest: the
+    # order's `zeitpunkt`, else the store's clock (known only to the state query, which
+    # bounds by it). A correction (what it takes back may be old) and an event of
+    # unknown day (a referenced chain) read it all.
+    if auftrag.berichtigungen or refs.timeline_ids:
+        refs.all_history = True
+    else:
+        if auftrag.zeitpunkt is not None:
+            starts.append(auftrag.zeitpunkt)
+        refs.since = min(starts, default=None)
+    return refs
