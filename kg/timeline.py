@@ -315,7 +315,8 @@ class Timeline:
         """A move keeps valid time a partition: the values of a single-valued relation
         that start or end with the event follow it, and the move is refused when that
         would make one of them overlap another value (the event carried past a value
-        whose place in the order it does not decide).
+        whose place in the order it does not decide) or leave a value that holds
+        somewhere holding nowhere.
 
         A value squeezed to nothing (it began inside the event's window) holds again
         when the event moves past it; the value before it then ends where it begins.
@@ -335,14 +336,21 @@ class Timeline:
             end = after if f["timeline_bis"] == first_id else was_end
             held = was_end is None or was_end > was_start
             if end is not None and end <= start:
+                fact = f"'{f['subjekt']} {f['rel'].lower()} {f['objekt']}'"
                 if f["timeline_id"] == first_id and held:
                     raise TimelineError(
-                        f"moving entry {eintrag_id!r} to {entry.beginn} would carry "
-                        f"'{f['subjekt']} {f['rel'].lower()} {f['objekt']}' to or past the "
-                        f"start of the value that follows it ({end.date()}): a move never "
-                        "reorders values — correct that value or cancel the event instead"
+                        f"moving entry {eintrag_id!r} to {entry.beginn} would carry {fact} "
+                        f"to or past the start of the value that follows it ({end.date()}): "
+                        "a move never reorders values — correct that value or cancel the "
+                        "event instead"
                     )
-                continue  # ends where it begins: holds nowhere
+                if held:
+                    raise TimelineError(
+                        f"moving entry {eintrag_id!r} to {entry.beginn} would leave {fact} "
+                        f"(from {start.date()}) holding nowhere: a move never reorders values "
+                        "or erases one — correct that value or cancel the event instead"
+                    )
+                continue  # held nowhere before the move either
             groups.setdefault((f["subjekt_id"], f["rel"]), []).append(_Value(
                 f["id"], f["subjekt"], f["objekt"], start, end, held,
                 ends_with_event=f["timeline_bis"] == first_id,

@@ -16,7 +16,8 @@ intervals are derived from it:
 - taking a value back (a correction or a cancelled event) removes it from the list;
 - a move changes an event's day from that step on, and is refused when it would change
   which value follows which among the values that hold somewhere (a move never
-  reorders values), or carry the event's own value to or past the value after it.
+  reorders values), carry the event's own value to or past the value after it, or
+  leave a value that holds somewhere holding nowhere.
 
 Multi-valued relations are sets: a value holds from its start until it is taken back.
 """
@@ -186,9 +187,10 @@ class Model:
 
     def move(self, key: int, beginn: date) -> bool:
         """False (and nothing changes) when the move would change which value follows
-        which, among the values of a single-valued relation that hold somewhere: a move
-        never reorders values. (Values squeezed to nothing hold nowhere and follow
-        nothing; two values that hold somewhere never share a start.)"""
+        which, among the values of a single-valued relation that hold somewhere, or leave
+        one of them holding nowhere: a move never reorders or erases values. (Values
+        squeezed to nothing hold nowhere and follow nothing; two values that hold
+        somewhere never share a start.)"""
         self.step += 1
         was = self.step - 1
         old = self.events[key].at(was)
@@ -207,7 +209,15 @@ class Model:
                     was_start, now_start = self.start_of(a, was), day_start(new[0])
                     if end > was_start and now_start >= end:
                         return False
+        # Nor may it leave a value that holds somewhere holding nowhere (a move never
+        # erases a value: that is a correction's or a cancel's job).
         self.events[key].dates.append((self.step, *new))
+        for rel in self.einwertig:
+            held = [not iv.empty for iv in self.intervals(rel, was)]
+            after = [not iv.empty for iv in self.intervals(rel, self.step)]
+            if any(h and not a for h, a in zip(held, after, strict=True)):
+                self.events[key].dates.pop()
+                return False
         return True
 
     def _followers(

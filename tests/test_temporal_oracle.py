@@ -313,6 +313,7 @@ def replay(store: SyncMemory) -> Iterator[TemporalRecord]:
         yield state
         state.current_mappe_agrees()
         state.as_of_mappe_agrees()
+        state.run(state.memory().decay_run(state.user))  # no check passes without a sweep
         report = state.run(state.memory().check(state.user))
         assert report.ok, report
     finally:
@@ -436,3 +437,25 @@ def test_a_move_that_makes_two_squeezed_values_hold_again(store: SyncMemory) -> 
         state.current_mappe_agrees()
         state.as_of_mappe_agrees()
         state.cancel(key=kassel)
+
+
+def test_a_move_never_leaves_a_value_that_holds_holding_nowhere(store: SyncMemory) -> None:
+    """Replay of a sequence the stress run shrank to. Berlin by an event moved to
+    24 December; Berlin again by an event on 20 January (told late: history up to
+    December); Kassel by an event on 24 December squeezes December's Berlin. Moving
+    Kassel onto 20 January would leave January's Berlin holding nowhere: both sides
+    refuse (the model once allowed it, the store refused). The same holds when the
+    event's predecessor ends with the event itself: moving Kassel before Berlin's start."""
+    with replay(store) as state:
+        first = state.write_with_event(rel="wohnt_in", pick=0, day=date(2026, 1, 20), monat=False)
+        state.move(key=first, day=date(2026, 12, 24))
+        state.write_with_event(rel="wohnt_in", pick=0, day=date(2026, 1, 20), monat=False)
+        kassel = state.write_with_event(rel="wohnt_in", pick=1, day=date(2026, 12, 24),
+                                        monat=False)
+        state.move(key=kassel, day=date(2026, 1, 20))
+        assert state.model.events[kassel].at(state.model.step)[0] == date(2026, 12, 24)
+    with replay(store) as state:
+        state.write(rel="beruf", pick=0, when=datetime(2026, 3, 15, 12, tzinfo=UTC))
+        later = state.write_with_event(rel="beruf", pick=1, day=date(2026, 12, 24), monat=False)
+        state.move(key=later, day=date(2026, 1, 20))
+        assert state.model.events[later].at(state.model.step)[0] == date(2026, 12, 24)
