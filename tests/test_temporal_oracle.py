@@ -395,8 +395,19 @@ def test_cancelling_an_event_reinstates_the_values_it_squeezed_in_order(
         state.cancel(key=event)
 
 
-def _next_month(day: date) -> date:
-    return date(day.year + day.month // 12, day.month % 12 + 1, 24)
+def _kassel_moved_past_values_told_today(state: TemporalRecord, *picks: int) -> tuple[int, date]:
+    """Berlin from 2025, then the values `picks` told today, then Kassel by an event "this
+    month" (squeezing them to nothing), moved to the 24th of next month; store and model
+    agree after. Returns the event and today."""
+    state.write(rel="wohnt_in", pick=0, when=datetime(2025, 6, 1, tzinfo=UTC))
+    for pick in picks:
+        state.write(rel="wohnt_in", pick=pick, when=None)
+    today = datetime.now(UTC).date()
+    kassel = state.write_with_event(rel="wohnt_in", pick=1, day=today, monat=True)
+    state.move(key=kassel, day=date(today.year + today.month // 12, today.month % 12 + 1, 24))
+    state.current_mappe_agrees()
+    state.as_of_mappe_agrees()
+    return kassel, today
 
 
 def test_a_move_that_makes_a_squeezed_value_hold_again_re_ends_the_one_before(
@@ -410,13 +421,7 @@ def test_a_move_that_makes_a_squeezed_value_hold_again_re_ends_the_one_before(
     store used to refuse the move; moving it back is refused by both (it would reorder
     Berlin and Kassel, which both hold)."""
     with replay(store) as state:
-        state.write(rel="wohnt_in", pick=0, when=datetime(2025, 6, 1, tzinfo=UTC))
-        state.write(rel="wohnt_in", pick=2, when=None)
-        today = datetime.now(UTC).date()
-        kassel = state.write_with_event(rel="wohnt_in", pick=1, day=today, monat=True)
-        state.move(key=kassel, day=_next_month(today))
-        state.current_mappe_agrees()
-        state.as_of_mappe_agrees()
+        kassel, today = _kassel_moved_past_values_told_today(state, 2)
         state.move(key=kassel, day=today)
         audit = state.run(state.memory().audit(state.user))
         moved = [a for a in audit if a.auftrag_id.startswith("verschiebung-")]
@@ -428,14 +433,7 @@ def test_a_move_that_makes_two_squeezed_values_hold_again(store: SyncMemory) -> 
     month" squeezes both. Moving Kassel to next month brings both back, each ending
     where the next begins; cancelling Kassel then leaves the second Berlin open."""
     with replay(store) as state:
-        state.write(rel="wohnt_in", pick=0, when=datetime(2025, 6, 1, tzinfo=UTC))
-        state.write(rel="wohnt_in", pick=2, when=None)
-        state.write(rel="wohnt_in", pick=0, when=None)
-        today = datetime.now(UTC).date()
-        kassel = state.write_with_event(rel="wohnt_in", pick=1, day=today, monat=True)
-        state.move(key=kassel, day=_next_month(today))
-        state.current_mappe_agrees()
-        state.as_of_mappe_agrees()
+        kassel, _ = _kassel_moved_past_values_told_today(state, 2, 0)
         state.cancel(key=kassel)
 
 
