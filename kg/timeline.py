@@ -168,6 +168,8 @@ class _Value:
     objekt: str
     start: datetime
     end: datetime | None
+    was_start: datetime
+    was_end: datetime | None
     held: bool  # held somewhere before the move
     ends_with_event: bool
     timeline_id: str | None
@@ -319,8 +321,10 @@ class Timeline:
         somewhere holding nowhere.
 
         A value squeezed to nothing (it began inside the event's window) holds again
-        when the event moves past it; the value before it then ends where it begins.
-        Returns those re-ends, for the one writer to record."""
+        when the event moves past it; the value before it then ends where it begins. A
+        value that ended where the event's value began (its recorded follower squeezed
+        to nothing there) keeps ending there when the event moves earlier. Returns those
+        re-ends, for the one writer to record."""
         ends = await chain_ends(tx, user_id, character_id, eintrag_id)
         assert ends is not None
         first_id = ends["first_id"]
@@ -352,7 +356,7 @@ class Timeline:
                     )
                 continue  # held nowhere before the move either
             groups.setdefault((f["subjekt_id"], f["rel"]), []).append(_Value(
-                f["id"], f["subjekt"], f["objekt"], start, end, held,
+                f["id"], f["subjekt"], f["objekt"], start, end, was_start, was_end, held,
                 ends_with_event=f["timeline_bis"] == first_id,
                 timeline_id=f["timeline_id"],
             ))
@@ -360,18 +364,30 @@ class Timeline:
         for (subjekt_id, rel), values in groups.items():
             values.sort(key=lambda v: v.start)
             for value, later in itertools.pairwise(values):
-                overlap = value.end is None or value.end > later.start
-                if overlap and not later.held and value.ends_with_event:
-                    value.end = later.start  # held nowhere before: now it follows `value`
-                    re_ends.append(ReEnd(value.id, subjekt_id, rel, later.start,
-                                         later.timeline_id))
-                elif overlap:
+                if value.end is not None and value.end <= later.start:
+                    continue
+                if not later.held and value.ends_with_event:
+                    follows = later.timeline_id  # held nowhere before: now it follows
+                elif later.timeline_id == first_id and value.was_end == later.was_start:
+                    # It ended where the event's value began (the value recorded as its
+                    # follower was squeezed to nothing there): it still ends there.
+                    follows = first_id
+                else:
                     raise TimelineError(
                         f"moving entry {eintrag_id!r} to {entry.beginn} would make "
                         f"'{value.subjekt} {rel.lower()} {value.objekt}' overlap "
                         f"'{later.objekt}' (from {later.start.date()}): a move never "
                         "reorders values — correct one of them or cancel the event instead"
                     )
+                if later.start <= value.start:
+                    raise TimelineError(
+                        f"moving entry {eintrag_id!r} to {entry.beginn} would leave "
+                        f"'{value.subjekt} {rel.lower()} {value.objekt}' (from "
+                        f"{value.start.date()}) holding nowhere: a move never reorders "
+                        "values or erases one — correct that value or cancel the event instead"
+                    )
+                value.end = later.start
+                re_ends.append(ReEnd(value.id, subjekt_id, rel, later.start, follows))
         return re_ends
 
     async def _active_end(

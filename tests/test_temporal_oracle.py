@@ -457,3 +457,26 @@ def test_a_move_never_leaves_a_value_that_holds_holding_nowhere(store: SyncMemor
         later = state.write_with_event(rel="beruf", pick=1, day=date(2026, 12, 24), monat=False)
         state.move(key=later, day=date(2026, 1, 20))
         assert state.model.events[later].at(state.model.step)[0] == date(2026, 12, 24)
+
+
+def test_a_value_whose_follower_was_squeezed_ends_where_the_moved_event_begins(
+    store: SyncMemory,
+) -> None:
+    """Replay of a sequence the stress run shrank to. Berlin by an event moved to
+    24 December; Berlin again by an event on 20 January (history up to December);
+    Kassel by an event on 24 December squeezes December's Berlin, so January's Berlin,
+    recorded as ending where December's begins, ends where Kassel begins. Moving Kassel
+    to 5 November: January's Berlin now ends on 5 November (a new version); the store
+    used to refuse, seeing Berlin overlap Kassel. Cancelling Kassel afterwards brings
+    December's Berlin back."""
+    with replay(store) as state:
+        first = state.write_with_event(rel="wohnt_in", pick=0, day=date(2026, 1, 20), monat=False)
+        state.move(key=first, day=date(2026, 12, 24))
+        state.write_with_event(rel="wohnt_in", pick=0, day=date(2026, 1, 20), monat=False)
+        kassel = state.write_with_event(rel="wohnt_in", pick=1, day=date(2026, 12, 24),
+                                        monat=False)
+        state.move(key=kassel, day=date(2026, 11, 5))
+        assert state.model.events[kassel].at(state.model.step)[0] == date(2026, 11, 5)
+        state.current_mappe_agrees()
+        state.as_of_mappe_agrees()
+        state.cancel(key=kassel)
