@@ -149,8 +149,9 @@ async def chain_ends(tx: Tx, user_id: str, character_id: str, eintrag_id: str) -
 
 @dataclass(frozen=True)
 class ReEnd:
-    """A value a move re-ends: a value squeezed to nothing holds again from `at`, so the
-    value before it ends there (followed by that value's event, if it has one)."""
+    """A value a move re-ends: it ended where the moved event's value began without
+    being recorded as ending with the event, and ends at `at`, the event's new day, from
+    now on (`timeline_bis`: the event)."""
 
     fact_id: str
     subjekt_id: str
@@ -163,16 +164,15 @@ class ReEnd:
 class _Value:
     """One value of a single-valued relation as a move would leave it."""
 
-    id: str
-    subjekt: str
+    fact: str  # 'Lena wohnt_in Berlin', for messages
     objekt: str
     start: datetime
     end: datetime | None
-    was_start: datetime
-    was_end: datetime | None
-    held: bool  # held somewhere before the move
-    ends_with_event: bool
-    timeline_id: str | None
+
+
+def _day(value: Any) -> date:
+    """A driver date as a Python date."""
+    return value.to_native() if hasattr(value, "to_native") else value  # type: ignore[no-any-return]
 
 
 def _utc(value: Any) -> Any:
@@ -314,34 +314,36 @@ class Timeline:
     async def _keep_order(
         self, tx: Tx, user_id: str, character_id: str, eintrag_id: str, entry: NeuerEintrag
     ) -> list[ReEnd]:
-        """A move keeps valid time a partition: the values of a single-valued relation
-        that start or end with the event follow it, and the move is refused when that
-        would make one of them overlap another value (the event carried past a value
-        whose place in the order it does not decide) or leave a value that holds
-        somewhere holding nowhere.
+        """A move keeps valid time a partition and changes nothing but the event: in each
+        single-valued relation the event's value starts on the new day, and a value that
+        ended where the event's value began ends there. The move is refused when that
+        would make two values overlap, or leave a value that held holding nowhere (a
+        move never reorders or erases values).
 
-        A value squeezed to nothing (it began inside the event's window) holds again
-        when the event moves past it; the value before it then ends where it begins. A
-        value that ended where the event's value began (its recorded follower squeezed
-        to nothing there) keeps ending there when the event moves earlier. Returns those
-        re-ends, for the one writer to record."""
+        A value can end where the event's value began without being recorded as ending
+        with the event (its recorded follower was squeezed to nothing on that day): its
+        new end is a new version. Returns those re-ends, for the one writer to record."""
         ends = await chain_ends(tx, user_id, character_id, eintrag_id)
         assert ends is not None
         first_id = ends["first_id"]
+        k_was = datetime.combine(_day(ends["active"]["beginn"]), time.min, tzinfo=UTC)
         after = datetime.combine(normalized(entry).beginn, time.min, tzinfo=UTC)
         groups: dict[tuple[str, str], list[_Value]] = {}
+        re_ends: list[ReEnd] = []
         for f in await tx.run(
             "timeline_move_neighbours", user_id=user_id, character_id=character_id,
             first_id=first_id, einwertig=self.einwertig,
         ):
             was_start: datetime = _utc(f["beginn"])
             was_end: datetime | None = _utc(f["ende"])
-            start = after if f["timeline_id"] == first_id else was_start
-            end = after if f["timeline_bis"] == first_id else was_end
+            own = f["timeline_id"] == first_id
+            tied = f["timeline_bis"] == first_id or (not own and was_end == k_was)
+            start = after if own else was_start
+            end = after if tied else was_end
             held = was_end is None or was_end > was_start
+            fact = f"'{f['subjekt']} {f['rel'].lower()} {f['objekt']}'"
             if end is not None and end <= start:
-                fact = f"'{f['subjekt']} {f['rel'].lower()} {f['objekt']}'"
-                if f["timeline_id"] == first_id and held:
+                if held and own:
                     raise TimelineError(
                         f"moving entry {eintrag_id!r} to {entry.beginn} would carry {fact} "
                         f"to or past the start of the value that follows it ({end.date()}): "
@@ -351,43 +353,26 @@ class Timeline:
                 if held:
                     raise TimelineError(
                         f"moving entry {eintrag_id!r} to {entry.beginn} would leave {fact} "
-                        f"(from {start.date()}) holding nowhere: a move never reorders values "
-                        "or erases one — correct that value or cancel the event instead"
+                        f"(from {start.date()}) holding nowhere: a move never reorders "
+                        "values or erases one — correct that value or cancel the event "
+                        "instead"
                     )
-                continue  # held nowhere before the move either
-            groups.setdefault((f["subjekt_id"], f["rel"]), []).append(_Value(
-                f["id"], f["subjekt"], f["objekt"], start, end, was_start, was_end, held,
-                ends_with_event=f["timeline_bis"] == first_id,
-                timeline_id=f["timeline_id"],
-            ))
-        re_ends: list[ReEnd] = []
-        for (subjekt_id, rel), values in groups.items():
+                continue  # holds nowhere, before and after
+            if tied and f["timeline_bis"] != first_id:
+                re_ends.append(ReEnd(f["id"], f["subjekt_id"], f["rel"], after, first_id))
+            groups.setdefault((f["subjekt_id"], f["rel"]), []).append(
+                _Value(fact, f["objekt"], start, end)
+            )
+        for values in groups.values():
             values.sort(key=lambda v: v.start)
             for value, later in itertools.pairwise(values):
-                if value.end is not None and value.end <= later.start:
-                    continue
-                if not later.held and value.ends_with_event:
-                    follows = later.timeline_id  # held nowhere before: now it follows
-                elif later.timeline_id == first_id and value.was_end == later.was_start:
-                    # It ended where the event's value began (the value recorded as its
-                    # follower was squeezed to nothing there): it still ends there.
-                    follows = first_id
-                else:
+                if value.end is None or value.end > later.start:
                     raise TimelineError(
                         f"moving entry {eintrag_id!r} to {entry.beginn} would make "
-                        f"'{value.subjekt} {rel.lower()} {value.objekt}' overlap "
-                        f"'{later.objekt}' (from {later.start.date()}): a move never "
-                        "reorders values — correct one of them or cancel the event instead"
+                        f"{value.fact} overlap '{later.objekt}' (from {later.start.date()}): "
+                        "a move never reorders values — correct one of them or cancel the "
+                        "event instead"
                     )
-                if later.start <= value.start:
-                    raise TimelineError(
-                        f"moving entry {eintrag_id!r} to {entry.beginn} would leave "
-                        f"'{value.subjekt} {rel.lower()} {value.objekt}' (from "
-                        f"{value.start.date()}) holding nowhere: a move never reorders "
-                        "values or erases one — correct that value or cancel the event instead"
-                    )
-                value.end = later.start
-                re_ends.append(ReEnd(value.id, subjekt_id, rel, later.start, follows))
         return re_ends
 
     async def _active_end(

@@ -273,8 +273,8 @@ class FaktenAgent:
     async def move_event(
         self, tx: Tx, user_id: str, character_id: str, eintrag_id: str, re_ends: list[ReEnd]
     ) -> AuftragErgebnis:
-        """Re-end the values a move makes squeezed values follow, inside the move's
-        transaction: an audited order of its own (`verschiebung-<new entry>`)."""
+        """Re-end the values that end where a moved event's value begins, inside the
+        move's transaction: an audited order of its own (`verschiebung-<new entry>`)."""
         return await self._event_order(
             tx, f"verschiebung-{eintrag_id}", user_id, character_id,
             {"verschiebung": eintrag_id}, sorted({(r.subjekt_id, r.rel) for r in re_ends}),

@@ -14,10 +14,10 @@ intervals are derived from it:
   event's precision precedes the event), so a late value lands before the values that
   follow it and becomes history;
 - taking a value back (a correction or a cancelled event) removes it from the list;
-- a move changes an event's day from that step on, and is refused when it would change
-  which value follows which among the values that hold somewhere (a move never
-  reorders values), carry the event's own value to or past the value after it, or
-  leave a value that holds somewhere holding nowhere.
+- a move changes an event's day from that step on: the event's value starts on the
+  new day, and a value that ended where it began ends there. It is refused when it
+  would change any other end of a value that holds somewhere (before or after), or
+  leave a value that held holding nowhere (a move never reorders or erases values).
 
 Multi-valued relations are sets: a value holds from its start until it is taken back.
 """
@@ -186,55 +186,39 @@ class Model:
                     a.removed = self.step
 
     def move(self, key: int, beginn: date) -> bool:
-        """False (and nothing changes) when the move would change which value follows
-        which, among the values of a single-valued relation that hold somewhere, or leave
-        one of them holding nowhere: a move never reorders or erases values. (Values
-        squeezed to nothing hold nowhere and follow nothing; two values that hold
-        somewhere never share a start.)"""
+        """Move an event from this step on; False (and nothing changes) when the move would
+        change more than the event's values and the ends that meet them. In each
+        single-valued relation the event's value starts on the new day, and a value that
+        ended where the event's value began ends there; every other value that holds
+        somewhere, before or after, keeps its end, and none that held holds nowhere (a
+        move never reorders or erases values)."""
         self.step += 1
         was = self.step - 1
         old = self.events[key].at(was)
-        new = (first_of(beginn, old[1]), old[1])
-        for rel in self.einwertig:
-            alive = [a for a in self.lists.get(rel, []) if a.alive(was)]
-            if not any(a.event == key for a in alive):
-                continue
-            holding = [a for a, iv in zip(alive, self.intervals(rel, was), strict=True)
-                       if not iv.empty]
-            if self._followers(holding, was) != self._followers(holding, was, {key: new[0]}):
-                return False
-            # Nor may a value of the event be carried to or past the value after it.
-            for a, end in self.raw_ends(rel, was):
-                if a.event == key and end is not None:
-                    was_start, now_start = self.start_of(a, was), day_start(new[0])
-                    if end > was_start and now_start >= end:
-                        return False
-        # Nor may it leave a value that holds somewhere holding nowhere (a move never
-        # erases a value: that is a correction's or a cancel's job).
-        self.events[key].dates.append((self.step, *new))
-        for rel in self.einwertig:
-            held = [not iv.empty for iv in self.intervals(rel, was)]
-            after = [not iv.empty for iv in self.intervals(rel, self.step)]
-            if any(h and not a for h, a in zip(held, after, strict=True)):
-                self.events[key].dates.pop()
-                return False
+        self.events[key].dates.append((self.step, first_of(beginn, old[1]), old[1]))
+        if not all(self._moved_only_the_event(rel, key, was, self.step)
+                   for rel in self.einwertig):
+            self.events[key].dates.pop()
+            return False
         return True
 
-    def _followers(
-        self, holding: list[Assertion], step: int, moved: dict[int, date] | None = None
-    ) -> list[int | None]:
-        """For each value, the position of the one whose start ends it (None: open)."""
-
-        def start(a: Assertion) -> datetime:
-            if moved and a.event in moved:
-                return day_start(moved[a.event])
-            return self.start_of(a, step)
-
-        out: list[int | None] = []
-        for i in range(len(holding)):
-            later = [(start(b), j) for j, b in enumerate(holding) if j > i]
-            out.append(min(later)[1] if later else None)
-        return out
+    def _moved_only_the_event(self, rel: str, key: int, was: int, now: int) -> bool:
+        alive = [a for a in self.lists.get(rel, []) if a.alive(was)]
+        own = [a for a in alive if a.event == key]
+        if not own:
+            return True
+        k_was, k_now = self.start_of(own[0], was), self.start_of(own[0], now)
+        rows = zip(self.raw_ends(rel, was), self.raw_ends(rel, now),
+                   self.intervals(rel, was), self.intervals(rel, now), strict=True)
+        for (a, end_was), (_, end_now), before, after in rows:
+            if not before.empty and after.empty:
+                return False  # it held, and would hold nowhere
+            if a.event == key or (before.empty and after.empty):
+                continue
+            expected = k_now if end_was == k_was else end_was
+            if end_now != expected:
+                return False
+        return True
 
     def noop(self) -> None:
         """An operation that changed nothing still takes a step of system time."""

@@ -397,41 +397,34 @@ def test_cancelling_an_event_reinstates_the_values_it_squeezed_in_order(
 
 def _kassel_moved_past_values_told_today(state: TemporalRecord, *picks: int) -> tuple[int, date]:
     """Berlin from 2025, then the values `picks` told today, then Kassel by an event "this
-    month" (squeezing them to nothing), moved to the 24th of next month; store and model
-    agree after. Returns the event and today."""
+    month" (squeezing them to nothing); moving Kassel to the 24th of next month would
+    make them hold again, and Berlin end where the first of them begins, not where Kassel
+    does: both sides refuse. Returns the event and today."""
     state.write(rel="wohnt_in", pick=0, when=datetime(2025, 6, 1, tzinfo=UTC))
     for pick in picks:
         state.write(rel="wohnt_in", pick=pick, when=None)
     today = datetime.now(UTC).date()
     kassel = state.write_with_event(rel="wohnt_in", pick=1, day=today, monat=True)
     state.move(key=kassel, day=date(today.year + today.month // 12, today.month % 12 + 1, 24))
-    state.current_mappe_agrees()
-    state.as_of_mappe_agrees()
+    assert state.model.events[kassel].at(state.model.step)[0] == today.replace(day=1)
     return kassel, today
 
 
-def test_a_move_that_makes_a_squeezed_value_hold_again_re_ends_the_one_before(
+def test_a_move_that_would_make_a_squeezed_value_hold_again_is_refused(
     store: SyncMemory,
 ) -> None:
-    """Replay of the sequence the stress run shrank to (once a known gap).
-    Berlin from 2025, Hamburg told today, then a move to Kassel "this month": Hamburg
-    began inside that month, so it is squeezed to nothing and Berlin ends where Kassel
-    begins. Moving the Kassel event to next month makes Hamburg hold again: Berlin now
-    ends where Hamburg begins (a new version, audited), Hamburg where Kassel begins. The
-    store used to refuse the move; moving it back is refused by both (it would reorder
-    Berlin and Kassel, which both hold)."""
+    """Replay of the sequence the stress run shrank to (once a known gap: the model
+    allowed the move, the store refused it). A move changes the event and the ends that
+    meet it, nothing else; here Berlin would end where Hamburg begins, so both refuse.
+    Moving Kassel within its month is fine."""
     with replay(store) as state:
         kassel, today = _kassel_moved_past_values_told_today(state, 2)
         state.move(key=kassel, day=today)
-        audit = state.run(state.memory().audit(state.user))
-        moved = [a for a in audit if a.auftrag_id.startswith("verschiebung-")]
-        assert [r.ausgang for a in moved for r in a.ergebnis.ergebnisse] == ["verschoben"]
 
 
-def test_a_move_that_makes_two_squeezed_values_hold_again(store: SyncMemory) -> None:
-    """Berlin from 2025, then Hamburg and Berlin again, both told today, then Kassel "this
-    month" squeezes both. Moving Kassel to next month brings both back, each ending
-    where the next begins; cancelling Kassel then leaves the second Berlin open."""
+def test_a_refused_move_past_two_squeezed_values_then_a_cancel(store: SyncMemory) -> None:
+    """Berlin from 2025, Hamburg and Berlin again told today, Kassel "this month": the
+    move to next month is refused; cancelling Kassel then leaves the second Berlin open."""
     with replay(store) as state:
         kassel, _ = _kassel_moved_past_values_told_today(state, 2, 0)
         state.cancel(key=kassel)
@@ -477,6 +470,9 @@ def test_a_value_whose_follower_was_squeezed_ends_where_the_moved_event_begins(
                                         monat=False)
         state.move(key=kassel, day=date(2026, 11, 5))
         assert state.model.events[kassel].at(state.model.step)[0] == date(2026, 11, 5)
+        audit = state.run(state.memory().audit(state.user))
+        moved = [a for a in audit if a.auftrag_id.startswith("verschiebung-")]
+        assert [r.ausgang for a in moved for r in a.ergebnis.ergebnisse] == ["verschoben"]
         state.current_mappe_agrees()
         state.as_of_mappe_agrees()
         state.cancel(key=kassel)

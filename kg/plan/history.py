@@ -1,7 +1,7 @@
 """The rules of time for one order: every change of a fact closes its version and
 writes the next; valid time is a partition per subject, einwertig relation and pair;
-one rule takes a value back (a correction, a cancelled event); a move re-ends what it
-makes follow a value squeezed to nothing.
+one rule takes a value back (a correction, a cancelled event); a move re-ends the values
+that end where the event's value begins.
 """
 
 from __future__ import annotations
@@ -220,8 +220,9 @@ class History:
         )
 
     def move(self, entry_id: str, re_ends: list[ReEnd]) -> TripelErgebnis:
-        """A moved event made values squeezed to nothing hold again: the value before
-        each of them now ends where it begins (a new version, still superseded)."""
+        """A moved event: the values that ended where its value began, without being
+        recorded as ending with it, now end on its new day (a new version each, still
+        superseded)."""
         for r in re_ends:
             fact = self.state.facts.get(r.fact_id)
             if fact is None:
