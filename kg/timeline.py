@@ -337,11 +337,24 @@ class Timeline:
             was_start: datetime = _utc(f["beginn"])
             was_end: datetime | None = _utc(f["ende"])
             own = f["timeline_id"] == first_id
-            tied = f["timeline_bis"] == first_id or (not own and was_end == k_was)
             start = after if own else was_start
-            end = after if tied else was_end
-            held = was_end is None or was_end > was_start
             fact = f"'{f['subjekt']} {f['rel'].lower()} {f['objekt']}'"
+            # Ends where the event's value begins without being recorded so: its
+            # recorded follower begins on the same day, so it ends at the earlier of the
+            # two, and that must be the event's new day (a move never reorders values).
+            meets = f["timeline_bis"] != first_id and not own and was_end == k_was
+            held = was_end is None or was_end > was_start
+            end = after if f["timeline_bis"] == first_id else was_end
+            if meets:
+                assert was_end is not None
+                end = min(after, was_end)
+                if end != after and (held or end > start):
+                    raise TimelineError(
+                        f"moving entry {eintrag_id!r} to {entry.beginn} would leave {fact} "
+                        f"ending on {end.date()}, where another value begins, and no longer "
+                        "where the event's value begins: a move never reorders values — "
+                        "correct one of them or cancel the event instead"
+                    )
             if end is not None and end <= start:
                 if held and own:
                     raise TimelineError(
@@ -358,7 +371,7 @@ class Timeline:
                         "instead"
                     )
                 continue  # holds nowhere, before and after
-            if tied and f["timeline_bis"] != first_id:
+            if meets and end != was_end:
                 re_ends.append(ReEnd(f["id"], f["subjekt_id"], f["rel"], after, first_id))
             groups.setdefault((f["subjekt_id"], f["rel"]), []).append(
                 _Value(fact, f["objekt"], start, end)

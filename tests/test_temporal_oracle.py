@@ -476,3 +476,22 @@ def test_a_value_whose_follower_was_squeezed_ends_where_the_moved_event_begins(
         state.current_mappe_agrees()
         state.as_of_mappe_agrees()
         state.cancel(key=kassel)
+
+
+def test_a_value_squeezed_on_the_event_day_stays_squeezed_when_the_event_moves_later(
+    store: SyncMemory,
+) -> None:
+    """Replay of a sequence the stress run shrank to. Berlin, Kassel and Berlin again,
+    each by an event on 20 January: the first two are squeezed to nothing, the first
+    recorded as ending where Kassel begins. Moving the last event to 28 November makes
+    Kassel hold again up to it; the first Berlin still ends where Kassel begins (not
+    where the moved event does), so it stays squeezed. The store used to move its end
+    too, and refused the move as an overlap."""
+    with replay(store) as state:
+        for pick in (0, 1):
+            key = state.write_with_event(rel="wohnt_in", pick=pick, day=date(2026, 1, 20),
+                                         monat=False)
+            state.move(key=key, day=date(2026, 1, 20))
+        last = state.write_with_event(rel="wohnt_in", pick=0, day=date(2026, 1, 20), monat=False)
+        state.move(key=last, day=date(2026, 11, 28))
+        assert state.model.events[last].at(state.model.step)[0] == date(2026, 11, 28)
