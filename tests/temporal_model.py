@@ -16,8 +16,9 @@ intervals are derived from it:
 - taking a value back (a correction or a cancelled event) removes it from the list;
 - a move changes an event's day from that step on: the event's value starts on the
   new day, and a value that ended where it began ends there. It is refused when it
-  would change any other end of a value that holds somewhere (before or after), or
-  leave a value that held holding nowhere (a move never reorders or erases values).
+  would change any other end of a value that holds somewhere (before or after), leave
+  a value that held holding nowhere, or carry the event past a value squeezed to
+  nothing on its day (a move never reorders or erases values).
 
 Multi-valued relations are sets: a value holds from its start until it is taken back.
 """
@@ -190,8 +191,9 @@ class Model:
         change more than the event's values and the ends that meet them. In each
         single-valued relation the event's value starts on the new day, and a value that
         ended where the event's value began ends there; every other value that holds
-        somewhere, before or after, keeps its end, and none that held holds nowhere (a
-        move never reorders or erases values)."""
+        somewhere, before or after, keeps its end, none that held holds nowhere, and the
+        event never passes a value squeezed to nothing on its day (a move never reorders
+        or erases values)."""
         self.step += 1
         was = self.step - 1
         old = self.events[key].at(was)
@@ -213,7 +215,11 @@ class Model:
         for (a, end_was), (_, end_now), before, after in rows:
             if not before.empty and after.empty:
                 return False  # it held, and would hold nowhere
-            if a.event == key or (before.empty and after.empty):
+            if a.event == key:
+                continue
+            if before.empty and end_was == k_was and before.start < k_now:
+                return False  # squeezed on the event's day: the event may not pass it
+            if before.empty and after.empty:
                 continue
             expected = k_now if end_was == k_was else end_was
             if end_now != expected:

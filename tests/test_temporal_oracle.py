@@ -478,15 +478,14 @@ def test_a_value_whose_follower_was_squeezed_ends_where_the_moved_event_begins(
         state.cancel(key=kassel)
 
 
-def test_a_value_squeezed_on_the_event_day_stays_squeezed_when_the_event_moves_later(
+def test_a_move_later_past_values_squeezed_on_the_event_day_is_refused(
     store: SyncMemory,
 ) -> None:
     """Replay of a sequence the stress run shrank to. Berlin, Kassel and Berlin again,
     each by an event on 20 January: the first two are squeezed to nothing, the first
-    recorded as ending where Kassel begins. Moving the last event to 28 November makes
-    Kassel hold again up to it; the first Berlin still ends where Kassel begins (not
-    where the moved event does), so it stays squeezed. The store used to move its end
-    too, and refused the move as an overlap."""
+    recorded as ending where Kassel begins. Moving the last event to 28 November would
+    carry it past Kassel, which it squeezed: refused by both (the store once moved the
+    first Berlin's end with it and refused for another reason, the model allowed it)."""
     with replay(store) as state:
         for pick in (0, 1):
             key = state.write_with_event(rel="wohnt_in", pick=pick, day=date(2026, 1, 20),
@@ -494,4 +493,22 @@ def test_a_value_squeezed_on_the_event_day_stays_squeezed_when_the_event_moves_l
             state.move(key=key, day=date(2026, 1, 20))
         last = state.write_with_event(rel="wohnt_in", pick=0, day=date(2026, 1, 20), monat=False)
         state.move(key=last, day=date(2026, 11, 28))
-        assert state.model.events[last].at(state.model.step)[0] == date(2026, 11, 28)
+        assert state.model.events[last].at(state.model.step)[0] == date(2026, 1, 20)
+
+
+def test_a_move_never_carries_the_event_past_a_value_squeezed_on_its_day(
+    store: SyncMemory,
+) -> None:
+    """Replay of a sequence the stress run shrank to. Berlin, Kassel and Berlin again,
+    each by an event on 20 January: the first Berlin is squeezed by Kassel, Kassel by the
+    second Berlin. Moving Kassel to 24 December would carry it past the first Berlin,
+    which the store then read as holding again (its recorded end follows Kassel) and the
+    model not (the second Berlin still begins that day): both now refuse."""
+    with replay(store) as state:
+        first = state.write_with_event(rel="wohnt_in", pick=0, day=date(2026, 1, 20), monat=False)
+        state.move(key=first, day=date(2026, 1, 20))
+        kassel = state.write_with_event(rel="wohnt_in", pick=1, day=date(2026, 1, 20),
+                                        monat=False)
+        state.write_with_event(rel="wohnt_in", pick=0, day=date(2026, 1, 20), monat=False)
+        state.move(key=kassel, day=date(2026, 12, 24))
+        assert state.model.events[kassel].at(state.model.step)[0] == date(2026, 1, 20)
