@@ -233,18 +233,20 @@ class LocalServer:
         runs Neo4j's launcher or entry point with this home, and it started when the pid
         file says. A pid the kernel has given to another process after a crash or a
         reboot fails one of these, and is never signalled."""
-        if pid <= 1 or not _alive(pid):
+        if pid <= 1 or not _alive(pid) or not self._runs_this_home(pid):
             return False
+        return started is None or _start_ticks(pid) == started
+
+    def _runs_this_home(self, pid: int) -> bool:
+        """True when the command line of `pid` runs Neo4j with this home."""
         try:
             argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
         except OSError:
             return False
         words = [a.decode(errors="replace") for a in argv]
-        if not any(w.startswith("org.neo4j.server.") for w in words):
-            return False
-        if not any(str(self.home) in w for w in words):
-            return False
-        return started is None or _start_ticks(pid) == started
+        return any(w.startswith("org.neo4j.server.") for w in words) and any(
+            str(self.home) in w for w in words
+        )
 
     def pid(self) -> int | None:
         """The pid of the running server this launcher started, if any (verified)."""
@@ -270,18 +272,27 @@ class LocalServer:
     def running(self) -> bool:
         return self.pid() is not None
 
-    def _forget_dead_jvm(self) -> None:
+    def _forget_dead_jvm(self, wait: float) -> None:
         """Neo4j keeps a pid file of its own (run/neo4j.pid) and refuses to start while
-        that pid lives. A JVM killed a moment ago can linger as a zombie (our child, not
-        yet reaped): reap it if it is ours, and drop the file when its process is gone."""
+        that pid lives. A JVM killed a moment ago may still be dying, or linger as a
+        zombie nobody reaps (a container whose pid 1 reaps nothing); after a crash its
+        pid may also belong to another process by now. Wait up to `wait` seconds for this
+        home's JVM to die (reaping it if it is ours), then drop the file unless that pid
+        is still this home's Neo4j."""
         own = self.home / "run" / "neo4j.pid"
         try:
             pid = int(own.read_text().split()[0])
         except (OSError, ValueError, IndexError):
             return
-        with contextlib.suppress(ChildProcessError):  # not our child: its parent reaps it
-            os.waitpid(pid, os.WNOHANG)
-        if not _alive(pid):
+        deadline = time.monotonic() + wait
+        while True:
+            with contextlib.suppress(ChildProcessError):  # not our child: its parent reaps
+                os.waitpid(pid, os.WNOHANG)
+            living = _alive(pid) and self._runs_this_home(pid)
+            if not living or time.monotonic() >= deadline:
+                break
+            time.sleep(0.1)
+        if not living:
             own.unlink(missing_ok=True)
 
     def start(self, timeout: float = 180.0, port_wait: float = 30.0) -> str | None:
@@ -297,7 +308,7 @@ class LocalServer:
                 # It was dying (killed a moment ago) and is gone now: start anew.
         crashed = self.pid_file.exists()
         note = self.clean_stale()
-        self._forget_dead_jvm()
+        self._forget_dead_jvm(wait=port_wait if crashed else 0.0)
         # Right after a crash the old JVM may still hold its ports for a moment: wait
         # for them (only then — a port of a foreign process is reported at once).
         deadline = time.monotonic() + (port_wait if crashed else 0.0)

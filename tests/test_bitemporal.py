@@ -17,6 +17,7 @@ from cli.main import app
 from kg import schema
 from kg.errors import InvalidInput, TimelineError
 from kg.mappe import Mappe, render
+from kg.timeline import when_text
 from tests.conftest import Pair, t
 
 runner = CliRunner()
@@ -115,7 +116,7 @@ def test_a_late_value_becomes_history_and_no_interval_ends_before_it_starts(pair
     berlin_from = rows[1]["von"].to_native().date()
     assert frueher(m) == sorted([
         ("Berlin", "1. Januar 2030"),
-        ("Hamburg", f"{berlin_from.day}. November {berlin_from.year}"),
+        ("Hamburg", when_text(berlin_from, None, "tag")),
     ])
     assert "Kassel (bis" not in render(m)
     check_clean(pair)

@@ -125,7 +125,8 @@ class World:
 
 @pytest.fixture
 def world(pair: Pair) -> Iterator[World]:
-    pair.write(t("Lena", "wohnt_in", "Berlin"), t("Lena", "beruf", wert="Ärztin"))
+    pair.write(t("Lena", "wohnt_in", "Berlin"), t("Lena", "beruf", wert="Ärztin"),
+               zeitpunkt="2026-09-01T00:00:00Z")
     moved = pair.write(t("Lena", "wohnt_in", "Kassel", ereignis={
         "titel": "Lena zieht nach Kassel", "beginn": "2026-11-01", "genauigkeit": "monat"}))
     first_entry = moved.ergebnisse[0].timeline_id

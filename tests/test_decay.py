@@ -131,7 +131,7 @@ def test_sweep_is_idempotent_for_a_day_and_if_due_skips_a_swept_day(pair: Pair) 
 
 
 def test_only_active_edges_are_swept_and_aktiv_never_changes(pair: Pair) -> None:
-    pair.write(t("Lena", "wohnt_in", "Berlin"))
+    pair.write(t("Lena", "wohnt_in", "Berlin"), zeitpunkt="2026-09-01T00:00:00Z")
     pair.write(t("Lena", "wohnt_in", "Kassel", ereignis={
         "typ": "ereignis", "titel": "Lena zieht um", "beginn": "2026-11-01",
         "genauigkeit": "monat"}))

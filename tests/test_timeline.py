@@ -146,7 +146,7 @@ def test_fact_from_an_event_supersedes_and_follows_a_move(pair: Pair) -> None:
 
 
 def test_cancelling_an_event_retires_its_facts_and_reinstates_the_old_value(pair: Pair) -> None:
-    pair.write(t("Lena", "wohnt_in", "Berlin"))
+    pair.write(t("Lena", "wohnt_in", "Berlin"), zeitpunkt="2026-09-01T00:00:00Z")
     result = pair.write(
         t(
             "Lena",
