@@ -316,7 +316,8 @@ class Timeline:
     ) -> list[ReEnd]:
         """A move keeps valid time a partition and changes nothing but the event: in each
         single-valued relation the event's value starts on the new day, and a value that
-        ended where the event's value began ends there. The move is refused when that
+        ended where the event's value began ends there. The move is refused when another
+        value of the relation begins on a day from the old to the new day, or when it
         would make two values overlap, or leave a value that held holding nowhere (a
         move never reorders or erases values).
 
@@ -328,12 +329,25 @@ class Timeline:
         first_id = ends["first_id"]
         k_was = datetime.combine(_day(ends["active"]["beginn"]), time.min, tzinfo=UTC)
         after = datetime.combine(normalized(entry).beginn, time.min, tzinfo=UTC)
+        # Days on which no other value may begin (both ends included: values that begin
+        # on the same day are ordered by their day alone, so a tie is a reorder too).
+        first_day, last_day = sorted((k_was.date(), after.date()))
         groups: dict[tuple[str, str], list[_Value]] = {}
         re_ends: list[ReEnd] = []
-        for f in await tx.run(
+        neighbours = await tx.run(
             "timeline_move_neighbours", user_id=user_id, character_id=character_id,
             first_id=first_id, einwertig=self.einwertig,
-        ):
+        )
+        for f in neighbours if k_was != after else []:
+            day = _utc(f["beginn"]).date()
+            if f["timeline_id"] != first_id and first_day <= day <= last_day:
+                raise TimelineError(
+                    f"moving entry {eintrag_id!r} to {entry.beginn} would carry the event to "
+                    f"or past '{f['subjekt']} {f['rel'].lower()} {f['objekt']}', which "
+                    f"begins on {day}, between the event's old and new day: a move never "
+                    "reorders values — correct that value or cancel the event instead"
+                )
+        for f in neighbours:
             was_start: datetime = _utc(f["beginn"])
             was_end: datetime | None = _utc(f["ende"])
             own = f["timeline_id"] == first_id

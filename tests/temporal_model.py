@@ -15,7 +15,8 @@ intervals are derived from it:
   follow it and becomes history;
 - taking a value back (a correction or a cancelled event) removes it from the list;
 - a move changes an event's day from that step on: the event's value starts on the
-  new day, and a value that ended where it began ends there. It is refused when it
+  new day, and a value that ended where it began ends there. It is refused when
+  another value begins on a day from the old to the new day (both included), or when it
   would change any other end of a value that holds somewhere (before or after), leave
   a value that held holding nowhere, or carry the event past a value squeezed to
   nothing on its day (a move never reorders or erases values).
@@ -210,6 +211,11 @@ class Model:
         if not own:
             return True
         k_was, k_now = self.start_of(own[0], was), self.start_of(own[0], now)
+        if k_was != k_now:
+            first, last = min(k_was, k_now).date(), max(k_was, k_now).date()
+            if any(first <= self.start_of(a, was).date() <= last
+                   for a in alive if a.event != key):
+                return False  # another value begins from the old to the new day
         rows = zip(self.raw_ends(rel, was), self.raw_ends(rel, now),
                    self.intervals(rel, was), self.intervals(rel, now), strict=True)
         for (a, end_was), (_, end_now), before, after in rows:

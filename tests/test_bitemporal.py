@@ -215,7 +215,8 @@ def test_a_move_past_the_next_value_is_refused(pair: Pair) -> None:
     pair.write(t("Lena", "wohnt_in", "Wien"), zeitpunkt="2027-05-01T00:00:00Z")
     entry = moved.ergebnisse[0].timeline_id
     assert entry is not None
-    with pytest.raises(TimelineError, match="'Lena wohnt_in Kassel' to or past the start"):
+    with pytest.raises(TimelineError,
+                       match="to or past 'Lena wohnt_in Wien', which begins on 2027-05-01"):
         pair.store.run(pair.store.memory.timeline_move(
             pair.user_id, "nova", entry, date(2027, 6, 1), genauigkeit="monat"
         ))

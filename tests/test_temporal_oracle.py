@@ -452,30 +452,60 @@ def test_a_move_never_leaves_a_value_that_holds_holding_nowhere(store: SyncMemor
         assert state.model.events[later].at(state.model.step)[0] == date(2026, 12, 24)
 
 
-def test_a_value_whose_follower_was_squeezed_ends_where_the_moved_event_begins(
-    store: SyncMemory,
-) -> None:
+def test_a_move_onto_the_day_another_value_begins_is_refused(store: SyncMemory) -> None:
     """Replay of a sequence the stress run shrank to. Berlin by an event moved to
     24 December; Berlin again by an event on 20 January (history up to December);
-    Kassel by an event on 24 December squeezes December's Berlin, so January's Berlin,
-    recorded as ending where December's begins, ends where Kassel begins. Moving Kassel
-    to 5 November: January's Berlin now ends on 5 November (a new version); the store
-    used to refuse, seeing Berlin overlap Kassel. Cancelling Kassel afterwards brings
-    December's Berlin back."""
+    Kassel by an event on 24 December squeezes December's Berlin. Moving Kassel to
+    5 November would carry it away from December's Berlin, which begins on its old day:
+    values that begin on the same day are ordered by the day alone, so both refuse
+    (the store once re-ended January's Berlin, the model then read the order another
+    way). Cancelling Kassel afterwards brings December's Berlin back."""
     with replay(store) as state:
         first = state.write_with_event(rel="wohnt_in", pick=0, day=date(2026, 1, 20), monat=False)
         state.move(key=first, day=date(2026, 12, 24))
         state.write_with_event(rel="wohnt_in", pick=0, day=date(2026, 1, 20), monat=False)
         kassel = state.write_with_event(rel="wohnt_in", pick=1, day=date(2026, 12, 24),
                                         monat=False)
-        state.move(key=kassel, day=date(2026, 11, 5))
-        assert state.model.events[kassel].at(state.model.step)[0] == date(2026, 11, 5)
-        audit = state.run(state.memory().audit(state.user))
-        moved = [a for a in audit if a.auftrag_id.startswith("verschiebung-")]
-        assert [r.ausgang for a in moved for r in a.ergebnis.ergebnisse] == ["verschoben"]
+        with pytest.raises(TimelineError, match="begins on 2026-12-24, between the event's"):
+            state.run(state.memory().timeline_move(
+                state.user, "nova", state.entries[kassel], date(2026, 11, 5)))
+        state.move(key=kassel, day=date(2026, 11, 5))  # the model refuses it too
+        assert state.model.events[kassel].at(state.model.step)[0] == date(2026, 12, 24)
         state.current_mappe_agrees()
         state.as_of_mappe_agrees()
         state.cancel(key=kassel)
+
+
+def test_a_move_past_a_value_that_began_between_is_refused(store: SyncMemory) -> None:
+    """Replay of a sequence the stress run shrank to: Berlin, Berlin and Hamburg by events
+    on 20 January (the first squeezed to nothing), Kassel in November, Berlin's first
+    event moved to 3 March 2027 and back to 5 November, a second Berlin in January; then
+    moving Hamburg's event to 3 March 2027 would carry it past the Berlin that begins on
+    5 November. The store refused (that Berlin squeezed to nothing), the model allowed it
+    (it read Berlin's end from every later start); both now refuse a move across the
+    first day of another value."""
+    with replay(store) as state:
+        e0 = state.write_with_event(rel="wohnt_in", pick=0, day=date(2026, 1, 20), monat=False)
+        for _ in range(4):
+            state.move(key=e0, day=date(2026, 1, 20))
+        e1 = state.write_with_event(rel="wohnt_in", pick=0, day=date(2026, 1, 20), monat=False)
+        state.move(key=e1, day=date(2026, 1, 20))
+        state.write_with_event(rel="wohnt_in", pick=0, day=date(2026, 1, 20), monat=False)
+        e3 = state.write_with_event(rel="wohnt_in", pick=2, day=date(2026, 1, 20), monat=False)
+        state.move(key=e3, day=date(2026, 1, 20))
+        state.move(key=e3, day=date(2026, 1, 20))
+        e4 = state.write_with_event(rel="hobby", pick=2, day=date(2026, 11, 28), monat=True)
+        state.write_with_event(rel="wohnt_in", pick=1, day=date(2026, 11, 28), monat=True)
+        e6 = state.write_with_event(rel="hobby", pick=2, day=date(2026, 11, 28), monat=False)
+        state.move(key=e0, day=date(2027, 3, 3))
+        state.move(key=e0, day=date(2026, 11, 5))
+        state.move(key=e6, day=date(2026, 11, 5))
+        state.write_with_event(rel="beruf", pick=1, day=date(2027, 3, 3), monat=True)
+        state.write_with_event(rel="wohnt_in", pick=0, day=date(2026, 1, 20), monat=True)
+        state.write_with_event(rel="hobby", pick=2, day=date(2027, 3, 3), monat=True)
+        state.move(key=e4, day=date(2026, 1, 20))
+        state.move(key=e3, day=date(2027, 3, 3))
+        assert state.model.events[e3].at(state.model.step)[0] == date(2026, 1, 20)
 
 
 def test_a_move_later_past_values_squeezed_on_the_event_day_is_refused(
