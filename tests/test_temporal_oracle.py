@@ -54,7 +54,9 @@ INSTANTS = [
     datetime(2026, 11, 10, tzinfo=UTC),
     datetime(2027, 2, 1, tzinfo=UTC),
 ]
-# Event days: several in the store clock's own month, so the precision window matters.
+# Event days, fixed so CI's derandomized sequences stay the same: chosen in November
+# 2026, several in the store clock's month then, so the precision window matters; values
+# told today (the store's clock) fall among them or after them.
 DAYS = [date(2026, 1, 20), date(2026, 11, 5), date(2026, 11, 28), date(2026, 12, 24),
         date(2027, 3, 3)]
 PROBES = [
