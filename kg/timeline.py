@@ -358,12 +358,6 @@ class Timeline:
             # two, and that must be the event's new day (a move never reorders values).
             meets = f["timeline_bis"] != first_id and not own and was_end == k_was
             held = was_end is None or was_end > was_start
-            if not own and not held and was_end == k_was and was_start < after:
-                raise TimelineError(
-                    f"moving entry {eintrag_id!r} to {entry.beginn} would carry the event past "
-                    f"{fact} (from {was_start.date()}), which it squeezed to nothing: a move "
-                    "never reorders values — correct that value or cancel the event instead"
-                )
             end = after if f["timeline_bis"] == first_id else was_end
             if meets:
                 assert was_end is not None

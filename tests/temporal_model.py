@@ -17,9 +17,8 @@ intervals are derived from it:
 - a move changes an event's day from that step on: the event's value starts on the
   new day, and a value that ended where it began ends there. It is refused when
   another value begins on a day from the old to the new day (both included), or when it
-  would change any other end of a value that holds somewhere (before or after), leave
-  a value that held holding nowhere, or carry the event past a value squeezed to
-  nothing on its day (a move never reorders or erases values).
+  would change any other end of a value that holds somewhere (before or after) or leave
+  a value that held holding nowhere (a move never reorders or erases values).
 
 Multi-valued relations are sets: a value holds from its start until it is taken back.
 """
@@ -192,9 +191,9 @@ class Model:
         change more than the event's values and the ends that meet them. In each
         single-valued relation the event's value starts on the new day, and a value that
         ended where the event's value began ends there; every other value that holds
-        somewhere, before or after, keeps its end, none that held holds nowhere, and the
-        event never passes a value squeezed to nothing on its day (a move never reorders
-        or erases values)."""
+        somewhere, before or after, keeps its end, none that held holds nowhere, and no
+        other value begins from the old to the new day (a move never reorders or erases
+        values)."""
         self.step += 1
         was = self.step - 1
         old = self.events[key].at(was)
@@ -223,8 +222,6 @@ class Model:
                 return False  # it held, and would hold nowhere
             if a.event == key:
                 continue
-            if before.empty and end_was == k_was and before.start < k_now:
-                return False  # squeezed on the event's day: the event may not pass it
             if before.empty and after.empty:
                 continue
             expected = k_now if end_was == k_was else end_was
