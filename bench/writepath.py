@@ -64,14 +64,16 @@ def timed(name: str) -> Iterator[None]:
 def instrument() -> None:
     """Time each named query's round trip, the state's decoding and the plan, by
     wrapping them (whatever queries the installed writer sends)."""
-    run = kg_db.Tx.run
+    rows = kg_db.Tx.rows
 
-    async def timed_run(self: kg_db.Tx, name: str, /, **params: Any) -> list[Any]:
+    async def timed_rows(
+        self: kg_db.Tx, name: str, params: dict[str, Any], decode: Callable[[Any], Any]
+    ) -> list[Any]:
         captured[name] = params
         with timed(f"query {name}"):
-            return await run(self, name, **params)
+            return await rows(self, name, params, decode)
 
-    kg_db.Tx.run = timed_run  # type: ignore[method-assign]
+    kg_db.Tx.rows = timed_rows  # type: ignore[method-assign]
 
     def wrap(owner: Any, attr: str, label: str) -> None:
         inner: Callable[..., Any] = getattr(owner, attr)

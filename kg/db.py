@@ -64,14 +64,27 @@ class Tx:
         self._db = db
 
     async def run(self, name: str, /, **params: Any) -> list[Record]:
-        query = self._db.queries[name]
-        self._db.round_trips += 1
-        result = await self._tx.run(query.text, params)
-        return [record.data() async for record in result]
+        return await self.rows(name, params, _deep)
 
     async def one(self, name: str, /, **params: Any) -> Record | None:
         rows = await self.run(name, **params)
         return rows[0] if rows else None
+
+    async def plain_one(self, name: str, /, **params: Any) -> Record | None:
+        """`one` for a query that returns plain values only (maps, lists, scalars): its
+        columns as the driver decoded them, without `Record.data()`'s walk over every
+        nested value (see `Database.plain_query`)."""
+        rows = await self.rows(name, params, _shallow)
+        return rows[0] if rows else None
+
+    async def rows(
+        self, name: str, params: dict[str, Any], decode: Callable[[Any], Record]
+    ) -> list[Record]:
+        """The one round trip of every query in the transaction, decoded by `decode`."""
+        query = self._db.queries[name]
+        self._db.round_trips += 1
+        result = await self._tx.run(query.text, params)
+        return [decode(record) async for record in result]
 
 
 class AutoCommit:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from kg.canon import Canon
@@ -55,15 +55,50 @@ def content_hash(auftrag: Auftrag) -> str:
     return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
 
 
-def _instant(value: Any) -> datetime | None:
-    return None if value is None else value.to_native().astimezone(UTC)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+#: How `order_state` sends a fact's temporal properties, and how each is read back.
+_FROM_WIRE: dict[str, Callable[[Any], Any]] = {
+    "t_valid": lambda us: _EPOCH + timedelta(microseconds=us),
+    "t_invalid": lambda us: _EPOCH + timedelta(microseconds=us),
+    "t_recorded": lambda us: _EPOCH + timedelta(microseconds=us),
+    "t_expired": lambda us: _EPOCH + timedelta(microseconds=us),
+    "last_touched": lambda us: _EPOCH + timedelta(microseconds=us),
+    "decay_am": date.fromisoformat,
+}
 
 
-def _python(value: Any) -> Any:
-    """A stored value as a plain Python value. Instants become UTC datetimes with a fixed
-    offset: the driver reads them back with a named zone, and Cypher orders a named-zone
-    instant after the equal fixed-offset one, so a value written back unchanged would no
-    longer compare equal to the same instant given as a parameter."""
+#: The temporal properties of a new fact version, which `order_apply` receives as ISO
+#: text and stores as the temporal values they name (packing the driver's temporal
+#: types costs the writer more CPU than the rest of the parameters).
+_TO_WIRE = ("t_valid", "t_invalid", "t_expired", "last_touched", "decay_am")
+
+
+def _wire_props(fact: dict[str, Any]) -> dict[str, Any]:
+    """A new fact version for `order_apply`: its known temporal properties as ISO text."""
+    props = dict(fact["props"])
+    for key in _TO_WIRE:
+        value = props.get(key)
+        if value is not None:
+            props[key] = value.isoformat()
+    return {**fact, "props": props}
+
+
+def _instant(micros: int) -> datetime:
+    """An instant `order_state` sent as epoch microseconds, as a UTC datetime."""
+    return _EPOCH + timedelta(microseconds=micros)
+
+
+def _python(key: str, value: Any) -> Any:
+    """A stored property as a plain Python value. `order_state` sends instants as epoch
+    microseconds (the driver's temporal types cost more CPU to decode than the rest of
+    an order); they become UTC datetimes with a fixed offset, as written. Anything else
+    temporal (a property this writer does not know) is converted the same way: the
+    driver reads instants back with a named zone, and Cypher orders a named-zone instant
+    after the equal fixed-offset one, so a value written back unchanged would no longer
+    compare equal to the same instant given as a parameter."""
+    convert = _FROM_WIRE.get(key)
+    if convert is not None:
+        return convert(value)
     if hasattr(value, "to_native"):
         native = value.to_native()
         return native.astimezone(UTC) if isinstance(native, datetime) else native
@@ -88,7 +123,9 @@ def _fact(f: Record, props: dict[str, Any], **validity: Any) -> FactState:
 
 def to_fact(f: Record) -> FactState:
     """A fact's current version as the order's state query read it."""
-    props = {key: _python(value) for key, value in f["props"].items()}
+    # A property is never null in the store: a null here is one the query names but
+    # this version does not have.
+    props = {key: _python(key, value) for key, value in f["props"].items() if value is not None}
     tl, tlb = f["ab_tag"], f["bis_tag"]
     start: datetime = day_start(tl.to_native()) if tl is not None else props["t_valid"]
     end: datetime | None = day_start(tlb.to_native()) if tlb is not None else props.get("t_invalid")
@@ -168,7 +205,7 @@ class FaktenAgent:
         self.typed_in = sorted(r.rel_type for r in rels if r.objekt_typ)
 
     async def _state(self, tx: Tx, auftrag: Auftrag, refs: Refs) -> Record:
-        row = await tx.one(
+        row = await tx.plain_one(
             "order_state",
             user_id=auftrag.user_id,
             auftrag_id=auftrag.auftrag_id,
@@ -214,8 +251,8 @@ class FaktenAgent:
             entries=ops.entries,
             close=[{**f, "eid": eids[f["id"]]} for f in ops.close],
             touch=[{**f, "eid": eids[f["id"]]} for f in ops.touch],
-            ref_facts=ops.ref_facts(),
-            value_facts=ops.value_facts(),
+            ref_facts=[_wire_props(f) for f in ops.ref_facts()],
+            value_facts=[_wire_props(f) for f in ops.value_facts()],
             auftrag=audit,
         )
 
@@ -246,7 +283,6 @@ class FaktenAgent:
             first = AuftragErgebnis.model_validate_json(row["ergebnis"])
             return first.model_copy(update={"wiederholt": True})
         jetzt = _instant(row["jetzt"])
-        assert jetzt is not None
         planner = Planner(self.canon, auftrag, to_state(row, self.canon), jetzt)
         ergebnis = self._result(auftrag, planner.plan(), planner.now, jetzt)
         await self._apply(tx, auftrag, row, jetzt, planner.ops, ergebnis, inhalt)
@@ -309,7 +345,6 @@ class FaktenAgent:
         )
         row = await self._state(tx, auftrag, refs)
         jetzt = _instant(row["jetzt"])
-        assert jetzt is not None
         planner = Planner(self.canon, auftrag, to_state(row, self.canon), jetzt)
         ergebnis = self._result(auftrag, [plan(planner)], jetzt, jetzt)
         await self._apply(tx, auftrag, row, jetzt, planner.ops, ergebnis, content_hash(auftrag))

@@ -257,13 +257,13 @@ def test_the_type_and_cycle_checks_cost_no_round_trip(
     from kg.db import Tx
 
     names: list[str] = []
-    original = Tx.run
+    original = Tx.rows
 
-    async def counting(self: Tx, name: str, /, **params: Any) -> Any:
+    async def counting(self: Tx, name: str, params: dict[str, Any], decode: Any) -> Any:
         names.append(name)
-        return await original(self, name, **params)
+        return await original(self, name, params, decode)
 
-    monkeypatch.setattr(Tx, "run", counting)
+    monkeypatch.setattr(Tx, "rows", counting)
     pair.write(t("Kassel", "liegt_in", "Hessen"), t("Lena", "wohnt_in", "Kassel"))
     pair.write(t("Lena", "beruf", wert="Ärztin"))
     assert names == ["order_state", "order_apply"] * 2

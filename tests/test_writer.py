@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from datetime import UTC, date, datetime
 
 import pytest
 from typer.testing import CliRunner
@@ -327,3 +328,32 @@ def test_a_reused_auftrag_id_with_other_content_is_refused(pair: Pair) -> None:
     with pytest.raises(InvalidInput, match="other content"):
         pair.write(t("Lena", "wohnt_in", "Kassel"), auftrag_id="same-id")
     assert [x["objekt"] for x in facts_of(pair, "Lena", "wohnt_in")] == ["Berlin"]
+
+
+def test_a_superseded_version_keeps_every_stored_value_exactly(pair: Pair) -> None:
+    """The writer reads instants as epoch microseconds and writes them as ISO text (both
+    cheaper than the driver's temporal types): the next version of a fact must still hold
+    the very values of the one it follows, of the same types, to the microsecond."""
+    pair.write(t("Lena", "wohnt_in", "Berlin"), zeitpunkt="2026-09-01T10:11:12.345678Z")
+    pair.store.run(pair.store.memory.decay_run(pair.user_id, day=date(2026, 9, 2)))
+    result = pair.write(t("Lena", "wohnt_in", "Kassel"), zeitpunkt="2026-10-02T03:04:05.000007Z")
+    assert result.ergebnisse[0].ausgang == "abgeloest"
+    rows = pair.cypher(
+        "MATCH (:Entitaet {user_id: $u, name: 'Lena'})-[r:WOHNT_IN]->(:Entitaet {name: 'Berlin'}) "
+        "RETURN r.version AS version, properties(r) AS props, "
+        "[k IN keys(r) | [k, valueType(r[k])]] AS types ORDER BY r.version",
+        u=pair.user_id,
+    )
+    assert [r["version"] for r in rows] == [1, 2]
+    first, second = rows[0]["props"], rows[1]["props"]
+    changed = {"version", "aktiv", "grund", "t_invalid", "t_expired", "t_recorded"}
+    assert {k: v for k, v in first.items() if k not in changed} == {
+        k: v for k, v in second.items() if k not in changed
+    }
+    assert first["t_valid"].to_native() == datetime(2026, 9, 1, 10, 11, 12, 345678, UTC)
+    assert first["decay_am"].to_native() == date(2026, 9, 2)
+    assert second["t_invalid"].to_native() == datetime(2026, 10, 2, 3, 4, 5, 7, UTC)
+    types = dict(rows[1]["types"])
+    for key in ("t_valid", "t_invalid", "t_recorded", "last_touched"):
+        assert types[key] == "ZONED DATETIME NOT NULL", key
+    assert types["decay_am"] == "DATE NOT NULL"
