@@ -53,6 +53,37 @@ from kg.settings import Settings
 T = TypeVar("T")
 Record = dict[str, Any]
 
+
+class _TcpSocket(socket.socket):
+    """A socket that names its protocol (TCP) when made for an address family only.
+
+    asyncio turns Nagle's algorithm off (TCP_NODELAY) on the sockets it is given only when
+    their protocol is IPPROTO_TCP; the async driver makes its sockets with protocol 0, so
+    they keep Nagle on, and a small write that follows another before the server's answer
+    (the Bolt handshake's last bytes, then HELLO) waits for the server's delayed ACK:
+    about 40 ms on every new connection. The sync driver sets TCP_NODELAY itself.
+    """
+
+    def __init__(
+        self, family: int = -1, type: int = -1, proto: int = -1, fileno: int | None = None
+    ) -> None:
+        if fileno is None and proto in (-1, 0) and type in (-1, socket.SOCK_STREAM):
+            proto = socket.IPPROTO_TCP
+        super().__init__(family, type, proto, fileno)
+
+
+def _connect_without_nagle() -> None:
+    """Make the driver's Bolt sockets with `_TcpSocket` (see there). The driver module is
+    private: where it no longer makes its sockets with the `socket` class this expects,
+    nothing is changed (and tests/test_foundation.py says so)."""
+    from neo4j._async_compat.network import _bolt_socket
+
+    if getattr(_bolt_socket, "socket", None) is socket.socket:
+        _bolt_socket.socket = _TcpSocket  # type: ignore[attr-defined]
+
+
+_connect_without_nagle()
+
 START_HINT = "start it with `./run neo4j start` (no Docker) or `docker compose up -d`"
 
 

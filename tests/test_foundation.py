@@ -99,3 +99,29 @@ def test_unreachable_server_fails_fast_with_a_hint() -> None:
     bad = Settings(neo4j_uri="bolt://127.0.0.1:1", connection_timeout=1, retry_time=0)
     with pytest.raises(ServerUnavailable, match=r"not reachable at bolt://127\.0\.0\.1:1"):
         asyncio.run(Memory.open(bad))
+
+
+def test_the_drivers_sockets_turn_nagles_algorithm_off(neo4j_settings: Settings) -> None:
+    """The async driver's Bolt sockets must have TCP_NODELAY: with Nagle on, every new
+    connection waits ~40 ms for the server's delayed ACK (kg.db._TcpSocket). The driver's
+    socket module is private, so this also notices a driver that makes its sockets some
+    other way (then kg.db changes nothing, and this fails)."""
+    import socket
+    from urllib.parse import urlsplit
+
+    from neo4j._async_compat.network import _bolt_socket
+
+    made = _bolt_socket.socket(socket.AF_INET)
+    uri = urlsplit(neo4j_settings.neo4j_uri)
+
+    async def connect() -> int:
+        made.setblocking(False)
+        loop = asyncio.get_running_loop()
+        await loop.sock_connect(made, (uri.hostname, uri.port or 7687))
+        transport, _ = await loop.create_connection(asyncio.Protocol, sock=made)
+        try:
+            return made.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
+        finally:
+            transport.close()
+
+    assert asyncio.run(connect()) != 0
