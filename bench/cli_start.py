@@ -37,7 +37,7 @@ def kg_command() -> list[str]:
 
 def importtime(argv: list[str], top: int) -> list[tuple[float, str]]:
     """The `top` imports with the largest cumulative time in one run of the CLI."""
-    code = "import sys; from cli.main import main; sys.argv = ['kg', *sys.argv[1:]]; main()"
+    code = "import sys; from cli.entry import main; sys.argv = ['kg', *sys.argv[1:]]; main()"
     proc = subprocess.run(
         [sys.executable, "-X", "importtime", "-c", code, *argv],
         capture_output=True, text=True, check=False,

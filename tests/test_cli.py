@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 from typer.main import get_command
@@ -11,6 +15,8 @@ from typer.testing import CliRunner
 from cli.main import app
 from kg.api import SyncMemory
 from tests.conftest import raw_cypher
+
+ROOT = Path(__file__).resolve().parent.parent
 
 runner = CliRunner()
 
@@ -141,3 +147,28 @@ def test_browser_prints_a_query_with_the_librarys_values() -> None:
     assert "$ruhe_schwelle" in done.output and "//" not in done.output
     missing = runner.invoke(app, ["browser", "historie", "-u", "u1", "-c", "nova"])
     assert missing.exit_code == 2 and "--entity, --beziehung" in missing.output
+
+
+def test_the_kg_command_hides_the_drivers_unused_optional_imports(tmp_path: Path) -> None:
+    """The driver imports numpy (pandas, pyarrow) at start when installed; the `kg`
+    entry point hides them, `cli.main` imported as a library does not. A stand-in numpy
+    that announces its import (then fails, as a missing one would) shows both."""
+    fake = tmp_path / "numpy"
+    fake.mkdir()
+    (fake / "__init__.py").write_text(
+        "import sys\nsys.stderr.write('numpy imported\\n')\nraise ImportError('a stand-in')\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)])}
+
+    def run(code: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "-c", f"import sys; sys.argv = ['kg', '--help']\n{code}"],
+            capture_output=True, text=True, env=env, cwd=tmp_path, check=False, timeout=60,
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stderr
+
+    assert "numpy imported" in run("import cli.main")
+    assert "numpy imported" not in run(
+        "from cli.entry import main\ntry:\n    main()\nexcept SystemExit:\n    pass"
+    )
