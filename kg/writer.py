@@ -212,6 +212,7 @@ class FaktenAgent:
             character_id=auftrag.character_id,
             names=sorted(refs.names),
             ids=sorted(refs.ids),
+            werte=sorted(refs.werte),
             rel_types=sorted(refs.rel_types),
             symmetric_types=sorted(refs.rel_types & self.symmetric_types),
             history_types=sorted(refs.history_types),

@@ -357,3 +357,28 @@ def test_a_superseded_version_keeps_every_stored_value_exactly(pair: Pair) -> No
     for key in ("t_valid", "t_invalid", "t_recorded", "last_touched"):
         assert types[key] == "ZONED DATETIME NOT NULL", key
     assert types["decay_am"] == "DATE NOT NULL"
+
+
+def test_a_value_restated_among_many_is_touched_from_any_side_and_any_name(pair: Pair) -> None:
+    """The state of an order reads, of a relation with many values, only the facts whose
+    other end the order names (by name, id or value): each way of naming must still find
+    the fact that already says it, so it is touched and not written again."""
+    pair.write(
+        t("Lena", "hobby", wert="Schach"), t("Lena", "hobby", wert="Lesen"),
+        t("Lena", "hobby", wert="Tennis"), t("Lena", "befreundet_mit", "Tom"),
+        t("Lena", "befreundet_mit", "Ida"), t("Lena", "hat_haustier", "Bello"),
+        t("Lena", "hat_haustier", "Minka"),
+    )
+    minka = pair.id_of("Minka")
+    before = snapshot(pair)["rels"]
+    for restated in (
+        t("Lena", "hobby", wert="Lesen"),  # a value
+        t("Tom", "befreundet_mit", "Lena"),  # a symmetric fact, from its other end by name
+        t({"id": pair.id_of("Lena")}, "befreundet_mit", "Ida"),  # the subject by id
+        t("Lena", "hat_haustier", {"id": minka}),  # the object by id
+    ):
+        (result,) = pair.write(restated).ergebnisse  # each alone: no other name helps
+        assert result.ausgang == "unveraendert", restated
+    assert snapshot(pair)["rels"] == before
+    new = pair.write(t("Lena", "hobby", wert="Segeln"), t("Lena", "hat_haustier", "Rex"))
+    assert [r.ausgang for r in new.ergebnisse] == ["geschrieben", "geschrieben"]

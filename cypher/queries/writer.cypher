@@ -7,6 +7,16 @@ CALL (e) {
   RETURN w.wert AS typ LIMIT 1
 }
 
+// fragment: order_names_the_other_end
+// Of the order's relations that are neither einwertig nor TYP ($history_types), a fact
+// `r` at the entity whose other end `o` the order names (by normalised name, id or
+// value): the only ones the plan looks at (a fact that says the same is touched, not
+// written again). What the type checks need comes with `typed`, below. A person's
+// hundred hobbies are not read for an order that names one. Everything with
+// $all_history (corrections, events of referenced chains).
+AND (type(r) IN $history_types OR $all_history OR o.name_norm IN $names OR o.id IN $ids
+     OR o.wert IN $werte)
+
 // fragment: temporal_props
 // A new fact version `r` written from `f.props`, whose temporal properties the writer
 // sends as ISO text (cheaper for it to pack than temporal values): stored as the
@@ -82,13 +92,16 @@ RETURN e.id AS id, e.name AS name, coalesce(typ, 'sonstiges') AS typ;
 // `zeitpunkt` and event days, null if it has none) and the store's clock (the valid
 // time of everything else); with $all_history (corrections, events of referenced
 // chains) all are read. So a long history of superseded values costs the walk over its
-// relationships, never reading them out.
-// params: $user_id, $auftrag_id, $character_id, $names, $ids, $rel_types, $symmetric_types, $history_types, $timeline_ids, $since, $all_history, $typed_out, $typed_in, $trans_types, $trans_names, $trans_ids
+// relationships, never reading them out. Of the other relations (neither einwertig nor
+// TYP) only the facts whose other end the order names are read (see
+// order_names_the_other_end).
+// params: $user_id, $auftrag_id, $character_id, $names, $ids, $werte, $rel_types, $symmetric_types, $history_types, $timeline_ids, $since, $all_history, $typed_out, $typed_in, $trans_types, $trans_names, $trans_ids
 // :param user_id => 'demo-user'
 // :param auftrag_id => 'turn-1'
 // :param character_id => 'nova'
 // :param names => ['lena', 'kassel']
 // :param ids => []
+// :param werte => ['Ärztin']
 // :param rel_types => ['WOHNT_IN', 'BERUF', 'TYP', 'LIEGT_IN']
 // :param symmetric_types => ['PARTNER']
 // :param history_types => ['TYP', 'WOHNT_IN']
@@ -136,6 +149,7 @@ CALL (since) {
     WHERE type(r) IN $rel_types AND r.character_id = $character_id AND r.t_expired IS NULL
       AND (r.aktiv OR (type(r) IN $history_types AND (since IS NULL
            OR r.timeline_bis IS NOT NULL OR r.t_invalid > since)))
+      {{ order_names_the_other_end }}
     RETURN collect({r: r, start_id: e.id, end_id: o.id, wert: o.wert}) AS outgoing
   }
   CALL (e, since) {
@@ -144,6 +158,7 @@ CALL (since) {
       AND r.character_id = $character_id AND r.t_expired IS NULL
       AND (r.aktiv OR (type(r) IN $history_types AND (since IS NULL
            OR r.timeline_bis IS NOT NULL OR r.t_invalid > since)))
+      {{ order_names_the_other_end }}
     RETURN collect({r: r, start_id: o.id, end_id: e.id, wert: null}) AS incoming
   }
   CALL (outgoing, incoming) {
@@ -171,23 +186,25 @@ CALL (since) {
   // What its facts say about its type: up to 10 active facts per relation type, found
   // in one walk over its edges (a dynamic type in a pattern does not narrow the walk, so
   // one walk per type would walk them all again for each).
+  // (The ten are picked before their fields are read: a person with hundreds of
+  // friends reads ten.)
   CALL (e) {
     MATCH (e)-[r]->(o)
     WHERE type(r) IN $typed_out AND r.character_id = $character_id AND r.aktiv
-    WITH type(r) AS rel, collect({id: r.id, rel: type(r), start_id: e.id, end_id: o.id,
-                                  wert: o.wert, other: o.name, auftrag_id: r.auftrag_id,
-                                  herkunft: r.herkunft})[..10] AS few
+    WITH type(r) AS rel, collect([r, o])[..10] AS few
     UNWIND few AS f
-    RETURN collect(f) AS typed_out
+    WITH f[0] AS r, f[1] AS o
+    RETURN collect({id: r.id, rel: type(r), start_id: e.id, end_id: o.id, wert: o.wert,
+                    other: o.name, auftrag_id: r.auftrag_id, herkunft: r.herkunft}) AS typed_out
   }
   CALL (e) {
     MATCH (e)<-[r]-(o:Entitaet)
     WHERE type(r) IN $typed_in AND r.character_id = $character_id AND r.aktiv
-    WITH type(r) AS rel, collect({id: r.id, rel: type(r), start_id: o.id, end_id: e.id,
-                                  wert: null, other: o.name, auftrag_id: r.auftrag_id,
-                                  herkunft: r.herkunft})[..10] AS few
+    WITH type(r) AS rel, collect([r, o])[..10] AS few
     UNWIND few AS f
-    RETURN collect(f) AS typed_in
+    WITH f[0] AS r, f[1] AS o
+    RETURN collect({id: r.id, rel: type(r), start_id: o.id, end_id: e.id, wert: null,
+                    other: o.name, auftrag_id: r.auftrag_id, herkunft: r.herkunft}) AS typed_in
   }
   RETURN collect({id: e.id, name: e.name, name_norm: e.name_norm, typ: typ,
                   merkmale: merkmale, facts: facts, typed: typed_out + typed_in}) AS entities

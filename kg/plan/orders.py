@@ -106,6 +106,10 @@ class Refs:
 
     names: set[str] = field(default_factory=set)
     ids: set[str] = field(default_factory=set)
+    #: The values of the order's value triples: of a relation that is neither einwertig
+    #: nor TYP, the state reads only the facts whose other end the order names (by name,
+    #: id or value), the ones it may touch instead of writing again.
+    werte: set[str] = field(default_factory=set)
     rel_types: set[str] = field(default_factory=lambda: {"TYP"})
     history_types: set[str] = field(default_factory=lambda: {"TYP"})
     timeline_ids: set[str] = field(default_factory=set)
@@ -151,6 +155,8 @@ def refs_of(auftrag: Auftrag, canon: Canon) -> Refs:
             refs.history_types.add(rel.rel_type)
         refs.add(tripel.subjekt, rel.transitiv)
         refs.add(tripel.objekt, rel.transitiv)
+        if tripel.wert is not None:
+            refs.werte.add(tripel.wert)
         if tripel.timeline_id:
             refs.timeline_ids.add(tripel.timeline_id)
         if tripel.ereignis is not None:
