@@ -362,6 +362,10 @@ async def parity(
     }
 
 
+#: Untimed orders before the write phases of each size (see `measure`).
+WRITE_WARMUP = 20
+
+
 async def writes(
     memory: Memory,
     writers: list[tuple[str, list[str], list[str]]],
@@ -695,6 +699,12 @@ async def measure(
         dossier.close()
 
     out["writes"] = {}
+    # The writer's queries were planned on the previous size's statistics: the first
+    # orders after a size step replan them (Neo4j's debug.log: "Discarded stale query
+    # ... NodesAllCardinality changed"), 200-450 ms each at the 1M step. The readers
+    # have their warm-up pass; the writers get theirs, untimed, four at once (so the
+    # driver's pool holds four connections too).
+    await writes(memory, grower.writers, 4, WRITE_WARMUP, f"{label}-warm-{uuid.uuid4().hex[:6]}")
     for conc in (1, 4):
         say(f"writes, {conc} writer(s)")
         with sampler.phase(load, f"writes_{conc}"):
