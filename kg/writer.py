@@ -20,7 +20,7 @@ from typing import Any
 from kg.canon import Canon
 from kg.db import Database, Record, Tx
 from kg.errors import InvalidInput, ServerUnavailable, WriteNotConfirmed
-from kg.models import Auftrag, AuftragErgebnis, Tripel, TripelErgebnis
+from kg.models import FACT_PROPERTIES, Auftrag, AuftragErgebnis, Tripel, TripelErgebnis
 from kg.plan import (
     ChainState,
     EntityState,
@@ -56,36 +56,34 @@ def content_hash(auftrag: Auftrag) -> str:
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-#: How `order_state` sends a fact's temporal properties, and how each is read back.
-_FROM_WIRE: dict[str, Callable[[Any], Any]] = {
-    "t_valid": lambda us: _EPOCH + timedelta(microseconds=us),
-    "t_invalid": lambda us: _EPOCH + timedelta(microseconds=us),
-    "t_recorded": lambda us: _EPOCH + timedelta(microseconds=us),
-    "t_expired": lambda us: _EPOCH + timedelta(microseconds=us),
-    "last_touched": lambda us: _EPOCH + timedelta(microseconds=us),
-    "decay_am": date.fromisoformat,
-}
-
-
-#: The temporal properties of a new fact version, which `order_apply` receives as ISO
-#: text and stores as the temporal values they name (packing the driver's temporal
-#: types costs the writer more CPU than the rest of the parameters).
-_TO_WIRE = ("t_valid", "t_invalid", "t_expired", "last_touched", "decay_am")
-
-
-def _wire_props(fact: dict[str, Any]) -> dict[str, Any]:
-    """A new fact version for `order_apply`: its known temporal properties as ISO text."""
-    props = dict(fact["props"])
-    for key in _TO_WIRE:
-        value = props.get(key)
-        if value is not None:
-            props[key] = value.isoformat()
-    return {**fact, "props": props}
+#: A fact's instants and days (from the one list of its properties). `order_state`
+#: returns instants as epoch microseconds and days as ISO text; `order_apply` takes a
+#: new version's as ISO text (the query sets `t_recorded` itself). Packing and unpacking
+#: the driver's temporal types cost the writer more CPU than the rest of an order.
+INSTANTS = tuple(p.name for p in FACT_PROPERTIES if p.type.startswith("DATETIME"))
+DAYS = tuple(p.name for p in FACT_PROPERTIES if p.type.startswith("DATE_"))
+TO_WIRE = tuple(key for key in INSTANTS + DAYS if key != "t_recorded")
 
 
 def _instant(micros: int) -> datetime:
     """An instant `order_state` sent as epoch microseconds, as a UTC datetime."""
     return _EPOCH + timedelta(microseconds=micros)
+
+
+_FROM_WIRE: dict[str, Callable[[Any], Any]] = {
+    **dict.fromkeys(INSTANTS, _instant),
+    **dict.fromkeys(DAYS, date.fromisoformat),
+}
+
+
+def _wire_props(fact: dict[str, Any]) -> dict[str, Any]:
+    """A new fact version for `order_apply`: its instants and days as ISO text."""
+    props = dict(fact["props"])
+    for key in TO_WIRE:
+        value = props.get(key)
+        if value is not None:
+            props[key] = value.isoformat()
+    return {**fact, "props": props}
 
 
 def _python(key: str, value: Any) -> Any:

@@ -169,3 +169,23 @@ def test_every_header_example_explains_on_the_real_server(store: SyncMemory) -> 
         except Exception as exc:  # collect every failure, then report
             failures.append(f"{q.source}:{q.line} {q.name}: {exc}")
     assert failures == []
+
+
+def test_the_writer_carries_every_temporal_fact_property_as_integers_and_text() -> None:
+    """The writer's queries name a fact's instants and days one by one (Cypher cannot
+    map over a map's values): each one the one list of fact properties has must be
+    converted both ways, or it would reach Python as a driver type or be stored as text."""
+    from kg.writer import DAYS, INSTANTS, TO_WIRE
+
+    assert set(INSTANTS) >= {"t_valid", "t_invalid", "t_recorded", "t_expired", "last_touched"}
+    assert DAYS == ("decay_am",)
+    queries = registry()
+    state = " ".join(queries["order_state"].text.split())
+    for key in INSTANTS:
+        assert f"{key}: r.{key}.epochSeconds * 1000000 + r.{key}.microsecond" in state, key
+    for key in DAYS:
+        assert f"{key}: toString(r.{key})" in state, key
+    apply = " ".join(queries["order_apply"].text.split())
+    for key in TO_WIRE:
+        made = "date" if key in DAYS else "datetime"
+        assert apply.count(f"r.{key} = {made}(f.props.{key})") == 2, key  # both kinds of fact
