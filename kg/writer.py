@@ -57,9 +57,10 @@ def content_hash(auftrag: Auftrag) -> str:
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 #: A fact's instants and days (from the one list of its properties). `order_state`
-#: returns instants as epoch microseconds and days as ISO text; `order_apply` takes a
-#: new version's as ISO text (the query sets `t_recorded` itself). Packing and unpacking
-#: the driver's temporal types cost the writer more CPU than the rest of an order.
+#: returns instants as epoch microseconds and days as yyyymmdd; `order_apply` takes a
+#: new version's apart from its other properties, as ISO text (the query sets
+#: `t_recorded` itself). Packing and unpacking the driver's temporal types cost the
+#: writer more CPU than the rest of an order.
 INSTANTS = tuple(p.name for p in FACT_PROPERTIES if p.type.startswith("DATETIME"))
 DAYS = tuple(p.name for p in FACT_PROPERTIES if p.type.startswith("DATE_"))
 TO_WIRE = tuple(key for key in INSTANTS + DAYS if key != "t_recorded")
@@ -70,32 +71,37 @@ def _instant(micros: int) -> datetime:
     return _EPOCH + timedelta(microseconds=micros)
 
 
-_FROM_WIRE: dict[str, Callable[[Any], Any]] = {
+def _day(yyyymmdd: int) -> date:
+    return date(yyyymmdd // 10000, yyyymmdd // 100 % 100, yyyymmdd % 100)
+
+
+_FROM_WIRE: dict[str, Callable[[int], Any]] = {
     **dict.fromkeys(INSTANTS, _instant),
-    **dict.fromkeys(DAYS, date.fromisoformat),
+    **dict.fromkeys(DAYS, _day),
 }
 
 
 def _wire_props(fact: dict[str, Any]) -> dict[str, Any]:
-    """A new fact version for `order_apply`: its instants and days as ISO text."""
+    """A new fact version for `order_apply`: its instants and days apart (`zeit`), as ISO
+    text; a value of another type (an edit by hand) stays in `props` as it is."""
     props = dict(fact["props"])
+    zeit = {}
     for key in TO_WIRE:
         value = props.get(key)
-        if value is not None:
-            props[key] = value.isoformat()
-    return {**fact, "props": props}
+        if type(value) is (date if key in DAYS else datetime):
+            zeit[key] = props.pop(key).isoformat()
+    return {**fact, "props": props, "zeit": zeit}
 
 
 def _python(key: str, value: Any) -> Any:
-    """A stored property as a plain Python value. `order_state` sends instants as epoch
-    microseconds (the driver's temporal types cost more CPU to decode than the rest of
-    an order); they become UTC datetimes with a fixed offset, as written. Anything else
-    temporal (a property this writer does not know) is converted the same way: the
-    driver reads instants back with a named zone, and Cypher orders a named-zone instant
-    after the equal fixed-offset one, so a value written back unchanged would no longer
-    compare equal to the same instant given as a parameter."""
+    """A stored property as a plain Python value. `order_state` sends instants and days
+    as integers (see `INSTANTS`); they become UTC datetimes with a fixed offset, as
+    written, and dates. Any other temporal value is converted the same way: the driver
+    reads instants back with a named zone, and Cypher orders a named-zone instant after
+    the equal fixed-offset one, so a value written back unchanged would no longer compare
+    equal to the same instant given as a parameter. Anything else stays as it is."""
     convert = _FROM_WIRE.get(key)
-    if convert is not None:
+    if convert is not None and type(value) is int:
         return convert(value)
     if hasattr(value, "to_native"):
         native = value.to_native()

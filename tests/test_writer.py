@@ -382,3 +382,26 @@ def test_a_value_restated_among_many_is_touched_from_any_side_and_any_name(pair:
     assert snapshot(pair)["rels"] == before
     new = pair.write(t("Lena", "hobby", wert="Segeln"), t("Lena", "hat_haustier", "Rex"))
     assert [r.ausgang for r in new.ergebnisse] == ["geschrieben", "geschrieben"]
+
+
+def test_a_stored_value_of_the_wrong_type_is_carried_forward_not_fatal(pair: Pair) -> None:
+    """The writer reads instants and days as integers and writes them as text; a value
+    that is no day where a day belongs (an edit by hand, which `kg check` reports) must
+    neither break the next order on that fact nor be changed by it."""
+    pair.write(t("Lena", "wohnt_in", "Berlin"), zeitpunkt="2026-09-01T00:00:00Z")
+    pair.cypher(
+        "MATCH (:Entitaet {user_id: $u, name: 'Lena'})-[r:WOHNT_IN]->() SET r.decay_am = 'kaputt'",
+        u=pair.user_id,
+    )
+    result = pair.write(t("Lena", "wohnt_in", "Kassel"))
+    assert result.ergebnisse[0].ausgang == "abgeloest"
+    rows = pair.cypher(
+        "MATCH (:Entitaet {user_id: $u, name: 'Lena'})-[r:WOHNT_IN]->(:Entitaet {name: 'Berlin'}) "
+        "RETURN r.version AS version, r.decay_am AS decay_am, valueType(r.t_valid) AS t_valid "
+        "ORDER BY r.version",
+        u=pair.user_id,
+    )
+    assert rows == [
+        {"version": 1, "decay_am": "kaputt", "t_valid": "ZONED DATETIME NOT NULL"},
+        {"version": 2, "decay_am": "kaputt", "t_valid": "ZONED DATETIME NOT NULL"},
+    ]

@@ -18,12 +18,15 @@ AND (type(r) IN $history_types OR $all_history OR o.name_norm IN $names OR o.id 
      OR o.wert IN $werte)
 
 // fragment: temporal_props
-// A new fact version `r` written from `f.props`, whose temporal properties the writer
-// sends as ISO text (cheaper for it to pack than temporal values): stored as the
-// instants (and the day) they name.
-SET r.t_valid = datetime(f.props.t_valid), r.t_invalid = datetime(f.props.t_invalid),
-    r.t_expired = datetime(f.props.t_expired), r.last_touched = datetime(f.props.last_touched),
-    r.decay_am = date(f.props.decay_am)
+// A new fact version `r` written from `f.props`: its instants and its day come apart in
+// `f.zeit` as ISO text (cheaper for the writer to pack than temporal values) and are
+// stored as the values they name. A value that is not an instant or a day where one
+// belongs (an edit by hand) stays in `f.props` as it was, and is carried forward.
+SET r.t_valid = coalesce(datetime(f.zeit.t_valid), r.t_valid),
+    r.t_invalid = coalesce(datetime(f.zeit.t_invalid), r.t_invalid),
+    r.t_expired = coalesce(datetime(f.zeit.t_expired), r.t_expired),
+    r.last_touched = coalesce(datetime(f.zeit.last_touched), r.last_touched),
+    r.decay_am = coalesce(date(f.zeit.decay_am), r.decay_am)
 
 // name: user_lock
 // Serialise the writes of one user: the first statement takes the user's lock node for
@@ -168,17 +171,29 @@ CALL (since) {
     WHERE NOT (ta)-[:NACHFOLGER]->(:TimelineEintrag)
     OPTIONAL MATCH (:TimelineEintrag {id: r.timeline_bis})-[:NACHFOLGER*0..]->(tb:TimelineEintrag)
     WHERE NOT (tb)-[:NACHFOLGER]->(:TimelineEintrag)
-    // Instants as epoch microseconds, the day of the last decay as text: the driver's
-    // temporal types cost the writer more CPU to decode than the rest of the order.
+    // Instants as epoch microseconds, the day of the last decay as yyyymmdd: the
+    // driver's temporal types cost the writer more CPU to decode than the rest of the
+    // order. A value of another type (an edit by hand) comes as it is.
     RETURN collect({rel: type(r), eid: elementId(r),
                     props: r {.*,
-                      t_valid: r.t_valid.epochSeconds * 1000000 + r.t_valid.microsecond,
-                      t_invalid: r.t_invalid.epochSeconds * 1000000 + r.t_invalid.microsecond,
-                      t_recorded: r.t_recorded.epochSeconds * 1000000 + r.t_recorded.microsecond,
-                      t_expired: r.t_expired.epochSeconds * 1000000 + r.t_expired.microsecond,
-                      last_touched: r.last_touched.epochSeconds * 1000000
-                                    + r.last_touched.microsecond,
-                      decay_am: toString(r.decay_am)},
+                      t_valid: CASE WHEN r.t_valid IS :: ZONED DATETIME
+                        THEN r.t_valid.epochSeconds * 1000000 + r.t_valid.microsecond
+                        ELSE r.t_valid END,
+                      t_invalid: CASE WHEN r.t_invalid IS :: ZONED DATETIME
+                        THEN r.t_invalid.epochSeconds * 1000000 + r.t_invalid.microsecond
+                        ELSE r.t_invalid END,
+                      t_recorded: CASE WHEN r.t_recorded IS :: ZONED DATETIME
+                        THEN r.t_recorded.epochSeconds * 1000000 + r.t_recorded.microsecond
+                        ELSE r.t_recorded END,
+                      t_expired: CASE WHEN r.t_expired IS :: ZONED DATETIME
+                        THEN r.t_expired.epochSeconds * 1000000 + r.t_expired.microsecond
+                        ELSE r.t_expired END,
+                      last_touched: CASE WHEN r.last_touched IS :: ZONED DATETIME
+                        THEN r.last_touched.epochSeconds * 1000000 + r.last_touched.microsecond
+                        ELSE r.last_touched END,
+                      decay_am: CASE WHEN r.decay_am IS :: DATE
+                        THEN r.decay_am.year * 10000 + r.decay_am.month * 100 + r.decay_am.day
+                        ELSE r.decay_am END},
                     start_id: f.start_id,
                     end_id: f.end_id, wert: f.wert, ab_tag: ta.beginn,
                     bis_tag: tb.beginn}) AS facts
