@@ -217,6 +217,7 @@ class FaktenAgent:
             names=sorted(refs.names),
             ids=sorted(refs.ids),
             werte=sorted(refs.werte),
+            whole_types=sorted(refs.whole_types),
             rel_types=sorted(refs.rel_types),
             symmetric_types=sorted(refs.rel_types & self.symmetric_types),
             history_types=sorted(refs.history_types),
@@ -346,6 +347,7 @@ class FaktenAgent:
             ids={s for s, _ in subjects},
             rel_types={"TYP"} | {t for _, t in subjects},
             history_types={"TYP"} | {t for _, t in subjects},
+            whole_types={"TYP"} | {t for _, t in subjects},
             all_history=True,
         )
         row = await self._state(tx, auftrag, refs)

@@ -599,3 +599,14 @@ def test_pure_types_and_cycles_within_one_order() -> None:
         ("abgelehnt", "zyklus"), ("geschrieben", None), ("geschrieben", None)]
     assert results[1].konflikt == results[0].fakt_id
     assert results[3].konflikt == results[2].fakt_id
+
+
+def test_a_class_that_contradicts_one_among_many_classes_is_refused(pair: Pair) -> None:
+    """Whether a class contradicts a type depends on the class (`ist_ein` "Ärztin" makes a
+    person), so an order with `ist_ein` reads every active class of its subject, not only
+    the ones it names and the few type facts per relation the state brings."""
+    pair.write(t("Xaver", "ist_ein", wert="Ärztin"))
+    pair.write(*(t("Xaver", "ist_ein", wert=f"Klasse {i}") for i in range(15)))
+    (result,) = pair.write(t("Xaver", "ist_ein", wert="Hund")).ergebnisse
+    assert (result.ausgang, result.grund) == ("abgelehnt", "typkonflikt")
+    assert "Ärztin" in (result.meldung or "")

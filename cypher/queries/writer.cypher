@@ -8,13 +8,14 @@ CALL (e) {
 }
 
 // fragment: order_names_the_other_end
-// Of the order's relations that are neither einwertig nor TYP ($history_types), a fact
-// `r` at the entity whose other end `o` the order names (by normalised name, id or
-// value): the only ones the plan looks at (a fact that says the same is touched, not
-// written again). What the type checks need comes with `typed`, below. A person's
+// Of the order's relations not in $whole_types (those are the einwertig ones and TYP,
+// whose values the plan ends, and ist_ein, whose classes imply types), a fact `r` at the
+// entity whose other end `o` the order names (by normalised name, id or value): the
+// only ones the plan looks at (a fact that says the same is touched, not written
+// again). What the type checks need beyond them comes with `typed`, below. A person's
 // hundred hobbies are not read for an order that names one. Everything with
 // $all_history (corrections, events of referenced chains).
-AND (type(r) IN $history_types OR $all_history OR o.name_norm IN $names OR o.id IN $ids
+AND (type(r) IN $whole_types OR $all_history OR o.name_norm IN $names OR o.id IN $ids
      OR o.wert IN $werte)
 
 // fragment: temporal_props
@@ -95,10 +96,10 @@ RETURN e.id AS id, e.name AS name, coalesce(typ, 'sonstiges') AS typ;
 // `zeitpunkt` and event days, null if it has none) and the store's clock (the valid
 // time of everything else); with $all_history (corrections, events of referenced
 // chains) all are read. So a long history of superseded values costs the walk over its
-// relationships, never reading them out. Of the other relations (neither einwertig nor
-// TYP) only the facts whose other end the order names are read (see
+// relationships, never reading them out. Of the other relations (not in $whole_types)
+// only the facts whose other end the order names are read (see
 // order_names_the_other_end).
-// params: $user_id, $auftrag_id, $character_id, $names, $ids, $werte, $rel_types, $symmetric_types, $history_types, $timeline_ids, $since, $all_history, $typed_out, $typed_in, $trans_types, $trans_names, $trans_ids
+// params: $user_id, $auftrag_id, $character_id, $names, $ids, $werte, $rel_types, $symmetric_types, $history_types, $whole_types, $timeline_ids, $since, $all_history, $typed_out, $typed_in, $trans_types, $trans_names, $trans_ids
 // :param user_id => 'demo-user'
 // :param auftrag_id => 'turn-1'
 // :param character_id => 'nova'
@@ -108,6 +109,7 @@ RETURN e.id AS id, e.name AS name, coalesce(typ, 'sonstiges') AS typ;
 // :param rel_types => ['WOHNT_IN', 'BERUF', 'TYP', 'LIEGT_IN']
 // :param symmetric_types => ['PARTNER']
 // :param history_types => ['TYP', 'WOHNT_IN']
+// :param whole_types => ['TYP', 'WOHNT_IN']
 // :param timeline_ids => []
 // :param since => datetime() - duration('P1D')
 // :param all_history => false

@@ -106,12 +106,16 @@ class Refs:
 
     names: set[str] = field(default_factory=set)
     ids: set[str] = field(default_factory=set)
-    #: The values of the order's value triples: of a relation that is neither einwertig
-    #: nor TYP, the state reads only the facts whose other end the order names (by name,
-    #: id or value), the ones it may touch instead of writing again.
+    #: The values of the order's value triples: of a relation that is not in
+    #: `whole_types`, the state reads only the facts whose other end the order names (by
+    #: name, id or value), the ones it may touch instead of writing again.
     werte: set[str] = field(default_factory=set)
     rel_types: set[str] = field(default_factory=lambda: {"TYP"})
     history_types: set[str] = field(default_factory=lambda: {"TYP"})
+    #: Relations of which the state reads every active fact: the einwertig ones and TYP
+    #: (`history_types`: the plan ends what holds), and `ist_ein`, whose facts imply a
+    #: type by their value (any class may contradict the one the order states).
+    whole_types: set[str] = field(default_factory=lambda: {"TYP"})
     timeline_ids: set[str] = field(default_factory=set)
     #: Past values that ended before this, or before the store's clock if that is
     #: earlier, are not read (None: the clock alone bounds them).
@@ -142,6 +146,7 @@ def refs_of(auftrag: Auftrag, canon: Canon) -> Refs:
         if item.beziehung in canon:
             refs.rel_types.add(canon[item.beziehung].rel_type)
             refs.history_types.add(canon[item.beziehung].rel_type)
+            refs.whole_types.add(canon[item.beziehung].rel_type)
         refs.add(item.subjekt)
         refs.add(item.objekt)
     for raw in auftrag.tripel:
@@ -153,6 +158,8 @@ def refs_of(auftrag: Auftrag, canon: Canon) -> Refs:
         refs.rel_types.add(rel.rel_type)
         if rel.einwertig:
             refs.history_types.add(rel.rel_type)
+        if rel.einwertig or rel.name == "ist_ein":
+            refs.whole_types.add(rel.rel_type)
         refs.add(tripel.subjekt, rel.transitiv)
         refs.add(tripel.objekt, rel.transitiv)
         if tripel.wert is not None:
