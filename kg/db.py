@@ -74,10 +74,12 @@ class _TcpSocket(socket.socket):
 
 def _connect_without_nagle() -> None:
     """Make the driver's Bolt sockets with `_TcpSocket` (see there). The driver module is
-    private: where it no longer makes its sockets with the `socket` class this expects,
-    nothing is changed (and tests/test_foundation.py says so)."""
-    from neo4j._async_compat.network import _bolt_socket
-
+    private: where it is gone, or no longer makes its sockets with the `socket` class
+    this expects, nothing is changed (and tests/test_foundation.py says so)."""
+    try:
+        from neo4j._async_compat.network import _bolt_socket
+    except ImportError:
+        return
     if getattr(_bolt_socket, "socket", None) is socket.socket:
         _bolt_socket.socket = _TcpSocket  # type: ignore[attr-defined]
 
