@@ -125,3 +125,26 @@ def test_the_drivers_sockets_turn_nagles_algorithm_off(neo4j_settings: Settings)
             transport.close()
 
     assert asyncio.run(connect()) != 0
+
+
+def test_a_transaction_sends_its_begin_with_its_first_query(neo4j_settings: Settings) -> None:
+    """`Database.read` / `write` have the driver send BEGIN with the first query (one round
+    trip less per transaction, as the driver does for `execute_query`). The switch is
+    private to the driver: this fails when a driver version no longer has it, where
+    kg.db falls back to the driver's own way."""
+    from kg.db import Database, _begin_with_first_query
+
+    async def check() -> tuple[bool, bool]:
+        db = Database.open(neo4j_settings)
+        try:
+            session = db.driver.session(database=db.name)
+            async with session:
+                switch = _begin_with_first_query(session)
+                with switch:
+                    inside = bool(getattr(session, "_pipelined_begin", False))
+                rows = await db.write(lambda tx: tx.run("ping"))
+            return inside and switch is getattr(session, "_pipelined_begin", None), bool(rows)
+        finally:
+            await db.close()
+
+    assert asyncio.run(check()) == (True, True)
