@@ -347,7 +347,6 @@ class FaktenAgent:
             ids={s for s, _ in subjects},
             rel_types={"TYP"} | {t for _, t in subjects},
             history_types={"TYP"} | {t for _, t in subjects},
-            whole_types={"TYP"} | {t for _, t in subjects},
             all_history=True,
         )
         row = await self._state(tx, auftrag, refs)

@@ -112,10 +112,9 @@ class Refs:
     werte: set[str] = field(default_factory=set)
     rel_types: set[str] = field(default_factory=lambda: {"TYP"})
     history_types: set[str] = field(default_factory=lambda: {"TYP"})
-    #: Relations of which the state reads every active fact: the einwertig ones and TYP
-    #: (`history_types`: the plan ends what holds), and `ist_ein`, whose facts imply a
-    #: type by their value (any class may contradict the one the order states).
-    whole_types: set[str] = field(default_factory=lambda: {"TYP"})
+    #: Relations whose facts imply a type by their value (`ist_ein`: any class may
+    #: contradict the one the order states).
+    class_types: set[str] = field(default_factory=set)
     timeline_ids: set[str] = field(default_factory=set)
     #: Past values that ended before this, or before the store's clock if that is
     #: earlier, are not read (None: the clock alone bounds them).
@@ -125,6 +124,12 @@ class Refs:
     #: The ends of transitive triples: the state reads what they reach (cycle check).
     trans_names: set[str] = field(default_factory=set)
     trans_ids: set[str] = field(default_factory=set)
+
+    @property
+    def whole_types(self) -> set[str]:
+        """Relations of which the state reads every active fact: the einwertig ones and
+        TYP (`history_types`: the plan ends what holds) and the `class_types`."""
+        return self.history_types | self.class_types
 
     def add(self, ref: EntityRef | None, transitive: bool = False) -> None:
         if isinstance(ref, ById):
@@ -146,7 +151,6 @@ def refs_of(auftrag: Auftrag, canon: Canon) -> Refs:
         if item.beziehung in canon:
             refs.rel_types.add(canon[item.beziehung].rel_type)
             refs.history_types.add(canon[item.beziehung].rel_type)
-            refs.whole_types.add(canon[item.beziehung].rel_type)
         refs.add(item.subjekt)
         refs.add(item.objekt)
     for raw in auftrag.tripel:
@@ -158,8 +162,8 @@ def refs_of(auftrag: Auftrag, canon: Canon) -> Refs:
         refs.rel_types.add(rel.rel_type)
         if rel.einwertig:
             refs.history_types.add(rel.rel_type)
-        if rel.einwertig or rel.name == "ist_ein":
-            refs.whole_types.add(rel.rel_type)
+        if rel.name == "ist_ein":
+            refs.class_types.add(rel.rel_type)
         refs.add(tripel.subjekt, rel.transitiv)
         refs.add(tripel.objekt, rel.transitiv)
         if tripel.wert is not None:
