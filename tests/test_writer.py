@@ -30,6 +30,15 @@ def facts_of(pair: Pair, name: str, rel: str) -> list[dict]:
     )
 
 
+def versions_of_berlin(pair: Pair, columns: str) -> list[dict]:
+    """Every stored version of Lena's WOHNT_IN Berlin (`r`), oldest first, as `columns`."""
+    return pair.cypher(
+        "MATCH (:Entitaet {user_id: $u, name: 'Lena'})-[r:WOHNT_IN]->(:Entitaet {name: 'Berlin'}) "
+        f"RETURN {columns} ORDER BY r.version",
+        u=pair.user_id,
+    )
+
+
 def snapshot(pair: Pair) -> dict:
     rows = pair.cypher(
         "CALL () { MATCH (e:Entitaet {user_id: $u}) RETURN count(e) AS entities } "
@@ -338,11 +347,10 @@ def test_a_superseded_version_keeps_every_stored_value_exactly(pair: Pair) -> No
     pair.store.run(pair.store.memory.decay_run(pair.user_id, day=date(2026, 9, 2)))
     result = pair.write(t("Lena", "wohnt_in", "Kassel"), zeitpunkt="2026-10-02T03:04:05.000007Z")
     assert result.ergebnisse[0].ausgang == "abgeloest"
-    rows = pair.cypher(
-        "MATCH (:Entitaet {user_id: $u, name: 'Lena'})-[r:WOHNT_IN]->(:Entitaet {name: 'Berlin'}) "
-        "RETURN r.version AS version, properties(r) AS props, "
-        "[k IN keys(r) | [k, valueType(r[k])]] AS types ORDER BY r.version",
-        u=pair.user_id,
+    rows = versions_of_berlin(
+        pair,
+        "r.version AS version, properties(r) AS props, "
+        "[k IN keys(r) | [k, valueType(r[k])]] AS types",
     )
     assert [r["version"] for r in rows] == [1, 2]
     first, second = rows[0]["props"], rows[1]["props"]
@@ -395,11 +403,8 @@ def test_a_stored_value_of_the_wrong_type_is_carried_forward_not_fatal(pair: Pai
     )
     result = pair.write(t("Lena", "wohnt_in", "Kassel"))
     assert result.ergebnisse[0].ausgang == "abgeloest"
-    rows = pair.cypher(
-        "MATCH (:Entitaet {user_id: $u, name: 'Lena'})-[r:WOHNT_IN]->(:Entitaet {name: 'Berlin'}) "
-        "RETURN r.version AS version, r.decay_am AS decay_am, valueType(r.t_valid) AS t_valid "
-        "ORDER BY r.version",
-        u=pair.user_id,
+    rows = versions_of_berlin(
+        pair, "r.version AS version, r.decay_am AS decay_am, valueType(r.t_valid) AS t_valid"
     )
     assert rows == [
         {"version": 1, "decay_am": "kaputt", "t_valid": "ZONED DATETIME NOT NULL"},
