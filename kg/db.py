@@ -176,13 +176,15 @@ class Database:
     async def close(self) -> None:
         await self.driver.close()
 
-    async def verify(self) -> None:
-        """Fail fast with a typed error unless the server and database answer."""
+    async def verify(self, *, database: bool = True) -> None:
+        """Fail fast with a typed error unless the server answers and, with `database`,
+        the database too (a caller whose next query proves that passes False)."""
         try:
             await self.driver.verify_connectivity()
         except Exception as exc:
             raise self.translate(exc) from exc
-        await self.read(lambda tx: tx.run("ping"))
+        if database:
+            await self.read(lambda tx: tx.run("ping"))
 
     def _session(self, access: str) -> Any:
         return self.driver.session(

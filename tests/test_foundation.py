@@ -89,10 +89,25 @@ def test_wrong_password_is_a_typed_error_without_the_password(neo4j_settings: Se
     assert "NEO4J_PASSWORD" in str(caught.value)
 
 
-def test_unknown_database_is_a_typed_error(neo4j_settings: Settings) -> None:
+@pytest.mark.parametrize("check_schema", [True, False])
+def test_unknown_database_is_a_typed_error(neo4j_settings: Settings, check_schema: bool) -> None:
+    """With the schema check, its query is what finds the database missing; without it,
+    a query of its own."""
     bad = neo4j_settings.model_copy(update={"neo4j_database": "nosuchdb"})
     with pytest.raises(DatabaseNotFound, match="nosuchdb"):
-        asyncio.run(Memory.open(bad))
+        asyncio.run(Memory.open(bad, check_schema=check_schema))
+
+
+@pytest.mark.parametrize("check_schema", [True, False])
+def test_opening_the_store_costs_one_query(neo4j_settings: Settings, check_schema: bool) -> None:
+    """Every command opens the store: the schema check doubles as the proof that the
+    database answers, so there is no separate ping before it."""
+
+    async def queries() -> int:
+        async with await Memory.open(neo4j_settings, check_schema=check_schema) as memory:
+            return memory.db.round_trips
+
+    assert asyncio.run(queries()) == 1
 
 
 def test_unreachable_server_fails_fast_with_a_hint() -> None:
