@@ -3,13 +3,16 @@ words; the public default password is for loopback only."""
 
 from __future__ import annotations
 
+import os
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
 from neo4j.exceptions import Neo4jError
 from pydantic import SecretStr
 
+from cli.launcher import LauncherSettings
 from kg.api import Memory, SyncMemory
 from kg.db import Database, Tx
 from kg.errors import AuthFailed, ConfigError, ServerUnavailable, WriteNotConfirmed
@@ -41,6 +44,42 @@ def test_a_bad_uri_is_a_config_error(uri: str) -> None:
 def test_a_bad_number_is_a_config_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("KG_QUERY_TIMEOUT", "abc")
     with pytest.raises(ConfigError, match="KG_QUERY_TIMEOUT: Input should be a valid number"):
+        load_settings()
+
+
+def test_settings_come_from_arguments_then_environment_then_env_file(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The precedence of kg.settings, for the ecosystem's names and the KG_ ones, in any
+    case, and for a subclass's own fields (the launcher's): what is passed in, then the
+    environment, then `.env` in the working directory, then the default."""
+    for name in list(os.environ):
+        if name.upper().startswith(("KG_", "NEO4J_")):
+            monkeypatch.delenv(name)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / ".env").write_text(
+        "# a comment\nNEO4J_URI=bolt://127.0.0.1:7001\nKG_MAPPE_CAP=11\n"
+        "export KG_QUERY_TIMEOUT='12.5'\nKG_NEO4J_BOLT_PORT=7002\nKG_UNKNOWN=ignored\n"
+    )
+    from_file = load_settings(LauncherSettings)
+    assert (from_file.neo4j_uri, from_file.mappe_cap, from_file.query_timeout,
+            from_file.neo4j_bolt_port) == ("bolt://127.0.0.1:7001", 11, 12.5, 7002)
+    assert from_file.neo4j_username == "neo4j" and from_file.retry_time == 5.0  # defaults
+
+    monkeypatch.setenv("neo4j_uri", "bolt://127.0.0.1:7003")  # names in any case
+    monkeypatch.setenv("KG_MAPPE_CAP", "13")
+    from_env = load_settings(LauncherSettings)
+    assert (from_env.neo4j_uri, from_env.mappe_cap, from_env.query_timeout) == (
+        "bolt://127.0.0.1:7003", 13, 12.5
+    )
+    passed = Settings(neo4j_uri="bolt://127.0.0.1:7004", mappe_cap=14)
+    assert (passed.neo4j_uri, passed.mappe_cap, passed.query_timeout) == (
+        "bolt://127.0.0.1:7004", 14, 12.5
+    )
+
+    (tmp_path / ".env").write_text("KG_MAPPE_CAP=0\n")
+    monkeypatch.delenv("KG_MAPPE_CAP")
+    with pytest.raises(ConfigError, match="KG_MAPPE_CAP: Input should be greater than"):
         load_settings()
 
 
