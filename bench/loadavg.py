@@ -5,10 +5,15 @@ under. A daemon thread reads `os.getloadavg()` once a second (a read of /proc/lo
 microseconds: it does not disturb what it watches); each phase of a run is bracketed
 with `phase()` and reports the 1-minute load average at its start and end and its mean
 and maximum over the phase.
+
+It also times this process's garbage collections (`gc.callbacks`): a full collection
+walks every object of the bench (its generated data too) and stops the timed call that
+triggered it, so a phase's maximum latency means little without its collections.
 """
 
 from __future__ import annotations
 
+import gc
 import os
 import threading
 import time
@@ -30,6 +35,16 @@ class LoadSampler:
         self.samples: list[tuple[float, float]] = []  # (monotonic time, 1-minute load)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="loadavg", daemon=True)
+        #: (monotonic end, generation, milliseconds) of each garbage collection.
+        self.collections: list[tuple[float, int, float]] = []
+        self._collecting_since = 0.0
+
+    def _collection(self, phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            self._collecting_since = time.perf_counter()
+        else:
+            ms = (time.perf_counter() - self._collecting_since) * 1000
+            self.collections.append((time.monotonic(), info["generation"], ms))
 
     def _run(self) -> None:
         while not self._stop.is_set():
@@ -38,9 +53,12 @@ class LoadSampler:
 
     def start(self) -> LoadSampler:
         self._thread.start()
+        gc.callbacks.append(self._collection)
         return self
 
     def stop(self) -> None:
+        if self._collection in gc.callbacks:
+            gc.callbacks.remove(self._collection)
         self._stop.set()
         self._thread.join(timeout=5)
 
@@ -50,7 +68,8 @@ class LoadSampler:
     @contextmanager
     def phase(self, into: dict[str, Any], name: str) -> Iterator[None]:
         """Record the load average over the block as `into[name]`: start and end (1, 5,
-        15 minutes) and the 1-minute mean and maximum of the samples taken meanwhile."""
+        15 minutes) and the 1-minute mean and maximum of the samples taken meanwhile; and
+        this process's garbage collections meanwhile (all, full ones, longest, total)."""
         before, start = now(), time.monotonic()
         try:
             yield
@@ -63,4 +82,16 @@ class LoadSampler:
                 "mean_1m": round(sum(seen) / len(seen), 2),
                 "max_1m": round(max(seen), 2),
                 "samples": len(seen),
+                "gc": collections([c for c in self.collections if start <= c[0] <= end]),
             }
+
+
+def collections(seen: list[tuple[float, int, float]]) -> dict[str, Any]:
+    """Garbage collections: how many, how many full (generation 2), the longest and the
+    total pause in milliseconds."""
+    return {
+        "n": len(seen),
+        "full": sum(1 for _, generation, _ in seen if generation == 2),
+        "max_ms": round(max((ms for *_, ms in seen), default=0.0), 2),
+        "total_ms": round(sum(ms for *_, ms in seen), 2),
+    }
