@@ -226,6 +226,7 @@ class FaktenAgent:
             timeline_ids=sorted(refs.timeline_ids),
             typed_out=self.typed_out,
             typed_in=self.typed_in,
+            claims={key: sorted(types) for key, types in refs.claims.items() if types},
             trans_types=self.canon.transitive_types,
             trans_names=sorted(refs.trans_names),
             trans_ids=sorted(refs.trans_ids),

@@ -144,6 +144,20 @@ def test_a_new_type_without_contradicting_facts_supersedes_the_old(pair: Pair) -
     assert typ_of(pair, "Saturn") == "objekt"
 
 
+@pytest.mark.parametrize("role", ["subjekt", "objekt"])
+def test_a_type_given_to_an_entity_named_by_id_is_checked_against_its_facts(
+    pair: Pair, role: str
+) -> None:
+    """The state reads the facts a type is checked against for an entity the order
+    names by id as for one it names by name."""
+    pair.write(t("Bello", "wohnt_in", "Kassel"))  # a person, a tier or an organisation
+    bello = {"id": pair.id_of("Bello")}
+    given = t(bello, "typ", wert="objekt") if role == "subjekt" else t("Lena", "besitzt", bello)
+    result = pair.write(given)  # an objekt wohnt nirgends
+    assert outcomes(result) == [("abgelehnt", "typkonflikt")]
+    assert "Bello wohnt in Kassel" in (result.ergebnisse[0].meldung or "")
+
+
 def test_an_object_type_is_checked_against_the_objects_facts(pair: Pair) -> None:
     pair.write(t("Bello", "wohnt_in", "Kassel"))  # a person, a tier or an organisation
     result = pair.write(t("Lena", "besitzt", "Bello"))  # would make Bello an objekt

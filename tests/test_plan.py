@@ -108,6 +108,27 @@ def test_refs_cover_names_ids_relations_and_entries() -> None:
     assert refs.rel_types == {"TYP", "WOHNT_IN", "IST_EIN"}
 
 
+def test_refs_know_the_types_an_order_may_give_each_entity() -> None:
+    """The state query reads an entity's type facts only where one of these differs from
+    its type in the pair: by name and by id, for subjects (typ, a class of ist_ein, a
+    relation with one subject type, the triple's typ) and objects (the relation's object
+    type); sonstiges is no type."""
+    refs = refs_of(
+        order(
+            tr("Lena", "beruf", wert="Ärztin"),  # beruf: a person's
+            tr({"id": "x"}, "ist_ein", wert="Hund"),  # a Hund is a tier
+            tr("Lena", "besitzt", {"id": "y"}),  # what one owns is an objekt
+            tr("Saturn", "typ", wert="sonstiges"),
+            tr("Minka", "wohnt_in", "Kassel", typ="tier"),  # wohnt_in: not only a tier's
+        ),
+        CANON,
+    )
+    assert refs.claims == {
+        "lena": {"person"}, "x": {"tier"}, "y": {"objekt"}, "saturn": set(),
+        "minka": {"tier"}, "kassel": {"ort"},
+    }
+
+
 def test_precheck_names_the_form_problem() -> None:
     import pytest
 

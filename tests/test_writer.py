@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from datetime import UTC, date, datetime
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -410,3 +411,32 @@ def test_a_stored_value_of_the_wrong_type_is_carried_forward_not_fatal(pair: Pai
         {"version": 1, "decay_am": "kaputt", "t_valid": "ZONED DATETIME NOT NULL"},
         {"version": 2, "decay_am": "kaputt", "t_valid": "ZONED DATETIME NOT NULL"},
     ]
+
+
+def test_type_facts_are_read_only_for_an_entity_whose_type_the_order_may_change(
+    pair: Pair, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A person's hundreds of hobbies and friends are not walked again for a check that
+    cannot fail: an order that gives Lena only the type she has reads none of her type
+    facts; one that would make her another type reads them (and is refused by them)."""
+    import kg.writer
+
+    states: list[dict[str, Any]] = []
+    to_state = kg.writer.to_state
+
+    def seen(row: dict[str, Any], canon: Any) -> Any:
+        states.append(row)
+        return to_state(row, canon)
+
+    pair.write(t("Lena", "beruf", wert="Ärztin"), t("Lena", "wohnt_in", "Kassel"))
+    monkeypatch.setattr(kg.writer, "to_state", seen)
+
+    def typed_of_lena() -> list[dict[str, Any]]:
+        (lena,) = [e for e in states[-1]["entities"] if e["name"] == "Lena"]
+        return list(lena["typed"])
+
+    same = pair.write(t("Lena", "hobby", wert="Schach"))  # hobby: a person's, as Lena is
+    assert same.status == "ok" and typed_of_lena() == []
+    other = pair.write(t("Lena", "typ", wert="tier"))
+    assert [r.grund for r in other.ergebnisse] == ["typkonflikt"]
+    assert {f["rel"] for f in typed_of_lena()} >= {"BERUF", "WOHNT_IN"}

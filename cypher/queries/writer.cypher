@@ -99,7 +99,7 @@ RETURN e.id AS id, e.name AS name, coalesce(typ, 'sonstiges') AS typ;
 // relationships, never reading them out. Of the other relations (not in $whole_types)
 // only the facts whose other end the order names are read (see
 // order_names_the_other_end).
-// params: $user_id, $auftrag_id, $character_id, $names, $ids, $werte, $rel_types, $symmetric_types, $history_types, $whole_types, $timeline_ids, $since, $all_history, $typed_out, $typed_in, $trans_types, $trans_names, $trans_ids
+// params: $user_id, $auftrag_id, $character_id, $names, $ids, $werte, $rel_types, $symmetric_types, $history_types, $whole_types, $timeline_ids, $since, $all_history, $typed_out, $typed_in, $claims, $trans_types, $trans_names, $trans_ids
 // :param user_id => 'demo-user'
 // :param auftrag_id => 'turn-1'
 // :param character_id => 'nova'
@@ -115,6 +115,7 @@ RETURN e.id AS id, e.name AS name, coalesce(typ, 'sonstiges') AS typ;
 // :param all_history => false
 // :param typed_out => ['BERUF']
 // :param typed_in => ['WOHNT_IN']
+// :param claims => {lena: ['person'], kassel: ['ort']}
 // :param trans_types => ['LIEGT_IN']
 // :param trans_names => []
 // :param trans_ids => []
@@ -205,7 +206,14 @@ CALL (since) {
   // one walk per type would walk them all again for each).
   // (The ten are picked before their fields are read: a person with hundreds of
   // friends reads ten.)
-  CALL (e) {
+  // Only where the plan checks them: for an entity the order may give a type other
+  // than its type in the pair ($claims, by normalised name and by id), and for
+  // corrections (a type only the corrected facts implied goes with them).
+  WITH *, $all_history
+       OR any(t IN coalesce($claims[e.name_norm], []) + coalesce($claims[e.id], [])
+              WHERE typ IS NULL OR t <> typ) AS checked
+  CALL (e, checked) {
+    WITH e WHERE checked
     MATCH (e)-[r]->(o)
     WHERE type(r) IN $typed_out AND r.character_id = $character_id AND r.aktiv
     WITH type(r) AS rel, collect([r, o])[..10] AS few
@@ -214,7 +222,8 @@ CALL (since) {
     RETURN collect({id: r.id, rel: type(r), start_id: e.id, end_id: o.id, wert: o.wert,
                     other: o.name, auftrag_id: r.auftrag_id, herkunft: r.herkunft}) AS typed_out
   }
-  CALL (e) {
+  CALL (e, checked) {
+    WITH e WHERE checked
     MATCH (e)<-[r]-(o:Entitaet)
     WHERE type(r) IN $typed_in AND r.character_id = $character_id AND r.aktiv
     WITH type(r) AS rel, collect([r, o])[..10] AS few

@@ -4,13 +4,14 @@ to read, and the status of its results.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from kg.canon import TYPEN, Canon
+from kg.canon import TYPEN, Canon, Relation
 from kg.models import (
     MAX_MELDUNG,
     Auftrag,
@@ -99,6 +100,26 @@ def order_status(results: list[TripelErgebnis]) -> Literal["ok", "teilweise", "a
     return "teilweise" if written else "abgelehnt"
 
 
+def subject_claims(rel: Relation, tripel: Tripel, canon: Canon) -> dict[str, str]:
+    """The specific types a triple gives its subject, each with where it comes from: its
+    `typ` value, a known class of `ist_ein`, a relation that allows one subject type, the
+    triple's own `typ` field (sonstiges is no specific type)."""
+    claims: dict[str, str] = {}
+    if rel.name == "typ" and tripel.wert:
+        claims.setdefault(tripel.wert, f"typ {tripel.wert}")
+    if rel.name == "ist_ein":
+        klasse = canon.typ_of_class(tripel.wert or "")
+        if klasse:
+            claims.setdefault(klasse, f"a {tripel.wert} is a {klasse}")
+    if rel.implied_subjekt_typ:
+        claims.setdefault(
+            rel.implied_subjekt_typ, f"{rel.name} needs a {rel.implied_subjekt_typ}"
+        )
+    if tripel.typ is not None:
+        claims.setdefault(tripel.typ, f"the triple's typ {tripel.typ}")
+    claims.pop("sonstiges", None)  # no specific type: never conflicts
+    return claims
+
 
 @dataclass
 class Refs:
@@ -124,6 +145,10 @@ class Refs:
     #: The ends of transitive triples: the state reads what they reach (cycle check).
     trans_names: set[str] = field(default_factory=set)
     trans_ids: set[str] = field(default_factory=set)
+    #: The types the order may give an entity, by normalised name or id: only an entity
+    #: with a type in the pair that one of them differs from has its facts checked
+    #: against a type, so only its type facts are read (`typed` of the state query).
+    claims: dict[str, set[str]] = field(default_factory=dict)
 
     @property
     def whole_types(self) -> set[str]:
@@ -131,15 +156,22 @@ class Refs:
         TYP (`history_types`: the plan ends what holds) and the `class_types`."""
         return self.history_types | self.class_types
 
-    def add(self, ref: EntityRef | None, transitive: bool = False) -> None:
+    def add(
+        self, ref: EntityRef | None, transitive: bool = False, claims: Iterable[str] = ()
+    ) -> None:
         if isinstance(ref, ById):
-            self.ids.add(ref.id)
+            key = ref.id
+            self.ids.add(key)
             if transitive:
-                self.trans_ids.add(ref.id)
+                self.trans_ids.add(key)
         elif isinstance(ref, str):
-            self.names.add(normalize_name(ref))
+            key = normalize_name(ref)
+            self.names.add(key)
             if transitive:
-                self.trans_names.add(normalize_name(ref))
+                self.trans_names.add(key)
+        else:
+            return
+        self.claims.setdefault(key, set()).update(claims)
 
 
 def refs_of(auftrag: Auftrag, canon: Canon) -> Refs:
@@ -164,8 +196,8 @@ def refs_of(auftrag: Auftrag, canon: Canon) -> Refs:
             refs.history_types.add(rel.rel_type)
         if rel.name == "ist_ein":
             refs.class_types.add(rel.rel_type)
-        refs.add(tripel.subjekt, rel.transitiv)
-        refs.add(tripel.objekt, rel.transitiv)
+        refs.add(tripel.subjekt, rel.transitiv, subject_claims(rel, tripel, canon))
+        refs.add(tripel.objekt, rel.transitiv, [rel.objekt_typ] if rel.objekt_typ else [])
         if tripel.wert is not None:
             refs.werte.add(tripel.wert)
         if tripel.timeline_id:

@@ -23,7 +23,7 @@ from kg.models import (
     normalize_name,
 )
 from kg.plan.history import History
-from kg.plan.orders import Rejected, precheck
+from kg.plan.orders import Rejected, precheck, subject_claims
 from kg.plan.state import (
     ChainState,
     EntityState,
@@ -311,17 +311,6 @@ class Planner(History):
         """The specific type a triple gives its subject: by `typ`, by a known class of
         `ist_ein`, by a relation that allows one subject type, or by the triple's own
         `typ` field. Sources that disagree are a typkonflikt."""
-        claims: dict[str, str] = {}
-        if rel.name == "typ" and tripel.wert:
-            claims.setdefault(tripel.wert, f"typ {tripel.wert}")
-        if rel.name == "ist_ein":
-            klasse = self.canon.typ_of_class(tripel.wert or "")
-            if klasse:
-                claims.setdefault(klasse, f"a {tripel.wert} is a {klasse}")
-        if rel.implied_subjekt_typ:
-            claims.setdefault(
-                rel.implied_subjekt_typ, f"{rel.name} needs a {rel.implied_subjekt_typ}"
-            )
         if tripel.typ is not None:
             if rel.subjekt_typen and tripel.typ not in (*rel.subjekt_typen, "sonstiges"):
                 raise Rejected(
@@ -339,8 +328,7 @@ class Planner(History):
                     f"a {subj.typ}" + (f" ({current.id})" if current else ""),
                     **({"konflikt": current.id} if current else {}),
                 )
-            claims.setdefault(tripel.typ, f"the triple's typ {tripel.typ}")
-        claims.pop("sonstiges", None)  # no specific type: never conflicts
+        claims = subject_claims(rel, tripel, self.canon)
         if len(claims) > 1:
             raise Rejected(
                 "abgelehnt",
