@@ -158,6 +158,16 @@ def test_a_type_given_to_an_entity_named_by_id_is_checked_against_its_facts(
     assert "Bello wohnt in Kassel" in (result.ergebnisse[0].meldung or "")
 
 
+def test_a_stored_sonstiges_type_is_no_type_when_a_new_one_is_checked(pair: Pair) -> None:
+    """"No specific type" is stored as a type fact; the state query must still read the
+    facts a new type is checked against (it compares the claim with the stored value)."""
+    pair.write(t("Mohrle", "typ", wert="sonstiges"))
+    pair.write(t("Mohrle", "wohnt_in", "Kassel"))  # a person, a tier or an organisation
+    result = pair.write(t("Mohrle", "typ", wert="objekt"))
+    assert outcomes(result) == [("abgelehnt", "typkonflikt")]
+    assert "Mohrle wohnt in Kassel" in (result.ergebnisse[0].meldung or "")
+
+
 def test_an_object_type_is_checked_against_the_objects_facts(pair: Pair) -> None:
     pair.write(t("Bello", "wohnt_in", "Kassel"))  # a person, a tier or an organisation
     result = pair.write(t("Lena", "besitzt", "Bello"))  # would make Bello an objekt

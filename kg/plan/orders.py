@@ -145,9 +145,10 @@ class Refs:
     #: The ends of transitive triples: the state reads what they reach (cycle check).
     trans_names: set[str] = field(default_factory=set)
     trans_ids: set[str] = field(default_factory=set)
-    #: The types the order may give an entity, by normalised name or id: only an entity
-    #: with a type in the pair that one of them differs from has its facts checked
-    #: against a type, so only its type facts are read (`typed` of the state query).
+    #: The types the order may give an entity, by normalised name or id. The plan checks
+    #: an entity's facts against a type only when the order gives it one that differs
+    #: from its type in the pair (or it has none), so the state query reads the facts
+    #: that imply a type (`typed`) only for such an entity.
     claims: dict[str, set[str]] = field(default_factory=dict)
 
     @property
