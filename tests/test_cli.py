@@ -149,6 +149,25 @@ def test_browser_prints_a_query_with_the_librarys_values() -> None:
     assert missing.exit_code == 2 and "--entity, --beziehung" in missing.output
 
 
+#: `kg --help` in a process of its own: imported as a library, or through the entry point.
+AS_LIBRARY = "from cli.main import main"
+THROUGH_ENTRY = "from cli.entry import main"
+
+
+def kg_help(entry: str, after: str = "", **kwargs: Any) -> str:
+    """Run `kg --help` by `entry` in a child process, then `after`; its stderr."""
+    code = (
+        f"import gc, sys\nsys.argv = ['kg', '--help']\n{entry}\n"
+        f"try:\n    main()\nexcept SystemExit:\n    pass\n{after}"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=False,
+        timeout=60, **kwargs,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stderr
+
+
 def test_the_kg_command_hides_the_drivers_unused_optional_imports(tmp_path: Path) -> None:
     """The driver imports numpy (pandas, pyarrow) at start when installed; the `kg`
     entry point hides them, `cli.main` imported as a library does not. A stand-in numpy
@@ -159,36 +178,17 @@ def test_the_kg_command_hides_the_drivers_unused_optional_imports(tmp_path: Path
         "import sys\nsys.stderr.write('numpy imported\\n')\nraise ImportError('a stand-in')\n"
     )
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)])}
-
-    def run(code: str) -> str:
-        done = subprocess.run(
-            [sys.executable, "-c", f"import sys; sys.argv = ['kg', '--help']\n{code}"],
-            capture_output=True, text=True, env=env, cwd=tmp_path, check=False, timeout=60,
-        )
-        assert done.returncode == 0, done.stderr
-        return done.stderr
-
-    assert "numpy imported" in run("import cli.main")
-    assert "numpy imported" not in run(
-        "from cli.entry import main\ntry:\n    main()\nexcept SystemExit:\n    pass"
-    )
+    assert "numpy imported" in kg_help(AS_LIBRARY, env=env, cwd=tmp_path)
+    assert "numpy imported" not in kg_help(THROUGH_ENTRY, env=env, cwd=tmp_path)
 
 
 def test_the_kg_command_freezes_what_its_imports_made() -> None:
     """The entry point moves the imported modules' objects out of the collector's reach
     (cli/entry.py: they cost ~30 ms of collection at exit); `cli.main` alone does not."""
-    code = (
-        "import gc, sys\nsys.argv = ['kg', '--help']\n{}\n"
-        "sys.stderr.write(f'frozen {{gc.get_freeze_count()}}')"
-    )
 
-    def frozen(body: str) -> int:
-        done = subprocess.run(
-            [sys.executable, "-c", code.format(body)], capture_output=True, text=True,
-            cwd=ROOT, check=False, timeout=60,
-        )
-        return int(done.stderr.rsplit("frozen ", 1)[1])
+    def frozen(entry: str) -> int:
+        shown = kg_help(entry, "sys.stderr.write(f'frozen {gc.get_freeze_count()}')", cwd=ROOT)
+        return int(shown.rsplit("frozen ", 1)[1])
 
-    main = "try:\n    main()\nexcept SystemExit:\n    pass"
-    assert frozen(f"from cli.main import main\n{main}") == 0
-    assert frozen(f"from cli.entry import main\n{main}") > 10_000
+    assert frozen(AS_LIBRARY) == 0
+    assert frozen(THROUGH_ENTRY) > 10_000
