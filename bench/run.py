@@ -609,7 +609,7 @@ async def measure(
     # Neo4j samples an index in the background once enough of it changed, and replans a
     # query whose statistics moved at its next use: 200-450 ms each, which run
     # 2026-12-01T0820 still met in the timed 1-writer phase ("Discarded stale query ...
-    # IndexSelectivity" in debug.log, a 177 ms order). Resample now, wait, clear the plans.
+    # IndexSelectivity" in debug.log). Resample now, wait, clear the plans.
     await memory.db.driver.execute_query(
         "CALL db.prepareForReplanning()", database_=memory.db.name
     )
