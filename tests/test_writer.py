@@ -440,3 +440,47 @@ def test_type_facts_are_read_only_for_an_entity_whose_type_the_order_may_change(
     other = pair.write(t("Lena", "typ", wert="tier"))
     assert [r.grund for r in other.ergebnisse] == ["typkonflikt"]
     assert {f["rel"] for f in typed_of_lena()} >= {"BERUF", "WOHNT_IN"}
+
+
+@pytest.mark.parametrize("query", ["order_state", "user_lock"])
+def test_a_write_that_waited_for_the_users_lock_records_after_the_one_it_waited_for(
+    pair: Pair, query: str
+) -> None:
+    """The store's clock of a write is read under the user's lock. A transaction that
+    began first but reached the lock second (a server paused under load, as in the
+    fault tests, where `kg check` then found a version replaced before it was recorded)
+    must still get a clock after the write it waited for, not its own earlier one."""
+    from kg.api import parse_order
+    from kg.plan import refs_of
+
+    memory = pair.store.memory
+    db = memory.db
+
+    async def clock(tx: Any) -> int:
+        if query == "user_lock":
+            row = await Tx(tx, db).one("user_lock", user_id=pair.user_id)
+            assert row is not None
+            return int(row["jetzt"].to_native().timestamp() * 1_000_000)
+        auftrag = parse_order(pair.order(t("Lena", "wohnt_in", "Kassel")))
+        row = await memory.agent._state(Tx(tx, db), auftrag, refs_of(auftrag, memory.canon))
+        return int(row["jetzt"])
+
+    async def race() -> tuple[int, int]:
+        early_session = db.driver.session(database=db.name)
+        late_session = db.driver.session(database=db.name)
+        async with early_session, late_session:
+            early = await early_session.begin_transaction()
+            await (await early.run("RETURN 1")).consume()  # its clock is taken now
+            await asyncio.sleep(0.05)
+            late = await late_session.begin_transaction()
+            late_clock = await clock(late)  # takes the lock first
+            waiting = asyncio.create_task(clock(early))
+            await asyncio.sleep(0.5)  # the early one is now waiting for the lock
+            await late.commit()
+            early_clock = await waiting
+            await early.rollback()
+        return early_clock, late_clock
+
+    pair.write(t("Lena", "wohnt_in", "Berlin"))  # the user's lock node exists
+    early_clock, late_clock = pair.store.run(race())
+    assert early_clock > late_clock

@@ -1,3 +1,17 @@
+// fragment: user_clock
+// Take the user's lock node and the store's clock `jetzt`: the transaction's clock, or
+// just after the user's last write if that is later (`uhr`), so it strictly increases per
+// user. The counter's write comes first: Cypher takes a write lock before it reads a
+// property that a SET depends on directly, so `uhr` is read under the lock. (Read before
+// it, a transaction waiting for the lock kept the `uhr` of before the write it waited
+// for, and recorded its versions earlier than that write's.)
+MERGE (lock:Nutzer {id: $user_id})
+SET lock.writes = coalesce(lock.writes, 0) + 1
+WITH lock, datetime.transaction() AS clock
+WITH lock, CASE WHEN lock.uhr IS NOT NULL AND lock.uhr >= clock
+                THEN lock.uhr + duration({nanoseconds: 1000}) ELSE clock END AS jetzt
+SET lock.uhr = jetzt
+
 // fragment: type_in_pair
 // The type of the entity `e` in the pair: the value of its active TYP fact of
 // $character_id (`typ`, null when it has none).
@@ -37,11 +51,7 @@ SET r.t_valid = coalesce(datetime(f.zeit.t_valid), r.t_valid),
 // strictly increasing per user (so two writes of one user never share an instant).
 // params: $user_id
 // :param user_id => 'demo-user'
-MERGE (n:Nutzer {id: $user_id})
-WITH n, datetime.transaction() AS clock
-WITH n, CASE WHEN n.uhr IS NOT NULL AND n.uhr >= clock
-             THEN n.uhr + duration({nanoseconds: 1000}) ELSE clock END AS jetzt
-SET n.writes = coalesce(n.writes, 0) + 1, n.uhr = jetzt
+{{ user_clock }}
 RETURN jetzt;
 
 // name: entity_candidates
@@ -119,11 +129,7 @@ RETURN e.id AS id, e.name AS name, coalesce(typ, 'sonstiges') AS typ;
 // :param trans_types => ['LIEGT_IN']
 // :param trans_names => []
 // :param trans_ids => []
-MERGE (lock:Nutzer {id: $user_id})
-WITH lock, datetime.transaction() AS clock
-WITH lock, CASE WHEN lock.uhr IS NOT NULL AND lock.uhr >= clock
-                THEN lock.uhr + duration({nanoseconds: 1000}) ELSE clock END AS jetzt
-SET lock.writes = coalesce(lock.writes, 0) + 1, lock.uhr = jetzt
+{{ user_clock }}
 WITH jetzt, CASE WHEN $all_history THEN null
                  WHEN $since IS NOT NULL AND $since < jetzt THEN $since ELSE jetzt END AS since
 OPTIONAL MATCH (a:Auftrag {user_id: $user_id, character_id: $character_id, id: $auftrag_id})
