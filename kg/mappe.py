@@ -143,27 +143,36 @@ def ended(row: Record, gueltig_am: datetime) -> bool:
     return bis is not None and bis <= gueltig_am
 
 
-def to_fakt(row: Record, canon: Canon, history: bool = False) -> MappeFakt:
+def fact_fields(row: Record, canon: Canon, history: bool = False) -> dict[str, Any]:
+    """The fields of a `MappeFakt` for a fact row, as a dict: a Mappe validates all its
+    facts in one call (pydantic's validation of a whole tree runs in Rust, where one
+    model built per fact costs a Python call each: about a fifth of the build)."""
     rel = canon.by_type.get(row["rel"])
     ab, bis, ab_text, bis_text, from_event = effective(row)
-    return MappeFakt(
-        id=row["id"],
-        beziehung=rel.name if rel else row["rel"].lower(),
-        text=rel.vorwaerts if rel else row["rel"].lower(),
-        subjekt=Bezug(id=row["subjekt_id"], name=row["subjekt_name"]),
-        objekt=Bezug(id=row["objekt_id"], name=row["objekt_name"]) if row["objekt_id"] else None,
-        wert=row["wert"],
-        grad=row["grad"],
-        via=row["via"],
-        herkunft=row["herkunft"],
-        staerke=round(float(row["staerke"]), 6),
-        aktiv=row["aktiv"],
-        ab=ab_text,
-        ab_datum=ab.date(),
-        bis=bis_text if history else None,
-        bis_datum=bis.date() if history and bis else None,
-        aus_ereignis=from_event,
-    )
+    return {
+        "id": row["id"],
+        "beziehung": rel.name if rel else row["rel"].lower(),
+        "text": rel.vorwaerts if rel else row["rel"].lower(),
+        "subjekt": {"id": row["subjekt_id"], "name": row["subjekt_name"]},
+        "objekt": {"id": row["objekt_id"], "name": row["objekt_name"]}
+        if row["objekt_id"]
+        else None,
+        "wert": row["wert"],
+        "grad": row["grad"],
+        "via": row["via"],
+        "herkunft": row["herkunft"],
+        "staerke": round(float(row["staerke"]), 6),
+        "aktiv": row["aktiv"],
+        "ab": ab_text,
+        "ab_datum": ab.date(),
+        "bis": bis_text if history else None,
+        "bis_datum": bis.date() if history and bis else None,
+        "aus_ereignis": from_event,
+    }
+
+
+def to_fakt(row: Record, canon: Canon, history: bool = False) -> MappeFakt:
+    return MappeFakt.model_validate(fact_fields(row, canon, history))
 
 
 def derived(row: Record, canon: Canon, gueltig_am: datetime | None) -> list[Abgeleitet]:
@@ -211,15 +220,17 @@ def build(
     if gueltig_am is not None:
         fakten_rows = [f for f in fakten_rows if holds(f, gueltig_am)]
         historie_rows = [h for h in historie_rows if ended(h, gueltig_am)]
-    return Mappe(
-        entitaet=Bezug(id=row["id"], name=row["name"]),
-        typ=row["typ"],
-        fakten=[to_fakt(f, canon) for f in fakten_rows],
-        historie=[to_fakt(h, canon, history=True) for h in historie_rows],
-        abgeleitet=derived(row, canon, gueltig_am)[:cap],
-        gekappt=gekappt,
-        gueltig_am=gueltig_am,
-        bekannt_am=bekannt_am,
+    return Mappe.model_validate(
+        {
+            "entitaet": {"id": row["id"], "name": row["name"]},
+            "typ": row["typ"],
+            "fakten": [fact_fields(f, canon) for f in fakten_rows],
+            "historie": [fact_fields(h, canon, history=True) for h in historie_rows],
+            "abgeleitet": derived(row, canon, gueltig_am)[:cap],
+            "gekappt": gekappt,
+            "gueltig_am": gueltig_am,
+            "bekannt_am": bekannt_am,
+        }
     )
 
 
