@@ -176,6 +176,29 @@ def test_transitive_chain_of_depth_four_and_a_cycle(pair: Pair) -> None:
     ) == [{"o": ["Kassel"]}]
 
 
+def test_every_relation_that_composes_with_a_transitive_one_derives_in_one_mappe(
+    pair: Pair,
+) -> None:
+    """wohnt_in and geburtsort (ort) each compose with liegt_in, and a place's own
+    liegt_in with itself: all of them in the Mappe of one person, and of one place."""
+    pair.write(
+        t("Lena", "wohnt_in", "Kassel"),
+        t("Lena", "geburtsort", "Fulda"),
+        t("Kassel", "liegt_in", "Hessen"),
+        t("Fulda", "liegt_in", "Hessen"),
+        t("Hessen", "liegt_in", "Deutschland"),
+    )
+    derived = {(d.beziehung, d.objekt.name, tuple(d.pfad)) for d in pair.mappe("Lena").abgeleitet}
+    assert derived == {
+        ("wohnt_in", "Hessen", ("Kassel",)),
+        ("wohnt_in", "Deutschland", ("Kassel", "Hessen")),
+        ("geburtsort", "Hessen", ("Fulda",)),
+        ("geburtsort", "Deutschland", ("Fulda", "Hessen")),
+    }
+    derived = {(d.beziehung, d.objekt.name) for d in pair.mappe("Kassel").abgeleitet}
+    assert derived == {("liegt_in", "Deutschland")}
+
+
 def test_as_of_reads_around_a_supersession_and_a_correction(pair: Pair) -> None:
     # Valid times come from the orders; system times are the store's (each result's
     # `erfasst`), so "as known then" is asked at the instants the store recorded.

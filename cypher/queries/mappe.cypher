@@ -2,13 +2,16 @@
 // The days the fact `r` starts and ends on, from its events: `ta`, the end of the chain of
 // r.timeline_id, and `tb`, of r.timeline_bis (null without one), each chain as it is now
 // ($asof false) or as it was known at $bekannt_am (its last entry recorded by then).
-CALL (r) {
+// (Most facts have no event: the index is asked only for the ones that have.)
+OPTIONAL CALL (r) {
+  WITH r WHERE r.timeline_id IS NOT NULL
   OPTIONAL MATCH (:TimelineEintrag {id: r.timeline_id})-[:NACHFOLGER*0..]->(ta:TimelineEintrag)
   WHERE NOT EXISTS { (ta)-[:NACHFOLGER]->(nx) WHERE NOT $asof OR nx.t_recorded <= $bekannt_am }
     AND (NOT $asof OR ta.t_recorded <= $bekannt_am)
   RETURN ta LIMIT 1
 }
-CALL (r) {
+OPTIONAL CALL (r) {
+  WITH r WHERE r.timeline_bis IS NOT NULL
   OPTIONAL MATCH (:TimelineEintrag {id: r.timeline_bis})-[:NACHFOLGER*0..]->(tb:TimelineEintrag)
   WHERE NOT EXISTS { (tb)-[:NACHFOLGER]->(nx) WHERE NOT $asof OR nx.t_recorded <= $bekannt_am }
     AND (NOT $asof OR tb.t_recorded <= $bekannt_am)
