@@ -507,6 +507,11 @@ def readme_section(result: dict[str, Any], plot_link: str = "/docs/bench-mappe.p
     m = result["machine"]
     name = stamp(result)
     samples = result.get("config", {}).get("samples", 1000)
+    order = (
+        "in a new random order for each entity"
+        if result.get("config", {}).get("reader_order") == "shuffled"
+        else "always in the same order"
+    )
     lines = [
         f"Measured on {result['date']} (run {name}, UTC) on this project's machine "
         f"({m['cores']} cores {m['cpu']}, {m['memory_gib']} GiB, shared with other work — "
@@ -515,7 +520,8 @@ def readme_section(result: dict[str, Any], plot_link: str = "/docs/bench-mappe.p
         f"PostgreSQL {(m['postgres'] or '–').split()[0]}, Python {m['python']} with the "
         f"driver {m['neo4j_driver']} ({m.get('neo4j_driver_kind', 'pure Python')}). "
         "Latencies are per call, end to end in the Python process, warm, over "
-        f"{samples:,} sampled entities per size, the readers interleaved entity by entity. "
+        f"{samples:,} sampled entities per size, the readers interleaved entity by entity, "
+        f"{order}. "
         f"Full report: [`bench/results/{name}.md`](/bench/results/{name}.md); "
         "`python -m bench.compare` sets it against the previous committed result.",
         "",
