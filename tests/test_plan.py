@@ -129,6 +129,22 @@ def test_refs_know_the_types_an_order_may_give_each_entity() -> None:
     }
 
 
+def test_refs_read_symmetric_facts_at_the_object_only_where_the_other_end_may_be_unnamed() -> None:
+    """partner (einwertig): the partner a new one ends is not named, so its facts are
+    read at both ends; befreundet_mit (mehrwertig): only facts between named ends matter,
+    each an outgoing fact of one of them; with a correction, every symmetric relation."""
+    symmetric = {r.rel_type for r in CANON.relations.values() if r.symmetrisch}
+    both = order(tr("Lena", "partner", "Tom"), tr("Lena", "befreundet_mit", "Anna"))
+    assert refs_of(both, CANON).incoming_types(symmetric) == {"PARTNER"}
+    friends = order(tr("Lena", "befreundet_mit", "Anna"), tr("Lena", "hobby", wert="Lesen"))
+    assert refs_of(friends, CANON).incoming_types(symmetric) == set()
+    corrected = order(
+        tr("Lena", "befreundet_mit", "Anna"),
+        berichtigungen=[{"subjekt": "Lena", "beziehung": "geschwister", "objekt": "Tom"}],
+    )
+    assert refs_of(corrected, CANON).incoming_types(symmetric) == {"BEFREUNDET_MIT", "GESCHWISTER"}
+
+
 def test_precheck_names_the_form_problem() -> None:
     import pytest
 

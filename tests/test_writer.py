@@ -126,6 +126,18 @@ def test_symmetric_partner_reads_the_same_from_both_ends(pair: Pair) -> None:
     assert [x["aktiv"] for x in facts_of(pair, "Lena", "partner")] == [False]
 
 
+def test_a_mehrwertig_symmetric_fact_is_found_from_the_other_end(pair: Pair) -> None:
+    """Tom befreundet_mit Lena is stored at Tom; an order that says it from Lena's side
+    touches it (the state finds it among Tom's outgoing facts, not Lena's incoming)."""
+    pair.write(t("Tom", "befreundet_mit", "Lena"), t("Tom", "geschwister", "Anna"))
+    result = pair.write(t("Lena", "befreundet_mit", "Tom"), t("Anna", "geschwister", "Tom"))
+    assert [r.ausgang for r in result.ergebnisse] == ["unveraendert", "unveraendert"]
+    assert pair.cypher(
+        "MATCH (:Entitaet {user_id: $u})-[r:BEFREUNDET_MIT|GESCHWISTER]->() RETURN count(r) AS n",
+        u=pair.user_id,
+    ) == [{"n": 2}]
+
+
 def test_ambiguous_name_writes_nothing_and_returns_candidates(pair: Pair) -> None:
     pair.write(t("Anna", "wohnt_in", "Berlin"), t({"neu": "Anna"}, "wohnt_in", "Kassel"))
     before = snapshot(pair)

@@ -154,8 +154,9 @@ CALL (since) {
     WITH r, o ORDER BY r.last_touched DESC LIMIT 3
     RETURN collect({rel: type(r), out: startNode(r) = e, other: coalesce(o.name, o.wert)}) AS merkmale
   }
-  // Outgoing facts, and incoming ones only for the symmetric relations of this order:
-  // a hub's many incoming edges are never walked for nothing.
+  // Outgoing facts, and incoming ones only for the symmetric relations $symmetric_types
+  // (those whose other end the order may not name, see Refs.incoming_types): a hub's
+  // many incoming edges are never walked for nothing.
   CALL (e, since) {
     OPTIONAL MATCH (e)-[r]->(o)
     WHERE type(r) IN $rel_types AND r.character_id = $character_id AND r.t_expired IS NULL

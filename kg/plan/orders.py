@@ -157,6 +157,16 @@ class Refs:
         TYP (`history_types`: the plan ends what holds) and the `class_types`."""
         return self.history_types | self.class_types
 
+    def incoming_types(self, symmetric: set[str]) -> set[str]:
+        """The symmetric relations whose facts the state also reads at their object's end:
+        those of which it reads every fact (an einwertig one: the partner a new partner
+        ends is not named), and all of them with `all_history`. Of another symmetric
+        relation it reads only the facts between ends the order names, and each of them
+        is an outgoing fact of one named end: a hub's incoming edges are not walked for
+        nothing."""
+        wanted = self.rel_types if self.all_history else self.whole_types
+        return self.rel_types & symmetric & wanted
+
     def add(
         self, ref: EntityRef | None, transitive: bool = False, claims: Iterable[str] = ()
     ) -> None:
