@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import unicodedata
 from datetime import UTC, date, datetime, time
+from functools import lru_cache
 from typing import Annotated, Any, Literal, NamedTuple
 
 from pydantic import (
@@ -124,9 +125,22 @@ def clip(text: str, limit: int) -> str:
 
 def normalize_name(name: str) -> str:
     """The lookup key of a name: format characters (Cf) removed, NFKC, case-folded,
-    inner whitespace collapsed. Empty when the name has nothing visible."""
+    inner whitespace collapsed. Empty when the name has nothing visible.
+
+    Remembered for names up to MAX_NAME characters: the writer normalises each name of
+    an order about five times, character by character (the bench's order: 26 calls,
+    0.055 ms; remembered, 0.002 ms)."""
+    if len(name) > MAX_NAME:  # never a stored name: not worth remembering
+        return _normalized(name)
+    return _normalized_remembered(name)
+
+
+def _normalized(name: str) -> str:
     folded = unicodedata.normalize("NFKC", strip_format(name)).casefold()
     return " ".join(strip_format(folded).split())
+
+
+_normalized_remembered = lru_cache(maxsize=4096)(_normalized)
 
 
 def utcnow() -> datetime:
