@@ -37,9 +37,9 @@ CASE WHEN $asof
 // name: mappe
 // The Mappen of entities (one row each, in one round trip): per entity its type, its facts in both
 // directions (degree 1, capped, strongest first), the facts of those neighbours in both
-// directions (degree 2, capped per neighbour), the history of its einwertig relations
-// (symmetric ones from both ends), and what the transitive relations derive (closed here,
-// never stored). Only the pair's facts; resting edges (strength below $schwelle) are left
+// directions (degree 2, after degree 1 within the same cap, strongest first), the history
+// of its einwertig relations (symmetric ones from both ends), and what the transitive
+// relations derive (closed here, never stored). Only the pair's facts; resting edges (strength below $schwelle) are left
 // out. Value nodes are never traversed further.
 // Compact: each fact, derivation and time is a list, its fields in the order of
 // kg.mappe.FACT_FIELDS, DERIVED_FIELDS and TIME_FIELDS (no key strings on the wire).
@@ -92,16 +92,14 @@ CALL (e, near) {
     UNWIND near AS f
     WITH f.n AS n1, f.r AS r1
     WHERE n1:Entitaet AND size(near) < $cap
-    CALL (n1, r1, e) {
-      MATCH (n1)-[r]-(n)
-      WHERE r <> r1 AND n <> e
-        AND r.character_id = $character_id AND r.staerke_decay >= $schwelle AND type(r) <> 'TYP'
-        AND
-          {{ held_then }}
-      RETURN r
-      ORDER BY r.staerke_decay DESC, r.last_touched DESC, r.id
-      LIMIT $cap
-    }
+    // (No cap per neighbour: the one below keeps the same facts, as the strongest
+    // $cap of all are among each neighbour's strongest $cap, and a sort per neighbour
+    // cost more than it saved.)
+    MATCH (n1)-[r]-(n)
+    WHERE r <> r1 AND n <> e
+      AND r.character_id = $character_id AND r.staerke_decay >= $schwelle AND type(r) <> 'TYP'
+      AND
+        {{ held_then }}
     RETURN r, 2 AS grad, n1.name AS via
   }
   WITH r, min(grad) AS grad, head(collect(via)) AS via
