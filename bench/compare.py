@@ -42,6 +42,8 @@ FIGURES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("PostgreSQL turn p99 (ms)", ("postgres_turn", "p99")),
     ("hub Mappe p50 (ms)", ("hubs", "p50")),
     ("hub Mappe max (ms)", ("hubs", "max")),
+    ("hub neighbours' Mappe p50 (ms)", ("hub_neighbours", "p50")),
+    ("hub neighbours' Mappe p99 (ms)", ("hub_neighbours", "p99")),
     ("write order, 1 writer p50 (ms)", ("writes", "1", "p50")),
     ("write order, 1 writer p99 (ms)", ("writes", "1", "p99")),
     ("write orders/s, 1 writer", ("writes", "1", "orders_per_s")),

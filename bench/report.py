@@ -281,6 +281,13 @@ def table(result: dict[str, Any]) -> str:
         lambda s: f"{_ms(s.get('hubs'), 'p50')} / {_ms(s.get('hubs'), 'max')}",
     )
     row(
+        "their neighbours⁵: Mappe p50 / p99 / max (ms)",
+        lambda s: (
+            f"{_ms(s.get('hub_neighbours'), 'p50')} / {_ms(s.get('hub_neighbours'), 'p99')}"
+            f" / {_ms(s.get('hub_neighbours'), 'max')}"
+        ),
+    )
+    row(
         "write order (5 triples), 1 writer p50 / p99 (ms)",
         lambda s: f"{_ms(s['writes']['1'], 'p50')} / {_ms(s['writes']['1'], 'p99')}",
     )
@@ -343,6 +350,13 @@ def table(result: dict[str, Any]) -> str:
             f"and {n - 1} more of its user in the pair), interleaved with the other readers; "
             f"PostgreSQL assembles the same {n} dossiers with the dossier statement once per "
             "entity, all in one pipeline (one round trip).",
+        ]
+    if any("hub_neighbours" in s for s in sizes):
+        lines += [
+            "",
+            "⁵ `Memory.mappe` of up to 10 entities with an active fact to each hub (the "
+            "residents of a hub city, the staff of a hub employer), 5 calls each after a "
+            "warm-up pass: their degree 2 walks the hub's hundreds of facts.",
         ]
     return "\n".join(lines)
 
@@ -477,7 +491,7 @@ def markdown(result: dict[str, Any], plot_rel: str) -> str:
         for key in (
             "floor", "floor_session", "floor_execute_query", "mappe", "mappen_turn",
             "mappe_asof", "mappe_query", "naive", "pg_floor", "postgres", "postgres_turn",
-            "hubs", "cli_start",
+            "hubs", "hub_neighbours", "cli_start",
         ):
             if key in s:
                 lines.append(f"- {key}: {s[key]}")

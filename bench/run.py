@@ -725,6 +725,21 @@ async def measure(
         ]
         with sampler.phase(load, "hubs"):
             out["hubs"] = {"entities": len(grower.hubs), **stats(await timed(hub_calls))}
+        # Their neighbours too: the Mappe of a hub city's resident walks the city's
+        # hundreds of facts in its degree 2 (the bench's hubs are all the pair nova's).
+        residents = await memory.db.query(
+            "bench_hub_neighbours", hub_ids=[h.entity_id for h in grower.hubs],
+            character_id="nova", per=10,
+        )
+        resident_calls = [
+            (lambda r=r: memory.mappe(r["user_id"], "nova", r["entity_id"]))
+            for r in residents
+            for _ in range(5)
+        ]
+        with sampler.phase(load, "hub_neighbours"):
+            out["hub_neighbours"] = {
+                "entities": len(residents), **stats(await timed(resident_calls))
+            }
     written = {w[0] for w in grower.writers}
     out["parity"] = await parity(
         memory, naive, dossier, samples[: args.parity], written, asof

@@ -286,6 +286,16 @@ def test_naive_baseline_reads_the_same_facts_as_the_mappe(
     assert len(store.run(memory.mappe(graphs[2].user_id, "nova", hub.id)).fakten) == (
         memory.db.settings.mappe_cap
     )
+    # The hub's neighbours the bench times: entities with an active fact to the hub.
+    rows = store.run(
+        memory.db.query("bench_hub_neighbours", hub_ids=[hub.id], character_id="nova", per=10)
+    )
+    assert len(rows) == 10 and all(r["user_id"] == graphs[2].user_id for r in rows)
+    for r in rows[:3]:
+        mappe = store.run(memory.mappe(r["user_id"], "nova", r["entity_id"]))
+        assert hub.id in {f.objekt.id for f in mappe.fakten if f.objekt} | {
+            f.subjekt.id for f in mappe.fakten
+        }
 
 
 def test_as_of_mappe_of_generated_people_reads_the_versions_known_then(

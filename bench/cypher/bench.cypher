@@ -136,3 +136,18 @@ RETURN r {.*} AS r, type(r) AS rel, startNode(r) = e AS out,
 MATCH (t:TimelineEintrag {id: $eintrag_id})-[:NACHFOLGER*0..]->(last:TimelineEintrag)
 WHERE t.user_id = $user_id AND NOT (last)-[:NACHFOLGER]->()
 RETURN last.beginn AS beginn, last.genauigkeit AS genauigkeit;
+
+// name: bench_hub_neighbours
+// Up to $per entities with an active fact to each hub in the pair (its residents, its
+// staff): the Mappe of such an entity walks the hub's edges in its degree 2.
+// params: $hub_ids, $character_id, $per
+// :param hub_ids => ['e-kassel']
+// :param character_id => 'nova'
+// :param per => 10
+UNWIND $hub_ids AS hub_id
+MATCH (h:Entitaet {id: hub_id})-[r]-(n:Entitaet)
+WHERE r.character_id = $character_id AND r.aktiv
+WITH h, n ORDER BY n.id
+WITH h, collect(DISTINCT n)[..$per] AS ns
+UNWIND ns AS n
+RETURN n.user_id AS user_id, n.id AS entity_id, n.name AS name;
