@@ -125,6 +125,42 @@ def test_a_late_value_becomes_history_and_no_interval_ends_before_it_starts(pair
 # -- 3, 4, 9. taking back never rewrites the past ---------------------------------
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="known defect: taking back a partner fact reinstates the one it ended without "
+    "reading the reinstated partner's own partner facts (the other end is not named in "
+    "the correction), so that partner can end up with two (see the test's docstring)",
+)
+def test_taking_back_a_partner_never_gives_the_reinstated_partner_a_second_one(
+    pair: Pair,
+) -> None:
+    """Found by fuzzing (2026-12-01). Tom–Lena (written late, from March 2025) was ended
+    by Tom–Ben (June 2026); meanwhile Lena has Anna. Taking Tom–Ben back must not make
+    Tom–Lena hold again past the start of Anna–Lena: as if Tom–Ben had never been
+    written, Anna–Lena would have ended it (partner is einwertig from both ends). The fix
+    needs the state of a correction or cancel to read the partner facts at the other end
+    of the facts it may reinstate, and `take_back` to bound a reinstated fact by the next
+    value at its own ends, not at the ends of the fact taken back."""
+    pair.write(t("Tom", "partner", "Ben"), zeitpunkt="2026-06-16T00:00:00Z")
+    later()
+    pair.write(t("Anna", "partner", "Lena"))
+    later()
+    late = pair.write(t("Tom", "partner", "Lena"), zeitpunkt="2025-03-29T12:00:00Z")
+    assert late.ergebnisse[0].ausgang == "nachgetragen"
+    later()
+    order = pair.order()
+    order["berichtigungen"] = [{"subjekt": "Tom", "beziehung": "partner", "objekt": "Ben"}]
+    order["tripel"] = []
+    pair.store.run(pair.store.memory.write(order))
+    active = pair.cypher(
+        "MATCH (a:Entitaet {user_id: $u})-[r:PARTNER {aktiv: true}]-(b {name: 'Lena'}) "
+        "RETURN a.name AS partner",
+        u=pair.user_id,
+    )
+    assert [r["partner"] for r in active] == ["Anna"]
+    check_clean(pair)
+
+
 def test_a_correction_keeps_what_was_known_before_it(pair: Pair) -> None:
     pair.write(t("Lena", "beruf", wert="Lehrerin"), zeitpunkt="2026-03-01T00:00:00Z")
     later()
