@@ -219,7 +219,7 @@ class FaktenAgent:
             werte=sorted(refs.werte),
             whole_types=sorted(refs.whole_types),
             rel_types=sorted(refs.rel_types),
-            symmetric_types=sorted(refs.incoming_types(self.symmetric_types)),
+            incoming_types=sorted(refs.incoming_types(self.symmetric_types)),
             history_types=sorted(refs.history_types),
             since=refs.since,
             all_history=refs.all_history,

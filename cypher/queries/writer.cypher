@@ -109,7 +109,7 @@ RETURN e.id AS id, e.name AS name, coalesce(typ, 'sonstiges') AS typ;
 // relationships, never reading them out. Of the other relations (not in $whole_types)
 // only the facts whose other end the order names are read (see
 // order_names_the_other_end).
-// params: $user_id, $auftrag_id, $character_id, $names, $ids, $werte, $rel_types, $symmetric_types, $history_types, $whole_types, $timeline_ids, $since, $all_history, $typed_out, $typed_in, $claims, $trans_types, $trans_names, $trans_ids
+// params: $user_id, $auftrag_id, $character_id, $names, $ids, $werte, $rel_types, $incoming_types, $history_types, $whole_types, $timeline_ids, $since, $all_history, $typed_out, $typed_in, $claims, $trans_types, $trans_names, $trans_ids
 // :param user_id => 'demo-user'
 // :param auftrag_id => 'turn-1'
 // :param character_id => 'nova'
@@ -117,7 +117,7 @@ RETURN e.id AS id, e.name AS name, coalesce(typ, 'sonstiges') AS typ;
 // :param ids => []
 // :param werte => ['Ärztin']
 // :param rel_types => ['WOHNT_IN', 'BERUF', 'TYP', 'LIEGT_IN']
-// :param symmetric_types => ['PARTNER']
+// :param incoming_types => ['PARTNER']
 // :param history_types => ['TYP', 'WOHNT_IN']
 // :param whole_types => ['TYP', 'WOHNT_IN']
 // :param timeline_ids => []
@@ -154,7 +154,7 @@ CALL (since) {
     WITH r, o ORDER BY r.last_touched DESC LIMIT 3
     RETURN collect({rel: type(r), out: startNode(r) = e, other: coalesce(o.name, o.wert)}) AS merkmale
   }
-  // Outgoing facts, and incoming ones only for the symmetric relations $symmetric_types
+  // Outgoing facts, and incoming ones only for the symmetric relations $incoming_types
   // (those whose other end the order may not name, see Refs.incoming_types): a hub's
   // many incoming edges are never walked for nothing.
   CALL (e, since) {
@@ -167,7 +167,7 @@ CALL (since) {
   }
   CALL (e, since) {
     OPTIONAL MATCH (e)<-[r]-(o)
-    WHERE size($symmetric_types) > 0 AND type(r) IN $symmetric_types
+    WHERE size($incoming_types) > 0 AND type(r) IN $incoming_types
       AND r.character_id = $character_id AND r.t_expired IS NULL
       AND (r.aktiv OR (type(r) IN $history_types AND (since IS NULL
            OR r.timeline_bis IS NOT NULL OR r.t_invalid > since)))
