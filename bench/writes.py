@@ -8,12 +8,14 @@ Each writer is its own user (orders of one user are serialised by its lock), wri
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import time
 import uuid
 from typing import Any
 
 from kg.api import Memory
+from kg.errors import KgError
 from kg.settings import Settings
 
 ORDERS_PER_WRITER = 150
@@ -83,4 +85,9 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    # No options: the parser answers --help (instead of connecting first).
+    argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args()
+    try:
+        asyncio.run(main())
+    except KgError as exc:  # no server, a wrong password: say so, no traceback
+        raise SystemExit(f"error: {exc}") from None
