@@ -39,8 +39,8 @@ CASE WHEN $asof
 // directions (degree 1, capped, strongest first), the facts of those neighbours in both
 // directions (degree 2, after degree 1 within the same cap, strongest first), the history
 // of its einwertig relations (symmetric ones from both ends), and what the transitive
-// relations derive (closed here, never stored). Only the pair's facts; resting edges (strength below $schwelle) are left
-// out. Value nodes are never traversed further.
+// relations derive (closed here, never stored). Only the pair's facts; resting edges
+// (strength below $schwelle) are left out. Value nodes are never traversed further.
 // Compact: each fact, derivation and time is a list, its fields in the order of
 // kg.mappe.FACT_FIELDS, DERIVED_FIELDS and TIME_FIELDS (no key strings on the wire).
 // A current read ($asof false, $bekannt_am null) takes the active fact versions and the
