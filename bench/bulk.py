@@ -110,6 +110,7 @@ class BulkLoader:
                         "grund": f.grund,
                         "timeline_id": f.timeline_id,
                         "timeline_bis": f.timeline_bis,
+                        "abgeloest_durch": f.abgeloest_durch,
                     }
                 tail = [
                     f.id,

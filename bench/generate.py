@@ -279,6 +279,7 @@ class Fact:
     t_expired: datetime | None = None
     timeline_id: str | None = None
     timeline_bis: str | None = None
+    abgeloest_durch: str | None = None
     version: int = 1
 
     def props(self) -> dict[str, object]:
@@ -300,6 +301,7 @@ class Fact:
             "decay_am": self.decay_am,
             "timeline_id": self.timeline_id,
             "timeline_bis": self.timeline_bis,
+            "abgeloest_durch": self.abgeloest_durch,
         }
 
 
@@ -484,6 +486,7 @@ class _UserBuilder:
                 grund="abgeloest",
                 t_invalid=max(new.t_valid, old.t_valid),
                 timeline_bis=timeline_first,
+                abgeloest_durch=new.id,
             )
         )
 

@@ -254,6 +254,12 @@ FACT_PROPERTIES: tuple[Property, ...] = (
         "STRING_OR_NULL",
     ),
     Property(
+        "abgeloest_durch",
+        "id of the fact whose value followed it when it was superseded (what a correction "
+        "of that fact brings it back from); absent while it holds, and on older data",
+        "STRING_OR_NULL",
+    ),
+    Property(
         "t_recorded",
         "system time: when the store recorded this version (its clock)",
         "DATETIME",

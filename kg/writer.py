@@ -202,6 +202,7 @@ class FaktenAgent:
         self.canon = canon
         rels = canon.relations.values()
         self.symmetric_types = {r.rel_type for r in rels if r.symmetrisch}
+        self.partner_types = {r.rel_type for r in rels if r.symmetrisch and r.einwertig}
         # Relations that say something about their subject's / object's type.
         self.typed_out = sorted(
             r.rel_type for r in rels if r.subjekt_typen or r.name == "ist_ein"
@@ -220,6 +221,7 @@ class FaktenAgent:
             whole_types=sorted(refs.whole_types),
             rel_types=sorted(refs.rel_types),
             incoming_types=sorted(refs.incoming_types(self.symmetric_types)),
+            far_types=sorted(refs.far_types(self.partner_types)),
             history_types=sorted(refs.history_types),
             since=refs.since,
             all_history=refs.all_history,

@@ -263,3 +263,121 @@ class Model:
 
 def end_of_day(day: date) -> datetime:
     return datetime.combine(day, time.max, tzinfo=UTC)
+
+
+# -- a symmetric single-valued relation (partner) ----------------------------------------
+
+
+@dataclass
+class Bond:
+    """One assertion of a symmetric relation: two people, from an instant."""
+
+    ends: frozenset[str]
+    start: datetime
+    added: int
+    removed: int | None = None
+
+    def alive(self, step: int) -> bool:
+        return self.added <= step and (self.removed is None or step < self.removed)
+
+    def other(self, person: str) -> str:
+        (other,) = self.ends - {person}
+        return other
+
+
+@dataclass
+class Partners:
+    """A symmetric single-valued relation among several people in one pair.
+
+    Each person has a partition of their own, kept as in `Model`: the list of the bonds
+    that name them, in partition order. A bond is in two lists, placed in each after
+    every bond there that starts no later than it. It ends where the first bond after it
+    in *either* list starts (an end before its start is its start), so nobody ever has
+    two partners at once. As in `Model`, a bond squeezed to nothing still ends the ones
+    before it (a value told for a time ends what was told before it, even where another
+    value then squeezes it). Taking a bond back removes it from both lists.
+    """
+
+    lists: dict[str, list[Bond]] = field(default_factory=dict)
+    step: int = 0
+
+    def alive(self, person: str, step: int) -> list[Bond]:
+        return [b for b in self.lists.get(person, []) if b.alive(step)]
+
+    def end_of(self, bond: Bond, step: int) -> datetime | None:
+        """Where the bond ends as known after `step` (None: it holds on)."""
+        later = [
+            b.start
+            for person in bond.ends
+            for b in self.alive(person, step)[self.alive(person, step).index(bond) + 1 :]
+        ]
+        return max(min(later), bond.start) if later else None
+
+    def intervals(self, person: str, step: int | None = None) -> list[Interval]:
+        """`person`'s partners, each as an interval whose value is the partner's name."""
+        step = self.step if step is None else step
+        return [
+            Interval(b.other(person), b.start, self.end_of(b, step))
+            for b in self.alive(person, step)
+        ]
+
+    def write(self, a: str, b: str, start: datetime) -> str:
+        """Returns the outcome: geschrieben, abgeloest, nachgetragen or unveraendert."""
+        self.step += 1
+        was = self.step - 1
+        ends = frozenset((a, b))
+        holding = [
+            (bond, self.end_of(bond, was))
+            for person in ends for bond in self.alive(person, was)
+        ]
+        if any(bond.ends == ends and Interval(b, bond.start, end).holds(start)
+               for bond, end in holding):
+            return "unveraendert"
+        new = Bond(ends, start, self.step)
+        for person in ends:
+            items = self.lists.setdefault(person, [])
+            precede = [x for x in self.alive(person, was) if x.start <= start]
+            items.insert(items.index(precede[-1]) + 1 if precede else 0, new)
+        ended = [
+            bond for bond, end in holding
+            if Interval("", bond.start, end).holds(start)
+        ]
+        if self.end_of(new, self.step) is not None:
+            return "nachgetragen"
+        return "abgeloest" if ended else "geschrieben"
+
+    def correct(self, a: str, b: str) -> bool:
+        """Take back every alive bond of these two; False when there is none."""
+        self.step += 1
+        found = [
+            bond for bond in self.alive(a, self.step - 1) if bond.ends == frozenset((a, b))
+        ]
+        for bond in found:
+            bond.removed = self.step
+        return bool(found)
+
+    def noop(self) -> None:
+        self.step += 1
+
+    def current(self, person: str) -> tuple[set[tuple[str, date]], set[tuple[str, date, date]]]:
+        """`person`'s partner now (partner, ab) and former ones (…, bis)."""
+        facts, history = set(), set()
+        for iv in self.intervals(person):
+            if iv.end is None:
+                facts.add((iv.value, iv.start.date()))
+            else:
+                history.add((iv.value, iv.start.date(), iv.end.date()))
+        return facts, history
+
+    def as_of(
+        self, person: str, gueltig_am: datetime, step: int
+    ) -> tuple[set[tuple[str, date]], set[tuple[str, date, date]]]:
+        """`person`'s partner at `gueltig_am` as known after `step`, and the ones that had
+        ended by then."""
+        facts, history = set(), set()
+        for iv in self.intervals(person, step):
+            if iv.holds(gueltig_am):
+                facts.add((iv.value, iv.start.date()))
+            if iv.end is not None and iv.end <= gueltig_am:
+                history.add((iv.value, iv.start.date(), iv.end.date()))
+        return facts, history

@@ -125,25 +125,20 @@ def test_a_late_value_becomes_history_and_no_interval_ends_before_it_starts(pair
 # -- 3, 4, 9. taking back never rewrites the past ---------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known defect: taking back a partner fact reinstates the one it ended without "
-    "reading the reinstated partner's own partner facts (the other end is not named in "
-    "the correction), so that partner can end up with two (see the test's docstring)",
-)
 def test_taking_back_a_partner_never_gives_the_reinstated_partner_a_second_one(
     pair: Pair,
 ) -> None:
     """Found by fuzzing (2026-12-01). Tom–Lena (written late, from March 2025) was ended
     by Tom–Ben (June 2026); meanwhile Lena has Anna. Taking Tom–Ben back must not make
     Tom–Lena hold again past the start of Anna–Lena: as if Tom–Ben had never been
-    written, Anna–Lena would have ended it (partner is einwertig from both ends). The fix
-    needs the state of a correction or cancel to read the partner facts at the other end
-    of the facts it may reinstate, and `take_back` to bound a reinstated fact by the next
-    value at its own ends, not at the ends of the fact taken back."""
+    written, Anna–Lena would have ended it (partner is einwertig from both ends). So the
+    state of a correction or cancel reads the partner facts at the far end of the facts
+    it may reinstate (`Refs.far_types`), and `take_back` bounds a reinstated fact by the
+    next value at its own ends, not at the ends of the fact taken back (it was a strict
+    xfail until then)."""
     pair.write(t("Tom", "partner", "Ben"), zeitpunkt="2026-06-16T00:00:00Z")
     later()
-    pair.write(t("Anna", "partner", "Lena"))
+    anna = pair.write(t("Anna", "partner", "Lena"))
     later()
     late = pair.write(t("Tom", "partner", "Lena"), zeitpunkt="2025-03-29T12:00:00Z")
     assert late.ergebnisse[0].ausgang == "nachgetragen"
@@ -151,7 +146,13 @@ def test_taking_back_a_partner_never_gives_the_reinstated_partner_a_second_one(
     order = pair.order()
     order["berichtigungen"] = [{"subjekt": "Tom", "beziehung": "partner", "objekt": "Ben"}]
     order["tripel"] = []
-    pair.store.run(pair.store.memory.write(order))
+    result = pair.store.run(pair.store.memory.write(order))
+    assert result.ergebnisse[0].wieder_gueltig == [late.ergebnisse[0].fakt_id]
+    # Tom–Lena holds again, from March 2025 up to where Anna–Lena begins.
+    assert {
+        (h.objekt.name if h.objekt else None, h.ab_datum, h.bis_datum)
+        for h in pair.mappe("Tom").historie if h.beziehung == "partner"
+    } == {("Lena", date(2025, 3, 29), anna.zeitpunkt.date())}
     active = pair.cypher(
         "MATCH (a:Entitaet {user_id: $u})-[r:PARTNER {aktiv: true}]-(b {name: 'Lena'}) "
         "RETURN a.name AS partner",

@@ -217,6 +217,7 @@ def test_fact_strength(world: World, value: float) -> None:
     ("HAT", None, "SET r.aktiv = false"),  # inactive without a reason
     ("HAT", None, "SET r.t_invalid = datetime()"),  # active, yet ended
     ("HAT", None, "SET r.grund = 'abgeloest'"),  # active with a reason
+    ("HAT", None, "SET r.abgeloest_durch = r.id"),  # active, yet followed by a value
     ("HAT", None, "SET r.aktiv = false, r.grund = 'verblasst', r.t_invalid = datetime(), "
                   "r.t_expired = datetime()"),  # decay is no reason to be inactive
     ("HAT", None, "SET r.aktiv = false, r.grund = 'berichtigt', "

@@ -145,6 +145,60 @@ def test_refs_read_symmetric_facts_at_the_object_only_where_the_other_end_may_be
     assert refs_of(corrected, CANON).incoming_types(symmetric) == {"BEFREUNDET_MIT", "GESCHWISTER"}
 
 
+def test_refs_read_the_far_end_of_partner_facts_only_for_corrections_and_cancels() -> None:
+    """A correction may reinstate a partner fact whose other end it does not name: the
+    state then reads that end's partner facts too. A plain write ends what holds at the
+    ends it names, so it reads nothing beyond them."""
+    partner = {r.rel_type for r in CANON.relations.values() if r.symmetrisch and r.einwertig}
+    assert partner == {"PARTNER"}
+    written = order(tr("Lena", "partner", "Tom"))
+    assert refs_of(written, CANON).far_types(partner) == set()
+    corrected = order(berichtigungen=[{"subjekt": "Tom", "beziehung": "partner",
+                                       "objekt": "Ben"}])
+    assert refs_of(corrected, CANON).far_types(partner) == {"PARTNER"}
+    moved = order(berichtigungen=[{"subjekt": "Lena", "beziehung": "wohnt_in",
+                                   "objekt": "Kassel"}])
+    assert refs_of(moved, CANON).far_types(partner) == set()
+
+
+def partner_fact(
+    fid: str, a: str, b: str, start: datetime, end: datetime | None = None
+) -> FactState:
+    props: dict[str, Any] = {"id": fid, "version": 1, "t_valid": start, "aktiv": end is None,
+                             "auftrag_id": "earlier", "herkunft": "mensch"}
+    if end is not None:
+        props.update(grund="abgeloest", t_invalid=end)
+    return FactState(fid, "PARTNER", a, b, None, start=start, end=end, aktiv=end is None,
+                     grund=props.get("grund"), props=props)
+
+
+def test_a_reinstated_partner_fact_ends_where_its_far_end_has_the_next_partner() -> None:
+    """Tom–Lena (from March 2025) was ended by Tom–Ben (June 2026); Lena has had Anna
+    since November. Taking Tom–Ben back brings Tom–Lena back up to where Anna–Lena
+    begins: Lena never has two partners, though the correction names only Tom and Ben."""
+    state = State()
+    for eid in ("tom", "ben", "lena", "anna"):
+        state.entities[eid] = EntityState(eid, eid.title(), "person")
+        state.by_name[eid] = [eid]
+    march, june = datetime(2025, 3, 29, tzinfo=UTC), datetime(2026, 6, 16, tzinfo=UTC)
+    november = datetime(2026, 11, 20, tzinfo=UTC)
+    for fact in (partner_fact("tom-ben", "tom", "ben", june),
+                 partner_fact("tom-lena", "tom", "lena", march, june),
+                 partner_fact("anna-lena", "anna", "lena", november)):
+        state.facts[fact.id] = fact
+    corrected = order(berichtigungen=[{"subjekt": "Tom", "beziehung": "partner",
+                                       "objekt": "Ben"}])
+    planner = Planner(CANON, corrected, state, JETZT)
+    (result,) = planner.plan()
+    assert (result.ausgang, result.abgeloest, result.wieder_gueltig) == (
+        "berichtigt", ["tom-ben"], ["tom-lena"]
+    )
+    lena = state.facts["tom-lena"]
+    assert lena.new is not None
+    assert (lena.new["aktiv"], lena.new["t_invalid"], lena.end) == (False, november, november)
+    assert state.facts["anna-lena"].new is None  # read, never changed
+
+
 def test_precheck_names_the_form_problem() -> None:
     import pytest
 

@@ -382,6 +382,19 @@ def test_a_value_squeezed_to_nothing_does_not_end_a_reinstated_one(
         state.correct(rel="beruf", pick=0)
 
 
+def test_correcting_the_last_of_values_told_for_the_same_instant(store: SyncMemory) -> None:
+    """Found by the partner oracle (2026-12-01). Berlin today; Kassel and then Hamburg
+    from 1 February 2027 (Hamburg squeezes Kassel to nothing). Correcting Hamburg brings
+    Kassel back, open, and leaves Berlin ending in February: Berlin also ends exactly
+    where Hamburg began, but Kassel ended it. The store once reinstated Berlin too
+    (it told the two apart by their ends alone; now by `abgeloest_durch`)."""
+    with replay(store) as state:
+        state.write(rel="wohnt_in", pick=0, when=None)
+        state.write(rel="wohnt_in", pick=1, when=datetime(2027, 2, 1, tzinfo=UTC))
+        state.write(rel="wohnt_in", pick=2, when=datetime(2027, 2, 1, tzinfo=UTC))
+        state.correct(rel="wohnt_in", pick=2)
+
+
 def test_cancelling_an_event_reinstates_the_values_it_squeezed_in_order(
     store: SyncMemory,
 ) -> None:

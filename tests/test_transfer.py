@@ -133,6 +133,9 @@ def fact(**change: Any) -> str:
     ([HEADER, ENTITY, fact(beziehung="wohnt_in")], r"x.jsonl:3: fakt: wohnt_in needs an entity"),
     ([HEADER, ENTITY, fact(subjekt="e2")], r"x.jsonl:3: fakt: subjekt entity 'e2' is not in"),
     ([HEADER, ENTITY, fact(user_id="u8")], r"x.jsonl:3: fakt: user_id 'u8' is not the header"),
+    ([HEADER, ENTITY, fact(aktiv=False, grund="abgeloest", t_invalid="2026-10-02T10:00:00Z",
+                           abgeloest_durch="f9")],
+     r"x.jsonl:3: fakt: abgeloest_durch fact 'f9' is not in the file"),
     ([HEADER, ENTITY, fact(objekt="e1")], r"x.jsonl:3: fakt: .*exactly one of 'objekt'"),
     ([HEADER, ENTITY, fact(), ENTITY], r"x.jsonl:4: entitaet 'e1' is already on line 2"),
     ([HEADER, ENTITY, fact(extra=1)], r"x.jsonl:3: fakt: extra: Extra inputs"),
@@ -151,7 +154,8 @@ def test_a_good_file_parses_and_serialises_back() -> None:
     assert again[:2] == lines[:2]
     assert json.loads(again[2]) == {**json.loads(fact()), "auftrag_id": None, "t_invalid": None,
                                     "timeline_id": None, "timeline_bis": None,
-                                    "t_recorded": None, "t_expired": None, "grund": None,
+                                    "abgeloest_durch": None, "t_recorded": None,
+                                    "t_expired": None, "grund": None,
                                     "last_touched": None, "decay_am": None, "version": 1}
 
 

@@ -367,10 +367,13 @@ def test_a_superseded_version_keeps_every_stored_value_exactly(pair: Pair) -> No
     )
     assert [r["version"] for r in rows] == [1, 2]
     first, second = rows[0]["props"], rows[1]["props"]
-    changed = {"version", "aktiv", "grund", "t_invalid", "t_expired", "t_recorded"}
+    changed = {"version", "aktiv", "grund", "t_invalid", "t_expired", "t_recorded",
+               "abgeloest_durch"}
     assert {k: v for k, v in first.items() if k not in changed} == {
         k: v for k, v in second.items() if k not in changed
     }
+    assert "abgeloest_durch" not in first  # it held, followed by nothing
+    assert second["abgeloest_durch"] == result.ergebnisse[0].fakt_id  # Kassel followed it
     assert first["t_valid"].to_native() == datetime(2026, 9, 1, 10, 11, 12, 345678, UTC)
     assert first["decay_am"].to_native() == date(2026, 9, 2)
     assert second["t_invalid"].to_native() == datetime(2026, 10, 2, 3, 4, 5, 7, UTC)

@@ -34,8 +34,8 @@ CREATE (a)-[:NACHFOLGER]->(b);
 // character_id, herkunft, t_valid, t_recorded, aktiv, staerke_decay, last_touched,
 // decay_am, rest, user] where subjekt and objekt are positions in $entities (the loader
 // only hands out positions of the fact's own user), user a position in $users, and rest
-// null or a map with t_invalid, t_expired, grund, timeline_id, timeline_bis (most facts
-// have none of them). Instants are whole epoch seconds (cheaper to pack and to read than
+// null or a map with t_invalid, t_expired, grund, timeline_id, timeline_bis and
+// abgeloest_durch (most facts have none of them). Instants are whole epoch seconds (cheaper to pack and to read than
 // ISO text), dates ISO text; rel is a canon type (the loader checks it); nulls are not
 // stored. A value fact's every version gets a Wert node of its own, as the writer
 // writes them. (The label tests hold for every row; they also tell the planner that the
@@ -65,7 +65,7 @@ CALL (nodes) {
     t_expired: CASE WHEN row[13].t_expired IS NOT NULL
                  THEN datetime({epochSeconds: row[13].t_expired}) END,
     grund: row[13].grund, timeline_id: row[13].timeline_id,
-    timeline_bis: row[13].timeline_bis
+    timeline_bis: row[13].timeline_bis, abgeloest_durch: row[13].abgeloest_durch
   }]->(o)
 }
 CALL (nodes) {
@@ -82,7 +82,7 @@ CALL (nodes) {
     t_expired: CASE WHEN row[13].t_expired IS NOT NULL
                  THEN datetime({epochSeconds: row[13].t_expired}) END,
     grund: row[13].grund, timeline_id: row[13].timeline_id,
-    timeline_bis: row[13].timeline_bis
+    timeline_bis: row[13].timeline_bis, abgeloest_durch: row[13].abgeloest_durch
   }]->(:Wert {wert: row[1], user_id: $users[row[14]]})
 };
 

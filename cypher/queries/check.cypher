@@ -93,9 +93,10 @@ RETURN count(r) AS count,
 
 // name: check_fact_aktiv
 // Item 1: aktiv agrees with the version's state. Without grund the value holds
-// open-ended (no t_invalid, no timeline_bis), and the version is active exactly while it
-// is the current record (no t_expired). Superseded (abgeloest) it has a t_invalid; taken
-// back (berichtigt, abgesagt) it never held, so t_invalid = t_valid; neither is active.
+// open-ended (no t_invalid, no timeline_bis, no abgeloest_durch: nothing follows it),
+// and the version is active exactly while it is the current record (no t_expired).
+// Superseded (abgeloest) it has a t_invalid; taken back (berichtigt, abgesagt) it never
+// held, so t_invalid = t_valid; neither is active.
 // A closed version (t_expired: a later version replaced it) keeps the state it recorded.
 // params: $user_id, $rel_types, $samples
 // :param user_id => 'demo-user'
@@ -105,7 +106,8 @@ RETURN count(r) AS count,
   AND r.aktiv IS :: BOOLEAN NOT NULL
   AND NOT coalesce(CASE
     WHEN r.grund IS NULL
-      THEN r.t_invalid IS NULL AND r.timeline_bis IS NULL AND r.aktiv = (r.t_expired IS NULL)
+      THEN r.t_invalid IS NULL AND r.timeline_bis IS NULL AND r.abgeloest_durch IS NULL
+           AND r.aktiv = (r.t_expired IS NULL)
     WHEN r.grund = 'abgeloest' THEN r.t_invalid IS NOT NULL AND NOT r.aktiv
     WHEN r.grund IN ['berichtigt', 'abgesagt']
       THEN r.t_invalid.epochMillis = r.t_valid.epochMillis AND NOT r.aktiv

@@ -109,7 +109,7 @@ RETURN e.id AS id, e.name AS name, coalesce(typ, 'sonstiges') AS typ;
 // relationships, never reading them out. Of the other relations (not in $whole_types)
 // only the facts whose other end the order names are read (see
 // order_names_the_other_end).
-// params: $user_id, $auftrag_id, $character_id, $names, $ids, $werte, $rel_types, $incoming_types, $history_types, $whole_types, $timeline_ids, $since, $all_history, $typed_out, $typed_in, $claims, $trans_types, $trans_names, $trans_ids
+// params: $user_id, $auftrag_id, $character_id, $names, $ids, $werte, $rel_types, $incoming_types, $far_types, $history_types, $whole_types, $timeline_ids, $since, $all_history, $typed_out, $typed_in, $claims, $trans_types, $trans_names, $trans_ids
 // :param user_id => 'demo-user'
 // :param auftrag_id => 'turn-1'
 // :param character_id => 'nova'
@@ -118,6 +118,7 @@ RETURN e.id AS id, e.name AS name, coalesce(typ, 'sonstiges') AS typ;
 // :param werte => ['Ärztin']
 // :param rel_types => ['WOHNT_IN', 'BERUF', 'TYP', 'LIEGT_IN']
 // :param incoming_types => ['PARTNER']
+// :param far_types => []
 // :param history_types => ['TYP', 'WOHNT_IN']
 // :param whole_types => ['TYP', 'WOHNT_IN']
 // :param timeline_ids => []
@@ -174,8 +175,22 @@ CALL (since) {
       {{ order_names_the_other_end }}
     RETURN collect({r: r, start_id: o.id, end_id: e.id, wert: null}) AS incoming
   }
-  CALL (outgoing, incoming) {
-    UNWIND outgoing + incoming AS f
+  // A correction or a cancel may reinstate a fact of a symmetric einwertig relation
+  // ($far_types, see Refs.far_types) that ends at an entity the order does not name;
+  // its value then holds up to that entity's next value too, so the facts of that
+  // relation at the far end of each such fact are read as well.
+  CALL (e, outgoing, incoming) {
+    UNWIND outgoing + incoming AS near
+    WITH near.r AS r0 WHERE r0 IS NOT NULL AND type(r0) IN $far_types
+    WITH DISTINCT r0, CASE WHEN startNode(r0) = e THEN endNode(r0) ELSE startNode(r0) END AS far
+    MATCH (far)-[r]-(o)
+    WHERE type(r) = type(r0) AND r <> r0 AND r.character_id = $character_id
+      AND r.t_expired IS NULL
+    WITH DISTINCT r
+    RETURN collect({r: r, start_id: startNode(r).id, end_id: endNode(r).id, wert: null}) AS far
+  }
+  CALL (outgoing, incoming, far) {
+    UNWIND outgoing + incoming + far AS f
     WITH f, f.r AS r WHERE r IS NOT NULL
     OPTIONAL MATCH (:TimelineEintrag {id: r.timeline_id})-[:NACHFOLGER*0..]->(ta:TimelineEintrag)
     WHERE NOT (ta)-[:NACHFOLGER]->(:TimelineEintrag)

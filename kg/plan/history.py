@@ -54,6 +54,14 @@ class History:
             and (f.start_id == entity_id or (both and f.end_id == entity_id))
         ]
 
+    def stated(self, entity_id: str, rel_type: str) -> list[FactState]:
+        """The facts of a symmetric relation at an entity that were never taken back,
+        also the ones squeezed to nothing."""
+        return [
+            f for f in self.state.facts.values()
+            if f.rel == rel_type and f.valid and entity_id in (f.start_id, f.end_id)
+        ]
+
     def active(self, entity_id: str, rel_type: str, both: bool) -> list[FactState]:
         return [f for f in self.current(entity_id, rel_type, both) if f.aktiv]
 
@@ -88,7 +96,7 @@ class History:
     def change(self, fact: FactState, **updates: Any) -> None:
         """Record a new state of a fact: close its version and write the next one (or
         amend the version this very order writes)."""
-        keys: tuple[str, ...] = ("aktiv", "grund", "t_invalid", "timeline_bis")
+        keys: tuple[str, ...] = ("aktiv", "grund", "t_invalid", "timeline_bis", "abgeloest_durch")
         stored: dict[str, Any] = {key: updates[key] for key in keys if key in updates}
         if fact.new is not None:
             fact.new.update(stored)
@@ -111,18 +119,21 @@ class History:
         if "end" in updates:
             fact.end = updates["end"]
 
-    def end_at(self, fact: FactState, end: datetime, timeline_bis: str | None) -> None:
-        """The fact's value is followed by another from `end` on (superseded). A value
+    def end_at(
+        self, fact: FactState, end: datetime, timeline_bis: str | None, successor: str | None
+    ) -> None:
+        """The fact's value is followed by another from `end` on (superseded): by the fact
+        `successor` (None where a move re-ends it with its event, `timeline_bis`). A value
         never ends before it starts: an end before its start is its start."""
         self.change(
             fact, aktiv=False, grund="abgeloest", t_invalid=max(end, fact.start),
-            timeline_bis=timeline_bis, end=max(end, fact.start),
+            timeline_bis=timeline_bis, abgeloest_durch=successor, end=max(end, fact.start),
         )
 
     def retire(self, fact: FactState, grund: str, timeline_bis: str | None = None) -> None:
         """Supersede the fact now (abgeloest), or take it back (berichtigt/abgesagt)."""
         if grund == "abgeloest":
-            self.end_at(fact, self.now, timeline_bis)
+            self.end_at(fact, self.now, timeline_bis, None)
         else:
             self.take_back(fact, grund)
 
@@ -140,31 +151,32 @@ class History:
         )
         if not was_valid or rel is None or not rel.einwertig:
             return []
-        ends = [fact.start_id] + ([fact.end_id] if rel.symmetrisch and fact.end_id else [])
-        group = {
-            f.id: f
-            for entity_id in ends
-            for f in self.state.facts.values()
-            if f.rel == fact.rel and f.valid and f.id != fact.id
-            and (f.start_id == entity_id or (rel.symmetrisch and f.end_id == entity_id))
-        }
         reinstated = []
-        for before in sorted(group.values(), key=lambda f: (f.start, f.id)):
+        for before in sorted(self._at_ends(fact, rel), key=lambda f: (f.start, f.id)):
             if before.grund != "abgeloest" or not self._ended_by(before, taken):
                 continue
-            # The values after it: those that begin later and hold somewhere, or will
-            # again (a value squeezed to nothing by another follows nothing), except
-            # the ones it ended (they precede it, ending where it begins).
+            # The values after it at its own ends (of a symmetric relation also at the
+            # end it does not share with the taken-back value): those that begin later
+            # and hold somewhere, or will again (a value squeezed to nothing by another
+            # follows nothing, except in a symmetric relation, where the far end's
+            # partition may have squeezed it), except the ones it ended (they precede
+            # it, ending where it begins).
             later = [
-                f for f in group.values()
+                f for f in self._at_ends(before, rel)
                 if f.id != before.id and f.start > before.start
-                and (not f.empty or self._ended_by(f, taken))
+                and (not f.empty or rel.symmetrisch or self._ended_by(f, taken))
                 and not (f.grund == "abgeloest" and self._ended_by(f, taken_of(before)))
             ]
             upcoming = min(later, key=lambda f: (f.start, f.id)) if later else None
-            if upcoming is not None and (taken.end is None or upcoming.start < taken.end):
-                self.end_at(before, upcoming.start, upcoming.props.get("timeline_id"))
-            elif taken.open:
+            # Where the taken-back value ended is where `before` ends, unless a value at
+            # its own ends begins earlier; of a symmetric relation, that end may lie in
+            # the partition of the far end alone, so only `before`'s own ends count.
+            carried = None if rel.symmetrisch else taken.end
+            if upcoming is not None and (carried is None or upcoming.start < carried):
+                self.end_at(
+                    before, upcoming.start, upcoming.props.get("timeline_id"), upcoming.id
+                )
+            elif carried is None:
                 if rel.symmetrisch and any(
                     other.id != before.id
                     for other_id in (before.start_id, before.end_id)
@@ -173,27 +185,44 @@ class History:
                 ):
                     continue  # the other end has a partner of its own by now
                 self.change(
-                    before, aktiv=True, grund=None, t_invalid=None, timeline_bis=None, end=None
+                    before, aktiv=True, grund=None, t_invalid=None, timeline_bis=None,
+                    abgeloest_durch=None, end=None,
                 )
             else:
-                assert taken.end is not None
                 self.change(
                     before,
                     # The next version starts where `before` starts now (see `change`).
                     t_invalid=max(as_utc(taken.t_invalid), before.start),
                     timeline_bis=taken.timeline_bis,
-                    end=max(taken.end, before.start),
+                    abgeloest_durch=taken.successor,
+                    end=max(carried, before.start),
                 )
             reinstated.append(before.id)
         return reinstated
 
+    def _at_ends(self, fact: FactState, rel: Relation) -> list[FactState]:
+        """The other valid facts of the fact's relation in the partition of its subject,
+        and of a symmetric relation also in its object's."""
+        ends = {fact.start_id} | ({fact.end_id} if rel.symmetrisch and fact.end_id else set())
+        return [
+            f for f in self.state.facts.values()
+            if f.rel == fact.rel and f.valid and f.id != fact.id
+            and (f.start_id in ends or (rel.symmetrisch and f.end_id in ends))
+        ]
+
     @staticmethod
     def _ended_by(before: FactState, taken: Taken) -> bool:
-        """True when `before`'s end is the start of the taken-back value."""
+        """True when `before`'s value was followed by the taken-back one: it ends with
+        that value's event, or was superseded by that fact (`abgeloest_durch`). On older
+        data without the latter, when its end is the taken value's start (which cannot
+        tell apart values that begin at the same instant)."""
         if before.props.get("timeline_bis") != taken.timeline_id:
             return False
         if taken.timeline_id is not None:
             return True  # it ends with the taken value's event, wherever that has moved
+        successor = before.props.get("abgeloest_durch")
+        if successor is not None:
+            return bool(successor == taken.id)
         stored_end = before.props.get("t_invalid")
         if stored_end is None:
             return False
@@ -227,7 +256,7 @@ class History:
             fact = self.state.facts.get(r.fact_id)
             if fact is None:
                 raise RuntimeError(f"the move's state lacks fact {r.fact_id!r}")
-            self.end_at(fact, r.at, r.timeline_bis)
+            self.end_at(fact, r.at, r.timeline_bis, None)
         return TripelErgebnis(
             index=0,
             ausgang="verschoben",

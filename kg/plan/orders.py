@@ -167,6 +167,14 @@ class Refs:
         wanted = self.rel_types if self.all_history else self.whole_types
         return self.rel_types & symmetric & wanted
 
+    def far_types(self, symmetric_einwertig: set[str]) -> set[str]:
+        """The symmetric einwertig relations whose facts the state also reads at the far
+        end of each named entity's fact of them: with `all_history` (a correction, a
+        cancel), a fact of one may hold again, and then holds up to the next value at
+        either end, also at an end the order does not name (Tom–Lena, ended by Tom–Ben,
+        holds again when Tom–Ben is taken back, up to Lena's next partner)."""
+        return self.rel_types & symmetric_einwertig if self.all_history else set()
+
     def add(
         self, ref: EntityRef | None, transitive: bool = False, claims: Iterable[str] = ()
     ) -> None:

@@ -180,11 +180,19 @@ class Planner(History):
                         ended[fact.id] = fact  # began within the event's precision
                     elif fact.start > start:
                         following.append(fact)
+            if rel.symmetrisch:
+                # A value squeezed to nothing by the far end's partition still follows
+                # (in its own a value squeezing it would begin no later anyway).
+                following += [
+                    f for entity_id in ends for f in self.stated(entity_id, rel.rel_type)
+                    if f.empty and f.start > start
+                ]
+        fakt_id = new_id()
         for fact in ended.values():
-            self.end_at(fact, start, timeline_id)
+            self.end_at(fact, start, timeline_id, fakt_id)
         upcoming = min(following, key=lambda f: (f.start, f.id)) if following else None
         fact = FactState(
-            id=new_id(),
+            id=fakt_id,
             rel=rel.rel_type,
             start_id=subjekt_id,
             end_id=objekt_id,
@@ -210,6 +218,7 @@ class Planner(History):
             "last_touched": self.jetzt,
             "timeline_id": timeline_id,
             "timeline_bis": upcoming.props.get("timeline_id") if upcoming else None,
+            "abgeloest_durch": upcoming.id if upcoming else None,
         }
         if upcoming is not None:
             # Where the next value begins now (its chain's day, not the day stored when

@@ -64,10 +64,12 @@ class FactState:
 class Taken:
     """What a taken-back fact's current version said, before it was taken back."""
 
+    id: str
     t_valid: datetime
     t_invalid: Any
     timeline_id: str | None
     timeline_bis: str | None
+    successor: str | None  # the fact that superseded it (abgeloest_durch)
     end: datetime | None
     open: bool
 
@@ -122,10 +124,12 @@ class Operations:
 def taken_of(fact: FactState) -> Taken:
     """Where a fact's current version starts and ends, as its stored references say."""
     return Taken(
+        id=fact.id,
         t_valid=as_utc(fact.props["t_valid"]),
         t_invalid=fact.props.get("t_invalid"),
         timeline_id=fact.props.get("timeline_id"),
         timeline_bis=fact.props.get("timeline_bis"),
+        successor=fact.props.get("abgeloest_durch"),
         end=fact.end,
         open=fact.aktiv,
     )

@@ -145,6 +145,7 @@ class Datei:
                 raise bad(b, f"entry {b.eintrag!r} is not in the file")
             if b.entitaet not in entities:
                 raise bad(b, f"entity {b.entitaet!r} is not in the file")
+        fact_ids = {f.id for f in self.fakten}
         for f in self.fakten:
             if f.beziehung not in canon:
                 raise bad(f, f"relation {f.beziehung!r} is not in the canon (set "
@@ -160,6 +161,8 @@ class Datei:
             for role, ref in (("timeline_id", f.timeline_id), ("timeline_bis", f.timeline_bis)):
                 if ref is not None and ref not in entries:
                     raise bad(f, f"{role} entry {ref!r} is not in the file")
+            if f.abgeloest_durch is not None and f.abgeloest_durch not in fact_ids:
+                raise bad(f, f"abgeloest_durch fact {f.abgeloest_durch!r} is not in the file")
 
 
 def parse_lines(lines: Iterable[str], canon: Canon, source: str = "<import>") -> Datei:

@@ -165,6 +165,9 @@ class FaktRec(Rec):
     t_invalid: Zeit | None = None
     timeline_id: Id | None = None
     timeline_bis: Id | None = None
+    abgeloest_durch: Id | None = Field(
+        None, description="The fact whose value followed it when it was superseded."
+    )
     t_recorded: Zeit | None = None
     t_expired: Zeit | None = None
     version: int = Field(1, ge=1, description="Version of the fact (its record in system time).")
