@@ -179,7 +179,9 @@ CALL (since) {
   // ($far_types, see Refs.far_types) that ends at an entity the order does not name;
   // its value then holds up to that entity's next value too, so the facts of that
   // relation at the far end of each such fact are read as well.
+  // (Nothing is walked for an order without: most orders.)
   CALL (e, outgoing, incoming) {
+    WITH e, outgoing, incoming WHERE size($far_types) > 0
     UNWIND outgoing + incoming AS near
     WITH near.r AS r0 WHERE r0 IS NOT NULL AND type(r0) IN $far_types
     WITH DISTINCT r0, CASE WHEN startNode(r0) = e THEN endNode(r0) ELSE startNode(r0) END AS far
