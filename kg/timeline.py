@@ -298,13 +298,14 @@ class Timeline:
                 character_id=character_id,
                 first_id=ends["first_id"],
             )
+            # Both ends of a symmetric fact: a partner it ended at either end may hold
+            # again, up to the next value at that partner's other end.
+            subjects = {(f["start_id"], f["rel_type"]) for f in facts} | {
+                (f["end_id"], f["rel_type"]) for f in facts
+                if f["end_id"] is not None and f["rel_type"] in self.agent.symmetric_types
+            }
             ergebnis = await self.agent.cancel_event(
-                tx,
-                user_id,
-                character_id,
-                ends["first_id"],
-                eintrag_id,
-                sorted({(f["start_id"], f["rel_type"]) for f in facts}),
+                tx, user_id, character_id, ends["first_id"], eintrag_id, sorted(subjects)
             )
             result = ergebnis.ergebnisse[0]
             return {"retired": result.abgeloest, "reinstated": result.wieder_gueltig}

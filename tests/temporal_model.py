@@ -270,12 +270,14 @@ def end_of_day(day: date) -> datetime:
 
 @dataclass
 class Bond:
-    """One assertion of a symmetric relation: two people, from an instant."""
+    """One assertion of a symmetric relation: two people, from an instant (or from the
+    first day of an event, `event`; events are never moved here)."""
 
     ends: frozenset[str]
     start: datetime
     added: int
     removed: int | None = None
+    event: int | None = None
 
     def alive(self, step: int) -> bool:
         return self.added <= step and (self.removed is None or step < self.removed)
@@ -300,6 +302,7 @@ class Partners:
 
     lists: dict[str, list[Bond]] = field(default_factory=dict)
     step: int = 0
+    events: int = 0  # events told so far: the key of the last one
 
     def alive(self, person: str, step: int) -> list[Bond]:
         return [b for b in self.lists.get(person, []) if b.alive(step)]
@@ -321,11 +324,19 @@ class Partners:
             for b in self.alive(person, step)
         ]
 
-    def write(self, a: str, b: str, start: datetime) -> str:
-        """Returns the outcome: geschrieben, abgeloest, nachgetragen or unveraendert."""
+    def write(
+        self, a: str, b: str, start: datetime, event: tuple[date, str] | None = None
+    ) -> str:
+        """Returns the outcome: geschrieben, abgeloest, nachgetragen or unveraendert. With
+        `event` (first day, precision) the bond starts on the event's first day, and a
+        bond that began within the event's precision precedes it."""
         self.step += 1
         was = self.step - 1
         ends = frozenset((a, b))
+        edge = None
+        if event is not None:
+            first = first_of(event[0], event[1])
+            start, edge = day_start(first), window_end(first, event[1])
         holding = [
             (bond, self.end_of(bond, was))
             for person in ends for bond in self.alive(person, was)
@@ -333,14 +344,19 @@ class Partners:
         if any(bond.ends == ends and Interval(b, bond.start, end).holds(start)
                for bond, end in holding):
             return "unveraendert"
-        new = Bond(ends, start, self.step)
+        self.events += event is not None
+        new = Bond(ends, start, self.step, event=self.events if event is not None else None)
         for person in ends:
             items = self.lists.setdefault(person, [])
-            precede = [x for x in self.alive(person, was) if x.start <= start]
+            precede = [
+                x for x in self.alive(person, was)
+                if (x.start < edge if edge else x.start <= start)
+            ]
             items.insert(items.index(precede[-1]) + 1 if precede else 0, new)
         ended = [
             bond for bond, end in holding
             if Interval("", bond.start, end).holds(start)
+            or (edge and start < bond.start < edge and (end is None or end > bond.start))
         ]
         if self.end_of(new, self.step) is not None:
             return "nachgetragen"
@@ -355,6 +371,14 @@ class Partners:
         for bond in found:
             bond.removed = self.step
         return bool(found)
+
+    def cancel(self, key: int) -> None:
+        """A cancelled event: its bonds are taken back."""
+        self.step += 1
+        for items in self.lists.values():
+            for bond in items:
+                if bond.event == key and bond.alive(self.step - 1):
+                    bond.removed = self.step
 
     def noop(self) -> None:
         self.step += 1

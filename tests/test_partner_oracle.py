@@ -1,13 +1,15 @@
 """A symmetric single-valued relation (partner) against its reference model
 (`Partners` in tests/temporal_model.py).
 
-A hypothesis state machine writes partner facts among four people (now, or late or
-future valid times) and takes them back by corrections, through `Memory` against the
-real Neo4j. After every step it compares every person's current Mappe, and their as-of
-Mappe at random (gueltig_am, bekannt_am) points, with the model: whom they are with,
-since when, and whom they were with until when. Nobody ever has two partners at once,
-also where a correction names only one end of the fact it reinstates. At the end of
-each sequence `kg check` must be clean.
+A hypothesis state machine writes partner facts among four people (now, late or future
+valid times, or from events of day and month precision) and takes them back by
+corrections and by cancelling their events, through `Memory` against the real Neo4j
+(events are not moved here: `tests/test_temporal_oracle.py` moves them). After every
+step it compares every person's current Mappe, and their as-of Mappe at random
+(gueltig_am, bekannt_am) points, with the model: whom they are with, since when, and
+whom they were with until when. Nobody ever has two partners at once, also where a
+correction names only one end of the fact it reinstates. At the end of each sequence
+`kg check` must be clean.
 
 CI runs a bounded number of examples; `KG_STRESS=1` runs thousands.
 """
@@ -25,7 +27,14 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
+from hypothesis.stateful import (
+    Bundle,
+    RuleBasedStateMachine,
+    consumes,
+    invariant,
+    rule,
+    run_state_machine_as_test,
+)
 
 from kg.api import SyncMemory
 from tests.temporal_model import Partners, day_start
@@ -40,6 +49,9 @@ INSTANTS = [
     datetime(2026, 11, 10, tzinfo=UTC),
     datetime(2027, 2, 1, tzinfo=UTC),
 ]
+# Event days: one in the store clock's month (with month precision, the values told
+# today begin inside its window and precede it), others before and after.
+DAYS = [date(2026, 1, 20), date(2026, 11, 28), date(2026, 12, 24), date(2027, 3, 3)]
 PROBES = [
     datetime(2025, 12, 31, tzinfo=UTC),
     datetime(2026, 8, 1, tzinfo=UTC),
@@ -69,6 +81,8 @@ def partners(m: Any) -> tuple[set[Any], set[Any]]:
 class PartnerRecord(RuleBasedStateMachine):
     store: SyncMemory
 
+    events = Bundle("events")
+
     def __init__(self) -> None:
         super().__init__()
         self.user = f"partner-{uuid.uuid4().hex[:10]}"
@@ -82,6 +96,7 @@ class PartnerRecord(RuleBasedStateMachine):
         ], zeitpunkt="2000-01-01T00:00:00Z")
         self.model.noop()
         self.between()
+        self.entries: dict[int, str] = {}  # model event → the store's entry id
         self.ids = {
             p: str(self.run(self.store.memory.entity_id(self.user, "nova", p))) for p in PEOPLE
         }
@@ -113,6 +128,33 @@ class PartnerRecord(RuleBasedStateMachine):
         ], **extra)
         expected = self.model.write(a, b, when or result.erfasst)
         assert result.ergebnisse[0].ausgang == expected, (a, b, when)
+        self.between()
+
+    @rule(target=events, people=two, day=st.sampled_from(DAYS), monat=st.booleans())
+    def write_with_event(self, people: tuple[str, str], day: date, monat: bool) -> int:
+        a, b = people
+        genauigkeit = "monat" if monat else "tag"
+        result = self.order(tripel=[{
+            "subjekt": a, "beziehung": "partner", "objekt": b, "herkunft": "mensch",
+            "ereignis": {"titel": "Sie kommen zusammen", "beginn": day.isoformat(),
+                         "genauigkeit": genauigkeit},
+        }])
+        expected = self.model.write(a, b, result.erfasst, (day, genauigkeit))
+        r = result.ergebnisse[0]
+        assert r.ausgang == expected, (a, b, day, genauigkeit)
+        self.between()
+        if r.ausgang == "unveraendert":
+            return 0  # no event was created
+        assert r.timeline_id is not None
+        self.entries[self.model.events] = r.timeline_id
+        return self.model.events
+
+    @rule(key=consumes(events))
+    def cancel(self, key: int) -> None:
+        if key == 0:
+            return
+        self.run(self.store.memory.timeline_cancel(self.user, "nova", self.entries[key]))
+        self.model.cancel(key)
         self.between()
 
     @rule(people=two)
@@ -261,3 +303,54 @@ def test_a_partner_squeezed_later_still_ends_the_one_it_ended(store: SyncMemory)
         state.write(("Anna", "Ben"), None)
         state.write(("Anna", "Ben"), datetime(2026, 11, 10, tzinfo=UTC))
         state.write(("Anna", "Tom"), datetime(2026, 11, 10, tzinfo=UTC))
+
+
+def test_correcting_a_partner_between_two_told_for_the_same_instant(
+    store: SyncMemory,
+) -> None:
+    """Found by the stress run. Anna–Ben and Anna–Lena today; then from 16 June: Anna–Ben
+    (late), Anna–Lena (squeezes it) and Anna–Ben again (squeezes that). Correcting
+    Anna–Lena leaves the first June Anna–Ben squeezed by the second, which holds up to
+    today's Anna–Ben: the value that followed Anna–Lena is at Anna's end, so its end is
+    carried over. The store once let both June values hold (kg check: an overlap)."""
+    june = datetime(2026, 6, 16, tzinfo=UTC)
+    with replay(store) as state:
+        state.write(("Anna", "Ben"), None)
+        state.write(("Anna", "Lena"), None)
+        state.write(("Anna", "Ben"), june)
+        state.write(("Anna", "Lena"), june)
+        state.write(("Anna", "Ben"), june)
+        state.correct(("Anna", "Lena"))
+
+
+def test_a_month_event_follows_the_partners_that_began_in_its_month(
+    store: SyncMemory,
+) -> None:
+    """Found by the state machine. Anna–Ben and Anna–Lena by events on 20 January (the
+    first squeezed by the second), then Anna–Ben by an event in January, month precision:
+    both began inside its window, so both precede it, and it holds on (abgeloest). The
+    store once let the squeezed Anna–Ben of 20 January end it (nachgetragen); with
+    Anna–Lena told today in between, it then ends where that one begins."""
+    for today in ("Ben", "Lena"):
+        with replay(store) as state:
+            state.write_with_event(("Anna", "Ben"), date(2026, 1, 20), False)
+            state.write(("Anna", today), None)
+            state.write_with_event(("Anna", "Lena"), date(2026, 1, 20), False)
+            state.write_with_event(("Anna", "Ben"), date(2026, 1, 20), True)
+
+
+def test_cancelling_a_partner_event_reads_two_people_beyond_its_subject(
+    store: SyncMemory,
+) -> None:
+    """Found by the state machine. Tom–Anna from December, Lena–Anna late, Anna–Lena from
+    November, Lena–Ben from 24 December, then Ben–Lena from 28 November ends Anna–Lena.
+    Cancelling Ben–Lena brings Anna–Lena back up to 1 December, where Tom–Anna begins:
+    the cancel names only Ben (its subject), so its state reads Lena (the fact's other
+    end) and Anna (Lena's partner). The store once ended Anna–Lena on 24 December."""
+    with replay(store) as state:
+        state.write_with_event(("Tom", "Anna"), date(2026, 12, 24), True)
+        state.write_with_event(("Lena", "Anna"), date(2026, 1, 20), False)
+        state.write_with_event(("Anna", "Lena"), date(2026, 11, 28), True)
+        state.write_with_event(("Lena", "Ben"), date(2026, 12, 24), False)
+        cancelled = state.write_with_event(("Ben", "Lena"), date(2026, 11, 28), False)
+        state.cancel(cancelled)

@@ -116,7 +116,7 @@ MATCH (s:Entitaet {user_id: $user_id})-[r]->(o)
 WHERE r.character_id = $character_id AND r.timeline_id = $first_id AND r.t_expired IS NULL
 OPTIONAL MATCH (:TimelineEintrag {id: r.timeline_bis})-[:NACHFOLGER*0..]->(tb:TimelineEintrag)
 WHERE NOT (tb)-[:NACHFOLGER]->(:TimelineEintrag)
-RETURN r.id AS id, s.id AS start_id, s.name AS subjekt, type(r) AS rel_type,
+RETURN r.id AS id, s.id AS start_id, o.id AS end_id, s.name AS subjekt, type(r) AS rel_type,
        coalesce(o.name, o.wert) AS objekt, r.aktiv AS aktiv, r.grund AS grund,
        r.t_invalid AS t_invalid, tb.beginn AS bis_tag;
 

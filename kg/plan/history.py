@@ -169,9 +169,10 @@ class History:
             ]
             upcoming = min(later, key=lambda f: (f.start, f.id)) if later else None
             # Where the taken-back value ended is where `before` ends, unless a value at
-            # its own ends begins earlier; of a symmetric relation, that end may lie in
-            # the partition of the far end alone, so only `before`'s own ends count.
-            carried = None if rel.symmetrisch else taken.end
+            # its own ends begins earlier. Of a symmetric relation only if the value that
+            # followed the taken-back one is at `before`'s own ends: else that end lay in
+            # the far end's partition alone.
+            carried = taken.end if self._follows_at_ends(taken, before, rel) else None
             if upcoming is not None and (carried is None or upcoming.start < carried):
                 self.end_at(
                     before, upcoming.start, upcoming.props.get("timeline_id"), upcoming.id
@@ -199,6 +200,16 @@ class History:
                 )
             reinstated.append(before.id)
         return reinstated
+
+    def _follows_at_ends(self, taken: Taken, before: FactState, rel: Relation) -> bool:
+        """True when the value that followed the taken-back one (if any) is in
+        `before`'s partitions: always in a relation of one partition per subject."""
+        if not rel.symmetrisch:
+            return True
+        follower = self.state.facts.get(taken.successor) if taken.successor else None
+        return follower is not None and bool(
+            {follower.start_id, follower.end_id} & {before.start_id, before.end_id}
+        )
 
     def _at_ends(self, fact: FactState, rel: Relation) -> list[FactState]:
         """The other valid facts of the fact's relation in the partition of its subject,

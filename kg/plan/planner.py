@@ -182,10 +182,12 @@ class Planner(History):
                         following.append(fact)
             if rel.symmetrisch:
                 # A value squeezed to nothing by the far end's partition still follows
-                # (in its own a value squeezing it would begin no later anyway).
+                # (in its own a value squeezing it would begin no later anyway), unless
+                # it began within the event's precision (it precedes the event).
                 following += [
                     f for entity_id in ends for f in self.stated(entity_id, rel.rel_type)
                     if f.empty and f.start > start
+                    and (window_end is None or f.start >= window_end)
                 ]
         fakt_id = new_id()
         for fact in ended.values():
