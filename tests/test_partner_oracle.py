@@ -354,3 +354,24 @@ def test_cancelling_a_partner_event_reads_two_people_beyond_its_subject(
         state.write_with_event(("Lena", "Ben"), date(2026, 12, 24), False)
         cancelled = state.write_with_event(("Ben", "Lena"), date(2026, 11, 28), False)
         state.cancel(cancelled)
+
+
+def test_a_partner_squeezed_by_a_month_event_does_not_follow_a_value_told_today(
+    store: SyncMemory,
+) -> None:
+    """Found by the stress run. Lena–Ben today; Lena–Anna from 24 December (ends it);
+    Anna–Lena "in December" (month precision: both began inside its window, so both
+    precede it and are squeezed to nothing). Tom–Lena told today then holds on: the
+    squeezed Lena–Anna of 24 December comes before the December event, which began
+    before today. The store once took it to follow Tom–Lena (nachgetragen)."""
+    with replay(store) as state:
+        first = state.write_with_event(("Tom", "Lena"), date(2026, 11, 28), True)
+        state.write(("Tom", "Anna"), None)
+        again = state.write_with_event(("Tom", "Anna"), date(2026, 1, 20), False)
+        state.cancel(again)
+        state.cancel(first)
+        state.write_with_event(("Anna", "Tom"), date(2026, 1, 20), False)
+        state.write(("Lena", "Ben"), None)
+        state.write_with_event(("Lena", "Anna"), date(2026, 12, 24), False)
+        state.write_with_event(("Anna", "Lena"), date(2026, 12, 24), True)
+        state.write(("Tom", "Lena"), None)

@@ -183,12 +183,18 @@ class Planner(History):
             if rel.symmetrisch:
                 # A value squeezed to nothing by the far end's partition still follows
                 # (in its own a value squeezing it would begin no later anyway), unless
-                # it began within the event's precision (it precedes the event).
-                following += [
-                    f for entity_id in ends for f in self.stated(entity_id, rel.rel_type)
-                    if f.empty and f.start > start
-                    and (window_end is None or f.start >= window_end)
-                ]
+                # it precedes the new one: it began within the event's precision, or
+                # the value that squeezed it (after it) begins no later than the new one.
+                def after(f: FactState) -> bool:
+                    return f.start >= window_end if window_end else f.start > start
+
+                for entity_id in ends:
+                    for f in self.stated(entity_id, rel.rel_type):
+                        if not f.empty or not after(f):
+                            continue
+                        follower = self.state.facts.get(f.props.get("abgeloest_durch") or "")
+                        if follower is None or after(follower):
+                            following.append(f)
         fakt_id = new_id()
         for fact in ended.values():
             self.end_at(fact, start, timeline_id, fakt_id)
