@@ -279,7 +279,7 @@ class Fact:
     t_expired: datetime | None = None
     timeline_id: str | None = None
     timeline_bis: str | None = None
-    abgeloest_durch: str | None = None
+    abgeloest_durch: list[str] | None = None
     version: int = 1
 
     def props(self) -> dict[str, object]:
@@ -486,7 +486,7 @@ class _UserBuilder:
                 grund="abgeloest",
                 t_invalid=max(new.t_valid, old.t_valid),
                 timeline_bis=timeline_first,
-                abgeloest_durch=new.id,
+                abgeloest_durch=[new.id],
             )
         )
 

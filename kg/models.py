@@ -202,8 +202,8 @@ class Frozen(BaseModel):
 #: The Cypher types a stored property can have, as `kg check` tests them (`_OR_NULL`: or
 #: absent; `NUMBER`: a float or an integer). An empty type: checked by a rule of its own.
 PropertyType = Literal[
-    "STRING", "STRING_OR_NULL", "DATETIME", "DATETIME_OR_NULL", "DATE", "DATE_OR_NULL",
-    "INTEGER", "INTEGER_OR_NULL", "BOOLEAN", "BOOLEAN_OR_NULL", "NUMBER", "",
+    "STRING", "STRING_OR_NULL", "STRING_LIST_OR_NULL", "DATETIME", "DATETIME_OR_NULL", "DATE",
+    "DATE_OR_NULL", "INTEGER", "INTEGER_OR_NULL", "BOOLEAN", "BOOLEAN_OR_NULL", "NUMBER", "",
 ]
 
 
@@ -255,9 +255,10 @@ FACT_PROPERTIES: tuple[Property, ...] = (
     ),
     Property(
         "abgeloest_durch",
-        "id of the fact whose value followed it when it was superseded (what a correction "
-        "of that fact brings it back from); absent while it holds, and on older data",
-        "STRING_OR_NULL",
+        "ids of the facts whose values follow it where it ends (superseded): one, or for a "
+        "partner one per end that a value follows at the same instant (what taking one of "
+        "them back brings it back from); absent while it holds, and on older data",
+        "STRING_LIST_OR_NULL",
     ),
     Property(
         "t_recorded",

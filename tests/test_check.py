@@ -187,6 +187,8 @@ def test_a_swept_store_is_clean(world: World) -> None:
     ("SET r.aktiv = 'ja'", "aktiv"),
     ("REMOVE r.character_id", "character_id"),
     ("SET r.decay_am = '2026-11-01'", "decay_am"),
+    ("SET r.abgeloest_durch = 'f-2'", "abgeloest_durch"),  # one id, not a list of them
+    ("SET r.abgeloest_durch = [1, 2]", "abgeloest_durch"),
 ])
 def test_fact_fields(world: World, change: str, field: str) -> None:
     assert world.check("fact_fields").ok
@@ -217,7 +219,7 @@ def test_fact_strength(world: World, value: float) -> None:
     ("HAT", None, "SET r.aktiv = false"),  # inactive without a reason
     ("HAT", None, "SET r.t_invalid = datetime()"),  # active, yet ended
     ("HAT", None, "SET r.grund = 'abgeloest'"),  # active with a reason
-    ("HAT", None, "SET r.abgeloest_durch = r.id"),  # active, yet followed by a value
+    ("HAT", None, "SET r.abgeloest_durch = [r.id]"),  # active, yet followed by a value
     ("HAT", None, "SET r.aktiv = false, r.grund = 'verblasst', r.t_invalid = datetime(), "
                   "r.t_expired = datetime()"),  # decay is no reason to be inactive
     ("HAT", None, "SET r.aktiv = false, r.grund = 'berichtigt', "

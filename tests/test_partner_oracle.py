@@ -377,23 +377,16 @@ def test_a_partner_squeezed_by_a_month_event_does_not_follow_a_value_told_today(
         state.write(("Tom", "Lena"), None)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known gap: a partner fact squeezed at both ends at the same instant records "
-    "one follower (abgeloest_durch); taking that one back reinstates it up to the next "
-    "later value, not to the other follower of the same instant (see the docstring)",
-)
 def test_a_partner_squeezed_at_both_ends_at_once_stays_squeezed_when_one_goes(
     store: SyncMemory,
 ) -> None:
     """Found by the stress run (shrunk by hand to five steps). From 1 February 2027:
     Lena–Anna, then Tom–Lena (squeezes it at Lena's end), then Ben–Anna (follows it at
     Anna's end, at the same instant); Anna–Lena from 3 March. Taking Tom–Lena back leaves
-    Lena–Anna squeezed by Ben–Anna. The store records only the first follower of a
-    value (Tom–Lena) and, taking that back, looks for later values only (Anna–Lena in
-    March): Lena–Anna then holds alongside Ben–Anna. A fix needs the follower at each
-    end of a symmetric fact, or the order in which values of the same instant were
-    told."""
+    Lena–Anna squeezed by Ben–Anna. The store recorded only the first follower of a
+    value (Tom–Lena) and, taking that back, looked for later values only (Anna–Lena in
+    March): Lena–Anna then held alongside Ben–Anna (a strict xfail until then). Now
+    `abgeloest_durch` lists every value that follows it where it ends."""
     with replay(store) as state:
         state.write(("Lena", "Anna"), F)
         state.write(("Tom", "Lena"), F)

@@ -134,7 +134,7 @@ def fact(**change: Any) -> str:
     ([HEADER, ENTITY, fact(subjekt="e2")], r"x.jsonl:3: fakt: subjekt entity 'e2' is not in"),
     ([HEADER, ENTITY, fact(user_id="u8")], r"x.jsonl:3: fakt: user_id 'u8' is not the header"),
     ([HEADER, ENTITY, fact(aktiv=False, grund="abgeloest", t_invalid="2026-10-02T10:00:00Z",
-                           abgeloest_durch="f9")],
+                           abgeloest_durch=["f9"])],
      r"x.jsonl:3: fakt: abgeloest_durch fact 'f9' is not in the file"),
     ([HEADER, ENTITY, fact(objekt="e1")], r"x.jsonl:3: fakt: .*exactly one of 'objekt'"),
     ([HEADER, ENTITY, fact(), ENTITY], r"x.jsonl:4: entitaet 'e1' is already on line 2"),

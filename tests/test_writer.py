@@ -373,7 +373,7 @@ def test_a_superseded_version_keeps_every_stored_value_exactly(pair: Pair) -> No
         k: v for k, v in second.items() if k not in changed
     }
     assert "abgeloest_durch" not in first  # it held, followed by nothing
-    assert second["abgeloest_durch"] == result.ergebnisse[0].fakt_id  # Kassel followed it
+    assert second["abgeloest_durch"] == [result.ergebnisse[0].fakt_id]  # Kassel follows it
     assert first["t_valid"].to_native() == datetime(2026, 9, 1, 10, 11, 12, 345678, UTC)
     assert first["decay_am"].to_native() == date(2026, 9, 2)
     assert second["t_invalid"].to_native() == datetime(2026, 10, 2, 3, 4, 5, 7, UTC)

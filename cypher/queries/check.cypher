@@ -50,6 +50,8 @@ CALL (newest) {
 WITH r,
      [k IN coalesce($fields['STRING'], []) WHERE NOT r[k] IS :: STRING NOT NULL]
      + [k IN coalesce($fields['STRING_OR_NULL'], []) WHERE NOT r[k] IS :: STRING]
+     + [k IN coalesce($fields['STRING_LIST_OR_NULL'], [])
+        WHERE NOT r[k] IS :: LIST<STRING NOT NULL>]
      + [k IN coalesce($fields['DATETIME'], []) WHERE NOT r[k] IS :: ZONED DATETIME NOT NULL]
      + [k IN coalesce($fields['DATETIME_OR_NULL'], []) WHERE NOT r[k] IS :: ZONED DATETIME]
      + [k IN coalesce($fields['DATE'], []) WHERE NOT r[k] IS :: DATE NOT NULL]

@@ -120,14 +120,16 @@ class History:
             fact.end = updates["end"]
 
     def end_at(
-        self, fact: FactState, end: datetime, timeline_bis: str | None, successor: str | None
+        self, fact: FactState, end: datetime, timeline_bis: str | None,
+        followers: list[str] | None,
     ) -> None:
-        """The fact's value is followed by another from `end` on (superseded): by the fact
-        `successor` (None where a move re-ends it with its event, `timeline_bis`). A value
-        never ends before it starts: an end before its start is its start."""
+        """The fact's value is followed by another from `end` on (superseded): by the
+        facts `followers` (None where a move re-ends it with its event, `timeline_bis`).
+        A value never ends before it starts: an end before its start is its start."""
         self.change(
             fact, aktiv=False, grund="abgeloest", t_invalid=max(end, fact.start),
-            timeline_bis=timeline_bis, abgeloest_durch=successor, end=max(end, fact.start),
+            timeline_bis=timeline_bis, abgeloest_durch=followers or None,
+            end=max(end, fact.start),
         )
 
     def retire(self, fact: FactState, grund: str, timeline_bis: str | None = None) -> None:
@@ -155,6 +157,8 @@ class History:
         for before in sorted(self._at_ends(fact, rel), key=lambda f: (f.start, f.id)):
             if before.grund != "abgeloest" or not self._ended_by(before, taken):
                 continue
+            if self._still_followed(before, taken):
+                continue  # another value follows it at the same instant (a partner's far end)
             # The values after it at its own ends (of a symmetric relation also at the
             # end it does not share with the taken-back value): those that begin later
             # and hold somewhere, or will again (a value squeezed to nothing by another
@@ -175,7 +179,7 @@ class History:
             carried = taken.end if self._follows_at_ends(taken, before, rel) else None
             if upcoming is not None and (carried is None or upcoming.start < carried):
                 self.end_at(
-                    before, upcoming.start, upcoming.props.get("timeline_id"), upcoming.id
+                    before, upcoming.start, upcoming.props.get("timeline_id"), [upcoming.id]
                 )
             elif carried is None:
                 if rel.symmetrisch and any(
@@ -195,20 +199,36 @@ class History:
                     # The next version starts where `before` starts now (see `change`).
                     t_invalid=max(as_utc(taken.t_invalid), before.start),
                     timeline_bis=taken.timeline_bis,
-                    abgeloest_durch=taken.successor,
+                    abgeloest_durch=self._carried_followers(taken, before, rel) or None,
                     end=max(carried, before.start),
                 )
             reinstated.append(before.id)
         return reinstated
 
     def _follows_at_ends(self, taken: Taken, before: FactState, rel: Relation) -> bool:
-        """True when the value that followed the taken-back one (if any) is in
-        `before`'s partitions: always in a relation of one partition per subject."""
+        """True when a value that followed the taken-back one is in `before`'s
+        partitions: always in a relation of one partition per subject."""
+        return not rel.symmetrisch or bool(self._carried_followers(taken, before, rel))
+
+    def _carried_followers(self, taken: Taken, before: FactState, rel: Relation) -> list[str]:
+        """The facts that followed the taken-back one and now follow `before`: all of them
+        in a relation of one partition per subject, those at `before`'s ends in a
+        symmetric one."""
         if not rel.symmetrisch:
-            return True
-        follower = self.state.facts.get(taken.successor) if taken.successor else None
-        return follower is not None and bool(
-            {follower.start_id, follower.end_id} & {before.start_id, before.end_id}
+            return list(taken.followers)
+        ends = {before.start_id, before.end_id}
+        return [
+            fid for fid in taken.followers
+            if (f := self.state.facts.get(fid)) is not None and {f.start_id, f.end_id} & ends
+        ]
+
+    def _still_followed(self, before: FactState, taken: Taken) -> bool:
+        """True when a value other than the taken-back one follows `before` where it ends
+        (a partner fact followed at both ends at the same instant), and still holds or
+        will: then `before` keeps its end."""
+        return any(
+            fid != taken.id and (f := self.state.facts.get(fid)) is not None and f.valid
+            for fid in before.props.get("abgeloest_durch") or ()
         )
 
     def _at_ends(self, fact: FactState, rel: Relation) -> list[FactState]:
@@ -231,9 +251,9 @@ class History:
             return False
         if taken.timeline_id is not None:
             return True  # it ends with the taken value's event, wherever that has moved
-        successor = before.props.get("abgeloest_durch")
-        if successor is not None:
-            return bool(successor == taken.id)
+        followers = before.props.get("abgeloest_durch")
+        if followers is not None:
+            return taken.id in followers
         stored_end = before.props.get("t_invalid")
         if stored_end is None:
             return False

@@ -168,6 +168,7 @@ class Planner(History):
                 self.ops.touch.append({"id": same.id, "start_id": same.start_id})
             return "unveraendert", same.id, []
         ended: dict[str, FactState] = {}
+        squeezed: dict[str, FactState] = {}  # already ended where this one begins
         following: list[FactState] = []
         if rel.einwertig:
             # A partner is einwertig from both ends: the object's partition counts too.
@@ -190,14 +191,28 @@ class Planner(History):
 
                 for entity_id in ends:
                     for f in self.stated(entity_id, rel.rel_type):
-                        if not f.empty or not after(f):
+                        if not f.empty:
                             continue
-                        follower = self.state.facts.get(f.props.get("abgeloest_durch") or "")
-                        if follower is None or after(follower):
+                        if not after(f):
+                            # Squeezed where the new value begins (or within its event's
+                            # precision): the new one follows it too, at its other end.
+                            if start <= f.start and f.id not in squeezed:
+                                squeezed[f.id] = f
+                            continue
+                        followers = [
+                            self.state.facts.get(fid)
+                            for fid in f.props.get("abgeloest_durch") or ()
+                        ]
+                        if all(x is None or after(x) for x in followers):
                             following.append(f)
         fakt_id = new_id()
         for fact in ended.values():
-            self.end_at(fact, start, timeline_id, fakt_id)
+            self.end_at(fact, start, timeline_id, [fakt_id])
+        for fact in squeezed.values():
+            # It keeps its end; that this value follows it too matters when the one that
+            # squeezed it first is taken back.
+            earlier = list(fact.props.get("abgeloest_durch") or ())
+            self.change(fact, abgeloest_durch=[*earlier, fakt_id])
         upcoming = min(following, key=lambda f: (f.start, f.id)) if following else None
         fact = FactState(
             id=fakt_id,
@@ -226,7 +241,7 @@ class Planner(History):
             "last_touched": self.jetzt,
             "timeline_id": timeline_id,
             "timeline_bis": upcoming.props.get("timeline_id") if upcoming else None,
-            "abgeloest_durch": upcoming.id if upcoming else None,
+            "abgeloest_durch": [upcoming.id] if upcoming else None,
         }
         if upcoming is not None:
             # Where the next value begins now (its chain's day, not the day stored when

@@ -69,7 +69,7 @@ class Taken:
     t_invalid: Any
     timeline_id: str | None
     timeline_bis: str | None
-    successor: str | None  # the fact that superseded it (abgeloest_durch)
+    followers: tuple[str, ...]  # the facts that follow it where it ends (abgeloest_durch)
     end: datetime | None
     open: bool
 
@@ -129,7 +129,7 @@ def taken_of(fact: FactState) -> Taken:
         t_invalid=fact.props.get("t_invalid"),
         timeline_id=fact.props.get("timeline_id"),
         timeline_bis=fact.props.get("timeline_bis"),
-        successor=fact.props.get("abgeloest_durch"),
+        followers=tuple(fact.props.get("abgeloest_durch") or ()),
         end=fact.end,
         open=fact.aktiv,
     )

@@ -165,8 +165,8 @@ class FaktRec(Rec):
     t_invalid: Zeit | None = None
     timeline_id: Id | None = None
     timeline_bis: Id | None = None
-    abgeloest_durch: Id | None = Field(
-        None, description="The fact whose value followed it when it was superseded."
+    abgeloest_durch: list[Id] | None = Field(
+        None, description="The facts whose values follow it where it ends (superseded)."
     )
     t_recorded: Zeit | None = None
     t_expired: Zeit | None = None
