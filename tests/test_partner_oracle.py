@@ -393,3 +393,21 @@ def test_a_partner_squeezed_at_both_ends_at_once_stays_squeezed_when_one_goes(
         state.write(("Ben", "Anna"), F)
         state.write_with_event(("Anna", "Lena"), date(2027, 3, 3), False)
         state.correct(("Lena", "Tom"))
+
+
+def test_a_partner_squeezed_at_its_other_end_follows_a_value_told_before_it(
+    store: SyncMemory,
+) -> None:
+    """Found by the stress run. Anna–Ben today; Anna–Lena from 28 November (late:
+    history up to today); Anna–Tom from March 2025; Tom–Lena "in November" squeezes
+    Anna–Lena at Lena's end. Then Anna–Tom from 10 November ends where Anna–Lena was told
+    to begin: in Anna's partition, Anna–Lena comes after it (what squeezed it, Tom–Lena,
+    is in Lena's). The store once read that squeezing as placing Anna–Lena before it,
+    so Anna–Tom ran on to today."""
+    with replay(store) as state:
+        state.write(("Anna", "Ben"), None)
+        state.write_with_event(("Anna", "Lena"), date(2026, 11, 28), False)
+        state.write(("Anna", "Tom"), datetime(2025, 3, 29, 12, tzinfo=UTC))
+        state.write_with_event(("Tom", "Lena"), date(2026, 11, 28), True)
+        state.write(("Anna", "Ben"), None)
+        state.write(("Anna", "Tom"), datetime(2026, 11, 10, tzinfo=UTC))

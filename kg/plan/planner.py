@@ -184,8 +184,9 @@ class Planner(History):
             if rel.symmetrisch:
                 # A value squeezed to nothing by the far end's partition still follows
                 # (in its own a value squeezing it would begin no later anyway), unless
-                # it precedes the new one: it began within the event's precision, or
-                # the value that squeezed it (after it) begins no later than the new one.
+                # it precedes the new one: it began within the event's precision, or a
+                # value that squeezed it in this end's partition (after it there) begins
+                # no later than the new one.
                 def after(f: FactState) -> bool:
                     return f.start >= window_end if window_end else f.start > start
 
@@ -199,11 +200,14 @@ class Planner(History):
                             if start <= f.start and f.id not in squeezed:
                                 squeezed[f.id] = f
                             continue
+                        # It precedes the new one if a value after it in this end's
+                        # partition (one that squeezed it here) begins no later.
                         followers = [
-                            self.state.facts.get(fid)
-                            for fid in f.props.get("abgeloest_durch") or ()
+                            x for fid in f.props.get("abgeloest_durch") or ()
+                            if (x := self.state.facts.get(fid)) is not None
+                            and entity_id in (x.start_id, x.end_id)
                         ]
-                        if all(x is None or after(x) for x in followers):
+                        if all(after(x) for x in followers):
                             following.append(f)
         fakt_id = new_id()
         for fact in ended.values():
