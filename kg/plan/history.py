@@ -45,22 +45,53 @@ class History:
 
     def current(self, entity_id: str, rel_type: str, both: bool) -> list[FactState]:
         """The facts of a relation at an entity that are taken to hold or have held."""
+        return [f for f in self.stated(entity_id, rel_type, both) if not f.empty]
+
+    def stated(self, entity_id: str, rel_type: str, both: bool) -> list[FactState]:
+        """The facts of a relation at an entity that were never taken back, also the ones
+        squeezed to nothing."""
         return [
             f
             for f in self.state.facts.values()
             if f.rel == rel_type
             and f.valid
-            and not f.empty
             and (f.start_id == entity_id or (both and f.end_id == entity_id))
         ]
 
-    def stated(self, entity_id: str, rel_type: str) -> list[FactState]:
-        """The facts of a symmetric relation at an entity that were never taken back,
-        also the ones squeezed to nothing."""
-        return [
-            f for f in self.state.facts.values()
-            if f.rel == rel_type and f.valid and entity_id in (f.start_id, f.end_id)
-        ]
+    def squeezed_partners(
+        self, ends: list[str], rel_type: str, start: datetime, window_end: datetime | None
+    ) -> tuple[list[FactState], list[FactState]]:
+        """Of a symmetric relation, the values squeezed to nothing at the ends of a new
+        value beginning at `start`: those that follow it, and those it follows too.
+
+        A value squeezed by the far end's partition still follows (in its own a value
+        squeezing it would begin no later anyway), unless it precedes the new one: it
+        began within the event's precision, or a value that squeezed it in this end's
+        partition (after it there) begins no later. One squeezed where the new value
+        begins (or within its event's precision) is followed by it too, at its other end:
+        that matters when the one that squeezed it first is taken back."""
+
+        def after(f: FactState) -> bool:
+            return f.start >= window_end if window_end else f.start > start
+
+        following: list[FactState] = []
+        followed: dict[str, FactState] = {}
+        for entity_id in ends:
+            for f in self.stated(entity_id, rel_type, True):
+                if not f.empty:
+                    continue
+                if not after(f):
+                    if start <= f.start:
+                        followed[f.id] = f
+                    continue
+                squeezers = [
+                    x for fid in f.props.get("abgeloest_durch") or ()
+                    if (x := self.state.facts.get(fid)) is not None
+                    and entity_id in (x.start_id, x.end_id)
+                ]
+                if all(after(x) for x in squeezers):
+                    following.append(f)
+        return following, list(followed.values())
 
     def active(self, entity_id: str, rel_type: str, both: bool) -> list[FactState]:
         return [f for f in self.current(entity_id, rel_type, both) if f.aktiv]
@@ -176,7 +207,8 @@ class History:
             # its own ends begins earlier. Of a symmetric relation only if the value that
             # followed the taken-back one is at `before`'s own ends: else that end lay in
             # the far end's partition alone.
-            carried = taken.end if self._follows_at_ends(taken, before, rel) else None
+            followers = self._carried_followers(taken, before, rel)
+            carried = taken.end if followers or not rel.symmetrisch else None
             if upcoming is not None and (carried is None or upcoming.start < carried):
                 self.end_at(
                     before, upcoming.start, upcoming.props.get("timeline_id"), [upcoming.id]
@@ -199,16 +231,11 @@ class History:
                     # The next version starts where `before` starts now (see `change`).
                     t_invalid=max(as_utc(taken.t_invalid), before.start),
                     timeline_bis=taken.timeline_bis,
-                    abgeloest_durch=self._carried_followers(taken, before, rel) or None,
+                    abgeloest_durch=followers or None,
                     end=max(carried, before.start),
                 )
             reinstated.append(before.id)
         return reinstated
-
-    def _follows_at_ends(self, taken: Taken, before: FactState, rel: Relation) -> bool:
-        """True when a value that followed the taken-back one is in `before`'s
-        partitions: always in a relation of one partition per subject."""
-        return not rel.symmetrisch or bool(self._carried_followers(taken, before, rel))
 
     def _carried_followers(self, taken: Taken, before: FactState, rel: Relation) -> list[str]:
         """The facts that followed the taken-back one and now follow `before`: all of them
@@ -234,12 +261,11 @@ class History:
     def _at_ends(self, fact: FactState, rel: Relation) -> list[FactState]:
         """The other valid facts of the fact's relation in the partition of its subject,
         and of a symmetric relation also in its object's."""
-        ends = {fact.start_id} | ({fact.end_id} if rel.symmetrisch and fact.end_id else set())
-        return [
-            f for f in self.state.facts.values()
-            if f.rel == fact.rel and f.valid and f.id != fact.id
-            and (f.start_id in ends or (rel.symmetrisch and f.end_id in ends))
-        ]
+        ends = [fact.start_id] + ([fact.end_id] if rel.symmetrisch and fact.end_id else [])
+        return list({
+            f.id: f for entity_id in ends
+            for f in self.stated(entity_id, fact.rel, rel.symmetrisch) if f.id != fact.id
+        }.values())
 
     @staticmethod
     def _ended_by(before: FactState, taken: Taken) -> bool:

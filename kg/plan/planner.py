@@ -168,7 +168,7 @@ class Planner(History):
                 self.ops.touch.append({"id": same.id, "start_id": same.start_id})
             return "unveraendert", same.id, []
         ended: dict[str, FactState] = {}
-        squeezed: dict[str, FactState] = {}  # already ended where this one begins
+        squeezed: list[FactState] = []  # already ended where this one begins
         following: list[FactState] = []
         if rel.einwertig:
             # A partner is einwertig from both ends: the object's partition counts too.
@@ -182,39 +182,12 @@ class Planner(History):
                     elif fact.start > start:
                         following.append(fact)
             if rel.symmetrisch:
-                # A value squeezed to nothing by the far end's partition still follows
-                # (in its own a value squeezing it would begin no later anyway), unless
-                # it precedes the new one: it began within the event's precision, or a
-                # value that squeezed it in this end's partition (after it there) begins
-                # no later than the new one.
-                def after(f: FactState) -> bool:
-                    return f.start >= window_end if window_end else f.start > start
-
-                for entity_id in ends:
-                    for f in self.stated(entity_id, rel.rel_type):
-                        if not f.empty:
-                            continue
-                        if not after(f):
-                            # Squeezed where the new value begins (or within its event's
-                            # precision): the new one follows it too, at its other end.
-                            if start <= f.start and f.id not in squeezed:
-                                squeezed[f.id] = f
-                            continue
-                        # It precedes the new one if a value after it in this end's
-                        # partition (one that squeezed it here) begins no later.
-                        followers = [
-                            x for fid in f.props.get("abgeloest_durch") or ()
-                            if (x := self.state.facts.get(fid)) is not None
-                            and entity_id in (x.start_id, x.end_id)
-                        ]
-                        if all(after(x) for x in followers):
-                            following.append(f)
+                more, squeezed = self.squeezed_partners(ends, rel.rel_type, start, window_end)
+                following += more
         fakt_id = new_id()
         for fact in ended.values():
             self.end_at(fact, start, timeline_id, [fakt_id])
-        for fact in squeezed.values():
-            # It keeps its end; that this value follows it too matters when the one that
-            # squeezed it first is taken back.
+        for fact in squeezed:  # it keeps its end; this value follows it too
             earlier = list(fact.props.get("abgeloest_durch") or ())
             self.change(fact, abgeloest_durch=[*earlier, fakt_id])
         upcoming = min(following, key=lambda f: (f.start, f.id)) if following else None
