@@ -16,7 +16,6 @@ CI runs a bounded number of examples; `KG_STRESS=1` runs thousands.
 
 from __future__ import annotations
 
-import os
 import time
 import uuid
 from collections.abc import Iterator
@@ -25,7 +24,6 @@ from datetime import UTC, date, datetime
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     Bundle,
@@ -38,8 +36,7 @@ from hypothesis.stateful import (
 
 from kg.api import SyncMemory
 from tests.temporal_model import Partners, day_start
-
-STRESS = os.environ.get("KG_STRESS") == "1"
+from tests.test_temporal_oracle import oracle_settings
 
 PEOPLE = ["Anna", "Ben", "Lena", "Tom"]
 # Valid times around the store's own clock: late ones, one in the future.
@@ -198,16 +195,7 @@ class PartnerRecord(RuleBasedStateMachine):
 @pytest.mark.slow
 def test_partners_agree_with_the_reference_model(store: SyncMemory) -> None:
     PartnerRecord.store = store
-    run_state_machine_as_test(
-        PartnerRecord,
-        settings=settings(
-            max_examples=1000 if STRESS else int(os.environ.get("KG_ORACLE_EXAMPLES", "40")),
-            stateful_step_count=25 if STRESS else 12,
-            deadline=None,
-            suppress_health_check=list(HealthCheck),
-            derandomize=not STRESS,
-        ),
-    )
+    run_state_machine_as_test(PartnerRecord, settings=oracle_settings())
 
 
 def test_partner_model_never_gives_anyone_two_partners() -> None:

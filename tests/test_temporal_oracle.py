@@ -272,19 +272,23 @@ class TemporalRecord(RuleBasedStateMachine):
         self.run(self.memory().purge(self.user))
 
 
+def oracle_settings() -> settings:
+    """How many sequences a state machine against a model runs: CI's bounded,
+    derandomized number (`KG_ORACLE_EXAMPLES`, 40 of 12 steps); `KG_STRESS=1` runs
+    1,000 random ones of 25 steps."""
+    return settings(
+        max_examples=1000 if STRESS else int(os.environ.get("KG_ORACLE_EXAMPLES", "40")),
+        stateful_step_count=25 if STRESS else 12,
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+        derandomize=not STRESS,
+    )
+
+
 @pytest.mark.slow
 def test_store_agrees_with_the_reference_model(store: SyncMemory) -> None:
     TemporalRecord.store = store
-    run_state_machine_as_test(
-        TemporalRecord,
-        settings=settings(
-            max_examples=1000 if STRESS else int(os.environ.get("KG_ORACLE_EXAMPLES", "40")),
-            stateful_step_count=25 if STRESS else 12,
-            deadline=None,
-            suppress_health_check=list(HealthCheck),
-            derandomize=not STRESS,
-        ),
-    )
+    run_state_machine_as_test(TemporalRecord, settings=oracle_settings())
 
 
 def test_model_detects_a_planted_overlap() -> None:
