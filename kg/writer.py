@@ -222,6 +222,7 @@ class FaktenAgent:
             rel_types=sorted(refs.rel_types),
             incoming_types=sorted(refs.incoming_types(self.symmetric_types)),
             far_types=sorted(refs.far_types(self.partner_types)),
+            follow_types=sorted(refs.follow_types(self.partner_types)),
             history_types=sorted(refs.history_types),
             since=refs.since,
             all_history=refs.all_history,

@@ -401,12 +401,6 @@ def test_a_partner_squeezed_at_its_other_end_follows_a_value_told_before_it(
         state.write(("Anna", "Tom"), datetime(2026, 11, 10, tzinfo=UTC))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known gap: whether a partner value squeezed to nothing follows a new value "
-    "depends on the values that squeezed it; the state of a plain order does not read "
-    "those that ended before its start (see the docstring)",
-)
 def test_a_squeezed_partner_whose_follower_ended_before_the_order_does_not_follow(
     store: SyncMemory,
 ) -> None:

@@ -161,6 +161,20 @@ def test_refs_read_the_far_end_of_partner_facts_only_for_corrections_and_cancels
     assert refs_of(moved, CANON).far_types(partner) == set()
 
 
+def test_a_plain_partner_order_reads_the_followers_of_what_it_reads() -> None:
+    """A plain order does not read values that ended before it begins, so the followers
+    of a squeezed partner value are read by its `abgeloest_durch`; a correction reads
+    every value anyway, and an order without partners reads no followers."""
+    partner = {r.rel_type for r in CANON.relations.values() if r.symmetrisch and r.einwertig}
+    written = order(tr("Lena", "partner", "Tom"))
+    assert refs_of(written, CANON).follow_types(partner) == {"PARTNER"}
+    corrected = order(berichtigungen=[{"subjekt": "Tom", "beziehung": "partner",
+                                       "objekt": "Ben"}])
+    assert refs_of(corrected, CANON).follow_types(partner) == set()
+    moved = order(tr("Lena", "wohnt_in", "Kassel"))
+    assert refs_of(moved, CANON).follow_types(partner) == set()
+
+
 def partner_fact(
     fid: str, a: str, b: str, start: datetime, end: datetime | None = None
 ) -> FactState:

@@ -109,7 +109,7 @@ RETURN e.id AS id, e.name AS name, coalesce(typ, 'sonstiges') AS typ;
 // relationships, never reading them out. Of the other relations (not in $whole_types)
 // only the facts whose other end the order names are read (see
 // order_names_the_other_end).
-// params: $user_id, $auftrag_id, $character_id, $names, $ids, $werte, $rel_types, $incoming_types, $far_types, $history_types, $whole_types, $timeline_ids, $since, $all_history, $typed_out, $typed_in, $claims, $trans_types, $trans_names, $trans_ids
+// params: $user_id, $auftrag_id, $character_id, $names, $ids, $werte, $rel_types, $incoming_types, $far_types, $follow_types, $history_types, $whole_types, $timeline_ids, $since, $all_history, $typed_out, $typed_in, $claims, $trans_types, $trans_names, $trans_ids
 // :param user_id => 'demo-user'
 // :param auftrag_id => 'turn-1'
 // :param character_id => 'nova'
@@ -119,6 +119,7 @@ RETURN e.id AS id, e.name AS name, coalesce(typ, 'sonstiges') AS typ;
 // :param rel_types => ['WOHNT_IN', 'BERUF', 'TYP', 'LIEGT_IN']
 // :param incoming_types => ['PARTNER']
 // :param far_types => []
+// :param follow_types => ['PARTNER']
 // :param history_types => ['TYP', 'WOHNT_IN']
 // :param whole_types => ['TYP', 'WOHNT_IN']
 // :param timeline_ids => []
@@ -191,8 +192,28 @@ CALL (since) {
     WITH DISTINCT r
     RETURN collect({r: r, start_id: startNode(r).id, end_id: endNode(r).id, wert: null}) AS far
   }
-  CALL (outgoing, incoming, far) {
-    UNWIND outgoing + incoming + far AS f
+  // A value of a symmetric einwertig relation ($follow_types, see Refs.follow_types)
+  // squeezed to nothing follows a new value only if the values that squeezed it at this
+  // end begin after it; those may have ended before `since` and not been read, so the
+  // facts its `abgeloest_durch` names at this entity are read too. (Nothing is walked
+  // unless a read fact names one that was not read: most orders walk nothing.)
+  CALL (e, outgoing, incoming) {
+    WITH e, outgoing, incoming WHERE size($follow_types) > 0
+    UNWIND outgoing + incoming AS near
+    WITH e, near.r AS r0 WHERE r0 IS NOT NULL
+    WITH e, collect(r0.id) AS seen,
+         collect(CASE WHEN type(r0) IN $follow_types THEN r0.abgeloest_durch END) AS named
+    WITH e, seen, [fid IN reduce(acc = [], ids IN named | acc + ids)
+                   WHERE NOT fid IN seen] AS missing
+    WHERE size(missing) > 0
+    MATCH (e)-[r]-(o)
+    WHERE type(r) IN $follow_types AND r.id IN missing AND r.character_id = $character_id
+      AND r.t_expired IS NULL
+    RETURN collect({r: r, start_id: startNode(r).id, end_id: endNode(r).id, wert: null})
+           AS followers
+  }
+  CALL (outgoing, incoming, far, followers) {
+    UNWIND outgoing + incoming + far + followers AS f
     WITH f, f.r AS r WHERE r IS NOT NULL
     OPTIONAL MATCH (:TimelineEintrag {id: r.timeline_id})-[:NACHFOLGER*0..]->(ta:TimelineEintrag)
     WHERE NOT (ta)-[:NACHFOLGER]->(:TimelineEintrag)

@@ -175,6 +175,14 @@ class Refs:
         holds again when Tom–Ben is taken back, up to Lena's next partner)."""
         return self.rel_types & symmetric_einwertig if self.all_history else set()
 
+    def follow_types(self, symmetric_einwertig: set[str]) -> set[str]:
+        """The symmetric einwertig relations of which the state also reads, at a named
+        entity, the facts that followed a value it reads there (`abgeloest_durch`),
+        though they ended before `since`. Whether a value squeezed to nothing at one end
+        follows a new value depends on the values that squeezed it at that end
+        (`History.squeezed_partners`). With `all_history` every value is read anyway."""
+        return set() if self.all_history else self.rel_types & symmetric_einwertig
+
     def add(
         self, ref: EntityRef | None, transitive: bool = False, claims: Iterable[str] = ()
     ) -> None:
