@@ -401,6 +401,22 @@ def test_a_partner_squeezed_at_its_other_end_follows_a_value_told_before_it(
         state.write(("Anna", "Tom"), datetime(2026, 11, 10, tzinfo=UTC))
 
 
+def test_correcting_values_that_an_event_of_the_month_follows(store: SyncMemory) -> None:
+    """Found by the stress run. Anna–Ben now; Ben–Tom from 10 November 2026 (ended by
+    it); Anna–Ben from the same instant (squeezes Ben–Tom to nothing); Anna–Ben by an
+    event "in November" (from 1 November: the two squeezed values lie in its window, so
+    they precede it, and it follows both). Taking every Anna–Ben back brings Ben–Tom back
+    from 10 November, open. The event's value followed Ben–Tom without ending it with its
+    event (`abgeloest_durch` only); the store read only the event then, took Ben–Tom to
+    follow the event's value, and left it ended."""
+    with replay(store) as state:
+        state.write(("Anna", "Ben"), None)
+        state.write(("Ben", "Tom"), datetime(2026, 11, 10, tzinfo=UTC))
+        state.write(("Anna", "Ben"), datetime(2026, 11, 10, tzinfo=UTC))
+        state.write_with_event(("Anna", "Ben"), date(2026, 11, 28), True)
+        state.correct(("Anna", "Ben"))
+
+
 def test_a_squeezed_partner_whose_follower_ended_before_the_order_does_not_follow(
     store: SyncMemory,
 ) -> None:

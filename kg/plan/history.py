@@ -269,17 +269,20 @@ class History:
 
     @staticmethod
     def _ended_by(before: FactState, taken: Taken) -> bool:
-        """True when `before`'s value was followed by the taken-back one: it ends with
-        that value's event, or was superseded by that fact (`abgeloest_durch`). On older
-        data without the latter, when its end is the taken value's start (which cannot
-        tell apart values that begin at the same instant)."""
+        """True when `before`'s value was followed by the taken-back one: it was
+        superseded by that fact (`abgeloest_durch`: also a partner squeezed to nothing
+        that a later event's value follows without ending it with its event), or it ends
+        with that value's event. On older data without either, when its end is the taken
+        value's start (which cannot tell apart values that begin at the same instant)."""
+        followers = before.props.get("abgeloest_durch")
+        if followers is not None and taken.id in followers:
+            return True
         if before.props.get("timeline_bis") != taken.timeline_id:
             return False
         if taken.timeline_id is not None:
             return True  # it ends with the taken value's event, wherever that has moved
-        followers = before.props.get("abgeloest_durch")
         if followers is not None:
-            return taken.id in followers
+            return False
         stored_end = before.props.get("t_invalid")
         if stored_end is None:
             return False
