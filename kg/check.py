@@ -62,6 +62,9 @@ CHECKS: dict[str, tuple[int, str]] = {
     "fact_system_time": (
         9, "no version is replaced before it is recorded (t_expired >= t_recorded)"
     ),
+    "fact_followers": (
+        9, "every fact named as following a value (abgeloest_durch) is one at its ends"
+    ),
     "version_chains": (9, "every fact's versions form one well-formed chain"),
     "einwertig_overlap": (
         9, "no two values of an einwertig relation hold at the same valid and known time"
@@ -396,6 +399,8 @@ async def run_checks(
                 "check_fact_interval", user_id=u, rel_types=rels, samples=n)),
             result("fact_system_time", await q.run(
                 "check_fact_system_time", user_id=u, rel_types=rels, samples=n)),
+            result("fact_followers", await q.run(
+                "check_fact_followers", user_id=u, rel_types=rels, samples=n)),
             result("version_chains", await q.run(
                 "check_version_chains", user_id=u, rel_types=rels, samples=n)),
             result("einwertig_overlap", await q.run(

@@ -375,6 +375,11 @@ def failing(pair: Pair, name: str) -> list[str]:
     ("einwertig_overlap", "SET r.t_invalid = r.t_invalid + duration('P90D')"),
     ("version_chains", "SET r.version = 7"),
     ("version_chains", "SET r.t_expired = datetime()"),
+    ("fact_followers", "SET r.abgeloest_durch = ['no-such-fact']"),
+    ("fact_followers", "SET r.abgeloest_durch = [r.id]"),
+    # a fact at its end, but of another relation (Berlin's type)
+    ("fact_followers", "WITH r MATCH ()-[r]->(b) MATCH (b)-[x:TYP]->() "
+                       "SET r.abgeloest_durch = [x.id]"),
 ])
 def test_check_sees_a_planted_violation_of_the_record(pair: Pair, name: str, plant: str) -> None:
     fid = superseded(pair)
