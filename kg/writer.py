@@ -247,7 +247,7 @@ class FaktenAgent:
         audit: dict[str, Any] = {
             "id": auftrag.auftrag_id,
             "character_id": auftrag.character_id,
-            "empfangen": ergebnis.zeitpunkt,
+            "empfangen": ergebnis.zeitpunkt.isoformat(),  # ISO text: see order_apply
             "status": ergebnis.status,
             "ergebnis": ergebnis.model_dump_json(),
             "anzahl_tripel": len(ergebnis.ergebnisse),
@@ -256,7 +256,7 @@ class FaktenAgent:
         await tx.run(
             "order_apply",
             user_id=auftrag.user_id,
-            jetzt=jetzt,
+            jetzt=jetzt.isoformat(),
             entities=ops.entities,
             entries=ops.entries,
             close=[{**f, "eid": eids[f["id"]]} for f in ops.close],

@@ -309,70 +309,74 @@ RETURN jetzt.epochSeconds * 1000000 + jetzt.microsecond AS jetzt, a.ergebnis AS 
 // Write a planned order at once: new entities, new event entries, closed fact versions
 // (t_expired: they stop being the current record, never edited otherwise), touched
 // facts, new fact versions (reference and value facts; types from the canon only), and
-// the order's audit. $jetzt is the store's clock from order_state. A version to close
+// the order's audit. $jetzt is the store's clock from order_state, as ISO text (and so is
+// the audit's `empfangen`): the driver's packing of a Python datetime costs the writer
+// more CPU than the text's parse costs the server. A version to close
 // or touch is found by the element id order_state read it with (`eid`, in the same
 // transaction), not by a walk over its entity's edges, which holds every old version.
 // params: $user_id, $jetzt, $entities, $entries, $close, $touch, $ref_facts, $value_facts, $auftrag
 // :param user_id => 'demo-user'
-// :param jetzt => datetime()
+// :param jetzt => '2026-12-01T12:00:00.000001+00:00'
 // :param entities => []
 // :param entries => []
 // :param close => []
 // :param touch => []
 // :param ref_facts => []
 // :param value_facts => []
-// :param auftrag => {id: 'turn-1', character_id: 'nova', empfangen: datetime(), status: 'ok', ergebnis: '{}', anzahl_tripel: 0, inhalt: 'x'}
-CALL () {
+// :param auftrag => {id: 'turn-1', character_id: 'nova', empfangen: '2026-12-01T12:00:00+00:00', status: 'ok', ergebnis: '{}', anzahl_tripel: 0, inhalt: 'x'}
+WITH datetime($jetzt) AS jetzt
+CALL (jetzt) {
   UNWIND $entities AS e
   CREATE (n:Entitaet)
-  SET n = e, n.user_id = $user_id, n.erstellt = $jetzt
+  SET n = e, n.user_id = $user_id, n.erstellt = jetzt
 }
-CALL () {
+CALL (jetzt) {
   UNWIND $entries AS entry
   CREATE (t:TimelineEintrag)
-  SET t = entry.props, t.user_id = $user_id, t.t_recorded = $jetzt
+  SET t = entry.props, t.user_id = $user_id, t.t_recorded = jetzt
   WITH t, entry
   MATCH (p:Entitaet {id: entry.betrifft_id})
   WHERE p.user_id = $user_id
   CREATE (t)-[:BETRIFFT]->(p)
 }
-CALL () {
+CALL (jetzt) {
   UNWIND $close AS f
   MATCH ()-[r]->()
   WHERE elementId(r) = f.eid
   WITH f, r, startNode(r) AS s
   WHERE s.id = f.start_id AND s.user_id = $user_id
     AND r.id = f.id AND r.version = f.version AND r.t_expired IS NULL
-  SET r.t_expired = $jetzt, r.aktiv = false
+  SET r.t_expired = jetzt, r.aktiv = false
 }
-CALL () {
+CALL (jetzt) {
   UNWIND $touch AS f
   MATCH ()-[r]->()
   WHERE elementId(r) = f.eid
   WITH f, r, startNode(r) AS s
   WHERE s.id = f.start_id AND s.user_id = $user_id AND r.id = f.id AND r.t_expired IS NULL
-  SET r.last_touched = CASE WHEN r.last_touched > $jetzt THEN r.last_touched ELSE $jetzt END,
+  SET r.last_touched = CASE WHEN r.last_touched > jetzt THEN r.last_touched ELSE jetzt END,
       r.staerke_decay = 1.0
 }
-CALL () {
+CALL (jetzt) {
   UNWIND $ref_facts AS f
   MATCH (s:Entitaet {id: f.start_id})
   MATCH (o:Entitaet {id: f.end_id})
   WHERE s.user_id = $user_id AND o.user_id = $user_id
   CREATE (s)-[r:$(f.rel)]->(o)
-  SET r = f.props, r.t_recorded = $jetzt
+  SET r = f.props, r.t_recorded = jetzt
   {{ temporal_props }}
 }
-CALL () {
+CALL (jetzt) {
   UNWIND $value_facts AS f
   MATCH (s:Entitaet {id: f.start_id})
   WHERE s.user_id = $user_id
   CREATE (s)-[r:$(f.rel)]->(:Wert {wert: f.wert, user_id: $user_id})
-  SET r = f.props, r.t_recorded = $jetzt
+  SET r = f.props, r.t_recorded = jetzt
   {{ temporal_props }}
 }
 CREATE (a:Auftrag)
-SET a = $auftrag, a.user_id = $user_id, a.erfasst = $jetzt;
+SET a = $auftrag, a.user_id = $user_id, a.erfasst = jetzt,
+    a.empfangen = datetime($auftrag.empfangen);
 
 // name: audit_list
 // The newest orders of a pair (or of all the user's characters when $character_id is null).
