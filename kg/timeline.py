@@ -338,6 +338,7 @@ class Timeline:
         neighbours = await tx.run(
             "timeline_move_neighbours", user_id=user_id, character_id=character_id,
             first_id=first_id, einwertig=self.einwertig,
+            symmetric=sorted(self.agent.symmetric_types),
         )
         for f in neighbours if k_was != after else []:
             day = _utc(f["beginn"]).date()
@@ -386,7 +387,8 @@ class Timeline:
                         "instead"
                     )
                 continue  # holds nowhere, before and after
-            if meets and end != was_end:
+            if meets and end != was_end and f["id"] not in {r.fact_id for r in re_ends}:
+                # (a symmetric value comes once for each of its ends: re-ended once)
                 re_ends.append(ReEnd(f["id"], f["subjekt_id"], f["rel"], after, first_id))
             groups.setdefault((f["subjekt_id"], f["rel"]), []).append(
                 _Value(fact, f["objekt"], start, end)

@@ -271,16 +271,22 @@ def end_of_day(day: date) -> datetime:
 @dataclass
 class Bond:
     """One assertion of a symmetric relation: two people, from an instant (or from the
-    first day of an event, `event`; events are never moved here)."""
+    first day of an event, `event`, which a move may change: `moves`)."""
 
     ends: frozenset[str]
-    start: datetime
+    start: datetime  # as told
     added: int
     removed: int | None = None
     event: int | None = None
+    moves: list[tuple[int, datetime]] = field(default_factory=list)  # (step, new start)
 
     def alive(self, step: int) -> bool:
         return self.added <= step and (self.removed is None or step < self.removed)
+
+    def start_at(self, step: int) -> datetime:
+        """Where it starts as known after `step` (its event's day then)."""
+        known = [start for at, start in self.moves if at <= step]
+        return known[-1] if known else self.start
 
     def other(self, person: str) -> str:
         (other,) = self.ends - {person}
@@ -297,30 +303,38 @@ class Partners:
     in *either* list starts (an end before its start is its start), so nobody ever has
     two partners at once. As in `Model`, a bond squeezed to nothing still ends the ones
     before it (a value told for a time ends what was told before it, even where another
-    value then squeezes it). Taking a bond back removes it from both lists.
+    value then squeezes it). Taking a bond back removes it from both lists. Moving its
+    event changes where it starts, never its place in the lists (see `move`).
     """
 
     lists: dict[str, list[Bond]] = field(default_factory=dict)
     step: int = 0
     events: int = 0  # events told so far: the key of the last one
+    precision: dict[int, str] = field(default_factory=dict)  # event → tag or monat
 
     def alive(self, person: str, step: int) -> list[Bond]:
         return [b for b in self.lists.get(person, []) if b.alive(step)]
 
-    def end_of(self, bond: Bond, step: int) -> datetime | None:
-        """Where the bond ends as known after `step` (None: it holds on)."""
+    def raw_end(self, bond: Bond, step: int) -> datetime | None:
+        """Where the first bond after it in either list starts, after `step` (None: none
+        follows it)."""
         later = [
-            b.start
+            b.start_at(step)
             for person in bond.ends
             for b in self.alive(person, step)[self.alive(person, step).index(bond) + 1 :]
         ]
-        return max(min(later), bond.start) if later else None
+        return min(later) if later else None
+
+    def end_of(self, bond: Bond, step: int) -> datetime | None:
+        """Where the bond ends as known after `step` (None: it holds on)."""
+        end = self.raw_end(bond, step)
+        return None if end is None else max(end, bond.start_at(step))
 
     def intervals(self, person: str, step: int | None = None) -> list[Interval]:
         """`person`'s partners, each as an interval whose value is the partner's name."""
         step = self.step if step is None else step
         return [
-            Interval(b.other(person), b.start, self.end_of(b, step))
+            Interval(b.other(person), b.start_at(step), self.end_of(b, step))
             for b in self.alive(person, step)
         ]
 
@@ -341,22 +355,25 @@ class Partners:
             (bond, self.end_of(bond, was))
             for person in ends for bond in self.alive(person, was)
         ]
-        if any(bond.ends == ends and Interval(b, bond.start, end).holds(start)
+        if any(bond.ends == ends and Interval(b, bond.start_at(was), end).holds(start)
                for bond, end in holding):
             return "unveraendert"
         self.events += event is not None
+        if event is not None:
+            self.precision[self.events] = event[1]
         new = Bond(ends, start, self.step, event=self.events if event is not None else None)
         for person in ends:
             items = self.lists.setdefault(person, [])
             precede = [
                 x for x in self.alive(person, was)
-                if (x.start < edge if edge else x.start <= start)
+                if (x.start_at(was) < edge if edge else x.start_at(was) <= start)
             ]
             items.insert(items.index(precede[-1]) + 1 if precede else 0, new)
         ended = [
             bond for bond, end in holding
-            if Interval("", bond.start, end).holds(start)
-            or (edge and start < bond.start < edge and (end is None or end > bond.start))
+            if Interval("", bond.start_at(was), end).holds(start)
+            or (edge and start < bond.start_at(was) < edge
+                and (end is None or end > bond.start_at(was)))
         ]
         if self.end_of(new, self.step) is not None:
             return "nachgetragen"
@@ -371,6 +388,50 @@ class Partners:
         for bond in found:
             bond.removed = self.step
         return bool(found)
+
+    def move(self, key: int, beginn: date) -> bool:
+        """Move an event from this step on; False (and nothing changes) when the move would
+        change more than the event's bond and the ends that meet it, as in `Model.move`:
+        the bond starts on the new day (its precision kept), and a bond in either of its
+        people's lists that ended where it began ends there. Refused when another bond in
+        either of its people's lists begins on a day from the old to the new day (both
+        included), or when any other bond that holds somewhere (before or after) would
+        end elsewhere, or one that held would hold nowhere (a move never reorders or
+        erases values)."""
+        self.step += 1
+        was = self.step - 1
+        moved = [b for items in self.lists.values() for b in items
+                 if b.event == key and b.alive(was)]
+        if not moved:
+            return True  # taken back: the move changes no bond
+        bond = moved[0]
+        k_was = bond.start_at(was)
+        k_now = day_start(first_of(beginn, self.precision[key]))
+        bond.moves.append((self.step, k_now))
+        everyone = list({id(b): b for items in self.lists.values() for b in items
+                         if b.alive(was)}.values())
+        first, last = min(k_was, k_now).date(), max(k_was, k_now).date()
+        reorders = k_was != k_now and any(
+            first <= b.start_at(was).date() <= last
+            for person in bond.ends for b in self.alive(person, was) if b is not bond
+        )
+        ok = not reorders
+        for b in everyone if ok else []:
+            held = self.end_of(b, was) is None or self.end_of(b, was) > b.start_at(was)
+            holds = self.end_of(b, self.step) is None or (
+                self.end_of(b, self.step) > b.start_at(self.step)
+            )
+            if held and not holds:
+                ok = False
+            elif b is not bond and (held or holds):
+                # Only a bond in a list with the moved one can end where it began.
+                end_was = self.raw_end(b, was)
+                meets = end_was == k_was and bool(b.ends & bond.ends)
+                expected = k_now if meets else end_was
+                ok = ok and self.raw_end(b, self.step) == expected
+        if not ok:
+            bond.moves.pop()
+        return ok
 
     def cancel(self, key: int) -> None:
         """A cancelled event: its bonds are taken back."""

@@ -2,9 +2,10 @@
 (`Partners` in tests/temporal_model.py).
 
 A hypothesis state machine writes partner facts among four people (now, late or future
-valid times, or from events of day and month precision) and takes them back by
-corrections and by cancelling their events, through `Memory` against the real Neo4j
-(events are not moved here: `tests/test_temporal_oracle.py` moves them). After every
+valid times, or from events of day and month precision), moves their events, and takes
+them back by corrections and by cancelling their events, through `Memory` against the
+real Neo4j. A move the model refuses (it would reorder or erase a value in either
+person's partition) the store must refuse too, and the other way round. After every
 step it compares every person's current Mappe, and their as-of Mappe at random
 (gueltig_am, bekannt_am) points, with the model: whom they are with, since when, and
 whom they were with until when. Nobody ever has two partners at once, also where a
@@ -35,6 +36,7 @@ from hypothesis.stateful import (
 )
 
 from kg.api import SyncMemory
+from kg.errors import TimelineError
 from tests.temporal_model import Partners, day_start
 from tests.test_temporal_oracle import oracle_settings
 
@@ -145,6 +147,22 @@ class PartnerRecord(RuleBasedStateMachine):
         assert r.timeline_id is not None
         self.entries[self.model.events] = r.timeline_id
         return self.model.events
+
+    @rule(key=events, day=st.sampled_from(DAYS))
+    def move(self, key: int, day: date) -> None:
+        if key == 0:
+            return
+        try:
+            moved = self.run(self.store.memory.timeline_move(
+                self.user, "nova", self.entries[key], day
+            ))
+        except TimelineError as exc:
+            assert "never reorders values" in str(exc), exc
+            assert not self.model.move(key, day), "the store refused a move the model allows"
+        else:
+            assert self.model.move(key, day), "the store moved what the model refuses"
+            self.entries[key] = moved.id
+        self.between()
 
     @rule(key=consumes(events))
     def cancel(self, key: int) -> None:
@@ -399,6 +417,21 @@ def test_a_partner_squeezed_at_its_other_end_follows_a_value_told_before_it(
         state.write_with_event(("Tom", "Lena"), date(2026, 11, 28), True)
         state.write(("Anna", "Ben"), None)
         state.write(("Anna", "Tom"), datetime(2026, 11, 10, tzinfo=UTC))
+
+
+def test_a_move_never_erases_a_partner_at_the_far_end(store: SyncMemory) -> None:
+    """Ben–Lena from 10 November 2026; Anna–Ben by an event on 20 November ends it (in
+    Ben's partition: Ben is the fact's object there). Moving the event to 5 November
+    would carry it past Ben–Lena's start and leave Ben–Lena holding nowhere: the move is
+    refused, in the store as in the model. The store once read only the partitions of
+    the event's subjects (Anna's), moved it, and erased Ben–Lena."""
+    with replay(store) as state:
+        state.write(("Ben", "Lena"), datetime(2026, 11, 10, tzinfo=UTC))
+        key = state.write_with_event(("Anna", "Ben"), date(2026, 11, 20), False)
+        state.move(key, date(2026, 11, 5))
+        assert state.model.current("Ben") == (
+            {("Anna", date(2026, 11, 20))}, {("Lena", date(2026, 11, 10), date(2026, 11, 20))}
+        )
 
 
 def test_correcting_values_that_an_event_of_the_month_follows(store: SyncMemory) -> None:

@@ -70,21 +70,27 @@ RETURN t.id AS id;
 
 // name: timeline_move_neighbours
 // For a move: every value of each single-valued relation that has a value valid from the
-// chain ($first_id), each with where it starts and ends (the active entry of the chain it
-// starts or ends with, else t_valid / t_invalid) and which chains those are, so the
-// caller can see the partition as it would be after the move (and re-end a value
-// by its id where the move makes a value squeezed to nothing hold again).
-// params: $user_id, $character_id, $first_id, $einwertig
+// chain ($first_id), in each partition the chain's values are in (their subject's; of a
+// symmetric relation, $symmetric, their object's too), each with where it starts and
+// ends (the active entry of the chain it starts or ends with, else t_valid / t_invalid)
+// and which chains those are, so the caller can see the partition as it would be after
+// the move (and re-end a value by its id where the move makes a value squeezed to
+// nothing hold again). `subjekt_id` is the partition's entity (a symmetric value comes
+// once for each of its ends), `objekt` the value's other end.
+// params: $user_id, $character_id, $first_id, $einwertig, $symmetric
 // :param user_id => 'demo-user'
 // :param character_id => 'nova'
 // :param first_id => '<first entry id>'
-// :param einwertig => ['WOHNT_IN', 'BERUF', 'TYP']
-MATCH (s:Entitaet {user_id: $user_id})-[r]->()
+// :param einwertig => ['WOHNT_IN', 'BERUF', 'TYP', 'PARTNER']
+// :param symmetric => ['PARTNER']
+MATCH (s:Entitaet {user_id: $user_id})-[r]->(o)
 WHERE r.character_id = $character_id AND r.t_expired IS NULL AND type(r) IN $einwertig
   AND r.timeline_id = $first_id AND coalesce(r.grund, 'abgeloest') = 'abgeloest'
-WITH DISTINCT s, type(r) AS rel
-MATCH (s)-[x]->(o)
-WHERE type(x) = rel AND x.character_id = $character_id AND x.t_expired IS NULL
+UNWIND CASE WHEN type(r) IN $symmetric THEN [s, o] ELSE [s] END AS p
+WITH DISTINCT p, type(r) AS rel
+MATCH (p)-[x]-(o)
+WHERE type(x) = rel AND (startNode(x) = p OR rel IN $symmetric)
+  AND x.character_id = $character_id AND x.t_expired IS NULL
   AND coalesce(x.grund, 'abgeloest') = 'abgeloest'
 CALL (x) {
   OPTIONAL MATCH (:TimelineEintrag {id: x.timeline_id})-[:NACHFOLGER*0..]->(ta:TimelineEintrag)
@@ -96,7 +102,7 @@ CALL (x) {
   WHERE NOT (tb)-[:NACHFOLGER]->(:TimelineEintrag)
   RETURN tb LIMIT 1
 }
-RETURN s.id AS subjekt_id, s.name AS subjekt, rel, x.id AS id,
+RETURN p.id AS subjekt_id, p.name AS subjekt, rel, x.id AS id,
        coalesce(o.name, o.wert) AS objekt,
        x.timeline_id AS timeline_id, x.timeline_bis AS timeline_bis,
        CASE WHEN ta IS NULL THEN x.t_valid
