@@ -434,6 +434,25 @@ def test_a_move_never_erases_a_partner_at_the_far_end(store: SyncMemory) -> None
         )
 
 
+def test_a_value_squeezed_where_a_plain_order_begins_is_followed_by_it(
+    store: SyncMemory,
+) -> None:
+    """Found by the stress run (shrunk by hand to five steps). Anna–Ben now; Anna–Ben
+    from 16 June 2026 (up to now); Ben–Tom from 16 June squeezes it to nothing at Ben's
+    end; Anna–Lena from 16 June follows it at Anna's end too. Taking Ben–Tom back must
+    not bring Anna–Ben back beside Anna–Lena. The order of Anna–Lena read only the
+    values that end after its start, so not the squeezed one ending exactly there, and
+    could not record that it follows it too (`abgeloest_durch`): Anna had two partners
+    from 16 June to now."""
+    june = datetime(2026, 6, 16, tzinfo=UTC)
+    with replay(store) as state:
+        state.write(("Anna", "Ben"), None)
+        state.write(("Anna", "Ben"), june)
+        state.write(("Ben", "Tom"), june)
+        state.write(("Anna", "Lena"), june)
+        state.correct(("Tom", "Ben"))
+
+
 def test_correcting_values_that_an_event_of_the_month_follows(store: SyncMemory) -> None:
     """Found by the stress run. Anna–Ben now; Ben–Tom from 10 November 2026 (ended by
     it); Anna–Ben from the same instant (squeezes Ben–Tom to nothing); Anna–Ben by an

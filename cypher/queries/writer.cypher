@@ -102,7 +102,8 @@ RETURN e.id AS id, e.name AS name, coalesce(typ, 'sonstiges') AS typ;
 // transitive facts reachable from the ends of the order's transitive triples
 // ($trans_names, $trans_ids; empty for an order without transitive triples).
 // Past values that ended before the order's earliest valid start are not read: the
-// plan never looks at them. That start is the earliest of $since (the order's
+// plan never looks at them (one that ends exactly there is read: a partner squeezed to
+// nothing there is followed by the order's new value too). That start is the earliest of $since (the order's
 // `zeitpunkt` and event days, null if it has none) and the store's clock (the valid
 // time of everything else); with $all_history (corrections, events of referenced
 // chains) all are read. So a long history of superseded values costs the walk over its
@@ -163,7 +164,7 @@ CALL (since) {
     OPTIONAL MATCH (e)-[r]->(o)
     WHERE type(r) IN $rel_types AND r.character_id = $character_id AND r.t_expired IS NULL
       AND (r.aktiv OR (type(r) IN $history_types AND (since IS NULL
-           OR r.timeline_bis IS NOT NULL OR r.t_invalid > since)))
+           OR r.timeline_bis IS NOT NULL OR r.t_invalid >= since)))
       {{ order_names_the_other_end }}
     RETURN collect({r: r, start_id: e.id, end_id: o.id, wert: o.wert}) AS outgoing
   }
@@ -172,7 +173,7 @@ CALL (since) {
     WHERE size($incoming_types) > 0 AND type(r) IN $incoming_types
       AND r.character_id = $character_id AND r.t_expired IS NULL
       AND (r.aktiv OR (type(r) IN $history_types AND (since IS NULL
-           OR r.timeline_bis IS NOT NULL OR r.t_invalid > since)))
+           OR r.timeline_bis IS NOT NULL OR r.t_invalid >= since)))
       {{ order_names_the_other_end }}
     RETURN collect({r: r, start_id: o.id, end_id: e.id, wert: null}) AS incoming
   }
