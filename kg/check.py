@@ -63,7 +63,7 @@ CHECKS: dict[str, tuple[int, str]] = {
         9, "no version is replaced before it is recorded (t_expired >= t_recorded)"
     ),
     "fact_followers": (
-        9, "every fact named as following a value (abgeloest_durch) is one at its ends"
+        9, "every fact named as following a value (abgeloest_durch) is in its partition"
     ),
     "version_chains": (9, "every fact's versions form one well-formed chain"),
     "einwertig_overlap": (
@@ -400,7 +400,8 @@ async def run_checks(
             result("fact_system_time", await q.run(
                 "check_fact_system_time", user_id=u, rel_types=rels, samples=n)),
             result("fact_followers", await q.run(
-                "check_fact_followers", user_id=u, rel_types=rels, samples=n)),
+                "check_fact_followers", user_id=u, rel_types=rels, symmetric=symmetric,
+                samples=n)),
             result("version_chains", await q.run(
                 "check_version_chains", user_id=u, rel_types=rels, samples=n)),
             result("einwertig_overlap", await q.run(

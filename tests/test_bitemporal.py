@@ -391,6 +391,19 @@ def test_check_sees_a_planted_violation_of_the_record(pair: Pair, name: str, pla
     assert any(fid in s for s in failing(pair, name))
 
 
+def test_check_sees_a_follower_in_another_partition(pair: Pair) -> None:
+    """Tom's residence in Berlin is a fact of the same relation, at Berlin's end of
+    Lena's: not in Lena's partition, so it follows none of her values."""
+    fid = superseded(pair)
+    pair.write(t("Tom", "wohnt_in", "Berlin"))
+    pair.cypher(
+        "MATCH (:Entitaet {user_id: $u})-[r]->(b) WHERE r.id = $id AND r.t_expired IS NULL "
+        "MATCH (:Entitaet {name: 'Tom'})-[x:WOHNT_IN]->(b) SET r.abgeloest_durch = [x.id]",
+        u=pair.user_id, id=fid,
+    )
+    assert any(fid in s for s in failing(pair, "fact_followers"))
+
+
 def test_check_sees_a_version_replaced_before_it_was_recorded(pair: Pair) -> None:
     fid = superseded(pair)
     pair.cypher(

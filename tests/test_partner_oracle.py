@@ -478,11 +478,10 @@ def test_a_squeezed_partner_whose_follower_ended_before_the_order_does_not_follo
     Anna–Lena from 10 October ends the October one; Anna–Ben from later that day then
     ends Anna–Lena and holds on (abgeloest): the squeezed Ben–Lena of 24 October comes
     before the October event in Ben's partition, so before Anna–Ben too. The store reads
-    that from the value that squeezed it (`abgeloest_durch`), but a plain order reads
-    only the values that hold at or after its start: the October one ended before, is
-    not read, and the squeezed one is taken to follow Anna–Ben (nachgetragen, up to
-    24 October). A fix reads
-    the followers of the squeezed values the order meets."""
+    that from the value that squeezed it (`abgeloest_durch`). A plain order read only
+    the values that hold at or after its start: the October one had ended before and was
+    not read, so the squeezed one was taken to follow Anna–Ben (nachgetragen, up to
+    24 October). The order now also reads the followers of the values it reads."""
     with replay(store) as state:
         state.write_with_event(("Ben", "Lena"), date(2026, 10, 24), False)
         state.write_with_event(("Ben", "Lena"), date(2026, 10, 24), True)

@@ -134,27 +134,29 @@ RETURN count(r) AS count,
 
 // name: check_fact_followers
 // Item 9: every fact a current version names as following it (`abgeloest_durch`) is
-// another fact of the same relation and pair, current, at one of its ends (where a value
-// follows it in a partition). A list that is not of strings is fact_fields' finding.
-// params: $user_id, $rel_types, $samples
+// another current fact of the same relation and pair in a partition the version is in:
+// at its subject, and of a symmetric relation ($symmetric) at either end. A list that
+// is not of strings is fact_fields' finding.
+// params: $user_id, $rel_types, $symmetric, $samples
 // :param user_id => 'demo-user'
-// :param rel_types => ['WOHNT_IN', 'BERUF', 'TYP', 'LIEGT_IN']
+// :param rel_types => ['WOHNT_IN', 'BERUF', 'TYP', 'LIEGT_IN', 'PARTNER']
+// :param symmetric => ['PARTNER']
 // :param samples => 5
 {{ fact_edges }}
   AND r.t_expired IS NULL AND r.abgeloest_durch IS :: LIST<STRING NOT NULL>
 UNWIND r.abgeloest_durch AS fid
-WITH s, r, o, fid
+WITH s, r, o, fid, type(r) IN $symmetric AS both
 WHERE fid = r.id OR NOT (
   EXISTS {
     MATCH (s)-[f]-()
-    WHERE type(f) = type(r) AND f.id = fid AND f.character_id = r.character_id
-      AND f.t_expired IS NULL
+    WHERE type(f) = type(r) AND f.id = fid AND (both OR startNode(f) = s)
+      AND f.character_id = r.character_id AND f.t_expired IS NULL
   }
-  OR EXISTS {
-    MATCH (o:Entitaet)-[f]-()
-    WHERE type(f) = type(r) AND f.id = fid AND f.character_id = r.character_id
-      AND f.t_expired IS NULL
-  })
+  OR (both AND EXISTS {
+    MATCH (o)-[f]-()
+    WHERE type(f) = type(r) AND f.id = fid
+      AND f.character_id = r.character_id AND f.t_expired IS NULL
+  }))
 WITH r, collect(fid) AS unknown
 RETURN count(r) AS count,
        collect(coalesce(r.id, elementId(r)) + ' v' + toString(r.version) + ' (followed by '

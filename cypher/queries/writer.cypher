@@ -196,8 +196,9 @@ CALL (since) {
   // A value of a symmetric einwertig relation ($follow_types, see Refs.follow_types)
   // squeezed to nothing follows a new value only if the values that squeezed it at this
   // end begin after it; those may have ended before `since` and not been read, so the
-  // facts its `abgeloest_durch` names at this entity are read too. (Nothing is walked
-  // unless a read fact names one that was not read: most orders walk nothing.)
+  // facts its `abgeloest_durch` names at this entity are read too. (The entity's edges
+  // are walked again only when a fact read there names one that was not read: a partner
+  // value whose follower ended before `since`. An order without partners walks nothing.)
   CALL (e, outgoing, incoming) {
     WITH e, outgoing, incoming WHERE size($follow_types) > 0
     UNWIND outgoing + incoming AS near
