@@ -453,6 +453,41 @@ def test_a_value_squeezed_where_a_plain_order_begins_is_followed_by_it(
         state.correct(("Tom", "Ben"))
 
 
+def test_cancelling_what_squeezed_a_later_partner_brings_it_back_open(
+    store: SyncMemory,
+) -> None:
+    """Found by the stress run (fixed dates here). Anna–Lena by an event on 24 December
+    2026; Lena–Ben by an event "in December" (from 1 December: Anna–Lena began in its
+    window, so it precedes it and is squeezed to nothing at Lena's end); Anna–Ben from
+    1 December, noon (ends Lena–Ben at Ben's end, and ends at Anna–Lena at Anna's).
+    Cancelling the December event brings Anna–Lena back, open from 24 December: Anna–Ben
+    ended Lena–Ben, but it precedes Anna–Lena and follows nothing of it. The store
+    carried Anna–Ben over as Anna–Lena's follower and left Anna–Lena squeezed."""
+    with replay(store) as state:
+        state.write_with_event(("Anna", "Lena"), date(2026, 12, 24), False)
+        december = state.write_with_event(("Lena", "Ben"), date(2026, 12, 24), True)
+        state.write(("Anna", "Ben"), datetime(2026, 12, 1, 12, tzinfo=UTC))
+        state.cancel(december)
+
+
+def test_correcting_a_partner_twice_does_not_carry_a_follower_taken_back_with_it(
+    store: SyncMemory,
+) -> None:
+    """Found by the stress run (fixed dates here). Anna–Ben by an event on 24 December
+    2026; Lena–Ben by an event "in December", moved to January 2026 (Anna–Ben stays
+    squeezed to nothing at Ben's end); Anna–Ben again from 1 December, noon (ends
+    Lena–Ben; ends at the first Anna–Ben at Anna's end). Taking every Anna–Ben back
+    brings Lena–Ben back, open from January. The store carried the first Anna–Ben, taken
+    back by the same correction, over as Lena–Ben's follower and ended it on
+    24 December."""
+    with replay(store) as state:
+        state.write_with_event(("Anna", "Ben"), date(2026, 12, 24), False)
+        december = state.write_with_event(("Lena", "Ben"), date(2026, 12, 24), True)
+        state.move(december, date(2026, 1, 20))
+        state.write(("Anna", "Ben"), datetime(2026, 12, 1, 12, tzinfo=UTC))
+        state.correct(("Anna", "Ben"))
+
+
 def test_correcting_values_that_an_event_of_the_month_follows(store: SyncMemory) -> None:
     """Found by the stress run. Anna–Ben now; Ben–Tom from 10 November 2026 (ended by
     it); Anna–Ben from the same instant (squeezes Ben–Tom to nothing); Anna–Ben by an

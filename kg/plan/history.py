@@ -239,14 +239,17 @@ class History:
 
     def _carried_followers(self, taken: Taken, before: FactState, rel: Relation) -> list[str]:
         """The facts that followed the taken-back one and now follow `before`: all of them
-        in a relation of one partition per subject, those at `before`'s ends in a
-        symmetric one."""
+        in a relation of one partition per subject. In a symmetric one, those at
+        `before`'s ends that still hold somewhere (not taken back by the same order) and
+        begin no earlier than it: one that begins earlier precedes it in the partition
+        they share (it followed the taken-back value at the other end only)."""
         if not rel.symmetrisch:
             return list(taken.followers)
         ends = {before.start_id, before.end_id}
         return [
             fid for fid in taken.followers
-            if (f := self.state.facts.get(fid)) is not None and {f.start_id, f.end_id} & ends
+            if (f := self.state.facts.get(fid)) is not None and f.valid
+            and {f.start_id, f.end_id} & ends and f.start >= before.start
         ]
 
     def _still_followed(self, before: FactState, taken: Taken) -> bool:
