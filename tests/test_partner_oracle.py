@@ -470,6 +470,22 @@ def test_cancelling_what_squeezed_a_later_partner_brings_it_back_open(
         state.cancel(december)
 
 
+def test_a_reinstated_partner_is_not_followed_by_a_value_it_had_ended(
+    store: SyncMemory,
+) -> None:
+    """Found by the stress run (fixed dates here). Anna–Lena by an event on 24 December
+    2026; Lena–Ben by an event "in December" (Anna–Lena precedes it, squeezed to nothing
+    at Lena's end); Anna–Ben from 1 December, noon (ends Lena–Ben; ends at Anna–Lena).
+    Taking Anna–Ben back brings Lena–Ben back open: Anna–Ben's follower Anna–Lena comes
+    before Lena–Ben, which ended it. The store carried it over and ended Lena–Ben on
+    24 December."""
+    with replay(store) as state:
+        state.write_with_event(("Anna", "Lena"), date(2026, 12, 24), False)
+        state.write_with_event(("Lena", "Ben"), date(2026, 12, 24), True)
+        state.write(("Anna", "Ben"), datetime(2026, 12, 1, 12, tzinfo=UTC))
+        state.correct(("Anna", "Ben"))
+
+
 def test_correcting_a_partner_twice_does_not_carry_a_follower_taken_back_with_it(
     store: SyncMemory,
 ) -> None:

@@ -241,8 +241,9 @@ class History:
         """The facts that followed the taken-back one and now follow `before`: all of them
         in a relation of one partition per subject. In a symmetric one, those at
         `before`'s ends that still hold somewhere (not taken back by the same order) and
-        begin no earlier than it: one that begins earlier precedes it in the partition
-        they share (it followed the taken-back value at the other end only)."""
+        come after it: not one that begins earlier or that `before` itself ended, which
+        precedes it in the partition they share (it followed the taken-back value at the
+        other end only)."""
         if not rel.symmetrisch:
             return list(taken.followers)
         ends = {before.start_id, before.end_id}
@@ -250,6 +251,7 @@ class History:
             fid for fid in taken.followers
             if (f := self.state.facts.get(fid)) is not None and f.valid
             and {f.start_id, f.end_id} & ends and f.start >= before.start
+            and not (f.grund == "abgeloest" and self._ended_by(f, taken_of(before)))
         ]
 
     def _still_followed(self, before: FactState, taken: Taken) -> bool:
