@@ -201,6 +201,7 @@ class History:
                 if f.id != before.id and f.start > before.start
                 and (not f.empty or rel.symmetrisch or self._ended_by(f, taken))
                 and not (f.grund == "abgeloest" and self._ended_by(f, taken_of(before)))
+                and not (rel.symmetrisch and f.empty and self._squeezed_before(f, before))
             ]
             upcoming = min(later, key=lambda f: (f.start, f.id)) if later else None
             # Where the taken-back value ended is where `before` ends, unless a value at
@@ -253,6 +254,18 @@ class History:
             and {f.start_id, f.end_id} & ends and f.start >= before.start
             and not (f.grund == "abgeloest" and self._ended_by(f, taken_of(before)))
         ]
+
+    def _squeezed_before(self, squeezed: FactState, before: FactState) -> bool:
+        """True when a value squeezed to nothing comes before `before` in a partition
+        they share: a value that squeezed it there begins no later than `before` (the
+        squeezed one precedes that value, and so `before` too), as in
+        `squeezed_partners`."""
+        shared = {squeezed.start_id, squeezed.end_id} & {before.start_id, before.end_id}
+        return any(
+            (x := self.state.facts.get(fid)) is not None and x.valid
+            and {x.start_id, x.end_id} & shared and x.start <= before.start
+            for fid in squeezed.props.get("abgeloest_durch") or ()
+        )
 
     def _still_followed(self, before: FactState, taken: Taken) -> bool:
         """True when a value other than the taken-back one follows `before` where it ends
