@@ -305,6 +305,11 @@ class Partners:
     before it (a value told for a time ends what was told before it, even where another
     value then squeezes it). Taking a bond back removes it from both lists. Moving its
     event changes where it starts, never its place in the lists (see `move`).
+
+    Only two bonds of the same pair share both lists, and the lists can order them
+    differently (one placed by a month event's window in one list, by its start in the
+    other). Their starts decide then: the later one does not end at the earlier one
+    (`raw_end`), so the pair stays together rather than each ending the other.
     """
 
     lists: dict[str, list[Bond]] = field(default_factory=dict)
@@ -317,11 +322,19 @@ class Partners:
 
     def raw_end(self, bond: Bond, step: int) -> datetime | None:
         """Where the first bond after it in either list starts, after `step` (None: none
-        follows it)."""
+        follows it). Two bonds of the same pair are in both lists; where the lists order
+        them differently, their starts decide: the later one does not end at the
+        earlier."""
+        def after(person: str, x: Bond) -> list[Bond]:
+            alive = self.alive(person, step)
+            return alive[alive.index(x) + 1 :]
+
         later = [
             b.start_at(step)
             for person in bond.ends
-            for b in self.alive(person, step)[self.alive(person, step).index(bond) + 1 :]
+            for b in after(person, bond)
+            if not (b.ends == bond.ends and b.start_at(step) < bond.start_at(step)
+                    and any(bond in after(p, b) for p in b.ends))
         ]
         return min(later) if later else None
 

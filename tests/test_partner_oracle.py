@@ -237,6 +237,25 @@ def test_partner_model_never_gives_anyone_two_partners() -> None:
     assert planted != model.current("Lena")
 
 
+def test_partner_model_keeps_a_pair_told_twice_together() -> None:
+    """Where the two lists order the same pair's bonds oppositely, their starts decide:
+    the pair is together from the earlier start on, never without a partner after the
+    later one (the rule the model first had wrong)."""
+    model = Partners()
+    told = day_start(date(2026, 12, 1))
+    assert model.write("Anna", "Lena", told, (date(2026, 12, 24), "tag")) == "geschrieben"
+    assert model.write("Lena", "Ben", told, (date(2026, 12, 24), "monat")) == "abgeloest"
+    one_pm = datetime(2026, 12, 1, 13, tzinfo=UTC)
+    assert model.write("Anna", "Lena", one_pm) == "nachgetragen"
+    model.cancel(2)
+    assert model.current("Anna") == (
+        {("Lena", date(2026, 12, 24))}, {("Lena", date(2026, 12, 1), date(2026, 12, 24))}
+    )
+    assert model.as_of("Lena", day_start(date(2027, 6, 1)), model.step)[0] == {
+        ("Anna", date(2026, 12, 24))
+    }
+
+
 @contextmanager
 def replay(store: SyncMemory) -> Iterator[PartnerRecord]:
     """A sequence the state machine found, replayed step by step (each step checks its
@@ -506,11 +525,6 @@ def test_a_partner_squeezed_before_a_reinstated_one_does_not_end_it(
         state.correct(("Tom", "Ben"))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open question: the two people's lists order the same pair's two bonds "
-    "oppositely; the model then ends both (see the docstring)",
-)
 def test_the_same_pair_told_twice_across_a_cancelled_month_event(
     store: SyncMemory,
 ) -> None:
@@ -518,16 +532,12 @@ def test_the_same_pair_told_twice_across_a_cancelled_month_event(
     24 December 2026; Lena–Ben by an event "in December" (Anna–Lena began in its
     window: at Lena's end it precedes the event and is squeezed to nothing); Anna–Lena
     again from 1 December, 13:00 (after Lena–Ben at Lena's end; before the first
-    Anna–Lena at Anna's). Then the December event is cancelled.
+    Anna–Lena at Anna's). Then the December event is cancelled: Anna and Lena are
+    together from 1 December on (the bond from 24 December holds again, open).
 
-    The model keeps each list's order: at Lena the December 24 bond comes before the
-    one from 1 December, at Anna after it. A bond ends at the next start in either
-    list, so the one from 1 December ends on 24 December (Anna's list) and the one from
-    24 December is squeezed by it (Lena's): Anna has no partner after 24 December. The
-    store brings the 24 December bond back open: Anna and Lena are together from
-    1 December on, which is what a reader of these four orders would expect. Which one
-    the contract means is open (the note of this stop asks); until then this sequence
-    is pinned here."""
+    The two people's lists order the pair's two bonds oppositely. The model first ended
+    each at the other (no partner after 24 December), where the store kept the pair
+    together; the model's rule was wrong: their starts decide (`Partners.raw_end`)."""
     with replay(store) as state:
         state.write_with_event(("Anna", "Lena"), date(2026, 12, 24), False)
         december = state.write_with_event(("Lena", "Ben"), date(2026, 12, 24), True)
