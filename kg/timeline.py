@@ -349,6 +349,14 @@ class Timeline:
                     f"begins on {day}, between the event's old and new day: a move never "
                     "reorders values — correct that value or cancel the event instead"
                 )
+        # Per partition, the values held nowhere (squeezed to nothing): of a symmetric
+        # relation, a value ends where the event's value began only if its recorded
+        # follower in that partition is one of them (else it ends at a value of the
+        # other end's partition that merely begins on the same day).
+        nowhere = {
+            (f["subjekt_id"], f["id"]) for f in neighbours
+            if f["ende"] is not None and _utc(f["ende"]) <= _utc(f["beginn"])
+        }
         for f in neighbours:
             was_start: datetime = _utc(f["beginn"])
             was_end: datetime | None = _utc(f["ende"])
@@ -359,6 +367,8 @@ class Timeline:
             # recorded follower begins on the same day, so it ends at the earlier of the
             # two, and that must be the event's new day (a move never reorders values).
             meets = f["timeline_bis"] != first_id and not own and was_end == k_was
+            if meets and f["rel"] in self.agent.symmetric_types and f["followers"]:
+                meets = any((f["subjekt_id"], fid) in nowhere for fid in f["followers"])
             held = was_end is None or was_end > was_start
             end = after if f["timeline_bis"] == first_id else was_end
             if meets:

@@ -437,9 +437,13 @@ class Partners:
             if held and not holds:
                 ok = False
             elif b is not bond and (held or holds):
-                # Only a bond in a list with the moved one can end where it began.
+                # Only a bond the moved one follows in a list they share can end where
+                # it began (another that ends on that day ends at another bond).
                 end_was = self.raw_end(b, was)
-                meets = end_was == k_was and bool(b.ends & bond.ends)
+                meets = end_was == k_was and any(
+                    bond in (items := self.alive(p, was))[items.index(b) + 1 :]
+                    for p in b.ends & bond.ends
+                )
                 expected = k_now if meets else end_was
                 ok = ok and self.raw_end(b, self.step) == expected
         if not ok:

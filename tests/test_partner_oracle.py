@@ -545,6 +545,24 @@ def test_the_same_pair_told_twice_across_a_cancelled_month_event(
         state.cancel(december)
 
 
+def test_a_new_version_of_a_value_ending_with_an_event_ends_where_the_event_is_now(
+    store: SyncMemory,
+) -> None:
+    """Found by the stress run (shrunk to five steps, fixed dates). Anna–Lena by an event
+    on 24 December 2026; Lena–Ben by an event "in December" (it follows Anna–Lena, which
+    now ends with it); Ben–Tom by an event on 3 March 2027; Anna–Lena's event moved to
+    3 March 2027 and back. A new version of Anna–Lena recorded its start from its
+    event's day then, but kept the end its first version had recorded: valid from
+    3 March 2027 until 24 December 2026, which `kg check` (fact_interval) refuses. A
+    version now records both days as its chains have them."""
+    with replay(store) as state:
+        together = state.write_with_event(("Anna", "Lena"), date(2026, 12, 24), False)
+        state.write_with_event(("Lena", "Ben"), date(2026, 12, 24), True)
+        state.write_with_event(("Ben", "Tom"), date(2027, 3, 3), False)
+        state.move(together, date(2027, 3, 3))
+        state.move(together, date(2026, 12, 24))
+
+
 def test_correcting_a_partner_twice_does_not_carry_a_follower_taken_back_with_it(
     store: SyncMemory,
 ) -> None:

@@ -76,7 +76,8 @@ RETURN t.id AS id;
 // and which chains those are, so the caller can see the partition as it would be after
 // the move (and re-end a value by its id where the move makes a value squeezed to
 // nothing hold again). `subjekt_id` is the partition's entity (a symmetric value comes
-// once for each of its ends), `objekt` the value's other end.
+// once for each of its ends), `objekt` the value's other end, `followers` the facts it
+// records as following it (abgeloest_durch).
 // params: $user_id, $character_id, $first_id, $einwertig, $symmetric
 // :param user_id => 'demo-user'
 // :param character_id => 'nova'
@@ -103,7 +104,7 @@ CALL (x) {
   RETURN tb LIMIT 1
 }
 RETURN p.id AS subjekt_id, p.name AS subjekt, rel, x.id AS id,
-       coalesce(o.name, o.wert) AS objekt,
+       coalesce(o.name, o.wert) AS objekt, x.abgeloest_durch AS followers,
        x.timeline_id AS timeline_id, x.timeline_bis AS timeline_bis,
        CASE WHEN ta IS NULL THEN x.t_valid
             ELSE datetime({date: ta.beginn, timezone: 'Z'}) END AS beginn,

@@ -137,11 +137,16 @@ class History:
             )
             fact.version += 1
             # A version states the valid time as known when it is recorded: a fact that
-            # starts with an event starts on the day its chain has now (a move may have
-            # changed it since the last version).
+            # starts or ends with an event starts or ends on the day its chain has now (a
+            # move may have changed it since the last version).
             since = {"t_valid": fact.start} if fact.props.get("timeline_id") else {}
+            until = (
+                {"t_invalid": fact.end}
+                if fact.props.get("timeline_bis") and fact.end is not None else {}
+            )
             fact.new = {
-                **fact.props, **since, **stored, "version": fact.version, "t_expired": None
+                **fact.props, **since, **until, **stored, "version": fact.version,
+                "t_expired": None,
             }
             fact.props = fact.new
             self.ops.facts.append(fact)
