@@ -563,6 +563,23 @@ def test_a_new_version_of_a_value_ending_with_an_event_ends_where_the_event_is_n
         state.move(together, date(2026, 12, 24))
 
 
+def test_a_new_version_of_a_value_ending_with_an_event_records_where_it_ends_now(
+    store: SyncMemory,
+) -> None:
+    """Anna–Lena by an event on 24 December 2026, squeezed by Lena–Ben "in December"
+    (it ends with that event); its own event moved to 3 March 2027; then Anna–Tom from
+    3 March 2027 follows it at Anna's end too, which writes a new version of it. That
+    version took its start from its event's day then (3 March 2027) but kept the end an
+    earlier version had recorded (24 December 2026): `kg check` (fact_interval) refused
+    it. A version now records both days as its chains have them. (A stress run found
+    this in a longer sequence.)"""
+    with replay(store) as state:
+        together = state.write_with_event(("Anna", "Lena"), date(2026, 12, 24), False)
+        state.write_with_event(("Lena", "Ben"), date(2026, 12, 24), True)
+        state.move(together, date(2027, 3, 3))
+        state.write(("Anna", "Tom"), datetime(2027, 3, 3, tzinfo=UTC))
+
+
 def test_correcting_a_partner_twice_does_not_carry_a_follower_taken_back_with_it(
     store: SyncMemory,
 ) -> None:
