@@ -36,9 +36,8 @@ from hypothesis.stateful import (
 )
 
 from kg.api import SyncMemory
-from kg.errors import TimelineError
 from tests.temporal_model import Partners, day_start
-from tests.test_temporal_oracle import oracle_settings
+from tests.test_temporal_oracle import move_as_the_model, oracle_settings
 
 PEOPLE = ["Anna", "Ben", "Lena", "Tom"]
 # Valid times around the store's own clock: late ones, one in the future.
@@ -152,16 +151,7 @@ class PartnerRecord(RuleBasedStateMachine):
     def move(self, key: int, day: date) -> None:
         if key == 0:
             return
-        try:
-            moved = self.run(self.store.memory.timeline_move(
-                self.user, "nova", self.entries[key], day
-            ))
-        except TimelineError as exc:
-            assert "never reorders values" in str(exc), exc
-            assert not self.model.move(key, day), "the store refused a move the model allows"
-        else:
-            assert self.model.move(key, day), "the store moved what the model refuses"
-            self.entries[key] = moved.id
+        move_as_the_model(self, self.store.memory, key, day)
         self.between()
 
     @rule(key=consumes(events))

@@ -219,16 +219,7 @@ class TemporalRecord(RuleBasedStateMachine):
     def move(self, key: int, day: date) -> None:
         if key == 0 or key in self.cancelled:
             return
-        try:
-            moved = self.run(self.memory().timeline_move(
-                self.user, "nova", self.entries[key], day
-            ))
-        except TimelineError as exc:
-            assert "never reorders values" in str(exc), exc
-            assert not self.model.move(key, day), "the store refused a move the model allows"
-        else:
-            assert self.model.move(key, day), "the store moved what the model refuses"
-            self.entries[key] = moved.id
+        move_as_the_model(self, self.memory(), key, day)
         self.between()
 
     @rule(key=consumes(events))
@@ -270,6 +261,21 @@ class TemporalRecord(RuleBasedStateMachine):
 
     def teardown(self) -> None:
         self.run(self.memory().purge(self.user))
+
+
+def move_as_the_model(machine: Any, memory: Any, key: int, day: date) -> None:
+    """Move event `key` of a state machine to `day` in the store and in its model: both
+    refuse the move (a move never reorders values), or both make it."""
+    try:
+        moved = machine.run(memory.timeline_move(
+            machine.user, "nova", machine.entries[key], day
+        ))
+    except TimelineError as exc:
+        assert "never reorders values" in str(exc), exc
+        assert not machine.model.move(key, day), "the store refused a move the model allows"
+    else:
+        assert machine.model.move(key, day), "the store moved what the model refuses"
+        machine.entries[key] = moved.id
 
 
 def oracle_settings() -> settings:

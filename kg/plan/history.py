@@ -84,12 +84,7 @@ class History:
                     if start <= f.start:
                         followed[f.id] = f
                     continue
-                squeezers = [
-                    x for fid in f.props.get("abgeloest_durch") or ()
-                    if (x := self.state.facts.get(fid)) is not None
-                    and entity_id in (x.start_id, x.end_id)
-                ]
-                if all(after(x) for x in squeezers):
+                if all(after(x) for x in self._followers(f, {entity_id})):
                     following.append(f)
         return following, list(followed.values())
 
@@ -266,20 +261,22 @@ class History:
         squeezed one precedes that value, and so `before` too), as in
         `squeezed_partners`."""
         shared = {squeezed.start_id, squeezed.end_id} & {before.start_id, before.end_id}
-        return any(
-            (x := self.state.facts.get(fid)) is not None and x.valid
-            and {x.start_id, x.end_id} & shared and x.start <= before.start
-            for fid in squeezed.props.get("abgeloest_durch") or ()
-        )
+        return any(x.valid and x.start <= before.start for x in self._followers(squeezed, shared))
 
     def _still_followed(self, before: FactState, taken: Taken) -> bool:
         """True when a value other than the taken-back one follows `before` where it ends
         (a partner fact followed at both ends at the same instant), and still holds or
         will: then `before` keeps its end."""
-        return any(
-            fid != taken.id and (f := self.state.facts.get(fid)) is not None and f.valid
-            for fid in before.props.get("abgeloest_durch") or ()
-        )
+        return any(f.id != taken.id and f.valid for f in self._followers(before))
+
+    def _followers(self, fact: FactState, at: set[str | None] | None = None) -> list[FactState]:
+        """The facts `fact` records as following it (`abgeloest_durch`) that the order
+        read: at one of the entities `at` (their partitions), or anywhere."""
+        return [
+            x for fid in fact.props.get("abgeloest_durch") or ()
+            if (x := self.state.facts.get(fid)) is not None
+            and (at is None or bool({x.start_id, x.end_id} & at))
+        ]
 
     def _at_ends(self, fact: FactState, rel: Relation) -> list[FactState]:
         """The other valid facts of the fact's relation in the partition of its subject,
