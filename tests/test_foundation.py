@@ -163,3 +163,66 @@ def test_a_transaction_sends_its_begin_with_its_first_query(neo4j_settings: Sett
             await db.close()
 
     assert asyncio.run(check()) == (True, True)
+
+
+def test_single_reads_go_on_a_pooled_connection_without_a_session(
+    neo4j_settings: Settings,
+) -> None:
+    """`Database.query` sends a single read on a connection of the driver's pool, without
+    a session (see `kg.db._DirectReads`). The pool's interface is private to the driver:
+    this fails when a driver version no longer has it, where reads take a session each."""
+    from kg.db import Database
+
+    async def check() -> tuple[list[str], list[dict[str, object]]]:
+        db = Database.open(neo4j_settings)
+        sessions: list[str] = []
+        original = db.driver.session
+
+        def session(**kwargs: object) -> object:
+            sessions.append(str(kwargs.get("default_access_mode")))
+            return original(**kwargs)  # type: ignore[arg-type]
+
+        db.driver.session = session  # type: ignore[assignment,method-assign]
+        try:
+            assert db.direct is not None
+            rows = await db.query("ping")
+            return sessions, rows
+        finally:
+            await db.close()
+
+    sessions, rows = asyncio.run(check())
+    assert sessions == [] and len(rows) == 1
+
+
+def test_a_failed_or_cancelled_direct_read_leaves_the_pool_usable(
+    neo4j_settings: Settings,
+) -> None:
+    """A read the server refuses leaves its connection in a failed state, which the pool
+    resets on release; a read cancelled by the caller's deadline closes its connection
+    (what the server still sends is unknown). Either way the next reads answer, and no
+    connection stays in use."""
+    from kg.db import Database
+
+    slow = "UNWIND range(1, 30000000) AS x WITH x WHERE x < 0 RETURN count(x) AS n"
+
+    async def check() -> list[object]:
+        db = Database.open(neo4j_settings)
+        try:
+            direct = db.direct
+            assert direct is not None
+            seen: list[object] = []
+            with pytest.raises(Exception, match=r"Invalid input|SyntaxError") as refused:
+                await direct.run("RETURN nonsense(", {})
+            seen.append(type(refused.value).__name__)
+            seen.append((await direct.run("RETURN 1 AS n", {}))[0]["n"])
+            with pytest.raises(TimeoutError):
+                async with asyncio.timeout(0.2):
+                    await direct.run(slow, {})
+            seen.append((await direct.run("RETURN 2 AS n", {}))[0]["n"])
+            pool = direct._pool
+            seen.append(sum(c.in_use for cs in pool.connections.values() for c in cs))
+            return seen
+        finally:
+            await db.close()
+
+    assert asyncio.run(check()) == ["CypherSyntaxError", 1, 2, 0]

@@ -65,7 +65,9 @@ def test_the_library_works_through_a_routing_uri(routed: SyncMemory) -> None:
 
 
 class AccessLog:
-    """Records the access mode and bookmark manager of every session the driver opens."""
+    """Records the access mode and bookmark manager of every session the driver opens,
+    and of every single read sent on a pooled connection without one (`Database.direct`:
+    the mode it acquires the connection for, which it also sends with the query)."""
 
     def __init__(self, memory: Memory) -> None:
         self.modes: list[str] = []
@@ -79,7 +81,27 @@ class AccessLog:
             return original(**kwargs)
 
         driver.session = session  # type: ignore[method-assign]
-        self.undo = lambda: setattr(driver, "session", original)
+        direct = memory.db.direct
+        assert direct is not None, "the installed driver takes a session per read"
+        pool = direct._pool
+        log = self
+
+        class Pool:
+            async def acquire(self, mode: str, *args: Any) -> Any:
+                log.modes.append(mode)
+                log.managers.append(direct._bookmarks)
+                return await pool.acquire(mode, *args)
+
+            async def release(self, *connections: Any) -> None:
+                await pool.release(*connections)
+
+        direct._pool = Pool()
+
+        def undo() -> None:
+            driver.session = original  # type: ignore[method-assign]
+            direct._pool = pool
+
+        self.undo = undo
 
     def take(self) -> set[str]:
         modes, self.modes = set(self.modes), []
