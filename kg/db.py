@@ -178,6 +178,9 @@ class Database:
         return cls(driver, settings)
 
     async def close(self) -> None:
+        # Closing the driver empties its pool but lets the pool open new connections:
+        # reads after this go through a session, which the closed driver refuses.
+        self.direct = None
         await self.driver.close()
 
     async def verify(self, *, database: bool = True) -> None:
@@ -231,8 +234,15 @@ class Database:
             try:
                 async with asyncio.timeout(s.query_timeout + s.connection_timeout):
                     return [decode(record) for record in await self._auto_read(query, params)]
-            except (ServiceUnavailable, SessionExpired, TransientError) as exc:
-                if time.monotonic() + delay > give_up or not _retryable(exc):
+            except (ServiceUnavailable, SessionExpired, TransientError, Neo4jError) as exc:
+                # A failure the server marks as safe to run again (`_idempotent`, as the
+                # driver's auto-commit retry reads it) is retried like a transient one.
+                if isinstance(exc, (ServiceUnavailable, SessionExpired, TransientError)):
+                    again = _retryable(exc)
+                else:
+                    marks = getattr(exc, "diagnostic_record", None) or {}
+                    again = marks.get("_idempotent") is True
+                if not again or time.monotonic() + delay > give_up:
                     raise self.translate(exc) from exc
                 await asyncio.sleep(delay)
                 delay *= 2
@@ -243,8 +253,16 @@ class Database:
 
     async def _auto_read(self, query: NamedQuery, params: dict[str, Any]) -> list[DriverRecord]:
         """The records of one auto-commit read, on a pooled connection where it can."""
-        if self.direct is not None:
-            return await self.direct.run(query.text, params)
+        direct = self.direct
+        if direct is not None:
+            try:
+                return await direct.run(query.text, params)
+            except (TypeError, AttributeError):
+                if direct.proven:
+                    raise
+                # The driver's private interface is not what `_DirectReads` expects (its
+                # first call failed on it): every read takes a session from now on.
+                self.direct = None
         timeout = self.settings.query_timeout
         async with self._session("READ") as session:
             result = await session.run(Query(query.text, timeout=timeout), params)
@@ -408,21 +426,26 @@ class _DirectReads:
     interleaved: `RETURN 1` p50 0.67 ms through `Database.query` with a session, 0.47 ms
     this way; the Mappe 1.37 / 1.15 ms. What runs is the driver's own: its pool (routing,
     liveness, the acquisition timeout), its connection and messages (RUN and PULL sent
-    together, as a session sends them), its error mapping, and on release the RESET of a
-    connection left unclean. What is skipped is the session around a single query.
+    together, as a session sends them, with the access mode and the bookmarks of the
+    shared manager, which the read's own bookmark then updates, as a session does), its
+    error mapping (a FAILURE resets the connection as it is read; a cancelled read closes
+    it), its decoding into records. What is skipped is the session around one query.
 
-    The pool's interface is private to the driver: `of` returns None where it is not
-    there as expected, and reads then take a session each (tests/test_foundation.py fails
-    when the installed driver takes that path).
+    The pool's interface is private to the driver: `of` returns None where its names are
+    not there, and where the first call finds its signatures changed, `Database` drops
+    this for a session per read (tests/test_foundation.py fails when the installed driver
+    takes the session path).
     """
 
     def __init__(self, driver: AsyncDriver, settings: Settings, pool: Any, api: Any) -> None:
         self._bookmarks = driver.execute_query_bookmark_manager
         self._pool = pool
-        self._database, self._auth, self._deadline = api
+        self._database, self._auth, self._deadline, self._broken = api
         self._name = settings.neo4j_database
         self._acquire_seconds = settings.connection_timeout * 2
         self._timeout = settings.query_timeout
+        #: A read has gone through: the driver's interface is as expected.
+        self.proven = False
 
     @classmethod
     def of(cls, driver: AsyncDriver, settings: Settings) -> _DirectReads | None:
@@ -432,15 +455,18 @@ class _DirectReads:
                 AcquisitionDatabase,
                 acquisition_timeout_to_deadline,
             )
+            from neo4j._codec.hydration import BrokenHydrationObject
         except ImportError:
             return None
         pool = getattr(driver, "_pool", None)
         if not all(callable(getattr(pool, m, None)) for m in ("acquire", "release")):
             return None
+        if not callable(getattr(DriverRecord, "_new", None)):
+            return None
         return cls(
             driver, settings, pool,
             (AcquisitionDatabase(settings.neo4j_database), AcquisitionAuth(None),
-             acquisition_timeout_to_deadline),
+             acquisition_timeout_to_deadline, BrokenHydrationObject),
         )
 
     async def run(self, text: str, params: dict[str, Any]) -> list[DriverRecord]:
@@ -451,28 +477,33 @@ class _DirectReads:
         )
         try:
             head: dict[str, Any] = {}
-            values: list[list[Any]] = []
+            tail: dict[str, Any] = {}
+            values: list[Any] = []
             connection.run(
                 text, params, mode="r", bookmarks=bookmarks, timeout=self._timeout,
                 db=self._name, notifications_min_severity="OFF", on_success=head.update,
             )
-            connection.pull(on_records=values.extend)
+            connection.pull(on_records=values.extend, on_success=tail.update)
             await connection.send_all()
             await connection.fetch_all()
-            keys = head.get("fields", [])
-            return [
-                DriverRecord(zip(keys, row, strict=True))  # type: ignore[no-untyped-call]
-                for row in values
-            ]
         except BaseException as exc:
-            # Cancelled (a client deadline) or failed below the protocol: what the server
-            # still sends is unknown, so the connection is closed rather than reused. A
-            # server's failure leaves it clean after the RESET that release sends.
+            # The driver closes a connection whose read was cancelled, and resets one
+            # whose query failed as it reads the FAILURE; anything else raised between
+            # the messages leaves it in a state nobody knows, so it is closed too.
             if not isinstance(exc, (Neo4jError, DriverError)):
                 connection.kill()
             raise
         finally:
             await self._pool.release(connection)
+        keys = head.get("fields", [])
+        records = [
+            DriverRecord._new(keys, row.raw_data if isinstance(row, self._broken) else row)
+            for row in values
+        ]
+        if tail.get("bookmark"):
+            await self._bookmarks.update_bookmarks(bookmarks, [tail["bookmark"]])
+        self.proven = True
+        return records
 
 
 def _begin_with_first_query(session: AsyncSession) -> AbstractContextManager[Any]:

@@ -197,10 +197,10 @@ def test_single_reads_go_on_a_pooled_connection_without_a_session(
 def test_a_failed_or_cancelled_direct_read_leaves_the_pool_usable(
     neo4j_settings: Settings,
 ) -> None:
-    """A read the server refuses leaves its connection in a failed state, which the pool
-    resets on release; a read cancelled by the caller's deadline closes its connection
-    (what the server still sends is unknown). Either way the next reads answer, and no
-    connection stays in use."""
+    """A read the server refuses leaves its connection reset (the driver sends RESET as
+    it reads the FAILURE); a read cancelled by the caller's deadline closes its
+    connection (what the server still sends is unknown). Either way the next reads
+    answer, and no connection stays in use."""
     from kg.db import Database
 
     slow = "UNWIND range(1, 30000000) AS x WITH x WHERE x < 0 RETURN count(x) AS n"
@@ -226,3 +226,105 @@ def test_a_failed_or_cancelled_direct_read_leaves_the_pool_usable(
             await db.close()
 
     assert asyncio.run(check()) == ["CypherSyntaxError", 1, 2, 0]
+
+
+def test_reads_fall_back_to_a_session_where_the_pool_is_not_as_expected(
+    neo4j_settings: Settings,
+) -> None:
+    """Where the first direct read finds the driver's private interface changed (here: its
+    pool's `acquire` takes other arguments), reads take a session each from then on,
+    and the caller never sees the difference; once direct reads have gone through, such
+    an error is a real one and is raised."""
+    from kg.db import Database
+
+    class Changed:
+        async def acquire(self, *args: object) -> object:
+            raise TypeError("acquire() takes 3 positional arguments but 7 were given")
+
+        async def release(self, *connections: object) -> None:
+            raise AssertionError("nothing was acquired")
+
+    async def check() -> tuple[object, bool, str]:
+        db = Database.open(neo4j_settings)
+        try:
+            assert db.direct is not None
+            db.direct._pool = Changed()
+            rows = await db.query("ping")
+            fell_back = db.direct is None
+            proven = Database.open(neo4j_settings)
+            try:
+                await proven.query("ping")
+                assert proven.direct is not None and proven.direct.proven
+                proven.direct._pool = Changed()
+                with pytest.raises(TypeError) as raised:
+                    await proven.query("ping")
+            finally:
+                await proven.close()
+            return rows, fell_back, str(raised.value)
+        finally:
+            await db.close()
+
+    rows, fell_back, message = asyncio.run(check())
+    assert rows and fell_back and "positional arguments" in message
+
+
+def test_a_read_after_close_is_refused(neo4j_settings: Settings) -> None:
+    """Closing the driver empties its pool but would let a direct read open a connection
+    that nobody closes again: after `close`, reads are refused as the driver refuses a
+    session."""
+    from kg.db import Database
+    from kg.errors import KgError
+
+    async def check() -> str:
+        db = Database.open(neo4j_settings)
+        await db.query("ping")
+        await db.close()
+        with pytest.raises(KgError) as refused:
+            await db.query("ping")
+        return str(refused.value)
+
+    assert "closed" in asyncio.run(check()).lower()
+
+
+def test_a_read_the_server_marks_safe_to_repeat_is_retried(neo4j_settings: Settings) -> None:
+    """A failure whose diagnostic record says `_idempotent` (as the driver's own
+    auto-commit retry reads it) is sent again; any other client error is not."""
+    from neo4j.exceptions import Neo4jError
+
+    from kg.db import Database
+    from kg.errors import KgError
+
+    def failure(idempotent: bool) -> Neo4jError:
+        return Neo4jError._hydrate_gql(
+            gql_status="50N42", message="refused for now", description="refused",
+            neo4j_code="Neo.ClientError.Statement.ExecutionFailed",
+            diagnostic_record={"OPERATION": "", "OPERATION_CODE": "0",
+                               "CURRENT_SCHEMA": "/", "_idempotent": idempotent},
+        )
+
+    async def check(idempotent: bool) -> tuple[int, object]:
+        db = Database.open(neo4j_settings)
+        try:
+            direct = db.direct
+            assert direct is not None
+            real = direct.run
+            calls = 0
+
+            async def run(text: str, params: dict[str, object]) -> object:
+                nonlocal calls
+                calls += 1
+                if calls == 1:
+                    raise failure(idempotent)
+                return await real(text, params)
+
+            direct.run = run  # type: ignore[method-assign,assignment]
+            try:
+                rows = await db.query("ping")
+            except KgError as exc:
+                return calls, type(exc).__name__
+            return calls, len(rows)
+        finally:
+            await db.close()
+
+    assert asyncio.run(check(True)) == (2, 1)
+    assert asyncio.run(check(False)) == (1, "KgError")

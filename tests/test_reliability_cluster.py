@@ -72,6 +72,8 @@ class AccessLog:
     def __init__(self, memory: Memory) -> None:
         self.modes: list[str] = []
         self.managers: list[Any] = []
+        #: The bookmarks each direct read was sent with.
+        self.sent: list[Any] = []
         driver = memory.db.driver
         original = driver.session
 
@@ -90,9 +92,21 @@ class AccessLog:
             async def acquire(self, mode: str, *args: Any) -> Any:
                 log.modes.append(mode)
                 log.managers.append(direct._bookmarks)
-                return await pool.acquire(mode, *args)
+                connection = await pool.acquire(mode, *args)
+                run = connection.run
+
+                def sent(*run_args: Any, **kwargs: Any) -> Any:
+                    # What the pool was asked with (deadline, database, bookmarks, ...)
+                    # and what the RUN message carries.
+                    log.sent.append((args[2], kwargs.get("bookmarks"), kwargs.get("mode")))
+                    return run(*run_args, **kwargs)
+
+                connection.run = sent
+                return connection
 
             async def release(self, *connections: Any) -> None:
+                for connection in connections:
+                    del connection.run  # the class's own again
                 await pool.release(*connections)
 
         direct._pool = Pool()
@@ -153,6 +167,35 @@ def test_reads_are_read_transactions_and_writes_write_transactions(
         assert log.managers and all(
             m is memory.db.driver.execute_query_bookmark_manager for m in log.managers
         )
+    finally:
+        log.undo()
+
+
+def test_a_single_read_carries_the_bookmarks_of_the_callers_last_write(
+    routed: SyncMemory,
+) -> None:
+    """On one server a read sees every committed write anyway, so reading one's own
+    writes shows nothing about bookmarks there; what the read sends does: the bookmarks
+    the shared manager holds after the write, the write's own among them."""
+    memory = routed.memory
+    user = f"rel-bm-{uuid.uuid4().hex[:10]}"
+    manager = memory.db.driver.execute_query_bookmark_manager
+    log = AccessLog(memory)
+    try:
+        routed.run(memory.write(order(user, 1, subjekt="Lena", beziehung="hobby",
+                                      wert="Lesen")))
+        lena = routed.run(memory.entity_id(user, "nova", "Lena"))
+        routed.run(memory.write(order(user, 2, subjekt="Lena", beziehung="hobby",
+                                      wert="Malen")))
+        after_write = set(routed.run(manager.get_bookmarks()))
+        log.sent.clear()
+        routed.run(memory.mappe(user, "nova", lena))  # a single read (`plain_query`)
+        routed.run(memory.mappe(user, "nova", lena))
+        # (On one server a read's own bookmark is the last write's: the second read is
+        # sent with the same.)
+        assert after_write and [
+            (set(pooled), set(run), mode) for pooled, run, mode in log.sent
+        ] == [(after_write, after_write, "r")] * 2
     finally:
         log.undo()
 
