@@ -729,7 +729,7 @@ async def measure(
         # hundreds of facts in its degree 2 (the bench's hubs are all the pair nova's).
         residents = await memory.db.query(
             "bench_hub_neighbours", hub_ids=[h.entity_id for h in grower.hubs],
-            character_id="nova", per=10,
+            character_id="nova", per=10, schwelle=memory.db.settings.ruhe_schwelle,
         )
         resident_calls = [
             (lambda r=r: memory.mappe(r["user_id"], "nova", r["entity_id"]))

@@ -139,14 +139,17 @@ RETURN last.beginn AS beginn, last.genauigkeit AS genauigkeit;
 
 // name: bench_hub_neighbours
 // Up to $per entities with an active fact to each hub in the pair (its residents, its
-// staff): the Mappe of such an entity walks the hub's edges in its degree 2.
-// params: $hub_ids, $character_id, $per
+// staff) that is not resting (strength at least $schwelle): the Mappe of such an entity
+// walks the hub's edges in its degree 2. (A resting fact is left out of the Mappe, so
+// through it the hub is never walked.)
+// params: $hub_ids, $character_id, $per, $schwelle
 // :param hub_ids => ['e-kassel']
 // :param character_id => 'nova'
 // :param per => 10
+// :param schwelle => 0.1
 UNWIND $hub_ids AS hub_id
 MATCH (h:Entitaet {id: hub_id})-[r]-(n:Entitaet)
-WHERE r.character_id = $character_id AND r.aktiv
+WHERE r.character_id = $character_id AND r.aktiv AND r.staerke_decay >= $schwelle
 WITH h, n ORDER BY n.id
 WITH h, collect(DISTINCT n)[..$per] AS ns
 UNWIND ns AS n
