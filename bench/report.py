@@ -356,7 +356,9 @@ def table(result: dict[str, Any]) -> str:
             "",
             "⁵ `Memory.mappe` of up to 10 entities with an active fact to each hub (the "
             "residents of a hub city, the staff of a hub employer), 5 calls each after a "
-            "warm-up pass: their degree 2 walks the hub's hundreds of facts.",
+            "warm-up pass: their degree 2 walks the hub's hundreds of facts. Since run "
+            "2026-12-01T2026 only entities whose fact to the hub is not resting (before, "
+            "one through a resting fact never walked the hub).",
         ]
     return "\n".join(lines)
 
