@@ -234,9 +234,10 @@ class Database:
             try:
                 async with asyncio.timeout(s.query_timeout + s.connection_timeout):
                     return [decode(record) for record in await self._auto_read(query, params)]
-            except (ServiceUnavailable, SessionExpired, TransientError, Neo4jError) as exc:
-                # A failure the server marks as safe to run again (`_idempotent`, as the
-                # driver's auto-commit retry reads it) is retried like a transient one.
+            except (ServiceUnavailable, SessionExpired, Neo4jError) as exc:
+                # Transient failures are retried, and so is a failure the server marks
+                # as safe to run again (`_idempotent`, as the driver's auto-commit retry
+                # reads it).
                 if isinstance(exc, (ServiceUnavailable, SessionExpired, TransientError)):
                     again = _retryable(exc)
                 else:
@@ -437,10 +438,17 @@ class _DirectReads:
     takes the session path).
     """
 
-    def __init__(self, driver: AsyncDriver, settings: Settings, pool: Any, api: Any) -> None:
+    def __init__(
+        self, driver: AsyncDriver, settings: Settings, pool: Any, *,
+        database: Any, auth: Any, deadline: Callable[[float], Any], broken: Any,
+    ) -> None:
+        """`pool` and the rest are the driver's private pieces that `of` found."""
         self._bookmarks = driver.execute_query_bookmark_manager
         self._pool = pool
-        self._database, self._auth, self._deadline, self._broken = api
+        self._database = database
+        self._auth = auth
+        self._deadline = deadline
+        self._broken = broken
         self._name = settings.neo4j_database
         self._acquire_seconds = settings.connection_timeout * 2
         self._timeout = settings.query_timeout
@@ -465,8 +473,10 @@ class _DirectReads:
             return None
         return cls(
             driver, settings, pool,
-            (AcquisitionDatabase(settings.neo4j_database), AcquisitionAuth(None),
-             acquisition_timeout_to_deadline, BrokenHydrationObject),
+            database=AcquisitionDatabase(settings.neo4j_database),
+            auth=AcquisitionAuth(None),
+            deadline=acquisition_timeout_to_deadline,
+            broken=BrokenHydrationObject,
         )
 
     async def run(self, text: str, params: dict[str, Any]) -> list[DriverRecord]:
