@@ -264,6 +264,16 @@ def replay(store: SyncMemory) -> Iterator[PartnerRecord]:
 F = datetime(2027, 2, 1, tzinfo=UTC)
 
 
+def lena_with_ben_in_december(state: PartnerRecord) -> tuple[int, int]:
+    """The start the stress run's month-event findings share: Anna–Lena by an event on
+    24 December 2026, then Lena–Ben by an event "in December" (Anna–Lena began in its
+    window, so at Lena's end it precedes the event and is squeezed to nothing). Returns
+    the two events' keys."""
+    together = state.write_with_event(("Anna", "Lena"), date(2026, 12, 24), False)
+    december = state.write_with_event(("Lena", "Ben"), date(2026, 12, 24), True)
+    return together, december
+
+
 def test_correcting_a_partner_that_squeezed_another_at_the_same_instant(
     store: SyncMemory,
 ) -> None:
@@ -473,8 +483,7 @@ def test_cancelling_what_squeezed_a_later_partner_brings_it_back_open(
     ended Lena–Ben, but it precedes Anna–Lena and follows nothing of it. The store
     carried Anna–Ben over as Anna–Lena's follower and left Anna–Lena squeezed."""
     with replay(store) as state:
-        state.write_with_event(("Anna", "Lena"), date(2026, 12, 24), False)
-        december = state.write_with_event(("Lena", "Ben"), date(2026, 12, 24), True)
+        _, december = lena_with_ben_in_december(state)
         state.write(("Anna", "Ben"), datetime(2026, 12, 1, 12, tzinfo=UTC))
         state.cancel(december)
 
@@ -489,8 +498,7 @@ def test_a_reinstated_partner_is_not_followed_by_a_value_it_had_ended(
     before Lena–Ben, which ended it. The store carried it over and ended Lena–Ben on
     24 December."""
     with replay(store) as state:
-        state.write_with_event(("Anna", "Lena"), date(2026, 12, 24), False)
-        state.write_with_event(("Lena", "Ben"), date(2026, 12, 24), True)
+        lena_with_ben_in_december(state)
         state.write(("Anna", "Ben"), datetime(2026, 12, 1, 12, tzinfo=UTC))
         state.correct(("Anna", "Ben"))
 
@@ -506,8 +514,7 @@ def test_a_partner_squeezed_before_a_reinstated_one_does_not_end_it(
     open. The store took the squeezed Anna–Lena (24 December) to follow it, though
     Lena–Ben, which squeezed it, comes before Ben–Lena."""
     with replay(store) as state:
-        state.write_with_event(("Anna", "Lena"), date(2026, 12, 24), False)
-        december = state.write_with_event(("Lena", "Ben"), date(2026, 12, 24), True)
+        _, december = lena_with_ben_in_december(state)
         state.move(december, date(2026, 1, 20))
         state.write_with_event(("Anna", "Ben"), date(2026, 1, 20), False)
         state.write_with_event(("Ben", "Tom"), date(2026, 12, 24), False)
@@ -529,8 +536,7 @@ def test_the_same_pair_told_twice_across_a_cancelled_month_event(
     each at the other (no partner after 24 December), where the store kept the pair
     together; the model's rule was wrong: their starts decide (`Partners.raw_end`)."""
     with replay(store) as state:
-        state.write_with_event(("Anna", "Lena"), date(2026, 12, 24), False)
-        december = state.write_with_event(("Lena", "Ben"), date(2026, 12, 24), True)
+        _, december = lena_with_ben_in_december(state)
         state.write(("Anna", "Lena"), datetime(2026, 12, 1, 13, tzinfo=UTC))
         state.cancel(december)
 
@@ -546,8 +552,7 @@ def test_a_new_version_of_a_value_ending_with_an_event_ends_where_the_event_is_n
     3 March 2027 until 24 December 2026, which `kg check` (fact_interval) refuses. A
     version now records both days as its chains have them."""
     with replay(store) as state:
-        together = state.write_with_event(("Anna", "Lena"), date(2026, 12, 24), False)
-        state.write_with_event(("Lena", "Ben"), date(2026, 12, 24), True)
+        together, _ = lena_with_ben_in_december(state)
         state.write_with_event(("Ben", "Tom"), date(2027, 3, 3), False)
         state.move(together, date(2027, 3, 3))
         state.move(together, date(2026, 12, 24))
@@ -564,8 +569,7 @@ def test_a_new_version_of_a_value_ending_with_an_event_records_where_it_ends_now
     it. A version now records both days as its chains have them. (A stress run found
     this in a longer sequence.)"""
     with replay(store) as state:
-        together = state.write_with_event(("Anna", "Lena"), date(2026, 12, 24), False)
-        state.write_with_event(("Lena", "Ben"), date(2026, 12, 24), True)
+        together, _ = lena_with_ben_in_december(state)
         state.move(together, date(2027, 3, 3))
         state.write(("Anna", "Tom"), datetime(2027, 3, 3, tzinfo=UTC))
 
@@ -593,8 +597,7 @@ def test_a_value_placed_by_a_cancelled_month_event_keeps_its_place(
     findings all combine such a month event (a value told earlier inside its window,
     then the event cancelled or moved) with later values."""
     with replay(store) as state:
-        state.write_with_event(("Anna", "Lena"), date(2026, 12, 24), False)
-        december = state.write_with_event(("Lena", "Ben"), date(2026, 12, 24), True)
+        _, december = lena_with_ben_in_december(state)
         state.write(("Anna", "Lena"), datetime(2026, 12, 1, 13, tzinfo=UTC))
         state.cancel(december)
         state.write(("Lena", "Ben"), datetime(2026, 12, 1, 14, tzinfo=UTC))
