@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 from pydantic import SecretStr
@@ -192,6 +193,53 @@ def test_single_reads_go_on_a_pooled_connection_without_a_session(
 
     sessions, rows = asyncio.run(check())
     assert sessions == [] and len(rows) == 1
+
+
+def test_a_direct_read_waits_on_its_socket_without_timers_and_puts_them_back(
+    neo4j_settings: Settings,
+) -> None:
+    """With a socket timeout set (the server's hint, 120 s), the driver waits for every
+    socket read through a task and a timer. A direct read runs without them (its bound is
+    `Database`'s deadline) and leaves the connection as it found it: a session's read on
+    it still waits with the timeout. This fails when a driver version renames the
+    socket's timeouts, where direct reads keep them (slower, still correct)."""
+    from neo4j._async_compat.network import _bolt_socket
+
+    from kg.db import Database
+
+    async def check() -> tuple[set[object], set[object], set[tuple[bool, object]]]:
+        db = Database.open(neo4j_settings)
+        seen: list[object] = []
+        original = _bolt_socket.AsyncBoltSocketBase._wait_for_io
+
+        async def spy(self: Any, name: str, timeout: Any, *args: Any, **kwargs: Any) -> Any:
+            seen.append(timeout)
+            return await original(self, name, timeout, *args, **kwargs)
+
+        try:
+            await db.query("ping")  # the connection exists, its timeouts as the driver set them
+            _bolt_socket.AsyncBoltSocketBase._wait_for_io = spy  # type: ignore[method-assign]
+            await db.query("ping")
+            direct = set(seen)
+            seen.clear()
+            await db.read(lambda tx: tx.run("ping"))
+            session = set(seen)
+            pool = db.direct._pool  # type: ignore[union-attr]
+            left = {
+                (c.socket.get_read_timeout()
+                 == c.connection_hints.get("connection.recv_timeout_seconds"),
+                 c.socket.get_write_timeout())
+                for cs in pool.connections.values() for c in cs
+            }
+            return direct, session, left
+        finally:
+            _bolt_socket.AsyncBoltSocketBase._wait_for_io = original  # type: ignore[method-assign]
+            await db.close()
+
+    direct, session, left = asyncio.run(check())
+    assert direct == {None}
+    assert session - {None}, session  # the spy sees timeouts where there are some
+    assert left == {(True, 30.0)}  # the hint's read timeout, the driver's write timeout
 
 
 def test_a_failed_or_cancelled_direct_read_leaves_the_pool_usable(
