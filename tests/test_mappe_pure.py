@@ -11,6 +11,8 @@ from datetime import UTC, date, datetime
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kg.canon import load_canon
 from kg.mappe import (
@@ -19,9 +21,11 @@ from kg.mappe import (
     TIME_FIELDS,
     as_of,
     build,
+    current_fields,
     derived,
     effective,
     ended,
+    fact_fields,
     holds,
     render,
 )
@@ -177,6 +181,29 @@ def test_empty_optional_matches_are_no_facts() -> None:
     empty = dict(fact("x"), id=None)
     mappe = build(row([empty], historie=[empty]), CANON, cap=5)
     assert (mappe.fakten, mappe.historie) == ([], [])
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    rel=st.sampled_from(["WOHNT_IN", "HOBBY", "PARTNER", "IST_EIN", "UNBEKANNT"]),
+    since=st.dates(date(1900, 1, 1), date(2100, 12, 31)),
+    hour=st.integers(0, 23),
+    event=st.none() | st.dates(date(1900, 1, 1), date(2100, 12, 31)),
+    precision=st.sampled_from(["tag", "monat"]),
+    staerke=st.floats(0, 1) | st.integers(0, 1),
+    objekt=st.none() | st.just("Kassel"),
+)
+def test_a_current_reads_facts_are_built_as_every_other_fact(
+    rel: str, since: date, hour: int, event: date | None, precision: str,
+    staerke: float, objekt: str | None,
+) -> None:
+    """A current read builds its facts straight from the query's lists (`current_fields`,
+    the hot path); they must be the fields `fact_fields` gives the same row."""
+    item = fact("f", rel, objekt, wert=None if objekt else "Gitarre", since=since,
+                event=event, grund=None)
+    item.update(t_valid=millis(since) + hour * 3_600_000 + 1, staerke=staerke,
+                ab_genauigkeit=precision if event else None)
+    assert current_fields(compact(FACT_FIELDS, item), CANON) == fact_fields(item, CANON)
 
 
 # -- render ----------------------------------------------------------------------------
