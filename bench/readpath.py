@@ -155,8 +155,9 @@ def show(out: dict[str, Any], load: dict[str, Any]) -> None:
     for name, s in out.items():
         print(f"{name:22} {s['n']:>6} {s['p50']:>8.3f} {s['p95']:>8.3f} "
               f"{s['p99']:>8.3f} {s['max']:>8.3f}")
-    floors = [k for k in out if k.startswith("floor_")]
-    cheapest = min(floors, key=lambda k: out[k]["p50"])
+    # The goal holds the Mappe to the driver's own cheapest round trip (as bench.report
+    # does); the library's `Database.query` is shown beside it, not counted.
+    cheapest = min(("floor_session", "floor_execute_query"), key=lambda k: out[k]["p50"])
     m = out["mappe"]["p50"]
     print(f"mappe p50 / cheapest floor p50   {m / out[cheapest]['p50']:.2f}   (goal <= 2; "
           f"cheapest: {cheapest})")
