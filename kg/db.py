@@ -14,8 +14,8 @@ from __future__ import annotations
 import asyncio
 import socket
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import AbstractContextManager, asynccontextmanager, nullcontext
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import AbstractContextManager, asynccontextmanager, contextmanager, nullcontext
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
@@ -485,8 +485,6 @@ class _DirectReads:
             "READ", self._deadline(self._acquire_seconds), self._database, bookmarks,
             self._auth, None,
         )
-        sock = connection.socket
-        timeouts = _socket_timeouts(sock)
         try:
             head: dict[str, Any] = {}
             tail: dict[str, Any] = {}
@@ -496,10 +494,9 @@ class _DirectReads:
                 db=self._name, notifications_min_severity="OFF", on_success=head.update,
             )
             connection.pull(on_records=values.extend, on_success=tail.update)
-            if timeouts is not None:
-                _set_socket_timeouts(sock, (None, None))
-            await connection.send_all()
-            await connection.fetch_all()
+            with _without_socket_timers(connection):
+                await connection.send_all()
+                await connection.fetch_all()
         except BaseException as exc:
             # The driver closes a connection whose read was cancelled, and resets one
             # whose query failed as it reads the FAILURE; anything else raised between
@@ -508,8 +505,6 @@ class _DirectReads:
                 connection.kill()
             raise
         finally:
-            if timeouts is not None:
-                _set_socket_timeouts(sock, timeouts)
             await self._pool.release(connection)
         keys = head.get("fields", [])
         records = [
@@ -522,29 +517,34 @@ class _DirectReads:
         return records
 
 
-def _socket_timeouts(sock: Any) -> tuple[Any, Any] | None:
-    """The read and write timeouts of a driver socket, or None where its interface is not
-    as expected (driver 6's; then a direct read keeps them).
+@contextmanager
+def _without_socket_timers(connection: Any) -> Iterator[None]:
+    """Let the driver wait on a connection's socket without its read and write timeouts,
+    for the block; then put them back, before the connection returns to the pool.
 
-    A direct read runs with neither. With a timeout set (the server's hint
-    `connection.recv_timeout_seconds`, 120 s; the driver's `connection_write_timeout`,
-    30 s), the driver waits for every socket read and write through its `wait_for`,
-    which makes a task and a timer each time: 6 reads for a Mappe, 14 for five, 0.1-0.2
-    ms in all. The read is bounded anyway by `Database`'s own deadline
-    (`query_timeout + connection_timeout`), which closes the connection when it runs
-    out, and the timeouts are put back before the connection returns to the pool."""
-    get_read = getattr(sock, "get_read_timeout", None)
-    get_write = getattr(sock, "get_write_timeout", None)
-    if not (callable(get_read) and callable(get_write)
-            and callable(getattr(sock, "set_read_timeout", None))
-            and callable(getattr(sock, "set_write_timeout", None))):
-        return None
-    return get_read(), get_write()
-
-
-def _set_socket_timeouts(sock: Any, timeouts: tuple[Any, Any]) -> None:
-    sock.set_read_timeout(timeouts[0])
-    sock.set_write_timeout(timeouts[1])
+    With a timeout set (the server's hint `connection.recv_timeout_seconds`, 120 s; the
+    driver's `connection_write_timeout`, 30 s), the async driver waits for every socket
+    read and write through its `wait_for`, which makes a task and a timer each time: 6
+    reads for a Mappe, 14 for a turn; 0.1-0.2 ms of a Mappe. Only for blocks that
+    `Database` bounds by its own deadline (`asyncio.timeout`, far below 120 s), which
+    closes the connection when it runs out. (A write order waits 17 times, but without
+    the timers in its transaction's queries neither its latency nor its client CPU moved
+    beyond the noise: not done there.) The socket's interface is private to the driver:
+    where it is not as expected (driver 6's), nothing is changed (and
+    tests/test_foundation.py says so)."""
+    sock: Any = getattr(connection, "socket", None)
+    names = ("get_read_timeout", "get_write_timeout", "set_read_timeout", "set_write_timeout")
+    if not all(callable(getattr(sock, n, None)) for n in names):
+        yield
+        return
+    read, write = sock.get_read_timeout(), sock.get_write_timeout()
+    sock.set_read_timeout(None)
+    sock.set_write_timeout(None)
+    try:
+        yield
+    finally:
+        sock.set_read_timeout(read)
+        sock.set_write_timeout(write)
 
 
 def _begin_with_first_query(session: AsyncSession) -> AbstractContextManager[Any]:

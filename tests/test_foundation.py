@@ -195,51 +195,58 @@ def test_single_reads_go_on_a_pooled_connection_without_a_session(
     assert sessions == [] and len(rows) == 1
 
 
-def test_a_direct_read_waits_on_its_socket_without_timers_and_puts_them_back(
+def test_the_library_waits_on_its_sockets_without_timers_and_puts_them_back(
     neo4j_settings: Settings,
 ) -> None:
     """With a socket timeout set (the server's hint, 120 s), the driver waits for every
     socket read through a task and a timer. A direct read runs without them (its bound is
-    `Database`'s deadline) and leaves the connection as it found it: a session's read on
-    it still waits with the timeout. This fails when a driver version renames the
-    socket's timeouts, where direct reads keep them (slower, still correct)."""
+    `Database`'s deadline); transactions and anything outside the library keep them, and
+    every connection goes back to the pool as it was. This fails when a driver version
+    renames the socket's timeouts, where direct reads keep them (slower, still correct)."""
     from neo4j._async_compat.network import _bolt_socket
 
-    from kg.db import Database
+    from kg.db import Database, Tx
 
-    async def check() -> tuple[set[object], set[object], set[tuple[bool, object]]]:
+    async def check() -> dict[str, set[object]]:
         db = Database.open(neo4j_settings)
-        seen: list[object] = []
+        seen: dict[str, set[object]] = {}
+        where = ["outside"]
         original = _bolt_socket.AsyncBoltSocketBase._wait_for_io
 
         async def spy(self: Any, name: str, timeout: Any, *args: Any, **kwargs: Any) -> Any:
-            seen.append(timeout)
+            seen.setdefault(where[0], set()).add(timeout)
             return await original(self, name, timeout, *args, **kwargs)
+
+        async def work(tx: Tx) -> object:
+            where[0] = "transaction"
+            return await tx.run("ping")
 
         try:
             await db.query("ping")  # the connection exists, its timeouts as the driver set them
             _bolt_socket.AsyncBoltSocketBase._wait_for_io = spy  # type: ignore[method-assign]
+            where[0] = "direct read"
             await db.query("ping")
-            direct = set(seen)
-            seen.clear()
-            await db.read(lambda tx: tx.run("ping"))
-            session = set(seen)
-            pool = db.direct._pool  # type: ignore[union-attr]
-            left = {
+            await db.write(work)
+            where[0] = "driver's own session"
+            async with db.driver.session(database=db.name) as session:
+                await (await session.run("RETURN 1")).consume()
+            pool = db.driver._pool  # type: ignore[attr-defined]
+            seen["left in the pool"] = {
                 (c.socket.get_read_timeout()
                  == c.connection_hints.get("connection.recv_timeout_seconds"),
                  c.socket.get_write_timeout())
                 for cs in pool.connections.values() for c in cs
             }
-            return direct, session, left
+            return seen
         finally:
             _bolt_socket.AsyncBoltSocketBase._wait_for_io = original  # type: ignore[method-assign]
             await db.close()
 
-    direct, session, left = asyncio.run(check())
-    assert direct == {None}
-    assert session - {None}, session  # the spy sees timeouts where there are some
-    assert left == {(True, 30.0)}  # the hint's read timeout, the driver's write timeout
+    seen = asyncio.run(check())
+    assert seen["direct read"] == {None}
+    assert None not in seen["transaction"] and None not in seen["driver's own session"], seen
+    # the hint's read timeout and the driver's write timeout, on every connection
+    assert seen["left in the pool"] == {(True, 30.0)}
 
 
 def test_a_failed_or_cancelled_direct_read_leaves_the_pool_usable(
