@@ -54,6 +54,8 @@ FIGURES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("decay sweep (s)", ("decay", "seconds")),
     ("kg check (s)", ("check", "seconds")),
     ("CLI start p50 (s)", ("cli_start", "p50_s")),
+    ("speed probe before the reads (ms; lower is faster)", ("loadavg", "reads", "probe_start_ms")),
+    ("speed probe after the reads (ms)", ("loadavg", "reads", "probe_end_ms")),
 )
 
 #: Phases whose load average is printed with each size.

@@ -9,6 +9,12 @@ and maximum over the phase.
 It also times this process's garbage collections (`gc.callbacks`): a full collection
 walks every object of the bench (its generated data too) and stops the timed call that
 triggered it, so a phase's maximum latency means little without its collections.
+
+And it measures the machine's speed at each phase's start and end (`speed_probe`): a
+fixed piece of pure Python, timed. The machine is a guest on a shared host, and its
+share of the host changes: on 2026-12-01 two runs 25 minutes apart differed by 1.6-2× in
+every figure, PostgreSQL's and the driver's bare round trip included, at the same load
+average. The probe shows such a change; the load average does not.
 """
 
 from __future__ import annotations
@@ -20,6 +26,21 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
+
+
+def speed_probe(rounds: int = 3) -> float:
+    """Milliseconds for a fixed piece of pure Python (dicts, strings, integers, as the
+    client's own work is), the least of `rounds` runs: lower is a faster machine (3-5 ms
+    on this one)."""
+    best = float("inf")
+    for _ in range(rounds):
+        start = time.perf_counter()
+        table: dict[str, int] = {}
+        for i in range(20_000):
+            key = f"k{i % 997}"
+            table[key] = table.get(key, 0) + i * i % 7
+        best = min(best, time.perf_counter() - start)
+    return round(best * 1000, 2)
 
 
 def now() -> list[float]:
@@ -68,8 +89,10 @@ class LoadSampler:
     @contextmanager
     def phase(self, into: dict[str, Any], name: str) -> Iterator[None]:
         """Record the load average over the block as `into[name]`: start and end (1, 5,
-        15 minutes) and the 1-minute mean and maximum of the samples taken meanwhile; and
-        this process's garbage collections meanwhile (all, full ones, longest, total)."""
+        15 minutes) and the 1-minute mean and maximum of the samples taken meanwhile;
+        this process's garbage collections meanwhile (all, full ones, longest, total);
+        and the speed probe just before and just after the block (outside its timing)."""
+        probe_start = speed_probe()
         before, start = now(), time.monotonic()
         try:
             yield
@@ -83,6 +106,8 @@ class LoadSampler:
                 "max_1m": round(max(seen), 2),
                 "samples": len(seen),
                 "gc": collections([c for c in self.collections if start <= c[0] <= end]),
+                "probe_start_ms": probe_start,
+                "probe_end_ms": speed_probe(),
             }
 
 

@@ -103,6 +103,14 @@ def loadavg(s: dict[str, Any], phase: str) -> str:
     return "–"
 
 
+def probe(s: dict[str, Any], phase: str) -> str:
+    """The speed probe at the start and end of a phase of one size (ms; lower is faster)."""
+    p = _get(s, "loadavg", phase)
+    if not isinstance(p, dict) or "probe_start_ms" not in p:
+        return "–"
+    return f"{p['probe_start_ms']:.1f} → {p['probe_end_ms']:.1f}"
+
+
 def goals(result: dict[str, Any]) -> list[tuple[str, str, str, bool | None, str]]:
     """(goal, target, measured, met, load average of the phase) at the largest size.
     A figure the run did not measure reads – and is neither met nor missed."""
@@ -322,6 +330,11 @@ def table(result: dict[str, Any]) -> str:
         lambda s: f"{loadavg(s, 'writes_1')} · {loadavg(s, 'writes_4')}",
     )
     row("load average³ during the decay sweep", lambda s: loadavg(s, "decay"))
+    if any(_get(s, "loadavg", "reads", "probe_start_ms") is not None for s in sizes):
+        row(
+            "speed probe⁶ (ms), start → end: reads · 4 writers",
+            lambda s: f"{probe(s, 'reads')} · {probe(s, 'writes_4')}",
+        )
     lines += [
         "",
         "¹ Neo4j writes its store files at checkpoints (every 15 minutes by default); until "
@@ -359,6 +372,14 @@ def table(result: dict[str, Any]) -> str:
             "warm-up pass: their degree 2 walks the hub's hundreds of facts. Since run "
             "2026-12-01T2026 only entities whose fact to the hub is not resting (before, "
             "one through a resting fact never walked the hub).",
+        ]
+    if any(_get(s, "loadavg", "reads", "probe_start_ms") is not None for s in sizes):
+        lines += [
+            "",
+            "⁶ A fixed piece of pure Python timed in the bench process just before and just "
+            "after the phase (`bench.loadavg.speed_probe`, the least of three; lower is "
+            "faster): the machine's speed then. Its share of the host changes, and the load "
+            "average does not show it; compare runs by it (recorded since 2026-12-01).",
         ]
     return "\n".join(lines)
 

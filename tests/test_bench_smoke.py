@@ -20,6 +20,7 @@ import pytest
 
 from bench import bulk, compare, report
 from bench.generate import Config, Fact, UserGraph, user
+from bench.loadavg import LoadSampler
 from bench.naive import Naive
 from bench.queries import registry as bench_registry
 from bench.run import TURN, AsOf, Sample, as_of_point, parity, reads, stamp_for, turn_of
@@ -545,6 +546,32 @@ def test_report_holds_a_run_to_the_goals_and_shows_what_an_old_run_lacks() -> No
     assert rows[("1M", "CLI start p50 (s)")] == ("–", "0.25", "–")
     back = {(size, name): (a, b, ratio) for size, name, a, b, ratio in compare.rows(old, new)}
     assert back[("1M", "CLI start p50 (s)")] == ("0.25", "–", "–")
+
+
+def test_each_phase_carries_the_machines_speed_and_the_report_shows_it() -> None:
+    """The load average did not show a machine 1.6-2× slower in a later run; the speed
+    probe at each phase's start and end does, and the report and compare show it (an
+    older result without it reads –)."""
+    sampler = LoadSampler().start()
+    seen: dict[str, Any] = {}
+    try:
+        with sampler.phase(seen, "reads"):
+            pass
+    finally:
+        sampler.stop()
+    assert seen["reads"]["probe_start_ms"] > 0 and seen["reads"]["probe_end_ms"] > 0
+    old = json.loads((RESULTS / "2026-11-29.json").read_text(encoding="utf-8"))
+    new = _with_the_issue_readers(old)
+    for s in new["sizes"]:
+        s["loadavg"]["reads"].update(probe_start_ms=3.0, probe_end_ms=6.25)
+        s["loadavg"]["writes_4"].update(probe_start_ms=3.5, probe_end_ms=3.25)
+    table = report.table(new)
+    assert "| speed probe⁶ (ms), start → end: reads · 4 writers | 3.0 → 6.2 · 3.5 → 3.2 |" in (
+        table
+    ) and "⁶ A fixed piece of pure Python" in table
+    assert "speed probe" not in report.table(old)
+    rows = {(size, name): (a, b) for size, name, a, b, _ in compare.rows(new, old)}
+    assert rows[("1M", "speed probe before the reads (ms; lower is faster)")] == ("–", "3.00")
 
 
 def test_report_finds_the_newest_result(tmp_path: Path) -> None:
