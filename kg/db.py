@@ -452,6 +452,8 @@ class _DirectReads:
         self._name = settings.neo4j_database
         self._acquire_seconds = settings.connection_timeout * 2
         self._timeout = settings.query_timeout
+        #: The deadline `Database._read_once` puts around every read (seconds).
+        self._bound = settings.query_timeout + settings.connection_timeout
         #: A read has gone through: the driver's interface is as expected.
         self.proven = False
 
@@ -480,6 +482,9 @@ class _DirectReads:
         )
 
     async def run(self, text: str, params: dict[str, Any]) -> list[DriverRecord]:
+        """The records of one auto-commit read. The caller bounds it in time
+        (`Database._read_once`: `query_timeout + connection_timeout`): its socket waits
+        rely on that bound where it is shorter than their own timeouts."""
         bookmarks = await self._bookmarks.get_bookmarks()
         connection = await self._pool.acquire(
             "READ", self._deadline(self._acquire_seconds), self._database, bookmarks,
@@ -494,7 +499,7 @@ class _DirectReads:
                 db=self._name, notifications_min_severity="OFF", on_success=head.update,
             )
             connection.pull(on_records=values.extend, on_success=tail.update)
-            with _without_socket_timers(connection):
+            with _without_socket_timers(connection, self._bound):
                 await connection.send_all()
                 await connection.fetch_all()
         except BaseException as exc:
@@ -518,29 +523,33 @@ class _DirectReads:
 
 
 @contextmanager
-def _without_socket_timers(connection: Any) -> Iterator[None]:
-    """Let the driver wait on a connection's socket without its read and write timeouts,
-    for the block; then put them back, before the connection returns to the pool.
+def _without_socket_timers(connection: Any, bound: float) -> Iterator[None]:
+    """For the block, take off the connection socket's read and write timeouts that are
+    longer than `bound`, the deadline the caller puts around the block; then put them
+    back, before the connection returns to the pool.
 
     With a timeout set (the server's hint `connection.recv_timeout_seconds`, 120 s; the
     driver's `connection_write_timeout`, 30 s), the async driver waits for every socket
     read and write through its `wait_for`, which makes a task and a timer each time: 6
-    reads for a Mappe, 14 for a turn; 0.1-0.2 ms of a Mappe. Only for blocks that
-    `Database` bounds by its own deadline (`asyncio.timeout`, far below 120 s), which
-    closes the connection when it runs out. (A write order waits 17 times, but without
-    the timers in its transaction's queries neither its latency nor its client CPU moved
-    beyond the noise: not done there.) The socket's interface is private to the driver:
-    where it is not as expected (driver 6's), nothing is changed (and
-    tests/test_foundation.py says so)."""
+    reads for a Mappe, 14 for a turn; 0.1-0.2 ms of a Mappe. A timeout longer than the
+    caller's deadline never fires first, so it only costs; a shorter one (the write
+    timeout with the defaults, whose deadline is 35 s; the read timeout where
+    `query_timeout` is raised) still detects a silent server sooner, and is kept. (A
+    write order waits 17 times, but without the timers in its transaction's queries
+    neither its latency nor its client CPU moved beyond the noise: not done there.) The
+    socket's interface is private to the driver: where it is not as expected (driver
+    6's), nothing is changed (and tests/test_foundation.py says so)."""
     sock: Any = getattr(connection, "socket", None)
     names = ("get_read_timeout", "get_write_timeout", "set_read_timeout", "set_write_timeout")
     if not all(callable(getattr(sock, n, None)) for n in names):
         yield
         return
     read, write = sock.get_read_timeout(), sock.get_write_timeout()
-    sock.set_read_timeout(None)
-    sock.set_write_timeout(None)
     try:
+        if read is not None and read > bound:
+            sock.set_read_timeout(None)
+        if write is not None and write > bound:
+            sock.set_write_timeout(None)
         yield
     finally:
         sock.set_read_timeout(read)

@@ -195,26 +195,39 @@ def test_single_reads_go_on_a_pooled_connection_without_a_session(
     assert sessions == [] and len(rows) == 1
 
 
+def pooled_timeouts(db: Any) -> set[tuple[bool, object]]:
+    """(read timeout is the server's hint, write timeout) of every pooled connection."""
+    pool = db.driver._pool
+    return {
+        (c.socket.get_read_timeout() == c.connection_hints.get("connection.recv_timeout_seconds"),
+         c.socket.get_write_timeout())
+        for cs in pool.connections.values() for c in cs
+    }
+
+
 def test_the_library_waits_on_its_sockets_without_timers_and_puts_them_back(
     neo4j_settings: Settings,
 ) -> None:
-    """With a socket timeout set (the server's hint, 120 s), the driver waits for every
-    socket read through a task and a timer. A direct read runs without them (its bound is
-    `Database`'s deadline); transactions and anything outside the library keep them, and
-    every connection goes back to the pool as it was. This fails when a driver version
-    renames the socket's timeouts, where direct reads keep them (slower, still correct)."""
+    """With a socket timeout set (the server's hint, 120 s; the driver's write timeout,
+    30 s), the driver waits on its socket through a task and a timer. A direct read takes
+    off those longer than its own deadline (`query_timeout + connection_timeout`, 35 s by
+    default: the read timeout) and keeps the shorter ones, which still notice a silent
+    server sooner (the write timeout; the read timeout where `query_timeout` is raised);
+    transactions and anything outside the library keep them all, and every connection
+    goes back to the pool as it was. This fails when a driver version renames the
+    socket's timeouts, where direct reads keep them (slower, still correct)."""
     from neo4j._async_compat.network import _bolt_socket
 
     from kg.db import Database, Tx
 
-    async def check() -> dict[str, set[object]]:
-        db = Database.open(neo4j_settings)
+    async def check(settings: Settings) -> dict[str, set[object]]:
+        db = Database.open(settings)
         seen: dict[str, set[object]] = {}
         where = ["outside"]
         original = _bolt_socket.AsyncBoltSocketBase._wait_for_io
 
         async def spy(self: Any, name: str, timeout: Any, *args: Any, **kwargs: Any) -> Any:
-            seen.setdefault(where[0], set()).add(timeout)
+            seen.setdefault(where[0], set()).add((name, timeout))
             return await original(self, name, timeout, *args, **kwargs)
 
         async def work(tx: Tx) -> object:
@@ -230,23 +243,21 @@ def test_the_library_waits_on_its_sockets_without_timers_and_puts_them_back(
             where[0] = "driver's own session"
             async with db.driver.session(database=db.name) as session:
                 await (await session.run("RETURN 1")).consume()
-            pool = db.driver._pool  # type: ignore[attr-defined]
-            seen["left in the pool"] = {
-                (c.socket.get_read_timeout()
-                 == c.connection_hints.get("connection.recv_timeout_seconds"),
-                 c.socket.get_write_timeout())
-                for cs in pool.connections.values() for c in cs
-            }
+            seen["left in the pool"] = pooled_timeouts(db)  # type: ignore[assignment]
             return seen
         finally:
             _bolt_socket.AsyncBoltSocketBase._wait_for_io = original  # type: ignore[method-assign]
             await db.close()
 
-    seen = asyncio.run(check())
-    assert seen["direct read"] == {None}
-    assert None not in seen["transaction"] and None not in seen["driver's own session"], seen
-    # the hint's read timeout and the driver's write timeout, on every connection
+    seen = asyncio.run(check(neo4j_settings))
+    assert seen["direct read"] == {("read", None), ("write", 30.0)}
+    for outside in ("transaction", "driver's own session"):
+        assert {t for _, t in seen[outside]} == {120, 30.0}, seen
     assert seen["left in the pool"] == {(True, 30.0)}
+    # a deadline longer than the server's hint: the read timeout stays too
+    patient = asyncio.run(check(neo4j_settings.model_copy(update={"query_timeout": 300.0})))
+    assert patient["direct read"] == {("read", 120), ("write", 30.0)}
+    assert patient["left in the pool"] == {(True, 30.0)}
 
 
 def test_a_failed_or_cancelled_direct_read_leaves_the_pool_usable(
@@ -269,6 +280,8 @@ def test_a_failed_or_cancelled_direct_read_leaves_the_pool_usable(
             with pytest.raises(Exception, match=r"Invalid input|SyntaxError") as refused:
                 await direct.run("RETURN nonsense(", {})
             seen.append(type(refused.value).__name__)
+            # reset and back in the pool alive, with its socket's timeouts as they were
+            seen.append(pooled_timeouts(db))
             seen.append((await direct.run("RETURN 1 AS n", {}))[0]["n"])
             with pytest.raises(TimeoutError):
                 async with asyncio.timeout(0.2):
@@ -280,7 +293,7 @@ def test_a_failed_or_cancelled_direct_read_leaves_the_pool_usable(
         finally:
             await db.close()
 
-    assert asyncio.run(check()) == ["CypherSyntaxError", 1, 2, 0]
+    assert asyncio.run(check()) == ["CypherSyntaxError", {(True, 30.0)}, 1, 2, 0]
 
 
 def test_reads_fall_back_to_a_session_where_the_pool_is_not_as_expected(
