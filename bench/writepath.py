@@ -86,7 +86,8 @@ def instrument() -> None:
 
     wrap(kg.writer, "to_state", "python: decode the state")
     wrap(Planner, "plan", "python: plan")
-    # The COMMIT's round trip (the driver's, private: where it is gone, not timed).
+    # The COMMIT's round trip, and the release of the connection after it (the driver's
+    # `_commit`, private: where it is gone, not timed).
     try:
         from neo4j._async.work.transaction import AsyncTransactionBase
     except ImportError:
@@ -95,7 +96,7 @@ def instrument() -> None:
     if commit is not None:
 
         async def timed_commit(self: Any) -> Any:
-            with timed("commit (round trip)"):
+            with timed("commit (round trip, release)"):
                 return await commit(self)
 
         AsyncTransactionBase._commit = timed_commit  # type: ignore[method-assign]

@@ -195,7 +195,7 @@ def test_the_kg_command_freezes_what_its_imports_made() -> None:
 
 
 def test_the_kg_command_keeps_the_collector_out_of_its_imports() -> None:
-    """The imports make ~40,000 objects that are never garbage; the collector walked them
+    """The imports make ~190,000 objects that are never garbage; the collector walked them
     in two full collections while they ran (60-80 ms of a `kg mappe` with the young ones;
     cli/entry.py). Through the entry point no full collection runs, and the collector is
     on again for the command itself."""
