@@ -156,18 +156,16 @@ def _day(number: int) -> tuple[date, str]:
     return day, when_text(day, None, "tag")
 
 
-def current_fields(f: list[Any], canon: Canon) -> dict[str, Any]:
-    """`fact_fields` of a current read's fact, straight from the query's list (the hot
-    path: no dict per row, the day of `t_valid` looked up). The same fields as
-    `fact_fields(dict(zip(FACT_FIELDS, f)), canon)`; a test holds them equal."""
-    (fid, rel_type, grad, via, herkunft, sid, sname, oid, oname, wert,
-     staerke, aktiv, _grund, t_valid, _t_invalid, ab_tag, ab_gen, _bis_tag, _bis_gen) = f
+def _fields(
+    f: list[Any], canon: Canon, ab: str, ab_datum: date, bis: str | None,
+    bis_datum: date | None, from_event: bool,
+) -> dict[str, Any]:
+    """The fields of a `MappeFakt` as a dict, from a fact's list (in `FACT_FIELDS` order)
+    and its dates: a Mappe validates all its facts in one call (pydantic's validation of
+    a whole tree runs in Rust, where one model built per fact costs a Python call each:
+    about a fifth of the build)."""
+    fid, rel_type, grad, via, herkunft, sid, sname, oid, oname, wert, staerke, aktiv = f[:12]
     rel = canon.by_type.get(rel_type)
-    if ab_tag is not None:
-        ab_datum = _native(ab_tag)
-        ab = when_text(ab_datum, None, ab_gen)
-    else:
-        ab_datum, ab = _day(t_valid // _DAY_MS)
     return {
         "id": fid,
         "beziehung": rel.name if rel else rel_type.lower(),
@@ -182,38 +180,33 @@ def current_fields(f: list[Any], canon: Canon) -> dict[str, Any]:
         "aktiv": aktiv,
         "ab": ab,
         "ab_datum": ab_datum,
-        "bis": None,
-        "bis_datum": None,
-        "aus_ereignis": ab_tag is not None,
+        "bis": bis,
+        "bis_datum": bis_datum,
+        "aus_ereignis": from_event,
     }
+
+
+def current_fields(f: list[Any], canon: Canon) -> dict[str, Any]:
+    """`fact_fields` of a current read's fact, straight from the query's list (the hot
+    path: no dict per row, the day of `t_valid` looked up). The same fields as
+    `fact_fields(dict(zip(FACT_FIELDS, f)), canon)`; a test holds them equal."""
+    t_valid, ab_tag, ab_gen = f[13], f[15], f[16]
+    if ab_tag is not None:
+        ab_datum = _native(ab_tag)
+        ab = when_text(ab_datum, None, ab_gen)
+    else:
+        ab_datum, ab = _day(t_valid // _DAY_MS)
+    return _fields(f, canon, ab, ab_datum, None, None, ab_tag is not None)
 
 
 def fact_fields(row: Record, canon: Canon, history: bool = False) -> dict[str, Any]:
-    """The fields of a `MappeFakt` for a fact row, as a dict: a Mappe validates all its
-    facts in one call (pydantic's validation of a whole tree runs in Rust, where one
-    model built per fact costs a Python call each: about a fifth of the build)."""
-    rel = canon.by_type.get(row["rel"])
+    """The fields of a `MappeFakt` for a fact row (a dict, keys `FACT_FIELDS`); its end
+    only for the history."""
     ab, bis, ab_text, bis_text, from_event = effective(row)
-    return {
-        "id": row["id"],
-        "beziehung": rel.name if rel else row["rel"].lower(),
-        "text": rel.vorwaerts if rel else row["rel"].lower(),
-        "subjekt": {"id": row["subjekt_id"], "name": row["subjekt_name"]},
-        "objekt": {"id": row["objekt_id"], "name": row["objekt_name"]}
-        if row["objekt_id"]
-        else None,
-        "wert": row["wert"],
-        "grad": row["grad"],
-        "via": row["via"],
-        "herkunft": row["herkunft"],
-        "staerke": round(float(row["staerke"]), 6),
-        "aktiv": row["aktiv"],
-        "ab": ab_text,
-        "ab_datum": ab.date(),
-        "bis": bis_text if history else None,
-        "bis_datum": bis.date() if history and bis else None,
-        "aus_ereignis": from_event,
-    }
+    return _fields(
+        [row[k] for k in FACT_FIELDS], canon, ab_text, ab.date(),
+        bis_text if history else None, bis.date() if history and bis else None, from_event,
+    )
 
 
 def to_fakt(row: Record, canon: Canon, history: bool = False) -> MappeFakt:
