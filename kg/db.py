@@ -232,7 +232,7 @@ class Database:
         while True:
             self.round_trips += 1
             try:
-                async with asyncio.timeout(s.query_timeout + s.connection_timeout):
+                async with asyncio.timeout(_read_deadline(s)):
                     return [decode(record) for record in await self._auto_read(query, params)]
             except (ServiceUnavailable, SessionExpired, Neo4jError) as exc:
                 # Transient failures are retried, and so is a failure the server marks
@@ -248,7 +248,7 @@ class Database:
                 await asyncio.sleep(delay)
                 delay *= 2
             except TimeoutError as exc:
-                raise self._no_answer(s.query_timeout + s.connection_timeout) from exc
+                raise self._no_answer(_read_deadline(s)) from exc
             except Exception as exc:  # mapped to a typed error, or re-raised untouched
                 raise self.translate(exc) from exc
 
@@ -453,7 +453,7 @@ class _DirectReads:
         self._acquire_seconds = settings.connection_timeout * 2
         self._timeout = settings.query_timeout
         #: The deadline `Database._read_once` puts around every read (seconds).
-        self._bound = settings.query_timeout + settings.connection_timeout
+        self._bound = _read_deadline(settings)
         #: A read has gone through: the driver's interface is as expected.
         self.proven = False
 
@@ -520,6 +520,11 @@ class _DirectReads:
             await self._bookmarks.update_bookmarks(bookmarks, [tail["bookmark"]])
         self.proven = True
         return records
+
+
+def _read_deadline(settings: Settings) -> float:
+    """The client-side deadline of one attempt of a single auto-commit read (seconds)."""
+    return settings.query_timeout + settings.connection_timeout
 
 
 @contextmanager
