@@ -485,8 +485,8 @@ def markdown(result: dict[str, Any], plot_rel: str) -> str:
         f"- PostgreSQL {m['postgres']}, psycopg {m['psycopg']}",
         f"- seed {c['seed']}, {c['samples']} sampled entities per size, Mappe cap "
         f"{c['mappe_cap']}, resting threshold {c['ruhe_schwelle']}, {c['orders']} orders "
-        f"per writer setting, load batches of {c['batch_facts']} facts × "
-        f"{c['load_concurrency']} in flight",
+        f"per writer setting after {c.get('write_warmup', 20)} untimed, load batches of "
+        f"{c['batch_facts']} facts × {c['load_concurrency']} in flight",
         "",
         "## Figures",
         "",

@@ -383,8 +383,9 @@ async def parity(
     }
 
 
-#: Untimed orders before the write phases of each size (see `measure`).
-WRITE_WARMUP = 20
+#: Untimed orders before the write phases of each size (see `measure`), four writers at
+#: once: 200 since 2026-12-02 (20 before; see bench/README.md, "seventh").
+WRITE_WARMUP = 200
 
 
 async def writes(
@@ -753,8 +754,12 @@ async def measure(
     # orders after a size step replan them (Neo4j's debug.log: "Discarded stale query
     # ... NodesAllCardinality changed"), 200-450 ms each at the 1M step. The readers
     # have their warm-up pass; the writers get theirs, untimed, four at once (so the
-    # driver's pool holds four connections too).
-    await writes(memory, grower.writers, 4, WRITE_WARMUP, f"{label}-warm-{uuid.uuid4().hex[:6]}")
+    # driver's pool holds four connections too), long enough for the server to settle
+    # into the new orders' shape (with 20, the first timed phase still ran slower:
+    # bench/README.md, "seventh").
+    await writes(
+        memory, grower.writers, 4, args.write_warmup, f"{label}-warm-{uuid.uuid4().hex[:6]}"
+    )
     for conc in (1, 4):
         say(f"writes, {conc} writer(s)")
         with sampler.phase(load, f"writes_{conc}"):
@@ -875,6 +880,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
             "seed": args.seed,
             "samples": args.samples,
             "orders": args.orders,
+            "write_warmup": args.write_warmup,
             "batch_facts": args.batch,
             "load_concurrency": args.load_concurrency,
             "turn": TURN,
@@ -950,6 +956,12 @@ def main(argv: list[str] | None = None) -> None:
         help="sampled entities on which Mappe, naive and SQL must agree",
     )
     ap.add_argument("--orders", type=int, default=200, help="write orders per writer setting")
+    ap.add_argument(
+        "--write-warmup",
+        type=int,
+        default=WRITE_WARMUP,
+        help="untimed write orders (four writers) before each size's write phases",
+    )
     ap.add_argument("--batch", type=int, default=5000, help="facts per load transaction")
     ap.add_argument("--load-concurrency", type=int, default=2)
     ap.add_argument(
