@@ -83,8 +83,11 @@ _FROM_WIRE: dict[str, Callable[[int], Any]] = {
 
 def _wire_props(fact: dict[str, Any]) -> dict[str, Any]:
     """A new fact version for `order_apply`: its instants and days apart (`zeit`), as ISO
-    text; a value of another type (an edit by hand) stays in `props` as it is."""
+    text; a value of another type (an edit by hand) stays in `props` as it is. No
+    `t_recorded`: the query records every new version at the store's clock, so a value
+    carried forward from the version before would only cost the driver its packing."""
     props = dict(fact["props"])
+    props.pop("t_recorded", None)
     zeit = {}
     for key in TO_WIRE:
         value = props.get(key)

@@ -192,7 +192,29 @@ def test_the_writer_carries_every_temporal_fact_property_as_integers_and_text() 
             f"THEN r.{key}.year * 10000 + r.{key}.month * 100 + r.{key}.day ELSE r.{key} END"
         ) in state, key
     apply = " ".join(queries["order_apply"].text.split())
+    # t_recorded is the store's clock for both kinds of fact, never what the props say.
+    assert "t_recorded" not in TO_WIRE
+    assert apply.count("SET r = f.props, r.t_recorded = jetzt") == 2
     for key in TO_WIRE:
         made = "date" if key in DAYS else "datetime"
         # Both kinds of fact (reference and value facts) write new versions.
         assert apply.count(f"r.{key} = coalesce({made}(f.zeit.{key}), r.{key})") == 2, key
+
+
+def test_a_new_version_goes_to_the_store_without_its_old_recording_time() -> None:
+    """A version carried forward keeps its predecessor's props, `t_recorded` among them;
+    `order_apply` records it at the store's clock anyway, so the writer does not send it
+    (packing a datetime is the driver's dearest work in an order)."""
+    from datetime import UTC, date, datetime
+
+    from kg.writer import _wire_props
+
+    then = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
+    fact = {
+        "rel": "WOHNT_IN",
+        "props": {"id": "f1", "t_recorded": then, "t_valid": then, "decay_am": date(2026, 11, 2)},
+    }
+    wire = _wire_props(fact)
+    assert wire["props"] == {"id": "f1"}
+    assert wire["zeit"] == {"t_valid": then.isoformat(), "decay_am": "2026-11-02"}
+    assert fact["props"]["t_recorded"] == then  # the plan's own dict is left as it was
