@@ -379,7 +379,10 @@ def table(result: dict[str, Any]) -> str:
             "⁶ A fixed piece of pure Python timed in the bench process just before and just "
             "after the phase (`bench.loadavg.speed_probe`, the least of three; lower is "
             "faster): the machine's speed then. Its share of the host changes, and the load "
-            "average does not show it; compare runs by it (recorded since 2026-12-01).",
+            "average does not show it (recorded since 2026-12-01). It catches a slower "
+            "processor, not slower round trips (run 2026-12-02T0030: the probe 1.3× slower, "
+            "the driver's floor 3.1×): compare runs by it and by the driver's held-session "
+            "floor, which no code of kg touches.",
         ]
     return "\n".join(lines)
 
