@@ -61,6 +61,13 @@ def parse_size(text: str) -> int:
     return int(float(text.rstrip("km")) * factor)
 
 
+def _non_negative(text: str) -> int:
+    n = int(text)
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"{n} is negative: give 0 or more")
+    return n
+
+
 def size_label(n: int) -> str:
     if n >= 1_000_000 and n % 1_000_000 == 0:
         return f"{n // 1_000_000}M"
@@ -757,9 +764,10 @@ async def measure(
     # driver's pool holds four connections too), long enough for the server to settle
     # into the new orders' shape (with 20, the first timed phase still ran slower:
     # bench/README.md, "seventh").
-    await writes(
-        memory, grower.writers, 4, args.write_warmup, f"{label}-warm-{uuid.uuid4().hex[:6]}"
-    )
+    if args.write_warmup > 0:
+        await writes(
+            memory, grower.writers, 4, args.write_warmup, f"{label}-warm-{uuid.uuid4().hex[:6]}"
+        )
     for conc in (1, 4):
         say(f"writes, {conc} writer(s)")
         with sampler.phase(load, f"writes_{conc}"):
@@ -958,7 +966,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--orders", type=int, default=200, help="write orders per writer setting")
     ap.add_argument(
         "--write-warmup",
-        type=int,
+        type=_non_negative,
         default=WRITE_WARMUP,
         help="untimed write orders (four writers) before each size's write phases",
     )

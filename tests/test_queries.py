@@ -204,7 +204,7 @@ def test_the_writer_carries_every_temporal_fact_property_as_integers_and_text() 
 def test_a_new_version_goes_to_the_store_without_its_old_recording_time() -> None:
     """A version carried forward keeps its predecessor's props, `t_recorded` among them;
     `order_apply` records it at the store's clock anyway, so the writer does not send it
-    (packing a datetime is the driver's dearest work in an order)."""
+    (the driver packs a datetime in pure Python)."""
     from datetime import UTC, date, datetime
 
     from kg.writer import _wire_props
