@@ -91,7 +91,9 @@ class LoadSampler:
         """Record the load average over the block as `into[name]`: start and end (1, 5,
         15 minutes) and the 1-minute mean and maximum of the samples taken meanwhile;
         this process's garbage collections meanwhile (all, full ones, longest, total);
-        and the speed probe just before and just after the block (outside its timing)."""
+        and the speed probe just before and just after the block (outside its timing).
+        A phase run in parts (the write rounds, each writer setting in turn) is one
+        record: the next part adds to the one `into[name]` holds (`parts` counts them)."""
         probe_start = speed_probe()
         before, start = now(), time.monotonic()
         try:
@@ -99,7 +101,7 @@ class LoadSampler:
         finally:
             end = time.monotonic()
             seen = self.between(start, end) or [os.getloadavg()[0]]
-            into[name] = {
+            part = {
                 "start": before,
                 "end": now(),
                 "mean_1m": round(sum(seen) / len(seen), 2),
@@ -108,7 +110,34 @@ class LoadSampler:
                 "gc": collections([c for c in self.collections if start <= c[0] <= end]),
                 "probe_start_ms": probe_start,
                 "probe_end_ms": speed_probe(),
+                "parts": 1,
             }
+            into[name] = merged(into[name], part) if name in into else part
+
+
+def merged(first: dict[str, Any], then: dict[str, Any]) -> dict[str, Any]:
+    """Two records of one phase as one: from the first's start to the second's end, the
+    mean weighted by samples, the longer maximum, the collections added up."""
+    samples = first["samples"] + then["samples"]
+    a, b = first["gc"], then["gc"]
+    return {
+        "start": first["start"],
+        "end": then["end"],
+        "mean_1m": round(
+            (first["mean_1m"] * first["samples"] + then["mean_1m"] * then["samples"]) / samples, 2
+        ),
+        "max_1m": max(first["max_1m"], then["max_1m"]),
+        "samples": samples,
+        "gc": {
+            "n": a["n"] + b["n"],
+            "full": a["full"] + b["full"],
+            "max_ms": max(a["max_ms"], b["max_ms"]),
+            "total_ms": round(a["total_ms"] + b["total_ms"], 2),
+        },
+        "probe_start_ms": first["probe_start_ms"],
+        "probe_end_ms": then["probe_end_ms"],
+        "parts": first.get("parts", 1) + then.get("parts", 1),
+    }
 
 
 def collections(seen: list[tuple[float, int, float]]) -> dict[str, Any]:

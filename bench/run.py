@@ -30,6 +30,7 @@ import platform
 import pstats
 import random
 import resource
+import statistics
 import subprocess
 import sys
 import time
@@ -65,6 +66,13 @@ def _non_negative(text: str) -> int:
     n = int(text)
     if n < 0:
         raise argparse.ArgumentTypeError(f"{n} is negative: give 0 or more")
+    return n
+
+
+def _positive(text: str) -> int:
+    n = int(text)
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{n} is less than 1: give 1 or more")
     return n
 
 
@@ -393,6 +401,22 @@ async def parity(
 #: Untimed orders before the write phases of each size (see `measure`), four writers at
 #: once: 200 since 2026-12-02 (20 before; see bench/README.md, "seventh").
 WRITE_WARMUP = 200
+#: Timed rounds per writer setting (since 2026-12-02; one before): see `write_figures`.
+WRITE_ROUNDS = 5
+
+
+@dataclass
+class WritePhase:
+    """One timed phase of orders: each order's latency (ms), the phase's wall time (s)
+    and how many orders ended in each status."""
+
+    latencies: list[float]
+    seconds: float
+    statuses: dict[str, int]
+
+    @property
+    def rate(self) -> float:
+        return len(self.latencies) / self.seconds
 
 
 async def writes(
@@ -401,7 +425,7 @@ async def writes(
     concurrency: int,
     orders: int,
     tag: str,
-) -> dict[str, Any]:
+) -> WritePhase:
     """5-triple orders through the Fakten-Agent; `concurrency` writers, one user each."""
     per_writer = max(1, orders // concurrency)
     latencies: list[float] = []
@@ -460,12 +484,28 @@ async def writes(
 
     start = time.perf_counter()
     await asyncio.gather(*(writer(*w) for w in writers[:concurrency]))
-    wall = time.perf_counter() - start
+    return WritePhase(latencies, time.perf_counter() - start, statuses)
+
+
+def write_figures(concurrency: int, phases: list[WritePhase]) -> dict[str, Any]:
+    """The figures of one writer setting over its rounds: latency percentiles over every
+    order of every round; orders/s the median of the rounds' rates (each round's, and
+    their spread, kept beside it). A round of 200 orders lasts about a second, so a
+    single stall of the host (~0.2-0.5 s seen in Neo4j's pause monitor) moved one
+    round's rate by a quarter; the median of several is not at its mercy."""
+    latencies = [ms for p in phases for ms in p.latencies]
+    statuses: dict[str, int] = {}
+    for p in phases:
+        for status, n in p.statuses.items():
+            statuses[status] = statuses.get(status, 0) + n
+    rates = [round(p.rate, 1) for p in phases]
     return {
         "writers": concurrency,
+        "rounds": len(phases),
         "orders": len(latencies),
-        "seconds": round(wall, 3),
-        "orders_per_s": round(len(latencies) / wall, 1),
+        "seconds": round(sum(p.seconds for p in phases), 3),
+        "orders_per_s": round(statistics.median(p.rate for p in phases), 1),
+        "orders_per_s_rounds": rates,
         "statuses": statuses,
         **{k: v for k, v in stats(latencies).items() if k != "n"},
     }
@@ -768,12 +808,25 @@ async def measure(
         await writes(
             memory, grower.writers, 4, args.write_warmup, f"{label}-warm-{uuid.uuid4().hex[:6]}"
         )
-    for conc in (1, 4):
-        say(f"writes, {conc} writer(s)")
-        with sampler.phase(load, f"writes_{conc}"):
-            out["writes"][str(conc)] = await writes(
-                memory, grower.writers, conc, args.orders, f"{label}-{conc}-{uuid.uuid4().hex[:6]}"
-            )
+    # The settings take turns, round by round, so a slow stretch of the machine falls on
+    # both alike (as the readers are interleaved entity by entity).
+    say(f"writes, 1 and 4 writers, {args.write_rounds} rounds each")
+    phases: dict[int, list[WritePhase]] = {1: [], 4: []}
+    for _ in range(args.write_rounds):
+        for conc, done in phases.items():
+            with sampler.phase(load, f"writes_{conc}"):
+                done.append(
+                    await writes(
+                        memory, grower.writers, conc, args.orders,
+                        f"{label}-{conc}-{uuid.uuid4().hex[:6]}",
+                    )
+                )
+    for conc, done in phases.items():
+        out["writes"][str(conc)] = write_figures(conc, done)
+        say(
+            f"writes, {conc} writer(s): p50 {out['writes'][str(conc)]['p50']} ms, "
+            f"{out['writes'][str(conc)]['orders_per_s_rounds']} orders/s"
+        )
 
     if args.cli_runs and grower.reservoir.items:
         s0 = grower.reservoir.items[0]
@@ -889,6 +942,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
             "samples": args.samples,
             "orders": args.orders,
             "write_warmup": args.write_warmup,
+            "write_rounds": args.write_rounds,
             "batch_facts": args.batch,
             "load_concurrency": args.load_concurrency,
             "turn": TURN,
@@ -963,7 +1017,16 @@ def main(argv: list[str] | None = None) -> None:
         default=100,
         help="sampled entities on which Mappe, naive and SQL must agree",
     )
-    ap.add_argument("--orders", type=int, default=200, help="write orders per writer setting")
+    ap.add_argument(
+        "--orders", type=_positive, default=200, help="write orders per writer setting and round"
+    )
+    ap.add_argument(
+        "--write-rounds",
+        type=_positive,
+        default=WRITE_ROUNDS,
+        help="timed rounds per writer setting, the settings taking turns; orders/s is the "
+        "median of the rounds",
+    )
     ap.add_argument(
         "--write-warmup",
         type=_non_negative,

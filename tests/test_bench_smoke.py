@@ -20,10 +20,21 @@ import pytest
 
 from bench import bulk, compare, report
 from bench.generate import Config, Fact, UserGraph, user
-from bench.loadavg import LoadSampler
+from bench.loadavg import LoadSampler, merged
 from bench.naive import Naive
 from bench.queries import registry as bench_registry
-from bench.run import TURN, AsOf, Sample, as_of_point, parity, reads, stamp_for, turn_of
+from bench.run import (
+    TURN,
+    AsOf,
+    Sample,
+    WritePhase,
+    as_of_point,
+    parity,
+    reads,
+    stamp_for,
+    turn_of,
+    write_figures,
+)
 from kg.api import SyncMemory
 from kg.canon import load_canon
 from kg.models import FACT_PROPERTIES
@@ -572,6 +583,57 @@ def test_each_phase_carries_the_machines_speed_and_the_report_shows_it() -> None
     assert "speed probe" not in report.table(old)
     rows = {(size, name): (a, b) for size, name, a, b, _ in compare.rows(new, old)}
     assert rows[("1M", "speed probe before the reads (ms; lower is faster)")] == ("–", "3.00")
+
+
+def test_a_writer_settings_rate_is_the_median_of_its_rounds_not_at_one_stalls_mercy() -> None:
+    """Three rounds of 100 orders, the second cut short by nothing and the third slowed
+    by a stall: the rate is the middle round's (200/s), where the pooled rate (300 orders
+    in 1.75 s, 171/s) would carry the stall; the latencies are every round's, pooled."""
+    phases = [
+        WritePhase([2.0] * 100, 0.5, {"geschrieben": 100}),
+        WritePhase([1.0] * 100, 0.25, {"geschrieben": 99, "wiederholt": 1}),
+        WritePhase([9.0] * 99 + [400.0], 1.0, {"geschrieben": 100}),
+    ]
+    got = write_figures(4, phases)
+    assert got["orders_per_s"] == 200.0
+    assert got["orders_per_s_rounds"] == [200.0, 400.0, 100.0]
+    assert (got["rounds"], got["orders"], got["seconds"]) == (3, 300, 1.75)
+    assert got["statuses"] == {"geschrieben": 299, "wiederholt": 1}
+    assert got["p50"] == 2.0 and got["max"] == 400.0
+    result = _with_the_issue_readers(
+        json.loads((RESULTS / "2026-11-29.json").read_text(encoding="utf-8"))
+    )
+    result["sizes"][-1]["writes"]["4"] = got
+    met = {goal.split(":")[0]: measured for goal, _, measured, _, _ in report.goals(result)}
+    assert met["4 writers (distinct users)"] == "200.0 orders/s (median of 3 rounds, 100-400)"
+    assert report.write_rounds({"write_rounds": 5}) == "5 alternating rounds"
+    assert report.write_rounds({}) == "one round"  # older results
+
+
+def test_a_phase_run_in_parts_is_one_record_of_the_load() -> None:
+    """The write rounds take turns, so each writer setting's load-average phase is entered
+    once per round: the parts make one record, from the first's start to the last's end,
+    the mean weighted by the samples, the garbage collections added up."""
+    first = {"start": [1.0, 1.0, 1.0], "end": [1.5, 1.0, 1.0], "mean_1m": 1.0, "max_1m": 1.5,
+             "samples": 1, "gc": {"n": 2, "full": 0, "max_ms": 1.0, "total_ms": 1.5},
+             "probe_start_ms": 3.0, "probe_end_ms": 3.1, "parts": 1}
+    then = {"start": [1.5, 1.0, 1.0], "end": [2.5, 1.1, 1.0], "mean_1m": 2.0, "max_1m": 2.5,
+            "samples": 3, "gc": {"n": 1, "full": 1, "max_ms": 4.0, "total_ms": 4.0},
+            "probe_start_ms": 3.2, "probe_end_ms": 3.4, "parts": 1}
+    assert merged(first, then) == {
+        "start": [1.0, 1.0, 1.0], "end": [2.5, 1.1, 1.0], "mean_1m": 1.75, "max_1m": 2.5,
+        "samples": 4, "gc": {"n": 3, "full": 1, "max_ms": 4.0, "total_ms": 5.5},
+        "probe_start_ms": 3.0, "probe_end_ms": 3.4, "parts": 2,
+    }
+    sampler = LoadSampler().start()
+    seen: dict[str, Any] = {}
+    try:
+        for _ in range(3):
+            with sampler.phase(seen, "writes_4"):
+                pass
+    finally:
+        sampler.stop()
+    assert seen["writes_4"]["parts"] == 3 and seen["writes_4"]["samples"] >= 3
 
 
 def test_report_finds_the_newest_result(tmp_path: Path) -> None:
