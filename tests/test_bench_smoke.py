@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from bench import bulk, compare, report
+from bench import bulk, compare, report, serverprofile
 from bench.generate import Config, Fact, UserGraph, user
 from bench.loadavg import LoadSampler, merged
 from bench.naive import Naive
@@ -35,11 +35,13 @@ from bench.run import (
     turn_of,
     write_figures,
 )
+from cli.launcher import LocalServer
 from kg.api import SyncMemory
 from kg.canon import load_canon
 from kg.models import FACT_PROPERTIES
 from kg.plan import day_start
 from kg.queries import registry as package_registry
+from kg.settings import Settings
 from kg.values import native
 from tests.conftest import Pair, explain_with_examples, t
 
@@ -634,6 +636,60 @@ def test_a_phase_run_in_parts_is_one_record_of_the_load() -> None:
     finally:
         sampler.stop()
     assert seen["writes_4"]["parts"] == 3 and seen["writes_4"]["samples"] >= 3
+
+
+def test_the_server_profile_gives_each_sample_to_its_part_and_the_plan_to_its_operator() -> None:
+    """Collapsed stacks as async-profiler writes them (root first, a count last): a
+    sample in the plan goes to its innermost operator; PackStream under the plan is the
+    records' writing; the rest by its mark; the CPU per call is shared out by samples."""
+    plan = "java/lang/Thread.run;org/neo4j/cypher/internal/result/PipeExecutionResult.serveResults"
+    apply = "org/neo4j/cypher/internal/runtime/slotted/pipes/ApplySlottedPipe.createResults"
+    stacks = [
+        f"{plan};{apply};org/neo4j/cypher/internal/runtime/interpreted/pipes/FilterPipe.$anonfun"
+        ";org/neo4j/kernel/impl/newapi/DefaultPropertyCursor.next 5",
+        f"{plan};{apply};org/neo4j/cypher/internal/runtime/interpreted/pipes/EagerAggregation"
+        "Pipe.internalCreateResults 2",
+        f"{plan};org/neo4j/packstream/io/value/PackstreamValueWriter.writeUTF8 1",
+        "java/lang/Thread.run;org/neo4j/router/impl/QueryRouterImpl.executeQuery;"
+        "org/neo4j/cypher/internal/PreParser.preParse 3",
+        "io/netty/channel/epoll/EpollEventLoop.run;epoll_wait 4",
+        "start_thread;G1EvacuateRegionsBaseTask::work 1",
+        "start_thread;Unsafe_Park 4",
+        "",
+    ]
+    got = serverprofile.summarize(stacks)
+    assert got.samples == 20
+    assert dict(got.parts) == {
+        "running the plan": 7,
+        "writing the records (PackStream)": 1,
+        "taking the query in (pre-parser, caches, plan lookup)": 3,
+        "Bolt's network threads (Netty)": 4,
+        "garbage collector": 1,
+        serverprofile.OTHER: 4,
+    }
+    assert dict(got.operators) == {"FilterPipe": 5, "EagerAggregationPipe": 2}
+    lines = serverprofile.report(got, calls=1000, cpu_s=0.4)  # 400 µs per call
+    assert lines[0].startswith("server CPU per call: 400.0 µs")
+    assert any(ln.split()[:3] == ["running", "the", "plan"] and "140.0 µs" in ln for ln in lines)
+    assert any(ln.strip().startswith("FilterPipe") and "100.0 µs" in ln for ln in lines)
+
+
+def test_the_server_profile_finds_the_servers_own_jvm_under_the_launcher(
+    neo4j_settings: Settings,
+) -> None:
+    """The launcher's pid file names Neo4j's `console` command; the profiler must attach
+    to the JVM it starts (attached to the command, it sampled nothing). The test
+    server's, never the user's (the fixture points KG_NEO4J_HOME at it)."""
+    server = LocalServer.from_env()
+    launcher = server.pid()
+    if launcher is None:
+        pytest.skip("the test server was not started by the launcher (KG_TEST_NEO4J_URI)")
+    pid = serverprofile.server_jvm(launcher)
+    assert pid is not None and pid != launcher
+    args = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    assert b"org.neo4j.server.CommunityEntryPoint" in args
+    assert f"--home-dir={server.home}".encode() in args
+    assert serverprofile.cpu_seconds(pid) > 0
 
 
 def test_report_finds_the_newest_result(tmp_path: Path) -> None:
