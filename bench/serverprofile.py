@@ -14,11 +14,13 @@ prints the server's CPU per call by part:
 - running the plan (the operators, by the innermost one of each sample), and writing the
   records into Bolt's PackStream;
 - taking the query in: the pre-parser, the query caches, the plan's lookup;
-- beginning and ending the transaction;
+- committing (the transaction log and its fsync, applying to the store), and beginning
+  and ending the transaction;
 - Bolt's network threads (Netty), the JIT compiler, the garbage collector, the rest.
 
 The readers: `mappe` (one entity), `turn` (the Mappen of five), `ping` (`RETURN 1`), each
-through the library (`Database.plain_query`), as the bench times them. The profiler
+through the library (`Database.plain_query`), as the bench times them; and `order`, the
+bench's 5-triple write order through `Memory.write` (one writer, a user of its own). The profiler
 adds to what it measures; compare parts within one profile, not calls across runs.
 """
 
@@ -33,6 +35,7 @@ import re
 import shutil
 import subprocess
 import time
+import uuid
 import zipfile
 from collections import Counter
 from collections.abc import Iterable
@@ -40,6 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench.writes import order
 from cli.launcher import LocalServer
 from kg.api import Memory
 from kg.errors import KgError
@@ -52,8 +56,20 @@ PROFILER = "tools.profiler:async-profiler:3.0"
 #: matches one of its frames.
 PARTS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("writing the records (PackStream)", ("packstream/", "RecordMessage")),
-    ("running the plan", ("PipeExecutionResult.serveResults", "StatementImpl.consume")),
+    (
+        "running the plan",
+        # (A write query runs its plan when it is taken in: `initiate`.)
+        (
+            "PipeExecutionResult.serveResults",
+            "StatementImpl.consume",
+            "ClosingExecutionResult.initiate",
+        ),
+    ),
     ("taking the query in (pre-parser, caches, plan lookup)", ("QueryRouterImpl.executeQuery",)),
+    (
+        "committing (the log and its fsync, the store, the indexes)",
+        ("KernelTransactionImplementation.commit",),
+    ),
     (
         "beginning and ending the transaction",
         ("beginTransaction", "TransactionImpl.commit", "TransactionImpl.close"),
@@ -195,33 +211,48 @@ class Attached:
 
 
 async def loop(what: str, state: dict[str, Any], seconds: float, started: Any) -> int:
-    """The reader over the samples for `seconds` (after a warm pass); calls made."""
+    """The reader (or writer) in a loop for `seconds`, after a warm-up; calls made."""
     memory = await Memory.open(Settings())
     try:
         db = memory.db
-        samples = state["samples"]
         turns = [t for t in state.get("turns", []) if len(t) >= 3]
 
         def params(user_id: str, character_id: str, ids: list[str]) -> dict[str, Any]:
             return mappe_params(db.settings, memory.canon, user_id, character_id, ids,
                                 gueltig_am=None, bekannt_am=None, cap=None)
 
-        if what == "ping":
-            calls = [("ping", {})]
-        elif what == "turn":
-            calls = [("mappe", params(t[0], t[1], t[2:])) for t in turns]
+        if what == "order":
+            # The bench's 5-triple order, one writer, a new user every 50 orders (each
+            # revisits 20 people, so residences and jobs are superseded, but no user's
+            # history grows without end).
+            run = f"serverprofile-{uuid.uuid4().hex[:8]}"
+
+            async def call(n: int) -> None:
+                await memory.write(order(f"{run}-{n // 50}", n % 50, run="serverprofile"))
+
+            warm = 200
         else:
-            calls = [("mappe", params(s["user_id"], s["character_id"], [s["entity_id"]]))
-                     for s in samples]
-        if not calls:
-            raise SystemExit(f"no {what} to read: run bench.readpath on this store first")
-        for name, p in calls:
-            await db.plain_query(name, **p)
+            if what == "ping":
+                calls = [("ping", {})]
+            elif what == "turn":
+                calls = [("mappe", params(t[0], t[1], t[2:])) for t in turns]
+            else:
+                calls = [("mappe", params(s["user_id"], s["character_id"], [s["entity_id"]]))
+                         for s in state["samples"]]
+            if not calls:
+                raise SystemExit(f"no {what} to read: run bench.readpath on this store first")
+
+            async def call(n: int) -> None:
+                name, p = calls[n % len(calls)]
+                await db.plain_query(name, **p)
+
+            warm = len(calls)
+        for n in range(warm):
+            await call(n)
         started()
         n, end = 0, time.perf_counter() + seconds
         while time.perf_counter() < end:
-            name, p = calls[n % len(calls)]
-            await db.plain_query(name, **p)
+            await call(n)
             n += 1
         return n
     finally:
@@ -232,7 +263,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(
         prog="python -m bench.serverprofile", description=__doc__.split("\n\n")[0]
     )
-    ap.add_argument("--what", choices=("mappe", "turn", "ping"), default="mappe")
+    ap.add_argument("--what", choices=("mappe", "turn", "ping", "order"), default="mappe")
     ap.add_argument("--seconds", type=float, default=20.0)
     ap.add_argument("--interval-us", type=int, default=200, help="one sample per this much CPU")
     ap.add_argument("--state", help="bench.readpath's state file (default: its for the port)")
