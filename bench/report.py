@@ -538,6 +538,8 @@ def markdown(result: dict[str, Any], plot_rel: str) -> str:
             if key in s:
                 lines.append(f"- {key}: {s[key]}")
         lines.append(f"- parity (same facts from the three readers): {s['parity']}")
+        if "write_warmup" in s:
+            lines.append(f"- write warm-up (untimed, users of its own): {s['write_warmup']}")
         for k, w in s["writes"].items():
             lines.append(f"- writes, {k} writer(s): {w}")
         lines.append(f"- decay: {s['decay']}")

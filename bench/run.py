@@ -398,9 +398,12 @@ async def parity(
     }
 
 
-#: Untimed orders before the write phases of each size (see `measure`), four writers at
-#: once: 200 since 2026-12-02 (20 before; see bench/README.md, "seventh").
-WRITE_WARMUP = 200
+#: Untimed orders before the write phases of each size (see `warm_writes`), four writers
+#: at once: 8,000 since 2026-12-02, T0133 on (20, then 200 before; see bench/README.md,
+#: "seventh" and "eighth").
+WRITE_WARMUP = 8000
+#: Warm-up users are new every this many orders, so no person's history grows long.
+WARM_USER_ORDERS = 50
 #: Timed rounds per writer setting (since 2026-12-02; one before): see `write_figures`.
 WRITE_ROUNDS = 5
 
@@ -485,6 +488,41 @@ async def writes(
     start = time.perf_counter()
     await asyncio.gather(*(writer(*w) for w in writers[:concurrency]))
     return WritePhase(latencies, time.perf_counter() - start, statuses)
+
+
+async def warm_writes(memory: Memory, orders: int, tag: str) -> dict[str, Any]:
+    """Untimed orders of the timed phases' shape, four writers at once, on users of their
+    own (new ones every WARM_USER_ORDERS orders each), until `orders` are written.
+
+    The server's JIT compiler takes thousands of orders to settle on the writer's code
+    (measured with bench.serverprofile on a restarted server: it still took a third to a
+    half of the server's CPU after 200 orders, four writers reached ~135 orders/s after
+    1,000, ~210 after 3,000, 240-320 after 6,000-9,000, 340-410 after ~12,000); the first
+    orders after a size step also plan the writer's queries again (the statistics changed
+    tenfold). A chat backend writes after every turn, on a server that runs for days: the
+    steady state is the figure. The timed writers' own users are left alone here, so their
+    people's histories are what the bench's timed orders make them. Returns the warm-up's
+    own rate, round by round (the way there)."""
+    people = [f"Warm {i}" for i in range(20)]
+    cities = [f"Warmstadt {i}" for i in range(7)]
+    rates: list[float] = []
+    done, users = 0, 0
+    start = time.perf_counter()
+    while done < orders:
+        n = min(4 * WARM_USER_ORDERS, orders - done)
+        fresh = [(f"bench-warm-{tag}-{users + w}", people, cities) for w in range(4)]
+        users += 4
+        phase = await writes(memory, fresh, 4, n, f"{tag}-{users}")
+        rates.append(round(phase.rate, 1))
+        done += len(phase.latencies)
+    seconds = time.perf_counter() - start
+    return {
+        "orders": done,
+        "seconds": round(seconds, 2),
+        "orders_per_s": round(done / seconds, 1) if seconds else None,
+        "first_rounds_per_s": rates[:3],
+        "last_rounds_per_s": rates[-3:],
+    }
 
 
 def write_figures(concurrency: int, phases: list[WritePhase]) -> dict[str, Any]:
@@ -797,17 +835,14 @@ async def measure(
         dossier.close()
 
     out["writes"] = {}
-    # The writer's queries were planned on the previous size's statistics: the first
-    # orders after a size step replan them (Neo4j's debug.log: "Discarded stale query
-    # ... NodesAllCardinality changed"), 200-450 ms each at the 1M step. The readers
-    # have their warm-up pass; the writers get theirs, untimed, four at once (so the
-    # driver's pool holds four connections too), long enough for the server to settle
-    # into the new orders' shape (with 20, the first timed phase still ran slower:
-    # bench/README.md, "seventh").
+    # The readers have their warm-up pass; the writers get theirs (`warm_writes`).
     if args.write_warmup > 0:
-        await writes(
-            memory, grower.writers, 4, args.write_warmup, f"{label}-warm-{uuid.uuid4().hex[:6]}"
-        )
+        say(f"write warm-up, {args.write_warmup} orders")
+        with sampler.phase(load, "write_warmup"):
+            out["write_warmup"] = await warm_writes(
+                memory, args.write_warmup, f"{label}-{uuid.uuid4().hex[:6]}"
+            )
+        say(f"write warm-up: {out['write_warmup']}")
     # The settings take turns, round by round, so a slow stretch of the machine falls on
     # both alike (as the readers are interleaved entity by entity).
     say(f"writes, 1 and 4 writers, {args.write_rounds} rounds each")
@@ -1031,7 +1066,8 @@ def main(argv: list[str] | None = None) -> None:
         "--write-warmup",
         type=_non_negative,
         default=WRITE_WARMUP,
-        help="untimed write orders (four writers) before each size's write phases",
+        help="untimed write orders (four writers, users of their own) before each size's "
+        "write phases: the server's JIT takes thousands to settle",
     )
     ap.add_argument("--batch", type=int, default=5000, help="facts per load transaction")
     ap.add_argument("--load-concurrency", type=int, default=2)

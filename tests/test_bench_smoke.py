@@ -33,6 +33,7 @@ from bench.run import (
     reads,
     stamp_for,
     turn_of,
+    warm_writes,
     write_figures,
 )
 from cli.launcher import LocalServer
@@ -610,6 +611,27 @@ def test_a_writer_settings_rate_is_the_median_of_its_rounds_not_at_one_stalls_me
     assert met["4 writers (distinct users)"] == "200.0 orders/s (median of 3 rounds, 100-400)"
     assert report.write_rounds({"write_rounds": 5}) == "5 alternating rounds"
     assert report.write_rounds({}) == "one round"  # older results
+
+
+def test_the_write_warmup_writes_on_users_of_its_own_each_for_a_few_orders(
+    store: SyncMemory,
+) -> None:
+    """The server's JIT takes thousands of orders to settle, so the warm-up is long; it
+    writes on users of its own, new ones every 50 orders each, so neither the timed
+    writers' people nor its own grow a long history. It reports its way there."""
+    tag = f"t{uuid.uuid4().hex[:6]}"
+    got = store.run(warm_writes(store.memory, 208, tag))
+    assert got["orders"] == 208 and got["seconds"] > 0 and got["orders_per_s"] > 0
+    assert len(got["first_rounds_per_s"]) == 2 and got["last_rounds_per_s"][-1] > 0
+    db = store.memory.db
+    records, _, _ = store.run(db.driver.execute_query(
+        "MATCH (a:Auftrag) WHERE a.user_id STARTS WITH $prefix "
+        "RETURN a.user_id AS user, count(*) AS orders ORDER BY user",
+        prefix=f"bench-warm-{tag}-", database_=db.name,
+    ))
+    per_user = {r["user"]: r["orders"] for r in records}
+    assert len(per_user) == 8 and sum(per_user.values()) == 208
+    assert max(per_user.values()) == 50
 
 
 def test_a_phase_run_in_parts_is_one_record_of_the_load() -> None:
