@@ -171,7 +171,10 @@ class Grower:
     next_index: int = 0
     facts: int = 0
     hubs: list[Sample] = field(default_factory=list)
+    #: Users no order has touched yet, oldest first (each round of writes takes new ones).
     writers: list[tuple[str, list[str], list[str]]] = field(default_factory=list)
+    #: Users orders were written on (their facts differ from PostgreSQL's copy).
+    written: set[str] = field(default_factory=set)
 
     def stream(self, target: int, seen: Callable[[UserGraph], None]) -> Iterator[UserGraph]:
         while self.facts < target:
@@ -188,10 +191,22 @@ class Grower:
                 if self.reservoir.add(sample):
                     sample.turn = turn_of(g, char, e.id)
         self.hubs += [Sample(g.user_id, "nova", h.id, h.kind, h.name) for h in g.hubs]
-        if len(self.writers) < 4 and not g.hubs:
+        if len(self.writers) < WRITER_POOL and not g.hubs:
             people = [e.name for e in g.entities if e.kind == "person" and "nova" in e.characters]
             cities = [e.name for e in g.entities if e.kind == "ort" and "nova" in e.characters]
-            self.writers.append((g.user_id, people[:20], cities))
+            if people and cities:
+                self.writers.append((g.user_id, people[:20], cities))
+
+    def take(self, n: int) -> list[tuple[str, list[str], list[str]]]:
+        """`n` users no order has touched yet, for one round of writes."""
+        if len(self.writers) < n:
+            raise SystemExit(
+                f"only {len(self.writers)} users left to write on, {n} needed: fewer "
+                "--write-rounds, or larger --sizes"
+            )
+        out, self.writers = self.writers[:n], self.writers[n:]
+        self.written.update(user_id for user_id, *_ in out)
+        return out
 
 
 # -- the measurements ----------------------------------------------------------------
@@ -402,6 +417,9 @@ async def parity(
 #: at once: 8,000 since 2026-12-02, T0133 on (20, then 200 before; see bench/README.md,
 #: "seventh" and "eighth").
 WRITE_WARMUP = 8000
+#: Untouched users the bench keeps at hand for the timed write rounds (each round takes
+#: new ones: 5 per round with the settings of 1 and 4 writers).
+WRITER_POOL = 100
 #: Warm-up users are new every this many orders, so no person's history grows long.
 WARM_USER_ORDERS = 50
 #: Timed rounds per writer setting (since 2026-12-02; one before): see `write_figures`.
@@ -826,9 +844,8 @@ async def measure(
             out["hub_neighbours"] = {
                 "entities": len(residents), **stats(await timed(resident_calls))
             }
-    written = {w[0] for w in grower.writers}
     out["parity"] = await parity(
-        memory, naive, dossier, samples[: args.parity], written, asof
+        memory, naive, dossier, samples[: args.parity], grower.written, asof
     )
     say(f"parity {out['parity']}")
     if dossier is not None:
@@ -850,9 +867,13 @@ async def measure(
     for _ in range(args.write_rounds):
         for conc, done in phases.items():
             with sampler.phase(load, f"writes_{conc}"):
+                # Users of their own each round: on the same users, every round would
+                # find their people's histories longer by the rounds before it (in the
+                # first try of rounds, run 2026-12-02T0157: one writer p50 11 ms at
+                # 1 M against 4.8 in T0012 with one round).
                 done.append(
                     await writes(
-                        memory, grower.writers, conc, args.orders,
+                        memory, grower.take(conc), conc, args.orders,
                         f"{label}-{conc}-{uuid.uuid4().hex[:6]}",
                     )
                 )

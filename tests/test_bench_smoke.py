@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import json
+import random
 import uuid
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
@@ -19,6 +20,7 @@ from typing import Any
 import pytest
 
 from bench import bulk, compare, report, serverprofile
+from bench import run as run_module
 from bench.generate import Config, Fact, UserGraph, user
 from bench.loadavg import LoadSampler, merged
 from bench.naive import Naive
@@ -26,6 +28,8 @@ from bench.queries import registry as bench_registry
 from bench.run import (
     TURN,
     AsOf,
+    Grower,
+    Reservoir,
     Sample,
     WritePhase,
     as_of_point,
@@ -632,6 +636,26 @@ def test_the_write_warmup_writes_on_users_of_its_own_each_for_a_few_orders(
     per_user = {r["user"]: r["orders"] for r in records}
     assert len(per_user) == 8 and sum(per_user.values()) == 208
     assert max(per_user.values()) == 50
+
+
+def test_each_round_of_writes_takes_users_no_order_has_touched() -> None:
+    """On the same users, each round found their people's histories longer by the rounds
+    before it; now a round takes new users, and the bench remembers every user it wrote
+    on (parity with PostgreSQL's copy leaves them out)."""
+    grower = Grower(Config(), None, Reservoir(1, random.Random(0)))  # type: ignore[arg-type]
+    canon = load_canon()
+    for i in range(300):
+        grower.observe(user(grower.cfg, canon, i))
+        if len(grower.writers) >= run_module.WRITER_POOL:
+            break
+    assert len(grower.writers) == run_module.WRITER_POOL
+    first, second = grower.take(1), grower.take(4)
+    assert len({w[0] for w in first + second}) == 5
+    assert grower.written == {w[0] for w in first + second}
+    assert all(people and cities for _, people, cities in first + second)
+    assert not {w[0] for w in grower.writers} & grower.written
+    with pytest.raises(SystemExit, match="users left to write on"):
+        grower.take(run_module.WRITER_POOL)
 
 
 def test_a_phase_run_in_parts_is_one_record_of_the_load() -> None:
