@@ -175,6 +175,8 @@ class Grower:
     writers: list[tuple[str, list[str], list[str]]] = field(default_factory=list)
     #: Users orders were written on (their facts differ from PostgreSQL's copy).
     written: set[str] = field(default_factory=set)
+    #: The write warm-up's users, to write on again once no untouched ones are to spare.
+    warmed: list[tuple[str, list[str], list[str]]] = field(default_factory=list)
 
     def stream(self, target: int, seen: Callable[[UserGraph], None]) -> Iterator[UserGraph]:
         while self.facts < target:
@@ -207,6 +209,22 @@ class Grower:
         out, self.writers = self.writers[:n], self.writers[n:]
         self.written.update(user_id for user_id, *_ in out)
         return out
+
+    def warm_users(self, n: int, keep: int) -> list[tuple[str, list[str], list[str]]]:
+        """`n` users for the write warm-up: untouched ones while `keep` remain for the
+        timed rounds, then the warm-up's own again, in turn (untimed, so their longer
+        histories cost nothing but the warm-up's time)."""
+        if len(self.writers) - n >= keep:
+            out = self.take(n)
+            self.warmed += out
+            return out
+        if len(self.warmed) < n:
+            raise SystemExit(
+                f"only {len(self.writers)} users left to write on, {keep} kept for the "
+                "timed rounds: fewer --write-rounds, or larger --sizes"
+            )
+        self.warmed = self.warmed[n:] + self.warmed[:n]
+        return self.warmed[-n:]
 
 
 # -- the measurements ----------------------------------------------------------------
@@ -417,9 +435,10 @@ async def parity(
 #: at once: 8,000 since 2026-12-02, T0133 on (20, then 200 before; see bench/README.md,
 #: "seventh" and "eighth").
 WRITE_WARMUP = 8000
-#: Untouched users the bench keeps at hand for the timed write rounds (each round takes
-#: new ones: 5 per round with the settings of 1 and 4 writers).
-WRITER_POOL = 100
+#: Untouched users the bench keeps at hand for writing: the warm-up's (four every 200
+#: orders: 160 for 8,000) and the timed rounds' (5 per round with the settings of 1 and
+#: 4 writers).
+WRITER_POOL = 200
 #: Warm-up users are new every this many orders, so no person's history grows long.
 WARM_USER_ORDERS = 50
 #: Timed rounds per writer setting (since 2026-12-02; one before): see `write_figures`.
@@ -508,9 +527,18 @@ async def writes(
     return WritePhase(latencies, time.perf_counter() - start, statuses)
 
 
-async def warm_writes(memory: Memory, orders: int, tag: str) -> dict[str, Any]:
-    """Untimed orders of the timed phases' shape, four writers at once, on users of their
-    own (new ones every WARM_USER_ORDERS orders each), until `orders` are written.
+async def warm_writes(
+    memory: Memory,
+    users: Callable[[int], list[tuple[str, list[str], list[str]]]],
+    orders: int,
+    tag: str,
+) -> dict[str, Any]:
+    """Untimed orders of the timed phases' shape, four writers at once, until `orders`
+    are written: four new users from `users` every WARM_USER_ORDERS orders each
+    (`Grower.warm_users`: generated users, as the timed rounds write on; fresh ones,
+    named by name only, warmed the server for a kind of user the timed rounds then did
+    not find: run 2026-12-02T0205, four writers' first timed rounds at 94 and 132
+    orders/s after the warm-up's last at 206-247).
 
     The server's JIT compiler takes thousands of orders to settle on the writer's code
     (measured with bench.serverprofile on a restarted server: it still took a third to a
@@ -518,19 +546,14 @@ async def warm_writes(memory: Memory, orders: int, tag: str) -> dict[str, Any]:
     1,000, ~210 after 3,000, 240-320 after 6,000-9,000, 340-410 after ~12,000); the first
     orders after a size step also plan the writer's queries again (the statistics changed
     tenfold). A chat backend writes after every turn, on a server that runs for days: the
-    steady state is the figure. The timed writers' own users are left alone here, so their
-    people's histories are what the bench's timed orders make them. Returns the warm-up's
-    own rate, round by round (the way there)."""
-    people = [f"Warm {i}" for i in range(20)]
-    cities = [f"Warmstadt {i}" for i in range(7)]
+    steady state is the figure. The timed rounds' users are never among the warm-up's.
+    Returns the warm-up's own rate, round by round (the way there)."""
     rates: list[float] = []
-    done, users = 0, 0
+    done = 0
     start = time.perf_counter()
     while done < orders:
         n = min(4 * WARM_USER_ORDERS, orders - done)
-        fresh = [(f"bench-warm-{tag}-{users + w}", people, cities) for w in range(4)]
-        users += 4
-        phase = await writes(memory, fresh, 4, n, f"{tag}-{users}")
+        phase = await writes(memory, users(4), 4, n, f"{tag}-{len(rates)}")
         rates.append(round(phase.rate, 1))
         done += len(phase.latencies)
     seconds = time.perf_counter() - start
@@ -856,8 +879,12 @@ async def measure(
     if args.write_warmup > 0:
         say(f"write warm-up, {args.write_warmup} orders")
         with sampler.phase(load, "write_warmup"):
+            keep = args.write_rounds * 5  # the timed rounds' users: 1 + 4 each
             out["write_warmup"] = await warm_writes(
-                memory, args.write_warmup, f"{label}-{uuid.uuid4().hex[:6]}"
+                memory,
+                lambda n: grower.warm_users(n, keep),
+                args.write_warmup,
+                f"{label}-warm-{uuid.uuid4().hex[:6]}",
             )
         say(f"write warm-up: {out['write_warmup']}")
     # The settings take turns, round by round, so a slow stretch of the machine falls on

@@ -621,10 +621,15 @@ def test_the_write_warmup_writes_on_users_of_its_own_each_for_a_few_orders(
     store: SyncMemory,
 ) -> None:
     """The server's JIT takes thousands of orders to settle, so the warm-up is long; it
-    writes on users of its own, new ones every 50 orders each, so neither the timed
-    writers' people nor its own grow a long history. It reports its way there."""
+    takes four new users every 50 orders each, so no history grows long. It reports its
+    way there."""
     tag = f"t{uuid.uuid4().hex[:6]}"
-    got = store.run(warm_writes(store.memory, 208, tag))
+    made = iter(range(1_000))
+
+    def users(n: int) -> list[tuple[str, list[str], list[str]]]:
+        return [(f"bench-warm-{tag}-{next(made)}", ["Anna", "Ben"], ["Kassel"]) for _ in range(n)]
+
+    got = store.run(warm_writes(store.memory, users, 208, tag))
     assert got["orders"] == 208 and got["seconds"] > 0 and got["orders_per_s"] > 0
     assert len(got["first_rounds_per_s"]) == 2 and got["last_rounds_per_s"][-1] > 0
     db = store.memory.db
@@ -656,6 +661,17 @@ def test_each_round_of_writes_takes_users_no_order_has_touched() -> None:
     assert not {w[0] for w in grower.writers} & grower.written
     with pytest.raises(SystemExit, match="users left to write on"):
         grower.take(run_module.WRITER_POOL)
+    # The warm-up takes untouched users while enough remain for the timed rounds, then
+    # writes on its own again, in turn; never on the users kept for the rounds.
+    keep = len(grower.writers) - 8
+    warm = grower.warm_users(4, keep) + grower.warm_users(4, keep)
+    assert len({w[0] for w in warm}) == 8 and len(grower.writers) == keep
+    again = grower.warm_users(4, keep) + grower.warm_users(4, keep)
+    assert sorted(again) == sorted(warm) and len(grower.writers) == keep
+    timed = grower.take(keep)
+    assert not {w[0] for w in timed} & {w[0] for w in warm}
+    with pytest.raises(SystemExit, match="kept for the timed rounds"):
+        Grower(Config(), None, Reservoir(1, random.Random(0))).warm_users(4, 0)  # type: ignore[arg-type]
 
 
 def test_a_phase_run_in_parts_is_one_record_of_the_load() -> None:
