@@ -432,7 +432,7 @@ async def parity(
 
 
 #: Untimed orders before the write phases of each size (see `warm_writes`), four writers
-#: at once: 8,000 since 2026-12-02, T0133 on (20, then 200 before; see bench/README.md,
+#: at once: 8,000 since 2026-12-02, run T0157 on (20, then 200 before; see bench/README.md,
 #: "seventh" and "eighth").
 WRITE_WARMUP = 8000
 #: Untouched users the bench keeps at hand for writing: the warm-up's (four every 200

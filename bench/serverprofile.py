@@ -20,8 +20,10 @@ prints the server's CPU per call by part:
 
 The readers: `mappe` (one entity), `turn` (the Mappen of five), `ping` (`RETURN 1`), each
 through the library (`Database.plain_query`), as the bench times them; and `order`, the
-bench's 5-triple write order through `Memory.write` (one writer, a user of its own). The profiler
-adds to what it measures; compare parts within one profile, not calls across runs.
+5-triple order of `bench.writes` through `Memory.write` (one writer, a new user every 50
+orders; it writes into the store). The profiler adds to what it measures: compare parts
+within one profile, not calls across runs. A restarted server's JIT compiler takes
+thousands of orders to settle on the writer's code: profile `order` after a warm loop.
 """
 
 from __future__ import annotations
