@@ -593,9 +593,9 @@ def test_each_phase_carries_the_machines_speed_and_the_report_shows_it() -> None
 
 
 def test_a_writer_settings_rate_is_the_median_of_its_rounds_not_at_one_stalls_mercy() -> None:
-    """Three rounds of 100 orders, the second cut short by nothing and the third slowed
-    by a stall: the rate is the middle round's (200/s), where the pooled rate (300 orders
-    in 1.75 s, 171/s) would carry the stall; the latencies are every round's, pooled."""
+    """Three rounds of 100 orders, at 200, 400 and (slowed by a stall) 100 orders/s: the
+    rate is their median, 200/s, where the pooled rate (300 orders in 1.75 s, 171/s)
+    would carry the stall; the latencies are every round's, pooled."""
     phases = [
         WritePhase([2.0] * 100, 0.5, {"geschrieben": 100}),
         WritePhase([1.0] * 100, 0.25, {"geschrieben": 99, "wiederholt": 1}),
