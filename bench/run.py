@@ -233,10 +233,7 @@ class Grower:
 def mappe_query(memory: Memory, s: Sample) -> Callable[[], Awaitable[Any]]:
     """The Mappe's one query without mapping to the model: where the Python cost lies."""
     db = memory.db
-    params = mappe_params(
-        db.settings, memory.canon, s.user_id, s.character_id, [s.entity_id],
-        gueltig_am=None, bekannt_am=None, cap=None,
-    )
+    params = mappe_params(db.settings, memory.canon, s.user_id, s.character_id, [s.entity_id])
     return lambda: db.plain_query("mappe", **params)
 
 
@@ -651,7 +648,6 @@ async def profile_mappe(memory: Memory, s: Sample, asof: AsOf | None = None) -> 
         memory.db.settings, memory.canon, s.user_id, s.character_id, [s.entity_id],
         gueltig_am=asof.gueltig_am if asof else None,
         bekannt_am=asof.bekannt_am if asof else None,
-        cap=None,
     )
     text = "PROFILE " + memory.db.queries["mappe"].text
     async with memory.db.driver.session(database=memory.db.name) as session:

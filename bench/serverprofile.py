@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.writes import order
-from cli.launcher import LocalServer
+from cli.launcher import LocalServer, stat_fields
 from kg.api import Memory
 from kg.errors import KgError
 from kg.mappe import mappe_params
@@ -135,7 +135,7 @@ def report(s: Summary, calls: int, cpu_s: float) -> list[str]:
 
 def cpu_seconds(pid: int) -> float:
     """The CPU time (user and system) a process has used, from /proc."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    fields = stat_fields(pid)
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
@@ -220,8 +220,7 @@ async def loop(what: str, state: dict[str, Any], seconds: float, started: Any) -
         turns = [t for t in state.get("turns", []) if len(t) >= 3]
 
         def params(user_id: str, character_id: str, ids: list[str]) -> dict[str, Any]:
-            return mappe_params(db.settings, memory.canon, user_id, character_id, ids,
-                                gueltig_am=None, bekannt_am=None, cap=None)
+            return mappe_params(db.settings, memory.canon, user_id, character_id, ids)
 
         if what == "order":
             # The bench's 5-triple order, one writer, a new user every 50 orders (each

@@ -479,11 +479,17 @@ def _write_private(path: Path, text: str) -> None:
         f.write(text)
 
 
+def stat_fields(pid: int) -> list[str]:
+    """The fields of /proc/<pid>/stat after the command's name (field 3 first): the
+    name is in parentheses and may hold spaces and parentheses itself. OSError when the
+    process is gone."""
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+
+
 def _start_ticks(pid: int) -> int | None:
     """When a process started (clock ticks after boot, /proc/<pid>/stat field 22)."""
     try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-        return int(stat.rsplit(")", 1)[1].split()[19])
+        return int(stat_fields(pid)[19])
     except (OSError, ValueError, IndexError):
         return None
 
@@ -513,7 +519,7 @@ def _alive(pid: int) -> bool:
         return False
     # A zombie child still answers kill(0); ask the kernel for its state.
     try:
-        state = Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
-    except OSError:
+        state = stat_fields(pid)[0]
+    except (OSError, IndexError):
         return False
     return state != "Z"

@@ -298,10 +298,12 @@ def mappe_params(
     character_id: str,
     entity_ids: list[str],
     *,
-    gueltig_am: datetime | None,
-    bekannt_am: datetime | None,
-    cap: int | None,
+    gueltig_am: datetime | None = None,
+    bekannt_am: datetime | None = None,
+    cap: int | None = None,
 ) -> dict[str, Any]:
+    """The parameters of the `mappe` query: a current read unless `gueltig_am` is given
+    (`as_of` makes the pair of instants), at most `cap` facts (the setting's by default)."""
     return {
         "user_id": user_id,
         "character_id": character_id,
