@@ -299,6 +299,24 @@ def table(result: dict[str, Any]) -> str:
         "PostgreSQL / Mappe (p50)",
         lambda s: _fmt(_ratio(s.get("postgres", {}).get("p50"), s["mappe"]["p50"]), 1),
     )
+    if any("after_idle" in s for s in sizes):
+        row(
+            "after 50 ms idle⁷: floor / **Mappe** p50 (ms)",
+            lambda s: f"{_ms(_get(s, 'after_idle', 'floor'), 'p50')} / "
+            f"**{_ms(_get(s, 'after_idle', 'mappe'), 'p50')}**",
+        )
+        row(
+            "after 50 ms idle⁷: PostgreSQL floor / dossier p50 (ms)",
+            lambda s: f"{_ms(_get(s, 'after_idle', 'pg_floor'), 'p50')} / "
+            f"{_ms(_get(s, 'after_idle', 'postgres'), 'p50')}",
+        )
+        row(
+            "after 50 ms idle⁷: PostgreSQL / Mappe (p50)",
+            lambda s: _fmt(
+                _ratio(_get(s, "after_idle", "postgres", "p50"),
+                       _get(s, "after_idle", "mappe", "p50")), 1
+            ),
+        )
     row(
         "hub entities: Mappe p50 / max (ms)",
         lambda s: f"{_ms(s.get('hubs'), 'p50')} / {_ms(s.get('hubs'), 'max')}",
@@ -398,6 +416,17 @@ def table(result: dict[str, Any]) -> str:
             "processor, not slower round trips (run 2026-12-02T0030: the probe 1.3× slower, "
             "the driver's floor 3.1×): compare runs by it and by the driver's held-session "
             "floor, which no code of kg touches.",
+        ]
+    idle = next((s["after_idle"] for s in sizes if "after_idle" in s), None)
+    if idle is not None:
+        lines += [
+            "",
+            f"⁷ Each call after {idle['pause_ms']:.0f} ms in which the bench process sent "
+            f"nothing (`bench.run.idle_reads`, {idle['mappe']['n']} entities, the readers in "
+            "a new random order for each): a chat reads the Mappe once per turn, after "
+            "seconds of idleness, where the readers above follow each other within a "
+            "millisecond or two. Not a goal's figure; the goals are stated for the "
+            "interleaved run.",
         ]
     return "\n".join(lines)
 

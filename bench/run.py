@@ -348,6 +348,58 @@ async def reads(
         await held.close()
 
 
+#: Seconds the store sits idle before each call of `idle_reads`: a chat reads the Mappe
+#: once per turn, with the user's typing in between, not in a tight loop.
+IDLE_PAUSE = 0.05
+#: Entities `idle_reads` times (each reader once per entity: ~4 × 50 ms of pauses each).
+IDLE_SAMPLES = 60
+
+
+async def idle_reads(
+    memory: Memory,
+    dossier: Any,
+    samples: list[Sample],
+    pause: float = IDLE_PAUSE,
+    seed: int = 0,
+) -> dict[str, list[float]]:
+    """The floor, the Mappe and PostgreSQL's floor and dossier, each after `pause`
+    seconds in which the bench sent nothing, in a new random order for each entity.
+
+    In `reads` the calls follow each other within a millisecond or two. Measured on the
+    1M store (2026-12-02, `RETURN 1` through the library, 300 calls per pause): p50 0.41 ms
+    back to back, 0.81 ms after 2 ms idle, 1.45 ms after 5, 1.94 ms after 10, 2.13 ms after
+    50; PostgreSQL's `SELECT 1` (psycopg) 0.07, 0.11, 0.22, 0.33 and 0.52 ms. A chat's
+    read comes after seconds: this is its figure, beside the goals' interleaved one."""
+    db = memory.db
+
+    def readers(s: Sample) -> list[tuple[str, Callable[[], Awaitable[Any]]]]:
+        async def pg_ping() -> None:
+            dossier.ping()
+
+        async def pg_read() -> None:
+            dossier.read(s.user_id, s.character_id, s.entity_id)
+
+        out: list[tuple[str, Callable[[], Awaitable[Any]]]] = [
+            ("floor", lambda: db.query("ping")),
+            ("mappe", lambda: memory.mappe(s.user_id, s.character_id, s.entity_id)),
+        ]
+        if dossier is not None:
+            out += [("pg_floor", pg_ping), ("postgres", pg_read)]
+        return out
+
+    rng = random.Random(seed)
+    series: dict[str, list[float]] = {}
+    for s in samples:
+        order = readers(s)
+        rng.shuffle(order)
+        for name, call in order:
+            time.sleep(pause)  # the whole process idles, as a chat backend between turns
+            t = time.perf_counter_ns()
+            await call()
+            series.setdefault(name, []).append((time.perf_counter_ns() - t) / 1e6)
+    return series
+
+
 async def parity(
     memory: Memory,
     naive: Naive,
@@ -840,6 +892,13 @@ async def measure(
         )
         + f" (load average {load['reads']['mean_1m']})"
     )
+    idle = samples[:IDLE_SAMPLES]
+    say(f"reads after {IDLE_PAUSE * 1000:.0f} ms idle on {len(idle)} entities")
+    with sampler.phase(load, "idle_reads"):
+        idle_series = await idle_reads(memory, dossier, idle, seed=args.seed)
+    out["after_idle"] = {
+        "pause_ms": IDLE_PAUSE * 1000, **{k: stats(v) for k, v in idle_series.items()}
+    }
     if grower.hubs:
         hub_calls = [
             (lambda h=h: memory.mappe(h.user_id, h.character_id, h.entity_id))

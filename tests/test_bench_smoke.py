@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import json
 import random
+import time
 import uuid
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
@@ -33,6 +34,7 @@ from bench.run import (
     Sample,
     WritePhase,
     as_of_point,
+    idle_reads,
     parity,
     reads,
     stamp_for,
@@ -425,6 +427,24 @@ def test_the_bench_times_the_floor_both_ways_and_the_turn_reader(
     assert checked["postgres_turn_equal"] is None
 
 
+def test_the_idle_reads_pause_before_every_call_and_time_each_reader_per_entity(
+    store: SyncMemory, loaded: tuple[list[UserGraph], bulk.LoadStats]
+) -> None:
+    """`idle_reads` lets the process sit idle before each timed call (the chat's rhythm,
+    not a tight loop), every reader once per entity; without PostgreSQL, its own two."""
+    graphs, _ = loaded
+    samples = _turn_samples(graphs[0], 3)
+    pause = 0.02
+    start = time.perf_counter()
+    series = store.run(idle_reads(store.memory, None, samples, pause=pause))
+    took = time.perf_counter() - start
+    assert set(series) == {"floor", "mappe"}
+    assert all(len(v) == len(samples) and min(v) > 0 for v in series.values())
+    calls = 2 * len(samples)
+    # Each call is preceded by its pause: the run lasts at least the pauses and the calls.
+    assert took >= calls * pause + sum(map(sum, series.values())) / 1000
+
+
 def test_postgres_reads_a_turn_as_its_single_dossiers(
     store: SyncMemory, loaded: tuple[list[UserGraph], bulk.LoadStats]
 ) -> None:
@@ -524,6 +544,23 @@ def _with_the_issue_readers(old: dict[str, Any]) -> dict[str, Any]:
         s["cli_start"] = {"runs": 20, "p50_s": 0.25, "p95_s": 0.4, "cpu_s_per_run": 0.2}
         s["loadavg"]["cli"] = {"mean_1m": 1.0, "max_1m": 1.2}
     return new
+
+
+def test_report_shows_the_reads_after_idle_where_a_run_has_them() -> None:
+    old = json.loads((RESULTS / "2026-11-29.json").read_text(encoding="utf-8"))
+    assert "idle" not in report.table(old)  # an older run has no such figures
+    new = _with_the_issue_readers(old)
+    for s in new["sizes"]:
+        s["after_idle"] = {
+            "pause_ms": 50.0,
+            "floor": {"n": 60, "p50": 2.0}, "mappe": {"n": 60, "p50": 4.0},
+            "pg_floor": {"n": 60, "p50": 0.5}, "postgres": {"n": 60, "p50": 2.5},
+        }
+    table = report.table(new)
+    assert "| after 50 ms idle⁷: floor / **Mappe** p50 (ms) | 2.00 / **4.00** |" in table
+    assert "| after 50 ms idle⁷: PostgreSQL floor / dossier p50 (ms) | 0.50 / 2.50 |" in table
+    assert "| after 50 ms idle⁷: PostgreSQL / Mappe (p50) | 0.6 |" in table
+    assert "⁷ Each call after 50 ms in which the bench process sent nothing" in table
 
 
 def test_report_holds_a_run_to_the_goals_and_shows_what_an_old_run_lacks() -> None:
