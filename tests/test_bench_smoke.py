@@ -561,6 +561,8 @@ def test_report_shows_the_reads_after_idle_where_a_run_has_them() -> None:
     assert "| after 50 ms idle⁷: PostgreSQL floor / dossier p50 (ms) | 0.50 / 2.50 |" in table
     assert "| after 50 ms idle⁷: PostgreSQL / Mappe (p50) | 0.6 |" in table
     assert "⁷ Each call after 50 ms in which the bench process sent nothing" in table
+    got = {(size, name): (a, b) for size, name, a, b, _ in compare.rows(new, old)}
+    assert got[("1M", "after 50 ms idle: Mappe p50 (ms)")] == ("–", "4.00")
 
 
 def test_report_holds_a_run_to_the_goals_and_shows_what_an_old_run_lacks() -> None:
