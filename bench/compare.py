@@ -59,6 +59,8 @@ FIGURES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("CLI start p50 (s)", ("cli_start", "p50_s")),
     ("speed probe before the reads (ms; lower is faster)", ("loadavg", "reads", "probe_start_ms")),
     ("speed probe after the reads (ms)", ("loadavg", "reads", "probe_end_ms")),
+    ("fsync probe before the 4 writers (ms)", ("loadavg", "writes_4", "fsync_start_ms")),
+    ("fsync probe after the 4 writers (ms)", ("loadavg", "writes_4", "fsync_end_ms")),
 )
 
 #: Phases whose load average is printed with each size.

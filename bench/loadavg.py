@@ -15,12 +15,19 @@ fixed piece of pure Python, timed. The machine is a guest on a shared host, and 
 share of the host changes: on 2026-12-01 two runs 25 minutes apart differed by 1.6-2× in
 every figure, PostgreSQL's and the driver's bare round trip included, at the same load
 average. The probe shows such a change; the load average does not.
+
+And how long the disk takes to make a write durable (`fsync_probe`), at each phase's
+start and end: a write order waits for Neo4j's fsync of its transaction log, and the
+host's disk is shared too. A writer blocked in fsync counts in the load average, so a
+high load during the writes may be the disk; the probe tells.
 """
 
 from __future__ import annotations
 
 import gc
 import os
+import statistics
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -41,6 +48,27 @@ def speed_probe(rounds: int = 3) -> float:
             table[key] = table.get(key, 0) + i * i % 7
         best = min(best, time.perf_counter() - start)
     return round(best * 1000, 2)
+
+
+def fsync_probe(directory: str | None = None, writes: int = 20) -> float:
+    """Milliseconds to write 4 KiB into a file and fsync it, the median of `writes`, in
+    `directory` (where the store lies: `KG_NEO4J_HOME`, else the temporary directory);
+    0.1 ms on this machine when its disk is quiet."""
+    where = directory or os.environ.get("KG_NEO4J_HOME") or tempfile.gettempdir()
+    if not os.path.isdir(where):
+        where = tempfile.gettempdir()
+    fd, path = tempfile.mkstemp(prefix=".kg-fsync-probe-", dir=where)
+    try:
+        times = []
+        for i in range(writes):
+            os.pwrite(fd, b"x" * 4096, (i % 8) * 4096)
+            start = time.perf_counter()
+            os.fsync(fd)
+            times.append(time.perf_counter() - start)
+    finally:
+        os.close(fd)
+        os.unlink(path)
+    return round(statistics.median(times) * 1000, 3)
 
 
 def now() -> list[float]:
@@ -95,6 +123,7 @@ class LoadSampler:
         A phase run in parts (the write rounds, each writer setting in turn) is one
         record: the next part adds to the one `into[name]` holds (`parts` counts them)."""
         probe_start = speed_probe()
+        fsync_start = fsync_probe()
         before, start = now(), time.monotonic()
         try:
             yield
@@ -110,6 +139,8 @@ class LoadSampler:
                 "gc": collections([c for c in self.collections if start <= c[0] <= end]),
                 "probe_start_ms": probe_start,
                 "probe_end_ms": speed_probe(),
+                "fsync_start_ms": fsync_start,
+                "fsync_end_ms": fsync_probe(),
                 "parts": 1,
             }
             into[name] = merged(into[name], part) if name in into else part
@@ -120,6 +151,11 @@ def merged(first: dict[str, Any], then: dict[str, Any]) -> dict[str, Any]:
     mean weighted by samples, the longer maximum, the collections added up."""
     samples = first["samples"] + then["samples"]
     a, b = first["gc"], then["gc"]
+    disk = (
+        {"fsync_start_ms": first["fsync_start_ms"], "fsync_end_ms": then["fsync_end_ms"]}
+        if "fsync_start_ms" in first and "fsync_end_ms" in then
+        else {}
+    )
     return {
         "start": first["start"],
         "end": then["end"],
@@ -136,6 +172,7 @@ def merged(first: dict[str, Any], then: dict[str, Any]) -> dict[str, Any]:
         },
         "probe_start_ms": first["probe_start_ms"],
         "probe_end_ms": then["probe_end_ms"],
+        **disk,
         "parts": first.get("parts", 1) + then.get("parts", 1),
     }
 

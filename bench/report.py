@@ -125,6 +125,14 @@ def probe(s: dict[str, Any], phase: str) -> str:
     return f"{p['probe_start_ms']:.1f} → {p['probe_end_ms']:.1f}"
 
 
+def fsync(s: dict[str, Any], phase: str) -> str:
+    """The fsync probe at the start and end of a phase of one size (ms)."""
+    p = _get(s, "loadavg", phase)
+    if not isinstance(p, dict) or p.get("fsync_start_ms") is None:
+        return "–"
+    return f"{p['fsync_start_ms']:.2f} → {p['fsync_end_ms']:.2f}"
+
+
 def goals(result: dict[str, Any]) -> list[tuple[str, str, str, bool | None, str]]:
     """(goal, target, measured, met, load average of the phase) at the largest size.
     A figure the run did not measure reads – and is neither met nor missed."""
@@ -368,6 +376,11 @@ def table(result: dict[str, Any]) -> str:
             "speed probe⁶ (ms), start → end: reads · 4 writers",
             lambda s: f"{probe(s, 'reads')} · {probe(s, 'writes_4')}",
         )
+    if any(_get(s, "loadavg", "writes_1", "fsync_start_ms") is not None for s in sizes):
+        row(
+            "fsync probe⁸ (ms), start → end: 1 writer · 4 writers",
+            lambda s: f"{fsync(s, 'writes_1')} · {fsync(s, 'writes_4')}",
+        )
     lines += [
         "",
         "¹ Neo4j writes its store files at checkpoints (every 15 minutes by default); until "
@@ -427,6 +440,15 @@ def table(result: dict[str, Any]) -> str:
             "seconds of idleness, where the readers above follow each other within a "
             "millisecond or two. Not a goal's figure; the goals are stated for the "
             "interleaved run.",
+        ]
+    if any(_get(s, "loadavg", "writes_1", "fsync_start_ms") is not None for s in sizes):
+        lines += [
+            "",
+            "⁸ 4 KiB written into a file beside the store and made durable with fsync, the "
+            "median of 20, just before and just after the phase (`bench.loadavg."
+            "fsync_probe`; since 2026-12-02): a write order waits for the same kind of "
+            "fsync of Neo4j's transaction log, and the host's disk is shared. A writer "
+            "blocked in fsync also counts in the load average.",
         ]
     return "\n".join(lines)
 

@@ -23,7 +23,7 @@ import pytest
 from bench import bulk, compare, report, serverprofile
 from bench import run as run_module
 from bench.generate import Config, Fact, UserGraph, user
-from bench.loadavg import LoadSampler, merged
+from bench.loadavg import LoadSampler, fsync_probe, merged
 from bench.naive import Naive
 from bench.queries import registry as bench_registry
 from bench.run import (
@@ -629,6 +629,43 @@ def test_each_phase_carries_the_machines_speed_and_the_report_shows_it() -> None
     assert "speed probe" not in report.table(old)
     rows = {(size, name): (a, b) for size, name, a, b, _ in compare.rows(new, old)}
     assert rows[("1M", "speed probe before the reads (ms; lower is faster)")] == ("–", "3.00")
+
+
+def test_each_phase_carries_the_disks_fsync_time_and_the_report_shows_the_writers(
+    tmp_path: Path,
+) -> None:
+    """Two runs of the same code wrote at 232 and 360 orders/s with the load average at 2.5
+    and 2.0; a write order waits for an fsync, so each phase times the disk's too. The
+    probe leaves no file behind, and a phase run in parts keeps its first start and its
+    last end."""
+    assert fsync_probe(str(tmp_path), writes=5) > 0
+    assert list(tmp_path.iterdir()) == []
+    sampler = LoadSampler().start()
+    seen: dict[str, Any] = {}
+    try:
+        for _ in range(2):
+            with sampler.phase(seen, "writes_1"):
+                pass
+    finally:
+        sampler.stop()
+    p = seen["writes_1"]
+    assert p["parts"] == 2 and p["fsync_start_ms"] > 0 and p["fsync_end_ms"] > 0
+    first = {**p, "fsync_start_ms": 1.0, "fsync_end_ms": 2.0, "parts": 1}
+    then = {**p, "fsync_start_ms": 3.0, "fsync_end_ms": 4.0, "parts": 1}
+    both = merged(first, then)
+    assert (both["fsync_start_ms"], both["fsync_end_ms"]) == (1.0, 4.0)
+    old = json.loads((RESULTS / "2026-11-29.json").read_text(encoding="utf-8"))
+    assert "fsync" not in report.table(old)
+    new = _with_the_issue_readers(old)
+    for s in new["sizes"]:
+        s["loadavg"]["writes_1"] = {"mean_1m": 2.0, "max_1m": 2.1,
+                                    "fsync_start_ms": 0.1, "fsync_end_ms": 0.25}
+        s["loadavg"]["writes_4"].update(fsync_start_ms=4.0, fsync_end_ms=0.125)
+    table = report.table(new)
+    row = "| fsync probe⁸ (ms), start → end: 1 writer · 4 writers | 0.10 → 0.25 · 4.00 → 0.12 |"
+    assert row in table and "⁸ 4 KiB written into a file beside the store" in table
+    rows = {(size, name): (a, b) for size, name, a, b, _ in compare.rows(new, old)}
+    assert rows[("1M", "fsync probe before the 4 writers (ms)")] == ("–", "4.00")
 
 
 def test_a_writer_settings_rate_is_the_median_of_its_rounds_not_at_one_stalls_mercy() -> None:
