@@ -52,11 +52,9 @@ def speed_probe(rounds: int = 3) -> float:
 
 def fsync_probe(directory: str | None = None, writes: int = 20) -> float:
     """Milliseconds to write 4 KiB into a file and fsync it, the median of `writes`, in
-    `directory` (where the store lies: `KG_NEO4J_HOME`, else the temporary directory);
-    0.1 ms on this machine when its disk is quiet."""
-    where = directory or os.environ.get("KG_NEO4J_HOME") or tempfile.gettempdir()
-    if not os.path.isdir(where):
-        where = tempfile.gettempdir()
+    `directory` (beside the store, where the caller knows it; else the temporary
+    directory); 0.1 ms on this machine when its disk is quiet."""
+    where = directory if directory and os.path.isdir(directory) else tempfile.gettempdir()
     fd, path = tempfile.mkstemp(prefix=".kg-fsync-probe-", dir=where)
     try:
         times = []
@@ -79,8 +77,11 @@ def now() -> list[float]:
 class LoadSampler:
     """Samples the 1-minute load average every `interval` seconds until stopped."""
 
-    def __init__(self, interval: float = 1.0) -> None:
+    def __init__(self, interval: float = 1.0, fsync_dir: str | None = None) -> None:
         self.interval = interval
+        #: Where `fsync_probe` writes: beside the store (the bench's Neo4j home), or the
+        #: temporary directory.
+        self.fsync_dir = fsync_dir
         self.samples: list[tuple[float, float]] = []  # (monotonic time, 1-minute load)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="loadavg", daemon=True)
@@ -123,7 +124,7 @@ class LoadSampler:
         A phase run in parts (the write rounds, each writer setting in turn) is one
         record: the next part adds to the one `into[name]` holds (`parts` counts them)."""
         probe_start = speed_probe()
-        fsync_start = fsync_probe()
+        fsync_start = fsync_probe(self.fsync_dir)
         before, start = now(), time.monotonic()
         try:
             yield
@@ -140,7 +141,7 @@ class LoadSampler:
                 "probe_start_ms": probe_start,
                 "probe_end_ms": speed_probe(),
                 "fsync_start_ms": fsync_start,
-                "fsync_end_ms": fsync_probe(),
+                "fsync_end_ms": fsync_probe(self.fsync_dir),
                 "parts": 1,
             }
             into[name] = merged(into[name], part) if name in into else part

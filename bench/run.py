@@ -1053,7 +1053,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
     settings = Settings()
     memory = await Memory.open(settings)
     pg = None
-    sampler = LoadSampler().start()
+    sampler = LoadSampler(fsync_dir=args.neo4j_home).start()
     result: dict[str, Any] = {
         "date": args.today.isoformat(),
         "stamp": args.stamp,

@@ -605,18 +605,26 @@ def test_report_holds_a_run_to_the_goals_and_shows_what_an_old_run_lacks() -> No
     assert back[("1M", "CLI start p50 (s)")] == ("0.25", "–", "–")
 
 
+def _empty_phase(name: str, parts: int, fsync_dir: str | None = None) -> dict[str, Any]:
+    """The record of a phase `name` entered `parts` times around nothing."""
+    sampler = LoadSampler(fsync_dir=fsync_dir).start()
+    seen: dict[str, Any] = {}
+    try:
+        for _ in range(parts):
+            with sampler.phase(seen, name):
+                pass
+    finally:
+        sampler.stop()
+    record: dict[str, Any] = seen[name]
+    return record
+
+
 def test_each_phase_carries_the_machines_speed_and_the_report_shows_it() -> None:
     """The load average did not show a machine 1.6-2× slower in a later run; the speed
     probe at each phase's start and end does, and the report and compare show it (an
     older result without it reads –)."""
-    sampler = LoadSampler().start()
-    seen: dict[str, Any] = {}
-    try:
-        with sampler.phase(seen, "reads"):
-            pass
-    finally:
-        sampler.stop()
-    assert seen["reads"]["probe_start_ms"] > 0 and seen["reads"]["probe_end_ms"] > 0
+    reads = _empty_phase("reads", 1)
+    assert reads["probe_start_ms"] > 0 and reads["probe_end_ms"] > 0
     old = json.loads((RESULTS / "2026-11-29.json").read_text(encoding="utf-8"))
     new = _with_the_issue_readers(old)
     for s in new["sizes"]:
@@ -640,16 +648,9 @@ def test_each_phase_carries_the_disks_fsync_time_and_the_report_shows_the_writer
     last end."""
     assert fsync_probe(str(tmp_path), writes=5) > 0
     assert list(tmp_path.iterdir()) == []
-    sampler = LoadSampler().start()
-    seen: dict[str, Any] = {}
-    try:
-        for _ in range(2):
-            with sampler.phase(seen, "writes_1"):
-                pass
-    finally:
-        sampler.stop()
-    p = seen["writes_1"]
+    p = _empty_phase("writes_1", 2, fsync_dir=str(tmp_path))
     assert p["parts"] == 2 and p["fsync_start_ms"] > 0 and p["fsync_end_ms"] > 0
+    assert list(tmp_path.iterdir()) == []  # its probes leave nothing in the store's place
     first = {**p, "fsync_start_ms": 1.0, "fsync_end_ms": 2.0, "parts": 1}
     then = {**p, "fsync_start_ms": 3.0, "fsync_end_ms": 4.0, "parts": 1}
     both = merged(first, then)
@@ -765,15 +766,8 @@ def test_a_phase_run_in_parts_is_one_record_of_the_load() -> None:
         "samples": 4, "gc": {"n": 3, "full": 1, "max_ms": 4.0, "total_ms": 5.5},
         "probe_start_ms": 3.0, "probe_end_ms": 3.4, "parts": 2,
     }
-    sampler = LoadSampler().start()
-    seen: dict[str, Any] = {}
-    try:
-        for _ in range(3):
-            with sampler.phase(seen, "writes_4"):
-                pass
-    finally:
-        sampler.stop()
-    assert seen["writes_4"]["parts"] == 3 and seen["writes_4"]["samples"] >= 3
+    writes = _empty_phase("writes_4", 3)
+    assert writes["parts"] == 3 and writes["samples"] >= 3
 
 
 def test_the_server_profile_gives_each_sample_to_its_part_and_the_plan_to_its_operator() -> None:
