@@ -123,9 +123,7 @@ def correct(
 
 def entities(
     user: str = UserOpt,
-    character: str | None = typer.Option(
-        None, "--character", "-c", help="Count this pair's facts (default: all characters)."
-    ),
+    character: str = CharOpt,
     limit: int = typer.Option(1000, min=1, max=1_000_000, help="Most entities to list."),
     as_json: bool = JsonOpt,
 ) -> None:

@@ -213,8 +213,10 @@ class Memory:
         raise EntityNotFound(f"user {user_id!r} has no entity named or with id {name_or_id!r}")
 
     async def entities(
-        self, user_id: str, character_id: str | None = None, limit: int = 1000
+        self, user_id: str, character_id: str, limit: int = 1000
     ) -> list[Entitaet]:
+        """The user's entities (they belong to the user) with their type and active fact
+        count in the pair (those belong to the pair: never another character's)."""
         rows = await self.db.query(
             "entities_list", user_id=user_id, character_id=character_id, limit=limit
         )

@@ -112,10 +112,17 @@ def test_a_remote_uri_needs_a_password() -> None:
                                    "NEO4J_PASSWORD": ""}), "NEO4J_PASSWORD is not set")
 
 
+def test_the_entity_list_needs_the_pair() -> None:
+    """A type and a fact count belong to a pair: without --character there is no list."""
+    got = run(["entities", "-u", "u1"])
+    clean(got)
+    assert got.exit_code == 2 and "--character" in got.output
+
+
 def test_markup_in_a_name_is_printed_as_it_is(pair: Pair) -> None:
     pair.write({"subjekt": "[bold]Le[/]na[/red]", "beziehung": "beruf", "wert": "[link=x]",
                 "herkunft": "mensch"})
-    got = run(["entities", "-u", pair.user_id])
+    got = run(["entities", "-u", pair.user_id, "-c", "nova"])
     clean(got)
     assert "[bold]Le[/]na[/red]" in got.output
     missing = run(["mappe", "[/]", "-u", pair.user_id, "-c", "nova"])

@@ -28,3 +28,24 @@ def test_a_pair_view_reads_and_writes_only_its_pair(pair: Pair) -> None:
                         "tripel": [t("Lena", "beruf", wert="Ärztin")]}))
     with pytest.raises(TypeError):
         nova.mappe(lena, date(2026, 1, 1))  # type: ignore[misc, unused-coroutine]
+
+
+def test_the_entity_list_shows_only_the_pairs_type_and_facts(pair: Pair) -> None:
+    """Entities are the user's; their type and facts are a pair's (rule 6): the list of one
+    character never shows another character's type or counts its facts."""
+    luna = pair.other("luna")
+    pair.write(t("Bello", "ist_ein", wert="Hund"), t("Lena", "hat_haustier", "Bello"))
+    luna.write(t("Bello", "typ", wert="person"), t("Bello", "arbeitet_bei", "Zirkus"),
+               t("Lena", "befreundet_mit", "Bello"))
+    run, memory = pair.store.run, pair.store.memory
+
+    def listed(character_id: str) -> dict[str, tuple[str, int]]:
+        return {e.name: (e.typ, e.fakten)
+                for e in run(memory.entities(pair.user_id, character_id))}
+
+    assert listed("nova")["Bello"] == ("tier", 2)
+    assert listed("luna")["Bello"] == ("person", 2)
+    assert listed("nova")["Zirkus"] == ("sonstiges", 0)  # the user's entity, not nova's fact
+    assert listed("emma")["Bello"] == ("sonstiges", 0)
+    with pytest.raises(TypeError):  # no list of a user's entities with any pair's types
+        memory.entities(pair.user_id)  # type: ignore[call-arg, unused-coroutine]

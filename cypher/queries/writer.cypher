@@ -404,8 +404,8 @@ DETACH DELETE a
 RETURN count(*) AS deleted;
 
 // name: entities_list
-// The user's entities with their type and number of active facts in the pair (with a
-// null $character_id: over all the user's characters, the type of any of them).
+// The user's entities with their type and number of active facts in the pair. Entities
+// belong to the user, their type and facts to a pair: both come from this pair only.
 // params: $user_id, $character_id, $limit
 // :param user_id => 'demo-user'
 // :param character_id => 'nova'
@@ -413,13 +413,12 @@ RETURN count(*) AS deleted;
 MATCH (e:Entitaet {user_id: $user_id})
 CALL (e) {
   OPTIONAL MATCH (e)-[t:TYP]->(w:Wert)
-  WHERE ($character_id IS NULL OR t.character_id = $character_id) AND t.aktiv
-  RETURN w.wert AS typ ORDER BY t.character_id LIMIT 1
+  WHERE t.character_id = $character_id AND t.aktiv
+  RETURN w.wert AS typ LIMIT 1
 }
 CALL (e) {
   OPTIONAL MATCH (e)-[r]-()
-  WHERE ($character_id IS NULL OR r.character_id = $character_id) AND r.aktiv
-    AND type(r) <> 'TYP'
+  WHERE r.character_id = $character_id AND r.aktiv AND type(r) <> 'TYP'
   RETURN count(r) AS fakten
 }
 RETURN e.id AS id, e.name AS name, coalesce(typ, 'sonstiges') AS typ, fakten
