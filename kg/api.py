@@ -25,7 +25,6 @@ from kg.mappe import (
     KNOWN_NOW,
     Mappe,
     MappeFakt,
-    as_of,
     effective,
     read_mappen,
     symmetric_types,
@@ -290,7 +289,9 @@ class Memory:
         )
         if not exists:  # a foreign id reads exactly like an unknown one, as in mappe()
             raise EntityNotFound(f"no entity with id {entity_id!r} for user {user_id!r}")
-        valid, known = as_of(instant(gueltig_am, "gueltig_am"), instant(bekannt_am, "bekannt_am"))
+        # Unlike a Mappe (a moment), a history given only `bekannt_am` is everything
+        # known then, begun or not: only `gueltig_am` asks for the values begun by then.
+        valid, known = instant(gueltig_am, "gueltig_am"), instant(bekannt_am, "bekannt_am")
         rows = await self.db.query(
             "history",
             user_id=user_id,

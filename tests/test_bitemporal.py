@@ -295,6 +295,24 @@ def test_as_of_history_lists_only_values_that_had_ended(pair: Pair) -> None:
     assert [h.objekt.name for h in history if h.objekt] == ["Berlin", "Hamburg"]
 
 
+def test_history_as_known_at_an_instant_keeps_the_values_known_then(pair: Pair) -> None:
+    """"As known on X" is what the store held at X: a value that begins after X but was
+    written before it is part of that answer (only `gueltig_am` asks for begun values)."""
+    pair.write(t("Lena", "wohnt_in", "Berlin"), zeitpunkt="2025-01-01T00:00:00Z")
+    told = pair.write(t("Lena", "wohnt_in", "Kassel"), zeitpunkt="2030-01-01T00:00:00Z")
+    later()
+    pair.write(t("Lena", "wohnt_in", "Hamburg"), zeitpunkt="2031-01-01T00:00:00Z")
+
+    def history(**when: Any) -> list[str]:
+        got = pair.store.run(pair.store.memory.history(
+            pair.user_id, "nova", pair.id_of("Lena"), "wohnt_in", **when))
+        return [h.objekt.name for h in got if h.objekt]
+
+    assert history() == ["Berlin", "Kassel", "Hamburg"]
+    assert history(bekannt_am=told.erfasst) == ["Berlin", "Kassel"]
+    assert history(bekannt_am=told.erfasst, gueltig_am=date(2029, 1, 1)) == ["Berlin"]
+
+
 # -- 10, 11. both ends, and the future -----------------------------------------------
 
 
