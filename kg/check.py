@@ -45,6 +45,7 @@ CHECKS: dict[str, tuple[int, str]] = {
     "nachfolger_cycles": (4, "no NACHFOLGER chain is a cycle"),
     "timeline_active_end": (4, "exactly the end of a chain is active (none when cancelled)"),
     "timeline_references": (4, "every timeline_id names an existing first entry of the pair"),
+    "timeline_cancelled": (4, "no active fact rests on a cancelled event"),
     "one_user_per_fact": (5, "no fact links entities of two different users"),
     "timeline_pair": (5, "NACHFOLGER and BETRIFFT stay within one pair / one user"),
     "decay_has_a_run": (6, "the newest decay_am is recent: no decay properties without a run"),
@@ -60,7 +61,12 @@ CHECKS: dict[str, tuple[int, str]] = {
     # Item 9: the bi-temporal record.
     "fact_interval": (9, "no valid interval ends before it starts (t_invalid >= t_valid)"),
     "fact_system_time": (
-        9, "no version is replaced before it is recorded (t_expired >= t_recorded)"
+        9, "no version is replaced before it is recorded (t_expired >= t_recorded), "
+        "nor recorded or replaced after now"
+    ),
+    "timeline_system_time": (
+        9, "every timeline entry is recorded, replaced when its successor was recorded, "
+        "none after now"
     ),
     "fact_followers": (
         9, "every fact named as following a value (abgeloest_durch) is in its partition"
@@ -388,6 +394,8 @@ async def run_checks(
                 "check_timeline_active_end", user_id=u, samples=n)),
             result("timeline_references", await q.run(
                 "check_timeline_references", user_id=u, rel_types=rels, samples=n)),
+            result("timeline_cancelled", await q.run(
+                "check_timeline_cancelled", user_id=u, rel_types=rels, samples=n)),
             result("one_user_per_fact", await q.run(
                 "check_one_user_per_fact", user_id=u, rel_types=rels, samples=n)),
             result("timeline_pair", await q.run(
@@ -399,6 +407,8 @@ async def run_checks(
                 "check_fact_interval", user_id=u, rel_types=rels, samples=n)),
             result("fact_system_time", await q.run(
                 "check_fact_system_time", user_id=u, rel_types=rels, samples=n)),
+            result("timeline_system_time", await q.run(
+                "check_timeline_system_time", user_id=u, samples=n)),
             result("fact_followers", await q.run(
                 "check_fact_followers", user_id=u, rel_types=rels, symmetric=symmetric,
                 samples=n)),

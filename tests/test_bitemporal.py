@@ -444,6 +444,58 @@ def test_check_sees_two_values_at_once_in_the_past_record(pair: Pair) -> None:
     assert failing(pair, "einwertig_overlap")
 
 
+def test_check_sees_a_version_recorded_in_the_future(pair: Pair) -> None:
+    """System time is the store's clock: a version recorded after now is no record (an
+    as-of read of today would not see it)."""
+    fid = superseded(pair)
+    pair.cypher(
+        "MATCH (:Entitaet {user_id: $u})-[r]->() WHERE r.id = $id AND r.t_expired IS NULL "
+        "SET r.t_recorded = datetime() + duration('P365D')",
+        u=pair.user_id, id=fid,
+    )
+    assert any(fid in s for s in failing(pair, "fact_system_time"))
+
+
+def moved_event(pair: Pair) -> str:
+    """Lena moves to Kassel on an event that is moved once; the chain's first entry."""
+    pair.write(t("Lena", "wohnt_in", "Berlin"), zeitpunkt="2026-01-01T00:00:00Z")
+    told = pair.write(t("Lena", "wohnt_in", "Kassel",
+                        ereignis=event("Umzug", "2027-03-20", "tag")))
+    first = told.ergebnisse[0].timeline_id
+    assert first is not None
+    later()
+    pair.store.run(pair.store.memory.timeline_move(
+        pair.user_id, "nova", first, date(2027, 3, 22)))
+    check_clean(pair)
+    return first
+
+
+@pytest.mark.parametrize("plant", [
+    "SET b.t_recorded = datetime() + duration('P365D'), a.ersetzt_am = b.t_recorded",
+    "SET b.t_recorded = a.t_recorded - duration('P1D'), a.ersetzt_am = b.t_recorded",
+    "SET a.ersetzt_am = a.ersetzt_am + duration('PT1S')",
+    "REMOVE b.t_recorded",
+    "REMOVE a.ersetzt_am",
+    "REMOVE a.t_recorded",
+])
+def test_check_sees_a_planted_violation_of_the_timelines_record(pair: Pair, plant: str) -> None:
+    """As-of reads follow each chain as it was known: its entries' system times must be
+    a record too."""
+    first = moved_event(pair)
+    pair.cypher(f"MATCH (a:TimelineEintrag {{id: $id}})-[:NACHFOLGER]->(b) {plant}", id=first)
+    assert failing(pair, "timeline_system_time")
+
+
+def test_check_sees_a_fact_left_standing_on_a_cancelled_event(pair: Pair) -> None:
+    first = moved_event(pair)
+    pair.cypher(
+        "MATCH (:TimelineEintrag {id: $id})-[:NACHFOLGER]->(b) "
+        "SET b.aktiv = false, b.abgesagt = true, b.abgesagt_am = datetime()",
+        id=first,
+    )
+    assert any(first in s for s in failing(pair, "timeline_cancelled"))
+
+
 # -- the migration ---------------------------------------------------------------------
 
 

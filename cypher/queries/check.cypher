@@ -164,16 +164,19 @@ RETURN count(r) AS count,
                + ')')[..$samples] AS samples;
 
 // name: check_fact_system_time
-// Item 9: no version stops being the record before it was recorded (t_expired >= t_recorded).
+// Item 9: no version stops being the record before it was recorded (t_expired >=
+// t_recorded), and none was recorded or replaced after now: system time is the store's
+// clock, which has not reached the future (an as-of read of today would miss the version).
 // params: $user_id, $rel_types, $samples
 // :param user_id => 'demo-user'
 // :param rel_types => ['WOHNT_IN', 'BERUF', 'TYP', 'LIEGT_IN']
 // :param samples => 5
 {{ fact_edges }}
-  AND r.t_expired < r.t_recorded
+  AND (r.t_expired < r.t_recorded OR r.t_recorded > datetime() OR r.t_expired > datetime())
 RETURN count(r) AS count,
        collect(coalesce(r.id, elementId(r)) + ' v' + toString(r.version) + ' (recorded '
-               + toString(r.t_recorded) + ', replaced ' + toString(r.t_expired) + ')')[..$samples]
+               + coalesce(toString(r.t_recorded), '-') + ', replaced '
+               + coalesce(toString(r.t_expired), 'not yet') + ')')[..$samples]
        AS samples;
 
 // name: check_version_chains
@@ -424,6 +427,52 @@ WHERE t IS NULL
 RETURN count(*) AS count,
        collect(coalesce(r.id, elementId(r)) + ' → ' + toString(ref)
                + CASE WHEN t IS NULL THEN ' (no such entry)' ELSE '' END)[..$samples] AS samples;
+
+// name: check_timeline_cancelled
+// Item 4: no active fact rests on a cancelled event: a cancel takes back every fact the
+// event's chain caused (they are corrected, grund 'abgesagt'), so none of them holds on.
+// params: $user_id, $rel_types, $samples
+// :param user_id => 'demo-user'
+// :param rel_types => ['WOHNT_IN', 'BERUF', 'TYP', 'LIEGT_IN']
+// :param samples => 5
+{{ fact_edges }}
+  AND r.aktiv = true AND r.timeline_id IS NOT NULL
+MATCH (:TimelineEintrag {id: r.timeline_id})-[:NACHFOLGER*0..]->(end:TimelineEintrag)
+WHERE NOT (end)-[:NACHFOLGER]->() AND end.abgesagt = true
+RETURN count(r) AS count,
+       collect(coalesce(r.id, elementId(r)) + ' → ' + r.timeline_id + ' (cancelled '
+               + coalesce(toString(end.abgesagt_am), '?') + ')')[..$samples] AS samples;
+
+// name: check_timeline_system_time
+// Item 9: the timeline's own record of system time, which as-of reads follow: every
+// entry recorded (t_recorded) and not after now; a moved entry replaced (ersetzt_am)
+// exactly when its successor was recorded, after it was recorded itself; a cancelled one
+// cancelled (abgesagt_am) after it was recorded and not after now.
+// params: $user_id, $samples
+// :param user_id => 'demo-user'
+// :param samples => 5
+MATCH (t:TimelineEintrag)
+WHERE $user_id IS NULL OR t.user_id = $user_id
+OPTIONAL MATCH (t)-[:NACHFOLGER]->(n:TimelineEintrag)
+WITH t, n,
+     CASE
+       WHEN t.t_recorded IS NULL THEN 'no t_recorded'
+       WHEN t.t_recorded > datetime() THEN 'recorded in the future'
+       WHEN n IS NOT NULL AND t.ersetzt_am IS NULL THEN 'moved, no ersetzt_am'
+       WHEN n IS NOT NULL AND n.t_recorded IS NULL THEN 'successor without t_recorded'
+       WHEN n IS NOT NULL AND n.t_recorded <> t.ersetzt_am
+         THEN 'replaced at ' + toString(t.ersetzt_am) + ', successor recorded '
+              + toString(n.t_recorded)
+       WHEN n IS NOT NULL AND n.t_recorded <= t.t_recorded
+         THEN 'successor recorded before it'
+       WHEN n IS NULL AND t.ersetzt_am IS NOT NULL THEN 'ersetzt_am without a successor'
+       WHEN coalesce(t.abgesagt, false)
+            AND NOT coalesce(t.t_recorded <= t.abgesagt_am <= datetime(), false)
+         THEN 'cancelled at ' + coalesce(toString(t.abgesagt_am), 'no time')
+     END AS why
+WHERE why IS NOT NULL
+RETURN count(t) AS count,
+       collect(coalesce(t.id, elementId(t)) + ' (' + why + ')')[..$samples] AS samples;
 
 // name: check_one_user_per_fact
 // Item 5: no fact links entities of two different users: the fact's user_id, its
