@@ -321,7 +321,8 @@ def audit_list(
 @audit_app.command("prune")
 def audit_prune(
     days: int | None = typer.Option(
-        None, help="Keep this many days (default KG_AUDIT_RETENTION_DAYS)."
+        None, min=1, max=36_500,
+        help="Keep this many days, 1-36500 (default KG_AUDIT_RETENTION_DAYS)."
     ),
 ) -> None:
     """Delete orders older than the retention period.

@@ -435,6 +435,14 @@ class Memory:
         (default `KG_AUDIT_RETENTION_DAYS`) before `now` (default: this moment); returns
         how many were deleted."""
         keep = self.db.settings.audit_retention_days if keep_days is None else keep_days
+        if isinstance(keep, bool) or not isinstance(keep, int) or not 1 <= keep <= 36_500:
+            # The audit holds the idempotency ids: kept for less than a day, a replay of an
+            # order sent moments ago would be written again.
+            raise InvalidInput(
+                f"keep_days must be a whole number of days from 1 to 36500, not {keep!r} "
+                "(the audit holds the orders' idempotency ids; KG_AUDIT_RETENTION_DAYS has "
+                "the same bounds)"
+            )
         before = (now or datetime.now(UTC)) - timedelta(days=keep)
         rows = await self.db.write(lambda tx: tx.run("audit_prune", before=before))
         return int(rows[0]["deleted"]) if rows else 0

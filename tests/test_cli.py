@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from typer.main import get_command
 from typer.testing import CliRunner
 
@@ -134,6 +135,22 @@ def test_audit_prune_applies_the_configured_retention(pair) -> None:  # type: ig
     assert result.output.startswith("deleted ") and result.output.endswith(" orders\n")
     assert int(result.output.split()[1]) >= 1
     assert kept() == ["new"]
+
+
+@pytest.mark.parametrize("days", ["0", "-1", "36501", "99999999999"])
+def test_audit_prune_keeps_at_least_a_day(pair, days: str) -> None:  # type: ignore[no-untyped-def]
+    """The audit holds the idempotency ids: pruning all of it would let a replay of an
+    order sent a moment ago write again."""
+    from kg.errors import InvalidInput
+    from tests.conftest import t
+
+    pair.write(t("Lena", "wohnt_in", "Berlin"), auftrag_id="kept")
+    result = runner.invoke(app, ["audit", "prune", "--days", days])
+    assert result.exit_code == 2 and "Traceback" not in result.output, result.output
+    with pytest.raises(InvalidInput, match="keep_days must be a whole number of days"):
+        pair.store.run(pair.store.memory.audit_prune(keep_days=int(days)))
+    assert [a.auftrag_id for a in pair.store.run(pair.store.memory.audit(pair.user_id))] == [
+        "kept"]
 
 
 def test_browser_prints_a_query_with_the_librarys_values() -> None:
