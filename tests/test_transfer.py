@@ -359,6 +359,43 @@ def test_cli_import_errors_are_one_line(tmp_path: Path, cli_env: dict[str, str])
     assert missing.exit_code == 2 and "cannot read" in missing.stderr
 
 
+@pytest.mark.parametrize(("target", "message"), [
+    ("fifo", "is a device, pipe or socket, not a file"),
+    ("dir", "is a directory, not a file"),
+    ("link", "is a symbolic link, not a file"),
+    ("readonly", "is read-only"),
+    ("-", "export writes a file, not standard output"),
+])
+def test_export_replaces_only_a_regular_file(
+    pair: Pair, tmp_path: Path, cli_env: dict[str, str], target: str, message: str
+) -> None:
+    """An export renames a finished copy over its target: a device or pipe there would
+    become a plain file of the user's data (an attack turned /dev/full into one)."""
+    import os
+
+    pair.write(t("Lena", "wohnt_in", "Berlin"))
+    path = tmp_path / target
+    if target == "fifo":
+        os.mkfifo(path)
+    elif target == "dir":
+        path.mkdir()
+    elif target == "link":
+        (tmp_path / "real.jsonl").write_text("kept\n")
+        path.symlink_to(tmp_path / "real.jsonl")
+    elif target == "readonly":
+        path.write_text("kept\n")
+        path.chmod(0o444)
+    else:
+        path = Path("-")
+    before = sorted(p.name for p in tmp_path.iterdir())
+    with pytest.raises(InvalidInput, match=message):
+        pair.store.run(pair.store.memory.export(path, pair.user_id, "nova"))
+    done = CliRunner().invoke(app, ["export", str(path), "-u", pair.user_id], env=cli_env)
+    assert done.exit_code == 2 and message in done.stderr and "Traceback" not in done.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+    assert path.is_fifo() if target == "fifo" else True
+
+
 @pytest.mark.parametrize(("plant", "message"), [
     ("SET r.notiz = 'x'", r"property 'notiz', which export does not know"),
     ("SET r.t_valid = '2026-10-01T10:00:00Z'", r"property 't_valid' is a STRING"),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
@@ -129,9 +130,10 @@ async def export_file(
     progress: Progress = no_progress,
 ) -> ExportErgebnis:
     """Write the export to `path` (atomically: a temporary file, then renamed)."""
+    path = Path(path)
+    writable_target(path)
     datei = await read_export(db, canon, user_id, character_id)
     total = datei.zeilen
-    path = Path(path)
     folder = path.parent if str(path.parent) else Path(".")
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=folder)
@@ -149,6 +151,30 @@ async def export_file(
         raise
     return ExportErgebnis(datei=str(path), user_id=user_id, character_id=character_id,
                           zeilen=total, anzahl=datei.anzahl())
+
+
+def writable_target(path: Path) -> None:
+    """An export replaces its file by renaming a finished copy over it: only a regular,
+    writable file (or none yet) may be there. A device, pipe or socket would be replaced
+    by a plain file holding the user's data, a link by a file of its own."""
+    if str(path) == "-":
+        raise InvalidInput("export writes a file, not standard output: name the file")
+    try:
+        st = path.lstat()
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise InvalidInput(f"cannot write {path}: {exc.strerror}") from None
+    kind = ("a directory" if stat.S_ISDIR(st.st_mode)
+            else "a symbolic link" if stat.S_ISLNK(st.st_mode)
+            else None if stat.S_ISREG(st.st_mode)
+            else "a device, pipe or socket")
+    if kind is not None:
+        raise InvalidInput(f"{path} is {kind}, not a file: name a regular file to write "
+                           "(an export replaces it as a whole); nothing was exported")
+    if not st.st_mode & 0o222:
+        raise InvalidInput(f"{path} is read-only: make it writable or name another file; "
+                           "nothing was exported")
 
 
 def _batches(rows: list[Any]) -> Iterator[list[Any]]:
