@@ -62,11 +62,11 @@ CHECKS: dict[str, tuple[int, str]] = {
     "fact_interval": (9, "no valid interval ends before it starts (t_invalid >= t_valid)"),
     "fact_system_time": (
         9, "no version is replaced before it is recorded (t_expired >= t_recorded), "
-        "nor recorded or replaced after now"
+        "nor recorded, replaced or touched after now"
     ),
     "timeline_system_time": (
-        9, "every timeline entry is recorded, replaced when its successor was recorded, "
-        "none after now"
+        9, "a moved timeline entry is replaced when its successor was recorded, "
+        "none recorded after now"
     ),
     "fact_followers": (
         9, "every fact named as following a value (abgeloest_durch) is in its partition"

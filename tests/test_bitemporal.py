@@ -477,6 +477,7 @@ def moved_event(pair: Pair) -> str:
     "REMOVE b.t_recorded",
     "REMOVE a.ersetzt_am",
     "REMOVE a.t_recorded",
+    "SET b.aktiv = false, b.abgesagt = true, b.abgesagt_am = b.t_recorded - duration('PT1S')",
 ])
 def test_check_sees_a_planted_violation_of_the_timelines_record(pair: Pair, plant: str) -> None:
     """As-of reads follow each chain as it was known: its entries' system times must be

@@ -234,6 +234,31 @@ def test_a_bad_line_imports_nothing(pair: Pair, tmp_path: Path) -> None:
     assert user_snapshot(pair, pair.user_id) == before
 
 
+@pytest.mark.parametrize(("field", "check"), [
+    ("t_recorded", "fact_system_time"),
+    ("last_touched", "fact_system_time"),
+])
+def test_import_refuses_a_system_time_after_now(
+    pair: Pair, tmp_path: Path, field: str, check: str
+) -> None:
+    """System time is the store's clock: a file cannot bring versions recorded (or
+    touched) in 2099. The guard before commit runs the checks of items 8 and 9 too."""
+    worked_example(pair)
+    store = pair.store
+    lines = export_text(store, tmp_path / "a.jsonl", pair.user_id, "nova").splitlines()
+    store.run(store.memory.purge(pair.user_id, "nova"))
+    before = user_snapshot(pair, pair.user_id)
+    header = json.loads(lines[0])
+    lines[0] = json.dumps({k: v for k, v in header.items() if k not in ("anzahl", "sha256")}
+                          | {"format": 1})  # a hand-edited file: no checksum to keep
+    at = max(i for i, line in enumerate(lines) if '"kind":"fakt"' in line)
+    lines[at] = json.dumps(json.loads(lines[at]) | {field: "2099-01-01T00:00:00Z"})
+    (tmp_path / "future.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(InvalidInput, match=rf"would break .* {check}"):
+        store.run(store.memory.import_file(tmp_path / "future.jsonl"))
+    assert user_snapshot(pair, pair.user_id) == before
+
+
 def test_a_failure_while_writing_rolls_back_the_whole_file(
     pair: Pair, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -172,7 +172,8 @@ RETURN count(r) AS count,
 // :param rel_types => ['WOHNT_IN', 'BERUF', 'TYP', 'LIEGT_IN']
 // :param samples => 5
 {{ fact_edges }}
-  AND (r.t_expired < r.t_recorded OR r.t_recorded > datetime() OR r.t_expired > datetime())
+  AND (r.t_expired < r.t_recorded OR r.t_recorded > datetime() OR r.t_expired > datetime()
+       OR r.last_touched > datetime())
 RETURN count(r) AS count,
        collect(coalesce(r.id, elementId(r)) + ' v' + toString(r.version) + ' (recorded '
                + coalesce(toString(r.t_recorded), '-') + ', replaced '
@@ -444,10 +445,11 @@ RETURN count(r) AS count,
                + coalesce(toString(end.abgesagt_am), '?') + ')')[..$samples] AS samples;
 
 // name: check_timeline_system_time
-// Item 9: the timeline's own record of system time, which as-of reads follow: every
-// entry recorded (t_recorded) and not after now; a moved entry replaced (ersetzt_am)
-// exactly when its successor was recorded, after it was recorded itself; a cancelled one
-// cancelled (abgesagt_am) after it was recorded and not after now.
+// Item 9: the timeline's own record of system time, which as-of reads follow: no entry
+// recorded (t_recorded) after now; a moved entry replaced (ersetzt_am) exactly when its
+// successor was recorded, after it was recorded itself; a cancelled one cancelled
+// (abgesagt_am) after it was recorded and not after now. (Entries of a store from before
+// system time was kept carry neither t_recorded nor ersetzt_am: not a violation.)
 // params: $user_id, $samples
 // :param user_id => 'demo-user'
 // :param samples => 5
@@ -456,10 +458,12 @@ WHERE $user_id IS NULL OR t.user_id = $user_id
 OPTIONAL MATCH (t)-[:NACHFOLGER]->(n:TimelineEintrag)
 WITH t, n,
      CASE
-       WHEN t.t_recorded IS NULL THEN 'no t_recorded'
        WHEN t.t_recorded > datetime() THEN 'recorded in the future'
-       WHEN n IS NOT NULL AND t.ersetzt_am IS NULL THEN 'moved, no ersetzt_am'
-       WHEN n IS NOT NULL AND n.t_recorded IS NULL THEN 'successor without t_recorded'
+       WHEN t.t_recorded IS NULL AND t.ersetzt_am IS NOT NULL THEN 'replaced, never recorded'
+       WHEN n IS NOT NULL AND t.ersetzt_am IS NULL AND n.t_recorded IS NOT NULL
+         THEN 'moved, no ersetzt_am'
+       WHEN n IS NOT NULL AND n.t_recorded IS NULL AND t.ersetzt_am IS NOT NULL
+         THEN 'successor without t_recorded'
        WHEN n IS NOT NULL AND n.t_recorded <> t.ersetzt_am
          THEN 'replaced at ' + toString(t.ersetzt_am) + ', successor recorded '
               + toString(n.t_recorded)
@@ -467,7 +471,8 @@ WITH t, n,
          THEN 'successor recorded before it'
        WHEN n IS NULL AND t.ersetzt_am IS NOT NULL THEN 'ersetzt_am without a successor'
        WHEN coalesce(t.abgesagt, false)
-            AND NOT coalesce(t.t_recorded <= t.abgesagt_am <= datetime(), false)
+            AND NOT coalesce(coalesce(t.t_recorded, t.abgesagt_am) <= t.abgesagt_am <= datetime(),
+                             false)
          THEN 'cancelled at ' + coalesce(toString(t.abgesagt_am), 'no time')
      END AS why
 WHERE why IS NOT NULL

@@ -33,9 +33,11 @@ from kg.transfer.results import (
     no_progress,
 )
 
-#: The `kg check` items an import must keep (the structural ones; 6-7 judge the daily
-#: sweep, which an import of older data cannot have had).
-IMPORT_CHECK_ITEMS = frozenset({1, 2, 3, 4, 5})
+#: The `kg check` items an import must keep: all but 6-7, which judge the daily sweep (an
+#: import of older data cannot have had it). 8 holds what the Fakten-Agent guards, 9 the
+#: bi-temporal record (no system time after now among them): a file passes both or none
+#: of it is written.
+IMPORT_CHECK_ITEMS = frozenset({1, 2, 3, 4, 5, 8, 9})
 #: Records per `UNWIND` query of an import, and lines per progress report.
 BATCH = 2000
 
