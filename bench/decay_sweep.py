@@ -148,7 +148,8 @@ def main() -> None:
         restart()
 
     figures: dict[str, Any] = {"uri": settings.neo4j_uri}
-    today = datetime.now(UTC).date()
+    # The first sweep for yesterday, the next for today: no sweep for a day not yet come.
+    today = datetime.now(UTC).date() - timedelta(days=1)
     with SyncMemory(settings) as sync:
         attach(sync.memory.db)
         figures.update(counts(sync))

@@ -28,6 +28,7 @@ from pydantic import Field
 
 from kg.canon import Canon
 from kg.db import Database, Record
+from kg.errors import InvalidInput
 from kg.models import Frozen
 from kg.values import native as _native
 
@@ -130,6 +131,13 @@ async def sweep(
     """Sweep every active fact edge (of one user when `user_id` is set) for `day`."""
     settings = db.settings
     day = day or today()
+    if day > today():
+        # kg check calls a decay_am after today a day no sweep can have measured yet, and
+        # every edge would rest until then: the Mappen of the store would empty.
+        raise InvalidInput(
+            f"cannot sweep for {day.isoformat()}, a day that has not come (today is "
+            f"{today().isoformat()}, UTC): give today or an earlier day"
+        )
     if if_due:
         done = await done_already(db, canon, day, user_id)
         if done is not None:

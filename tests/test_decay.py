@@ -21,6 +21,7 @@ from cli.main import app
 from kg import decay
 from kg.db import Database
 from kg.decay import DecayRun, moment, slices, strength
+from kg.errors import InvalidInput
 from tests.conftest import Pair, t
 
 RATE = 0.0015
@@ -217,6 +218,20 @@ def test_a_global_sweep_is_recorded_once_per_day_and_if_due_skips_it(
 
 
 # -- the CLI -------------------------------------------------------------------------
+
+
+def test_a_sweep_for_a_day_not_yet_come_is_refused(pair: Pair, cli_env: dict[str, str]) -> None:
+    """Every edge would rest until that day (the Mappen empty out), kg check would call its
+    decay_am impossible, and --if-due would skip the real day's sweep."""
+    pair.write(t("Lena", "wohnt_in", "Kassel"))
+    before = edges(pair)
+    tomorrow = datetime.now(UTC).date() + timedelta(days=1)
+    with pytest.raises(InvalidInput, match="a day that has not come"):
+        sweep(pair, tomorrow)
+    bad = CliRunner().invoke(app, ["decay", "run", "--user", pair.user_id, "--day",
+                              (tomorrow + timedelta(days=1800)).isoformat()], env=cli_env)
+    assert bad.exit_code == 2 and "a day that has not come" in bad.output, bad.output
+    assert edges(pair) == before
 
 
 def test_cli_decay_run_json_and_text(pair: Pair, cli_env: dict[str, str]) -> None:
