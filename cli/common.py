@@ -7,7 +7,7 @@ import logging
 import sys
 from collections.abc import Callable, Coroutine, Iterator
 from contextlib import contextmanager
-from datetime import UTC, date, datetime
+from datetime import date, datetime
 from typing import Any, NoReturn, TypeVar
 
 import typer
@@ -108,22 +108,16 @@ def print_json(value: Any) -> None:
 
 
 def parse_when(text: str | None, name: str) -> datetime | None:
-    """A date or datetime option; a bare date means the end of that day (UTC)."""
-    if text is None:
-        return None
+    """A date or an instant option, read as the library reads one (`kg.models.instant`):
+    a bare date means the end of that day (UTC); a time without a zone is refused, never
+    guessed."""
+    from kg.errors import InvalidInput
+    from kg.models import instant
+
     try:
-        if len(text) == 10:
-            return datetime.combine(date.fromisoformat(text), datetime.max.time(), tzinfo=UTC)
-        value = datetime.fromisoformat(text.replace("Z", "+00:00"))
-        return value.astimezone(UTC) if value.tzinfo else value.replace(tzinfo=UTC)
-    except ValueError:
-        err.print(f"error: {name} {text!r} is not a date (YYYY-MM-DD) or ISO datetime",
-                  markup=False)
-        raise typer.Exit(2) from None
-    except OverflowError:
-        err.print(f"error: {name} {text!r} is out of range in UTC (years 1 to 9999)",
-                  markup=False)
-        raise typer.Exit(2) from None
+        return instant(text, name)
+    except InvalidInput as error:
+        fail(error)
 
 
 def parse_day(text: str, name: str) -> date:
