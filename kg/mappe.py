@@ -90,9 +90,13 @@ TIME_FIELDS = FACT_FIELDS[12:]
 DERIVED_FIELDS = ("rel", "ziel_id", "ziel_name", "pfad", "zeiten")
 
 
-def _instant(millis: int | None) -> datetime | None:
-    """The queries return fact times as epoch milliseconds (cheap to decode)."""
-    return None if millis is None else datetime.fromtimestamp(millis / 1000, UTC)
+_EPOCH_UTC = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def _instant(micros: int | None) -> datetime | None:
+    """The queries return fact times as epoch microseconds: exact (the writer keeps valid
+    times to the microsecond) and cheap to decode."""
+    return None if micros is None else _EPOCH_UTC + timedelta(microseconds=micros)
 
 
 def _start_of(day: date) -> datetime:
@@ -107,7 +111,7 @@ def effective(row: Record) -> tuple[datetime, datetime | None, str, str | None, 
         ab = _start_of(tl)
         ab_text = when_text(tl, None, row["ab_genauigkeit"])
     else:
-        ab = datetime.fromtimestamp(row["t_valid"] / 1000, UTC)
+        ab = _EPOCH_UTC + timedelta(microseconds=row["t_valid"])
         ab_text = when_text(ab.date(), None, "tag")
     tlb = _native(row.get("bis_tag"))
     bis: datetime | None
@@ -144,7 +148,7 @@ def ended(row: Record, gueltig_am: datetime) -> bool:
     return bis is not None and bis <= gueltig_am
 
 
-_DAY_MS = 86_400_000
+_DAY_US = 86_400_000_000
 _EPOCH = date(1970, 1, 1)
 
 
@@ -195,7 +199,7 @@ def current_fields(f: list[Any], canon: Canon) -> dict[str, Any]:
         ab_datum = _native(ab_tag)
         ab = when_text(ab_datum, None, ab_gen)
     else:
-        ab_datum, ab = _day(t_valid // _DAY_MS)
+        ab_datum, ab = _day(t_valid // _DAY_US)
     return _fields(f, canon, ab, ab_datum, None, None, ab_tag is not None)
 
 

@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal, NamedTuple
 from pydantic import (
     AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     StringConstraints,
@@ -158,7 +159,22 @@ def _aware(value: datetime) -> datetime:
         ) from None
 
 
-AwareDatetime = Annotated[datetime, AfterValidator(_aware)]
+def _iso_only(value: object) -> object:
+    """An instant is ISO 8601 text or a datetime, never a number: pydantic would read 0,
+    1e10 or "1700000000" as Unix seconds (1970, 2286, 2023)."""
+    if isinstance(value, datetime):
+        return value
+    if isinstance(value, str):
+        try:
+            return datetime.fromisoformat(value.strip())
+        except ValueError:
+            pass
+    raise ValueError(
+        f"{value!r} is not an ISO 8601 instant with a time zone, e.g. 2026-11-29T18:00:00Z"
+    )
+
+
+AwareDatetime = Annotated[datetime, BeforeValidator(_iso_only), AfterValidator(_aware)]
 
 #: A point of an as-of read: an instant, a date (the end of that day, UTC) or ISO text.
 When = datetime | date | str

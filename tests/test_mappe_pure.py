@@ -34,8 +34,9 @@ from kg.mappe import (
 CANON = load_canon()
 
 
-def millis(day: date) -> int:
-    return int(datetime(day.year, day.month, day.day, tzinfo=UTC).timestamp() * 1000)
+def micros(day: date) -> int:
+    """A day's start as the queries return valid times: epoch microseconds."""
+    return int(datetime(day.year, day.month, day.day, tzinfo=UTC).timestamp()) * 1_000_000
 
 
 def at(year: int, month: int, day: int) -> datetime:
@@ -64,7 +65,7 @@ def fact(
         "wert": wert,
         "grad": grad, "via": None, "herkunft": herkunft, "staerke": 1.0,
         "aktiv": grund is None, "grund": grund,
-        "t_valid": millis(since), "t_invalid": None if until is None else millis(until),
+        "t_valid": micros(since), "t_invalid": None if until is None else micros(until),
         "ab_tag": event, "ab_genauigkeit": "monat" if event else None,
         "bis_tag": next_event, "bis_genauigkeit": "monat" if next_event else None,
     }
@@ -194,8 +195,8 @@ def _event_day(driver_type: bool) -> Any:
 @given(
     rel=st.sampled_from(["WOHNT_IN", "HOBBY", "PARTNER", "IST_EIN", "UNBEKANNT"]),
     since=st.dates(date(1900, 1, 1), date(2100, 12, 31)),
-    # the first and last millisecond of the day, and any in between
-    offset=st.sampled_from([0, 86_399_999]) | st.integers(0, 86_399_999),
+    # the first and last microsecond of the day, and any in between
+    offset=st.sampled_from([0, 86_399_999_999]) | st.integers(0, 86_399_999_999),
     event=st.none() | _event_day(True) | _event_day(False),
     end_event=st.none() | _event_day(True),
     precision=st.sampled_from(["tag", "monat"]),
@@ -211,7 +212,7 @@ def test_a_current_reads_facts_are_built_as_every_other_fact(
     fact may have an end event ahead: neither shows it)."""
     item = fact("f", rel, objekt, wert=None if objekt else "Gitarre", since=since,
                 event=event, next_event=end_event, grund=None)
-    item.update(t_valid=millis(since) + offset, staerke=staerke,
+    item.update(t_valid=micros(since) + offset, staerke=staerke,
                 ab_genauigkeit=precision if event else None)
     fast, every = current_fields(compact(FACT_FIELDS, item), CANON), fact_fields(item, CANON)
     # The same values of the same types (the driver's `Date` equals Python's, yet the

@@ -112,7 +112,7 @@ RETURN count(r) AS count,
            AND r.aktiv = (r.t_expired IS NULL)
     WHEN r.grund = 'abgeloest' THEN r.t_invalid IS NOT NULL AND NOT r.aktiv
     WHEN r.grund IN ['berichtigt', 'abgesagt']
-      THEN r.t_invalid.epochMillis = r.t_valid.epochMillis AND NOT r.aktiv
+      THEN r.t_invalid = r.t_valid AND NOT r.aktiv
     ELSE false
   END, false)
 RETURN count(r) AS count,
@@ -190,8 +190,8 @@ RETURN count(r) AS count,
 // :param samples => 5
 {{ fact_edges }}
 WITH s, r, o ORDER BY r.id, r.version
-WITH r.id AS id, collect({v: r.version, rec: r.t_recorded.epochMillis,
-                          exp: r.t_expired.epochMillis, rel: type(r), s: s.id,
+WITH r.id AS id, collect({v: r.version, rec: r.t_recorded,
+                          exp: r.t_expired, rel: type(r), s: s.id,
                           c: r.character_id, o: coalesce(o.id, o.wert)}) AS vs
 WHERE NOT (
   [x IN vs | x.v] = range(1, size(vs))
@@ -228,27 +228,33 @@ CALL (s) {
   WHERE type(r) IN $einwertig AND (startNode(r) = s OR type(r) IN $symmetric)
     AND coalesce(r.grund, 'abgeloest') = 'abgeloest'
   // Each chain as the list of its entries in order: when each was recorded, its day.
+  // (Instants as epoch microseconds: the writer keeps valid times to the microsecond.)
   CALL (r) {
     OPTIONAL MATCH p = (:TimelineEintrag {id: r.timeline_id})-[:NACHFOLGER*0..]->(:TimelineEintrag)
     WITH p ORDER BY length(p) DESC LIMIT 1
     RETURN CASE WHEN p IS NULL THEN null
-           ELSE [t IN nodes(p) | [coalesce(t.t_recorded.epochMillis, 0),
-                                  datetime({date: t.beginn, timezone: 'Z'}).epochMillis]]
+           ELSE [t IN nodes(p) | [
+                  coalesce(t.t_recorded.epochSeconds * 1000000 + t.t_recorded.microsecond, 0),
+                  datetime({date: t.beginn, timezone: 'Z'}).epochSeconds * 1000000]]
            END AS von_chain
   }
   CALL (r) {
     OPTIONAL MATCH p = (:TimelineEintrag {id: r.timeline_bis})-[:NACHFOLGER*0..]->(:TimelineEintrag)
     WITH p ORDER BY length(p) DESC LIMIT 1
     RETURN CASE WHEN p IS NULL THEN null
-           ELSE [t IN nodes(p) | [coalesce(t.t_recorded.epochMillis, 0),
-                                  datetime({date: t.beginn, timezone: 'Z'}).epochMillis]]
+           ELSE [t IN nodes(p) | [
+                  coalesce(t.t_recorded.epochSeconds * 1000000 + t.t_recorded.microsecond, 0),
+                  datetime({date: t.beginn, timezone: 'Z'}).epochSeconds * 1000000]]
            END AS bis_chain
   }
   WITH type(r) AS rel, r.character_id AS c,
-       collect({id: r.id, v: r.version, t_valid: r.t_valid.epochMillis,
-                t_invalid: r.t_invalid.epochMillis, von_chain: von_chain, bis_chain: bis_chain,
-                rec: r.t_recorded.epochMillis,
-                exp: coalesce(r.t_expired.epochMillis, 9223372036854775807)}) AS vs
+       collect({id: r.id, v: r.version,
+                t_valid: r.t_valid.epochSeconds * 1000000 + r.t_valid.microsecond,
+                t_invalid: r.t_invalid.epochSeconds * 1000000 + r.t_invalid.microsecond,
+                von_chain: von_chain, bis_chain: bis_chain,
+                rec: r.t_recorded.epochSeconds * 1000000 + r.t_recorded.microsecond,
+                exp: coalesce(r.t_expired.epochSeconds * 1000000 + r.t_expired.microsecond,
+                         9223372036854775807)}) AS vs
   WHERE size(vs) > 1
   UNWIND vs AS a
   UNWIND vs AS b

@@ -42,7 +42,8 @@ CASE WHEN $asof
 // relations derive (closed here, never stored). Only the pair's facts; resting edges
 // (strength below $schwelle) are left out. Value nodes are never traversed further.
 // Compact: each fact, derivation and time is a list, its fields in the order of
-// kg.mappe.FACT_FIELDS, DERIVED_FIELDS and TIME_FIELDS (no key strings on the wire).
+// kg.mappe.FACT_FIELDS, DERIVED_FIELDS and TIME_FIELDS (no key strings on the wire);
+// valid times as epoch microseconds (exact, as the writer keeps them).
 // A current read ($asof false, $bekannt_am null) takes the active fact versions and the
 // chains' active ends.
 // An as-of read takes the fact versions recorded by $bekannt_am and not yet replaced then
@@ -109,7 +110,9 @@ CALL (e, near) {
   RETURN collect([
     r.id, type(r), grad, via, r.herkunft,
     startNode(r).id, startNode(r).name, endNode(r).id, endNode(r).name, endNode(r).wert,
-    r.staerke_decay, r.aktiv, r.grund, r.t_valid.epochMillis, r.t_invalid.epochMillis,
+    r.staerke_decay, r.aktiv, r.grund,
+    r.t_valid.epochSeconds * 1000000 + r.t_valid.microsecond,
+    r.t_invalid.epochSeconds * 1000000 + r.t_invalid.microsecond,
     ta.beginn, ta.genauigkeit, tb.beginn, tb.genauigkeit
   ]) AS fakten
 }
@@ -135,7 +138,9 @@ CALL (e) {
   {{ event_days }}
   RETURN collect([
     r.id, type(r), 1, null, r.herkunft, e.id, e.name, n.id, n.name, n.wert,
-    r.staerke_decay, r.aktiv, r.grund, r.t_valid.epochMillis, r.t_invalid.epochMillis,
+    r.staerke_decay, r.aktiv, r.grund,
+    r.t_valid.epochSeconds * 1000000 + r.t_valid.microsecond,
+    r.t_invalid.epochSeconds * 1000000 + r.t_invalid.microsecond,
     ta.beginn, ta.genauigkeit, tb.beginn, tb.genauigkeit
   ]) AS historie
 }
@@ -164,7 +169,8 @@ CALL (e) {
   UNWIND CASE WHEN $asof THEN [r0] + relationships(p) ELSE [r0] END AS r
   {{ event_days }}
   WITH r0, x, p, collect([
-    r.grund, r.t_valid.epochMillis, r.t_invalid.epochMillis,
+    r.grund, r.t_valid.epochSeconds * 1000000 + r.t_valid.microsecond,
+    r.t_invalid.epochSeconds * 1000000 + r.t_invalid.microsecond,
     ta.beginn, ta.genauigkeit, tb.beginn, tb.genauigkeit
   ]) AS zeiten
   ORDER BY length(p)
@@ -206,7 +212,8 @@ WHERE r.character_id = $character_id
 RETURN r.id AS id, type(r) AS rel, 1 AS grad, null AS via, r.herkunft AS herkunft,
        e.id AS subjekt_id, e.name AS subjekt_name, n.id AS objekt_id, n.name AS objekt_name, n.wert AS wert,
        r.staerke_decay AS staerke, r.aktiv AS aktiv, r.grund AS grund,
-       r.t_valid.epochMillis AS t_valid, r.t_invalid.epochMillis AS t_invalid,
+       r.t_valid.epochSeconds * 1000000 + r.t_valid.microsecond AS t_valid,
+       r.t_invalid.epochSeconds * 1000000 + r.t_invalid.microsecond AS t_invalid,
        ta.beginn AS ab_tag, ta.genauigkeit AS ab_genauigkeit,
        tb.beginn AS bis_tag, tb.genauigkeit AS bis_genauigkeit
 ORDER BY type(r), r.t_valid, r.id;
