@@ -28,9 +28,11 @@ from kg.plan import (
     Operations,
     Planner,
     Refs,
+    Rejected,
     State,
     day_start,
     order_status,
+    precheck,
     precision_end,
     refs_of,
 )
@@ -363,7 +365,23 @@ class FaktenAgent:
         await self._apply(tx, auftrag, row, jetzt, planner.ops, ergebnis, content_hash(auftrag))
         return ergebnis
 
+    def _replacements_have_their_form(self, auftrag: Auftrag) -> None:
+        """A correction and its replacement are written together or not at all: a
+        replacement the canon refuses by its form alone (an unknown relation, a value
+        where an entity belongs) is refused before the wrong fact is retired, which would
+        otherwise leave nothing in its place."""
+        for i, raw in enumerate(auftrag.tripel):
+            try:
+                precheck(raw, self.canon)
+            except Rejected as why:
+                raise InvalidInput(
+                    f"the correction's tripel[{i}] is refused — {why.meldung}; nothing was "
+                    "written (a correction and its replacement are written together)"
+                ) from None
+
     async def write(self, auftrag: Auftrag) -> AuftragErgebnis:
+        if auftrag.berichtigungen:
+            self._replacements_have_their_form(auftrag)
         try:
             return await self.db.write(lambda tx: self._write(tx, auftrag))
         except ServerUnavailable as exc:

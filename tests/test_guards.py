@@ -398,6 +398,31 @@ def test_case_8_kg_correct_requires_herkunft(pair: Pair) -> None:
     assert [(f.wert, f.herkunft) for f in facts] == [("Nebenmeer", "recherche")]
 
 
+@pytest.mark.parametrize(("replacement", "why"), [
+    (["--neu-wert", "Hamburg"], "wohnt_in needs an entity as 'objekt'"),
+    (["--beziehung", "wohnt_nicht_in", "--neu-objekt", "Hamburg"], "unknown relation"),
+])
+def test_a_correction_whose_replacement_has_the_wrong_form_writes_nothing(
+    pair: Pair, replacement: list[str], why: str
+) -> None:
+    """Retiring the wrong fact and refusing its replacement would leave nothing where the
+    caller meant to put the right value: the whole correction is refused."""
+    pair.write(t("Lea", "wohnt_in", "Berlin"))
+    args = ["correct", "-u", pair.user_id, "-c", "nova", "--subjekt", "Lea", "--beziehung",
+            "wohnt_in", "--objekt", "Berlin", "--herkunft", "mensch"]
+    if replacement[0] == "--beziehung":  # the wrong fact named right, the new one not
+        order = correction_order(pair.user_id, "nova", subjekt="Lea", beziehung="wohnt_in",
+                                 objekt="Berlin", neu_objekt="Hamburg", herkunft="mensch")
+        data = order.model_dump() | {"tripel": [t("Lea", "wohnt_nicht_in", "Hamburg")]}
+        with pytest.raises(InvalidInput, match=why):
+            pair.store.run(pair.store.memory.write(data))
+    else:
+        done = CliRunner().invoke(app, [*args, *replacement])
+        assert done.exit_code == 2 and why in done.output, done.output
+    assert [f.objekt.name for f in pair.mappe("Lea").fakten if f.objekt] == ["Berlin"]
+    assert pair.store.run(pair.store.memory.audit(pair.user_id, "nova"))[0].status == "ok"
+
+
 def test_the_correction_order_is_built_in_the_library() -> None:
     order = correction_order("u", "nova", subjekt="Lena", beziehung="wohnt_in",
                              objekt="Berlin", neu_objekt="Kassel", herkunft="mensch")
