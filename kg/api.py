@@ -25,6 +25,7 @@ from kg.mappe import (
     KNOWN_NOW,
     Mappe,
     MappeFakt,
+    as_known_then,
     effective,
     read_mappen,
     symmetric_types,
@@ -302,6 +303,8 @@ class Memory:
             bekannt_am=known or KNOWN_NOW,
             symmetric_types=symmetric_types(self.canon),
         )
+        if known is not None:
+            rows = [as_known_then(r) for r in rows]
         facts = [to_fakt(r, self.canon, history=True) for r in rows]
         if valid is None:
             return facts

@@ -44,7 +44,8 @@ class MappeFakt(Frozen):
     via: str | None = Field(None, description="The neighbour a degree-2 fact hangs on.")
     herkunft: str
     staerke: float = Field(description="staerke_decay of the edge.")
-    aktiv: bool
+    aktiv: bool = Field(description="Neither superseded nor corrected (in an as-of read: "
+                        "as the record stood at bekannt_am).")
     ab: str | None = Field(None, description="Valid from, as a person says it.")
     ab_datum: date | None = Field(None, description="Valid from (first day).")
     bis: str | None = Field(None, description="Valid until (history only).")
@@ -213,6 +214,15 @@ def fact_fields(row: Record, canon: Canon, history: bool = False) -> dict[str, A
     )
 
 
+def as_known_then(row: Record) -> Record:
+    """A fact row of an as-of read with `aktiv` as the record stood then: the version
+    read is the one that was the record at `bekannt_am`, and it was active then unless
+    it was a superseded value's (grund abgeloest). The stored `aktiv` is today's: a later
+    supersession or correction turned it false, and an answer about then must not change
+    with what came after."""
+    return {**row, "aktiv": row["grund"] is None}
+
+
 def to_fakt(row: Record, canon: Canon, history: bool = False) -> MappeFakt:
     return MappeFakt.model_validate(fact_fields(row, canon, history))
 
@@ -262,9 +272,9 @@ def build(
     if gueltig_am is None:
         fakten = [current_fields(f, canon) for f in compact]
     else:
-        fakten_rows = [dict(zip(FACT_FIELDS, f, strict=True)) for f in compact]
+        fakten_rows = [as_known_then(dict(zip(FACT_FIELDS, f, strict=True))) for f in compact]
         fakten = [fact_fields(f, canon) for f in fakten_rows if holds(f, gueltig_am)]
-        historie_rows = [h for h in historie_rows if ended(h, gueltig_am)]
+        historie_rows = [as_known_then(h) for h in historie_rows if ended(h, gueltig_am)]
     return Mappe.model_validate(
         {
             "entitaet": {"id": row["id"], "name": row["name"]},

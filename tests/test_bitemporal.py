@@ -340,6 +340,36 @@ def test_history_as_known_at_an_instant_keeps_the_values_known_then(pair: Pair) 
     assert history(bekannt_am=told.erfasst, gueltig_am=date(2029, 1, 1)) == ["Berlin"]
 
 
+def test_an_as_of_read_shows_aktiv_as_the_record_stood_then(pair: Pair) -> None:
+    """The stored `aktiv` is today's; "as known on X" must not change with a later
+    supersession or correction (in the Mappe, the history and the CLI's table)."""
+    told = pair.write(t("Jan", "wohnt_in", "Berlin"), t("Jan", "beruf", wert="Koch"),
+                      zeitpunkt="2025-01-01T00:00:00Z")
+    later()
+    jan = pair.id_of("Jan")
+
+    def then() -> tuple[list[tuple[str, bool]], list[tuple[str, bool]]]:
+        m = pair.mappe("Jan", bekannt_am=told.erfasst)
+        h = pair.store.run(pair.store.memory.history(pair.user_id, "nova", jan,
+                                                     bekannt_am=told.erfasst))
+        return (sorted((f.objekt.name if f.objekt else str(f.wert), f.aktiv)
+                       for f in m.fakten if f.beziehung != "typ"),
+                sorted((f.objekt.name if f.objekt else str(f.wert), f.aktiv)
+                       for f in h if f.beziehung != "typ"))
+
+    before = then()
+    assert before == ([("Berlin", True), ("Koch", True)], [("Berlin", True), ("Koch", True)])
+    pair.write(t("Jan", "wohnt_in", "Kassel"), zeitpunkt="2026-01-01T00:00:00Z")
+    pair.store.run(pair.store.memory.correct(pair.user_id, "nova", subjekt="Jan",
+                                             beziehung="beruf", wert="Koch", herkunft="mensch"))
+    assert then() == before
+    # As known now, Berlin is superseded: its record says so.
+    now = pair.store.run(pair.store.memory.history(pair.user_id, "nova", jan, "wohnt_in",
+                                                   bekannt_am=datetime.now(UTC)))
+    assert [(h.objekt.name, h.aktiv) for h in now if h.objekt] == [
+        ("Berlin", False), ("Kassel", True)]
+
+
 # -- 10, 11. both ends, and the future -----------------------------------------------
 
 
