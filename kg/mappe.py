@@ -230,7 +230,7 @@ def to_fakt(row: Record, canon: Canon, history: bool = False) -> MappeFakt:
 def derived(row: Record, canon: Canon, gueltig_am: datetime | None) -> list[Abgeleitet]:
     """Derived knowledge from the query's candidate paths: for a current read the shortest
     path of active facts; for an as-of read the shortest path all of whose facts held at
-    `gueltig_am`. The first fact of the path gives the derivation its *ab*."""
+    `gueltig_am`. It holds from the latest start among its path's facts (its *ab*)."""
     found: dict[tuple[str, str], Abgeleitet] = {}
     for compact in row["abgeleitet"]:
         d = dict(zip(DERIVED_FIELDS, compact, strict=True))
@@ -240,7 +240,9 @@ def derived(row: Record, canon: Canon, gueltig_am: datetime | None) -> list[Abge
             continue
         if gueltig_am is not None and not all(holds(z, gueltig_am) for z in d["zeiten"]):
             continue
-        ab, _, ab_text, _, from_event = effective(d["zeiten"][0])
+        # It holds once every fact of its path does: from the latest start among them.
+        ab, _, ab_text, _, from_event = max(
+            (effective(z) for z in d["zeiten"]), key=lambda e: e[0])
         found[(d["rel"], d["ziel_id"])] = Abgeleitet(
             beziehung=rel.name,
             text=rel.vorwaerts,
@@ -375,10 +377,18 @@ async def read_mappen(
     return mappen
 
 
-def render(mappe: Mappe, budget: int = 1500) -> str:
-    """The Mappe as a compact, deterministic German text block within `budget` characters."""
+def render(mappe: Mappe, budget: int = 1500, *, heute: date | None = None) -> str:
+    """The Mappe as a compact, deterministic German text block within `budget` characters.
+
+    A fact's *ab* is shown where it tells something: from an event, beside the history
+    of its relation, and whenever it lies after the day read (`gueltig_am`'s, or
+    `heute`: today, UTC), so a value that begins later never reads as holding now."""
     name = mappe.entitaet.name
     lines = [f"{name} ({mappe.typ})"]
+    day = mappe.gueltig_am.date() if mappe.gueltig_am else (heute or datetime.now(UTC).date())
+
+    def ahead(start: date | None) -> bool:
+        return start is not None and start > day
 
     def mark(f: MappeFakt) -> str:
         note = HERKUNFT_MARK.get(f.herkunft)
@@ -391,7 +401,8 @@ def render(mappe: Mappe, budget: int = 1500) -> str:
     for f in mappe.fakten:
         if f.grad != 1:
             continue
-        ab = f" (ab {f.ab})" if f.ab and (f.aus_ereignis or f.beziehung in history_rels) else ""
+        shown = f.aus_ereignis or f.beziehung in history_rels or ahead(f.ab_datum)
+        ab = f" (ab {f.ab})" if f.ab and shown else ""
         if f.subjekt.id == mappe.entitaet.id:
             lines.append(f"- {f.text} {obj(f)}{ab}{mark(f)}")
         else:
@@ -399,11 +410,12 @@ def render(mappe: Mappe, budget: int = 1500) -> str:
     for h in mappe.historie:
         lines.append(f"- früher: {h.text} {obj(h)} (bis {h.bis}){mark(h)}")
     for d in mappe.abgeleitet:
-        ab = f", ab {d.ab}" if d.ab and (d.aus_ereignis or d.beziehung in history_rels) else ""
+        shown = d.aus_ereignis or d.beziehung in history_rels or ahead(d.ab_datum)
+        ab = f", ab {d.ab}" if d.ab and shown else ""
         lines.append(f"- abgeleitet: {d.text} {d.objekt.name} (über {', '.join(d.pfad)}{ab})")
     for f in mappe.fakten:
         if f.grad == 2:
-            ab = f" (ab {f.ab})" if f.aus_ereignis else ""
+            ab = f" (ab {f.ab})" if f.ab and (f.aus_ereignis or ahead(f.ab_datum)) else ""
             lines.append(f"  · {f.subjekt.name} {f.text} {obj(f)}{ab}{mark(f)}")
     out: list[str] = []
     used = 0

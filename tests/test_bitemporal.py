@@ -309,6 +309,23 @@ def test_as_of_derived_knowledge_follows_the_facts_valid_then(pair: Pair) -> Non
     assert [d.objekt.name for d in now.abgeleitet] == ["Österreich"]
 
 
+def test_derived_knowledge_holds_from_the_latest_start_on_its_path(pair: Pair) -> None:
+    """Lena has lived in Kassel since 2025; Kassel lies in Hessen from 2030 on: she lives
+    in Hessen from 2030, in a current read as in an as-of one (which derives nothing
+    before 2030, where all of the path's facts do not hold yet)."""
+    pair.write(t("Lena", "wohnt_in", "Kassel"), zeitpunkt="2025-01-01T00:00:00Z")
+    pair.write(t("Kassel", "liegt_in", "Hessen", herkunft="modell"),
+               zeitpunkt="2030-01-01T00:00:00Z")
+
+    def hessen(**when: Any) -> list[date | None]:
+        return [d.ab_datum for d in pair.mappe("Lena", **when).abgeleitet]
+
+    assert hessen() == [date(2030, 1, 1)]
+    assert hessen(gueltig_am=date(2031, 1, 1)) == [date(2030, 1, 1)]
+    assert hessen(gueltig_am=date(2027, 1, 1)) == []
+    assert "wohnt in Hessen (über Kassel, ab 1. Januar 2030)" in render(pair.mappe("Lena"))
+
+
 def test_as_of_history_lists_only_values_that_had_ended(pair: Pair) -> None:
     for month, city in ((1, "Berlin"), (3, "Hamburg"), (5, "Kassel")):
         pair.write(t("Lena", "wohnt_in", city), zeitpunkt=f"2026-0{month}-01T00:00:00Z")

@@ -58,7 +58,7 @@ def fact(
     herkunft: str = "mensch",
     subject: tuple[str, str] = ("lena", "Lena"),
 ) -> dict[str, Any]:
-    """One fact row as the `mappe` query returns it (times as epoch milliseconds)."""
+    """One fact row as the `mappe` query returns it (times as epoch microseconds)."""
     return {
         "id": fid, "rel": rel, "subjekt_id": subject[0], "subjekt_name": subject[1],
         "objekt_id": None if objekt is None else objekt.lower(), "objekt_name": objekt,
@@ -234,12 +234,38 @@ def test_render_writes_the_facts_history_and_derivations() -> None:
             abgeleitet=[derivation(KASSEL, hessen)]),
         CANON, cap=10,
     )
-    assert render(mappe).splitlines() == [
+    assert render(mappe, heute=date(2026, 11, 30)).splitlines() == [
         "Lena (person)",
         "- wohnt in Kassel (ab Dezember 2026)",
         "- ist von Beruf „Lehrerin“ [laut Modell]",
         "- früher: wohnt in Berlin (bis Dezember 2026)",
         "- abgeleitet: wohnt in Hessen (über Kassel, Hessen, ab Dezember 2026)",
+        "  · Kassel liegt in Hessen",
+    ]
+
+
+def test_render_says_when_a_value_begins_later() -> None:
+    """A value that begins after the day read never reads as holding now: its *ab* is
+    shown (degree 1 and 2, derived), and no longer once that day has come."""
+    kassel = fact("f1", "WOHNT_IN", "Kassel", since=date(2030, 1, 1))
+    hessen = fact("f5", "LIEGT_IN", "Hessen", subject=("kassel", "Kassel"), grad=2,
+                  since=date(2030, 2, 1))
+    hessen["objekt_id"] = "hessen"
+    beruf = fact("f6", "BERUF", None, wert="Ärztin", since=date(2030, 1, 1))
+    mappe = build(row([kassel, beruf, hessen], abgeleitet=[derivation(kassel, hessen)]),
+                  CANON, cap=10)
+    assert render(mappe, heute=date(2026, 11, 30)).splitlines() == [
+        "Lena (person)",
+        "- wohnt in Kassel (ab 1. Januar 2030)",
+        "- ist von Beruf „Ärztin“ (ab 1. Januar 2030)",
+        "- abgeleitet: wohnt in Hessen (über Kassel, Hessen, ab 1. Februar 2030)",
+        "  · Kassel liegt in Hessen (ab 1. Februar 2030)",
+    ]
+    assert render(mappe, heute=date(2030, 3, 1)).splitlines() == [
+        "Lena (person)",
+        "- wohnt in Kassel",
+        "- ist von Beruf „Ärztin“",
+        "- abgeleitet: wohnt in Hessen (über Kassel, Hessen)",
         "  · Kassel liegt in Hessen",
     ]
 

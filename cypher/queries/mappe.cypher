@@ -165,8 +165,9 @@ CALL (e) {
   // takes the shortest whose facts all hold at $gueltig_am).
   WITH r0, x, CASE WHEN $asof THEN collect(p) ELSE collect(p)[..1] END AS paths
   UNWIND paths AS p
-  // The times of the path's facts: of its first fact only for a current read (its *ab*).
-  UNWIND CASE WHEN $asof THEN [r0] + relationships(p) ELSE [r0] END AS r
+  // The times of every fact of the path: the derivation holds from the latest start (its
+  // *ab*), and an as-of read keeps a path only if all of them hold.
+  UNWIND [r0] + relationships(p) AS r
   {{ event_days }}
   WITH r0, x, p, collect([
     r.grund, r.t_valid.epochSeconds * 1000000 + r.t_valid.microsecond,
