@@ -87,7 +87,9 @@ def move(
     user: str = UserOpt,
     character: str = CharOpt,
     beginn: str = typer.Option(..., help="New start date YYYY-MM-DD."),
-    ende: str | None = typer.Option(None, help="New end date."),
+    ende: str | None = typer.Option(
+        None, help="New end date (default: a span keeps its length; --ende = --beginn for one day)."
+    ),
     monat: bool | None = typer.Option(None, "--monat/--tag", help="New precision."),
     as_json: bool = JsonOpt,
 ) -> None:

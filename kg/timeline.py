@@ -239,17 +239,22 @@ class Timeline:
         genauigkeit: Genauigkeit | None = None,
         titel: str | None = None,
     ) -> Eintrag:
-        """Create the successor of the chain's active end with the new date."""
+        """Create the successor of the chain's active end with the new date. Without
+        `ende`, a span keeps its length (its end moves with its beginning); give `ende`
+        equal to `beginn` to make it a single day."""
 
         async def work(tx: Tx) -> str:
             jetzt = await lock(tx, user_id)
             old = await self._active_end(tx, user_id, character_id, eintrag_id, "move")
+            neues_ende = ende
+            if neues_ende is None and old.get("ende") is not None:
+                neues_ende = beginn + (old["ende"].to_native() - old["beginn"].to_native())
             try:
                 entry = NeuerEintrag(
                     typ=old["typ"],
                     titel=titel or old["titel"],
                     beginn=beginn,
-                    ende=ende,
+                    ende=neues_ende,
                     genauigkeit=genauigkeit or old["genauigkeit"],
                 )
             except ValidationError as exc:

@@ -49,6 +49,18 @@ def test_move_creates_a_successor_and_aktive_zeile_follows(pair: Pair) -> None:
         assert active.id == third.id and active.beginn == date(2026, 11, 17)
 
 
+def test_a_moved_span_keeps_its_length_unless_given_an_end(pair: Pair) -> None:
+    """Moving a holiday of 20-27 December to begin on the 21st moves its end too; it never
+    silently becomes a single day."""
+    first = add(pair, "Urlaub", beginn=date(2026, 12, 20), ende=date(2026, 12, 27))
+    moved = move(pair, first, date(2026, 12, 21))
+    assert (moved.beginn, moved.ende) == (date(2026, 12, 21), date(2026, 12, 28))
+    shorter = move(pair, moved.id, date(2026, 12, 22), ende=date(2026, 12, 24))
+    assert (shorter.beginn, shorter.ende) == (date(2026, 12, 22), date(2026, 12, 24))
+    one_day = move(pair, shorter.id, date(2026, 12, 23), ende=date(2026, 12, 23))
+    assert (one_day.beginn, one_day.ende) == (date(2026, 12, 23), date(2026, 12, 23))
+
+
 def test_moving_an_inactive_entry_is_a_clear_error(pair: Pair) -> None:
     first = add(pair)
     second = move(pair, first, date(2026, 11, 10))
