@@ -138,6 +138,10 @@ def load_canon(extra: Path | None = None) -> Canon:
             text = extra.read_text(encoding="utf-8")
         except OSError as exc:
             raise ConfigError(f"canon file {extra} cannot be read: {exc}") from exc
+        except UnicodeDecodeError as exc:
+            raise ConfigError(
+                f"canon file {extra} is not UTF-8 text (byte {exc.start}): save it as UTF-8"
+            ) from None
         user = _read(text, str(extra))
         known = {r.name for r in relations}
         clash = [r.name for r in user.relation if r.name in known]

@@ -60,7 +60,13 @@ def _environment(fields: list[str]) -> dict[str, str]:
     if Path(ENV_FILE).is_file():
         from dotenv import dotenv_values  # only when there is a file to read
 
-        found.update((k.upper(), v) for k, v in dotenv_values(ENV_FILE).items())
+        try:
+            found.update((k.upper(), v) for k, v in dotenv_values(ENV_FILE).items())
+        except UnicodeDecodeError as exc:
+            raise ConfigError(
+                f"{Path(ENV_FILE).resolve()} is not UTF-8 text (byte {exc.start}): save it as "
+                "UTF-8 or remove it"
+            ) from None
     found.update((k.upper(), v) for k, v in os.environ.items())
     values = {f: found.get(variable(f)) for f in fields}
     return {f: v for f, v in values.items() if v is not None}

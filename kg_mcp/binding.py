@@ -85,6 +85,11 @@ class TokenFile(Frozen):
             ) from None
         except OSError as exc:
             raise ConfigError(f"cannot read tokens file {path}: {exc.strerror}") from None
+        except UnicodeDecodeError as exc:
+            raise ConfigError(
+                f"tokens file {path} is not UTF-8 text (byte {exc.start}): it is JSON written "
+                "by `kg mcp token add`; restore it or start a new one"
+            ) from None
         try:
             loaded = cls.model_validate(json.loads(text))
         except (json.JSONDecodeError, ValidationError) as exc:

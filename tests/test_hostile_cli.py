@@ -221,3 +221,21 @@ def test_fuzz_the_cli(fuzz_dir: Path, data: st.DataObject) -> None:
     env = {"KG_CONNECTION_TIMEOUT": "2", "KG_RETRY_TIME": "0"}
     env |= data.draw(ENVS, label="env")
     clean(run(args, env=env))
+
+
+def test_a_configuration_file_that_is_not_utf8_is_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """.env, the extension canon and the MCP tokens file: each one not UTF-8 is bad input
+    (exit 2, the file named), never "a bug in kg"."""
+    from kg.canon import load_canon
+    from kg.errors import ConfigError
+
+    garbage = tmp_path / "garbage"
+    garbage.write_bytes(b"\xff\xfe not text")
+    with pytest.raises(ConfigError, match="is not UTF-8 text"):
+        load_canon(garbage)
+    bad_input(run(["mcp", "token", "list", "--tokens-file", str(garbage)]), "not UTF-8 text")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / ".env").write_bytes(b"NEO4J_URI=bolt://127.0.0.1:1\n\xff\xfe=x\n")
+    bad_input(run(["status"]), ".env is not UTF-8 text")
