@@ -104,3 +104,30 @@ def browser(
         raise typer.Exit(2) from None
     text = (browser_dir() / f"{query}.cypher").read_text(encoding="utf-8")
     out.print("\n".join([*param_lines(values), body(text)]), markup=False)
+
+
+def query(
+    name: str | None = typer.Argument(
+        None, help="A named query of cypher/queries/; none: list them."
+    ),
+) -> None:
+    """Print one of the library's named queries as it runs, ready to paste into Neo4j
+    Browser: its `:param` example lines, then the text with every fragment filled in
+    (the files keep shared text as `{{ fragment }}` lines, which Browser cannot read).
+
+    Example: kg query mappe
+    """
+    from kg.queries import registry
+
+    queries = registry()
+    if name is None:
+        for q in sorted(queries, key=lambda q: q.name):
+            out.print(f"{q.name:32} {q.source}:{q.line}", markup=False)
+        return
+    if name not in queries.names():
+        err.print(f"error: no named query {name!r}; `kg query` lists them", markup=False)
+        raise typer.Exit(2)
+    q = queries[name]
+    lines = [f":param {param} => {example}" for param, example in q.examples]
+    lines.append(f"// {q.name} ({q.source}:{q.line}), as the library runs it")
+    out.print("\n".join([*lines, q.text + ";"]), markup=False)

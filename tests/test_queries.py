@@ -171,6 +171,39 @@ def test_every_header_example_explains_on_the_real_server(store: SyncMemory) -> 
     assert failures == []
 
 
+def test_kg_query_prints_each_named_query_runnable_as_pasted(store: SyncMemory) -> None:
+    """The files keep shared text as `{{ fragment }}` lines, which Neo4j Browser cannot
+    read: `kg query NAME` prints the composed query after its `:param` lines, and that
+    output, taken as Browser takes it, must run (EXPLAIN with the examples' values)."""
+    from typer.testing import CliRunner
+
+    from cli.main import app
+
+    runner = CliRunner()
+    listed = runner.invoke(app, ["query"])
+    assert listed.exit_code == 0
+    names = [line.split()[0] for line in listed.stdout.splitlines()]
+    assert set(names) == registry().names()
+    failures = []
+    for name in names:
+        printed = runner.invoke(app, ["query", name])
+        assert printed.exit_code == 0 and "{{" not in printed.stdout, name
+        lines = printed.stdout.rstrip().splitlines()
+        examples = dict(line.removeprefix(":param ").split(" => ", 1)
+                        for line in lines if line.startswith(":param "))
+        text = "\n".join(line for line in lines if not line.startswith(":param ")).rstrip(";")
+        if set(examples) != registry()[name].params:
+            failures.append(f"{name}: examples for {sorted(examples)}")
+            continue
+        try:
+            store.run(explain_with_examples(store, text, examples))
+        except Exception as exc:  # collect every failure, then report
+            failures.append(f"{name}: {exc}")
+    assert failures == []
+    missing = runner.invoke(app, ["query", "no_such_query"])
+    assert missing.exit_code == 2 and "kg query" in missing.output
+
+
 def test_the_writer_carries_every_temporal_fact_property_as_integers_and_text() -> None:
     """The writer's queries name a fact's instants and days one by one (Cypher cannot
     map over a map's values): each one the one list of fact properties has must be

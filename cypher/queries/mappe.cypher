@@ -60,7 +60,7 @@ CASE WHEN $asof
 // :param asof => false
 // :param bekannt_am => datetime('9999-12-31T23:59:59Z')
 // :param derive => [{via: 'WOHNT_IN', trans: 'LIEGT_IN'}]
-// :param symmetric_types => ['PARTNER', 'GESCHWISTER', 'BEFREUNDET']
+// :param symmetric_types => ['PARTNER', 'GESCHWISTER', 'BEFREUNDET_MIT']
 UNWIND $entity_ids AS entity_id
 MATCH (e:Entitaet {id: entity_id})
 WHERE e.user_id = $user_id
