@@ -568,6 +568,32 @@ def test_check_sees_a_planted_violation_of_the_timelines_record(pair: Pair, plan
     assert failing(pair, "timeline_system_time")
 
 
+def test_check_sees_two_values_at_once_between_two_moves(pair: Pair) -> None:
+    """A chain state that lasted only between two moves has intervals of its own: the
+    Kassel event planted as moved past Hamburg (1 July) and back (22 March) made Berlin
+    hold up to 1 July in between, beside Hamburg from 1 June. (The writer refuses such a
+    move; a planted one must still be seen.)"""
+    pair.write(t("Lena", "wohnt_in", "Berlin"), zeitpunkt="2026-01-01T00:00:00Z")
+    told = pair.write(t("Lena", "wohnt_in", "Kassel",
+                        ereignis=event("Umzug", "2027-03-20", "tag")))
+    first = told.ergebnisse[0].timeline_id
+    pair.write(t("Lena", "wohnt_in", "Hamburg"), zeitpunkt="2027-06-01T00:00:00Z")
+    check_clean(pair)
+    pair.cypher(
+        "MATCH (a:TimelineEintrag {id: $id}) "
+        "CREATE (b:TimelineEintrag) SET b = a {.*, id: $id + '-2', "
+        "  beginn: date('2027-07-01'), t_recorded: datetime(), aktiv: false, "
+        "  ersetzt_am: datetime() + duration('PT1S')} "
+        "SET a.aktiv = false, a.ersetzt_am = b.t_recorded "
+        "CREATE (a)-[:NACHFOLGER]->(b) "
+        "CREATE (c:TimelineEintrag) SET c = b {.*, id: $id + '-3', "
+        "  beginn: date('2027-03-22'), t_recorded: b.ersetzt_am, aktiv: true, ersetzt_am: null} "
+        "CREATE (b)-[:NACHFOLGER]->(c)",
+        id=first,
+    )
+    assert failing(pair, "einwertig_overlap")
+
+
 def test_check_sees_a_fact_left_standing_on_a_cancelled_event(pair: Pair) -> None:
     first = moved_event(pair)
     pair.cypher(

@@ -214,8 +214,9 @@ RETURN count(*) AS count,
 // the entry of a timeline chain where they start or end with an event, each chain as it
 // was known at that point of system time (a later move does not reach back), an end
 // before the start being the start; corrected and cancelled values hold nowhere. Two
-// versions are compared when both were the record (as the first of them began to be,
-// and as the first of them stopped being it, or now).
+// versions are compared when both were the record (as the later of them began to be,
+// at each move of one of their chains meanwhile, and as the first of them stopped being
+// it, or now).
 // params: $user_id, $einwertig, $symmetric, $samples
 // :param user_id => 'demo-user'
 // :param einwertig => ['WOHNT_IN', 'BERUF', 'TYP']
@@ -261,9 +262,15 @@ CALL (s) {
   WITH rel, c, a, b
   WHERE (a.id < b.id OR (a.id = b.id AND a.v < b.v))
     AND a.rec < b.exp AND b.rec < a.exp
-  // The two points of system time: both became the record; the last moment both were.
-  UNWIND [[CASE WHEN a.rec > b.rec THEN a.rec ELSE b.rec END, true],
-          [CASE WHEN a.exp < b.exp THEN a.exp ELSE b.exp END, false]] AS point
+  // The points of system time: both became the record; each move of one of their
+  // chains while both were (a chain state that lasted only between two moves has
+  // intervals of its own); the last moment both were.
+  WITH rel, c, a, b, CASE WHEN a.rec > b.rec THEN a.rec ELSE b.rec END AS since,
+       CASE WHEN a.exp < b.exp THEN a.exp ELSE b.exp END AS until
+  UNWIND [[since, true], [until, false]]
+         + [e IN coalesce(a.von_chain, []) + coalesce(a.bis_chain, [])
+                 + coalesce(b.von_chain, []) + coalesce(b.bis_chain, [])
+            WHERE since < e[0] < until | [e[0], true]] AS point
   WITH rel, c, a, b, point[0] AS at, point[1] AS inclusive
   WITH rel, c, a, b, [x IN [a, b] |
          [CASE WHEN x.von_chain IS NULL THEN x.t_valid
