@@ -102,6 +102,14 @@ def browser(
     except ValueError as exc:
         err.print(f"error: {exc}")
         raise typer.Exit(2) from None
+    if beziehung is not None:
+        from kg.canon import load_canon
+
+        canon = load_canon(Settings().kanon_datei)
+        if beziehung not in canon:
+            err.print(f"error: unknown relation {beziehung!r}; known: "
+                      f"{', '.join(sorted(canon.relations))}", markup=False)
+            raise typer.Exit(2)
     text = (browser_dir() / f"{query}.cypher").read_text(encoding="utf-8")
     out.print("\n".join([*param_lines(values), body(text)]), markup=False)
 

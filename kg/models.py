@@ -85,10 +85,19 @@ Name = Annotated[
     StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_NAME),
     AfterValidator(_no_control),
 ]
+def _visible(text: str) -> str:
+    """A value someone can read: not made of invisible format characters alone (a
+    zero-width space would show as „​“, an empty value)."""
+    if not "".join(c for c in text if unicodedata.category(c) != "Cf").strip():
+        raise ValueError("is empty once invisible format characters (e.g. U+200B) are removed")
+    return text
+
+
 Wert = Annotated[
     str,
     StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_WERT),
     AfterValidator(_no_control),
+    AfterValidator(_visible),
 ]
 Ident = Annotated[
     str,

@@ -153,6 +153,15 @@ def test_audit_prune_keeps_at_least_a_day(pair, days: str) -> None:  # type: ign
         "kept"]
 
 
+def test_browser_refuses_a_relation_the_canon_does_not_know() -> None:
+    """As `kg history` does: a query for a relation that cannot exist shows nothing and
+    says nothing, so it is refused with the known ones."""
+    done = runner.invoke(app, ["browser", "historie", "-u", "u1", "-c", "nova",
+                               "--entity", "Lena", "--beziehung", "nope"])
+    assert done.exit_code == 2 and "unknown relation 'nope'" in done.output
+    assert "wohnt_in" in done.output
+
+
 def test_browser_prints_a_query_with_the_librarys_values() -> None:
     args = ["browser", "mappe", "-u", "u1", "-c", "nova", "--entity", " Straße "]
     done = runner.invoke(app, args, env={"KG_RUHE_SCHWELLE": "0.25"})

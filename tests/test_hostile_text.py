@@ -58,6 +58,18 @@ def test_a_value_of_separators_only_is_empty() -> None:
                                "wert": "\u2028\u202e", "herkunft": "mensch"})
 
 
+@pytest.mark.parametrize("invisible", ["\u200b", "\u200b\u200d", " \ufeff ", "\u00ad"])
+def test_a_value_of_invisible_characters_only_is_refused(pair: Pair, invisible: str) -> None:
+    """A name made of a zero-width space is refused; a value was stored and shown as
+    „​“ (an attack's hobby). Nothing is written."""
+    with pytest.raises(ValidationError, match="invisible format characters"):
+        Tripel.model_validate({"subjekt": "Lena", "beziehung": "hobby", "wert": invisible,
+                               "herkunft": "mensch"})
+    result = pair.write(t("Lena", "hobby", wert=invisible))
+    assert result.ergebnisse[0].ausgang == "abgelehnt"
+    assert pair.cypher("MATCH (w:Wert {user_id: $u}) RETURN w", u=pair.user_id) == []
+
+
 def test_the_reproduced_value_is_stored_on_one_line(pair: Pair) -> None:
     """Review case 4: the value reached render() as a line of its own."""
     pair.write(t("Lena", "beruf", wert=HOSTILE))
