@@ -686,10 +686,14 @@ class _UserBuilder:
         for _ in range(rng.choices([0, 1, 2], [6, 3, 1])[0]):
             prev = chain[-1]
             later = prev.beginn + timedelta(days=rng.randint(31, 95))
+            # Each move recorded after the entry it replaces (kg check's
+            # timeline_system_time), and before now.
             moved = min(
-                said + timedelta(seconds=int(rng.uniform(1, 20) * len(chain) * DAY)),
+                prev.t_recorded + timedelta(seconds=int(rng.uniform(1, 20) * DAY)),
                 self.now - timedelta(hours=1),
             )
+            if moved <= prev.t_recorded:
+                break  # no room left before now: the chain ends here
             nxt = Eintrag(
                 self.new_id(),
                 self.g.user_id,

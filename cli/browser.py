@@ -103,9 +103,14 @@ def browser(
         err.print(f"error: {exc}")
         raise typer.Exit(2) from None
     if beziehung is not None:
+        from cli.common import fail
         from kg.canon import load_canon
+        from kg.errors import ConfigError
 
-        canon = load_canon(Settings().kanon_datei)
+        try:
+            canon = load_canon(Settings().kanon_datei)
+        except ConfigError as error:
+            fail(error)
         if beziehung not in canon:
             err.print(f"error: unknown relation {beziehung!r}; known: "
                       f"{', '.join(sorted(canon.relations))}", markup=False)

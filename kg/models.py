@@ -97,8 +97,10 @@ Wert = Annotated[
     str,
     StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_WERT),
     AfterValidator(_no_control),
-    AfterValidator(_visible),
 ]
+#: A value to write: one a person can read. (A stored value that is not, from before
+#: this rule, can still be named by a correction, exported and imported as `Wert`.)
+NeuerWert = Annotated[Wert, AfterValidator(_visible)]
 Ident = Annotated[
     str,
     StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_ID),
@@ -203,6 +205,10 @@ def instant(value: When | None, role: str) -> datetime | None:
                 f"{role} {text!r} is neither a date (2026-11-30) nor an ISO 8601 instant "
                 "with a time zone (2026-11-30T18:00:00+01:00)"
             ) from None
+    if not isinstance(value, date):  # a datetime is a date too
+        raise InvalidInput(
+            f"{role} must be a date, an instant or ISO 8601 text, not {type(value).__name__}"
+        )
     if isinstance(value, datetime):
         if value.tzinfo is None:
             raise InvalidInput(
@@ -433,7 +439,7 @@ class Tripel(Frozen):
     subjekt: EntityRef
     beziehung: Ident = Field(description="A relation of the canon, e.g. wohnt_in.")
     objekt: EntityRef | None = Field(None, description="The object entity (reference fact).")
-    wert: Wert | None = Field(None, description="The object value (value fact).")
+    wert: NeuerWert | None = Field(None, description="The object value (value fact).")
     herkunft: Herkunft = Field(description="Provenance; required, no default.")
     typ: Typ | None = Field(
         None,

@@ -248,7 +248,12 @@ class Timeline:
             old = await self._active_end(tx, user_id, character_id, eintrag_id, "move")
             neues_ende = ende
             if neues_ende is None and old.get("ende") is not None:
-                neues_ende = beginn + (old["ende"].to_native() - old["beginn"].to_native())
+                try:
+                    neues_ende = beginn + (old["ende"].to_native() - old["beginn"].to_native())
+                except OverflowError:
+                    raise InvalidInput(
+                        f"a span beginning {beginn} would end after 9999-12-31: give its end"
+                    ) from None
             try:
                 entry = NeuerEintrag(
                     typ=old["typ"],

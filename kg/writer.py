@@ -370,7 +370,19 @@ class FaktenAgent:
         replacement the canon refuses by its form alone (an unknown relation, a value
         where an entity belongs) is refused before the wrong fact is retired, which would
         otherwise leave nothing in its place."""
+        def ref(subjekt: Any) -> str:
+            """A subject as written in the order: a name, an id or a new name."""
+            if isinstance(subjekt, dict):
+                return str(subjekt.get("id") or subjekt.get("neu"))
+            return str(getattr(subjekt, "id", None) or getattr(subjekt, "neu", None)
+                       or subjekt)
+
+        corrected = {(ref(b.subjekt), b.beziehung) for b in auftrag.berichtigungen}
         for i, raw in enumerate(auftrag.tripel):
+            subjekt, beziehung = ((raw.subjekt, raw.beziehung) if isinstance(raw, Tripel)
+                                  else (raw.get("subjekt"), raw.get("beziehung")))
+            if (ref(subjekt), beziehung) not in corrected:
+                continue  # not a replacement: judged on its own, as in any order
             try:
                 precheck(raw, self.canon)
             except Rejected as why:

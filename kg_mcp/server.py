@@ -19,7 +19,7 @@ from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError, UnexpectedToolError
 from mcp.types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
-from pydantic import Field, ValidationError
+from pydantic import BeforeValidator, Field, ValidationError
 
 from kg.api import Aufloesung, Memory, parse_order
 from kg.errors import AmbiguousEntity, KgError
@@ -63,8 +63,17 @@ EntityArg = Annotated[
     Name,
     Field(description="An entity's name (e.g. 'Lena') or its id (from an earlier answer)."),
 ]
+def _no_number(value: object) -> object:
+    """A point of time is text, a date or a datetime: pydantic's lax date would read 0 or
+    86400 as days of 1970."""
+    if isinstance(value, int | float):
+        raise ValueError(f"{value!r} is a number, not a date (YYYY-MM-DD) or an ISO instant")
+    return value
+
+
 WhenArg = Annotated[
     AwareDatetime | date | None,
+    BeforeValidator(_no_number),
     Field(
         description="A date (YYYY-MM-DD, meaning the end of that day, UTC) or an ISO instant "
         "with a time zone (2026-11-30T18:00:00Z)."

@@ -554,10 +554,10 @@ def moved_event(pair: Pair) -> str:
 @pytest.mark.parametrize("plant", [
     "SET b.t_recorded = datetime() + duration('P365D'), a.ersetzt_am = b.t_recorded",
     "SET b.t_recorded = a.t_recorded - duration('P1D'), a.ersetzt_am = b.t_recorded",
-    "SET a.ersetzt_am = a.ersetzt_am + duration('PT1S')",
+    "SET a.ersetzt_am = a.t_recorded - duration('PT1S')",
     "REMOVE b.t_recorded",
     "REMOVE a.ersetzt_am",
-    "REMOVE a.t_recorded",
+    "SET b.ersetzt_am = datetime()",
     "SET b.aktiv = false, b.abgesagt = true, b.abgesagt_am = b.t_recorded - duration('PT1S')",
 ])
 def test_check_sees_a_planted_violation_of_the_timelines_record(pair: Pair, plant: str) -> None:

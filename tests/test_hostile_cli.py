@@ -171,7 +171,7 @@ def commands(path: str, out: str) -> st.SearchStrategy[list[str]]:
         st.builds(lambda n, u, c: ["mappe", n, "-u", u, "-c", "nova", "--cap", c],
                   TEXT, USER, NUMBER),
         st.builds(lambda n, u: ["history", n, "-u", u, "-c", "nova"], TEXT, USER),
-        st.builds(lambda u, n: ["entities", "-u", u, "--limit", n], USER, NUMBER),
+        st.builds(lambda u, n: ["entities", "-u", u, "-c", "nova", "--limit", n], USER, NUMBER),
         st.builds(lambda i, u, b, e: ["timeline", "move", i, "-u", u, "-c", "nova",
                                       "--beginn", b, "--ende", e], TEXT, USER, DAY, DAY),
         st.builds(lambda u, m: ["timeline", "list", "-u", u, "-c", "nova", "--month", m],
@@ -223,6 +223,35 @@ def test_fuzz_the_cli(fuzz_dir: Path, data: st.DataObject) -> None:
     clean(run(args, env=env))
 
 
+def test_a_point_of_time_is_never_a_number() -> None:
+    """The library's instant() and the MCP server's read options: 0 is no day of 1970."""
+    from pydantic import TypeAdapter, ValidationError
+
+    from kg.errors import InvalidInput
+    from kg.models import instant
+    from kg_mcp.server import WhenArg
+
+    with pytest.raises(InvalidInput, match="not int"):
+        instant(0, "gueltig_am")  # type: ignore[arg-type]
+    for number in (0, 86400, 1.5):
+        with pytest.raises(ValidationError, match="is a number"):
+            TypeAdapter(WhenArg).validate_python(number)
+
+
+def test_a_span_moved_to_the_end_of_the_calendar_is_bad_input(pair: Pair) -> None:
+    from datetime import date
+
+    from kg.errors import InvalidInput
+    from kg.models import NeuerEintrag
+
+    span = NeuerEintrag(typ="termin", titel="Urlaub", beginn=date(2026, 12, 20),
+                        ende=date(2026, 12, 27))
+    entry = pair.store.run(pair.store.memory.timeline_add(pair.user_id, "nova", span))
+    with pytest.raises(InvalidInput, match="would end after 9999-12-31: give its end"):
+        pair.store.run(pair.store.memory.timeline_move(
+            pair.user_id, "nova", entry.id, date(9999, 12, 30)))
+
+
 def test_a_configuration_file_that_is_not_utf8_is_named(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -236,6 +265,9 @@ def test_a_configuration_file_that_is_not_utf8_is_named(
     with pytest.raises(ConfigError, match="is not UTF-8 text"):
         load_canon(garbage)
     bad_input(run(["mcp", "token", "list", "--tokens-file", str(garbage)]), "not UTF-8 text")
+    bad_input(run(["browser", "historie", "-u", "u1", "-c", "nova", "--entity", "Lena",
+                   "--beziehung", "wohnt_in"], env={"KG_KANON_DATEI": str(garbage)}),
+              "not UTF-8 text")
     monkeypatch.chdir(tmp_path)
     (tmp_path / ".env").write_bytes(b"NEO4J_URI=bolt://127.0.0.1:1\n\xff\xfe=x\n")
     bad_input(run(["status"]), ".env is not UTF-8 text")

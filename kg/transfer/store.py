@@ -174,7 +174,7 @@ def writable_target(path: Path) -> None:
     if kind is not None:
         raise InvalidInput(f"{path} is {kind}, not a file: name a regular file to write "
                            "(an export replaces it as a whole); nothing was exported")
-    if not st.st_mode & 0o222:
+    if not os.access(path, os.W_OK) or not st.st_mode & 0o222:
         raise InvalidInput(f"{path} is read-only: make it writable or name another file; "
                            "nothing was exported")
 
