@@ -297,6 +297,10 @@ class FaktenAgent:
                 )
             first = AuftragErgebnis.model_validate_json(row["ergebnis"])
             return first.model_copy(update={"wiederholt": True})
+        if auftrag.berichtigungen:
+            # After the replay lookup: a replay is answered from the audit, whatever the
+            # canon says now. Nothing is written before this point.
+            self._replacements_have_their_form(auftrag)
         jetzt = _instant(row["jetzt"])
         planner = Planner(self.canon, auftrag, to_state(row, self.canon), jetzt)
         ergebnis = self._result(auftrag, planner.plan(), planner.now, jetzt)
@@ -392,8 +396,6 @@ class FaktenAgent:
                 ) from None
 
     async def write(self, auftrag: Auftrag) -> AuftragErgebnis:
-        if auftrag.berichtigungen:
-            self._replacements_have_their_form(auftrag)
         try:
             return await self.db.write(lambda tx: self._write(tx, auftrag))
         except ServerUnavailable as exc:

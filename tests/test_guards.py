@@ -9,6 +9,7 @@ from __future__ import annotations
 import unicodedata
 import uuid
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,7 +18,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from cli.main import app
-from kg.api import correction_order, parse_order
+from kg.api import Memory, correction_order, parse_order
 from kg.canon import load_canon
 from kg.errors import EntityNotFound, InvalidInput
 from kg.models import Auftrag, clean_name, normalize_name
@@ -420,6 +421,29 @@ def test_a_correction_whose_replacement_has_the_wrong_form_writes_nothing(pair: 
     result = pair.store.run(pair.store.memory.write(data))
     assert [e.ausgang for e in result.ergebnisse] == ["berichtigt", "geschrieben", "abgelehnt"]
     assert [f.objekt.name for f in pair.mappe("Lea").fakten if f.objekt] == ["Hamburg"]
+
+
+def test_a_replayed_correction_returns_its_first_result_after_the_canon_changed(
+    pair: Pair, tmp_path: Path
+) -> None:
+    """A replay is answered from the audit, whatever the canon says now: a correction
+    written under an extension canon whose relation was removed since comes back as its
+    first result, not as an error about a relation it no longer needs to check."""
+    extra = tmp_path / "kanon.toml"
+    extra.write_text('[[relation]]\nname = "lieblingsfarbe_x"\nvorwaerts = "mag die Farbe"\n'
+                     'rueckwaerts = "Farbe von"\neinwertig = true\nobjekt = "wert"\n',
+                     encoding="utf-8")
+    then = Memory(pair.store.memory.db, load_canon(extra))
+    pair.store.run(then.write(pair.order(
+        t("Lea", "lieblingsfarbe_x", wert="Rot", herkunft="mensch"))))
+    order = correction_order(pair.user_id, "nova", subjekt="Lea",
+                             beziehung="lieblingsfarbe_x", wert="Rot", neu_wert="Blau",
+                             herkunft="mensch", auftrag_id="korrektur-1")
+    first = pair.store.run(then.write(order))
+    assert [e.ausgang for e in first.ergebnisse] == ["berichtigt", "geschrieben"]
+    now = Memory(pair.store.memory.db, load_canon())
+    replay = pair.store.run(now.write(order))
+    assert replay.wiederholt and replay.ergebnisse == first.ergebnisse
 
 
 def test_the_correction_order_is_built_in_the_library() -> None:
