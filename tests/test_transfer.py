@@ -438,3 +438,30 @@ def test_export_refuses_what_it_cannot_represent(
     with pytest.raises(KgError, match=message):
         pair.store.run(pair.store.memory.export(tmp_path / "x.jsonl", pair.user_id))
     assert not (tmp_path / "x.jsonl").exists()
+
+
+def test_export_of_a_relation_outside_the_canon_names_the_setting(
+    pair: Pair, tmp_path: Path, cli_env: dict[str, str]
+) -> None:
+    """Facts written under an extension canon are exported with that canon: without it
+    the export stops, writes no file and says which setting is missing (exit 2, a
+    configuration error, like a canon file that cannot be read)."""
+    from kg.api import Memory
+    from kg.errors import ConfigError
+
+    extra = tmp_path / "kanon.toml"
+    extra.write_text('[[relation]]\nname = "farbe_x"\nvorwaerts = "mag die Farbe"\n'
+                     'rueckwaerts = "Farbe von"\neinwertig = true\nobjekt = "wert"\n',
+                     encoding="utf-8")
+    extended = Memory(pair.store.memory.db, load_canon(extra))
+    pair.store.run(extended.write(pair.order(t("Lena", "farbe_x", wert="Rot"))))
+    target = tmp_path / "x.jsonl"
+    with pytest.raises(ConfigError, match=r"FARBE_X.*KG_KANON_DATEI"):
+        pair.store.run(pair.store.memory.export(target, pair.user_id))
+    done = CliRunner().invoke(app, ["export", str(target), "-u", pair.user_id], env=cli_env)
+    assert done.exit_code == 2 and "KG_KANON_DATEI" in done.stderr, done.output
+    assert "Traceback" not in done.output and not target.exists()
+    with_canon = CliRunner().invoke(app, ["export", str(target), "-u", pair.user_id],
+                                    env={**cli_env, "KG_KANON_DATEI": str(extra)})
+    assert with_canon.exit_code == 0, with_canon.output
+    assert '"beziehung":"farbe_x"' in target.read_text().replace(" ", "")

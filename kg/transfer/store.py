@@ -14,7 +14,7 @@ from pydantic import ValidationError
 from kg.canon import Canon
 from kg.check import run_checks
 from kg.db import Database, Record, Tx
-from kg.errors import InvalidInput, KgError
+from kg.errors import ConfigError, InvalidInput, KgError
 from kg.transfer.codec import TAG, ZEIT, temporal_fields
 from kg.transfer.parse import Datei, read_file
 from kg.transfer.records import (
@@ -101,9 +101,10 @@ async def read_export(
         for row in await tx.run("export_facts", **scope):
             rel = canon.by_type.get(row["rel_type"])
             if rel is None:
-                raise KgError(
+                raise ConfigError(
                     f"fact {_prop(row, 'id')!r} has the relationship type "
-                    f"{row['rel_type']!r}, which is not in the canon — set KG_KANON_DATEI"
+                    f"{row['rel_type']!r}, which is not in the canon — set KG_KANON_DATEI "
+                    "to the canon file it was written with; nothing was exported"
                 )
             datei.add(_record("fakt", row, beziehung=rel.name, subjekt=row["subjekt"],
                               objekt=row["objekt"], wert=row["wert"]))
