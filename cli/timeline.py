@@ -121,8 +121,8 @@ def cancel(
         print_json(result)
     else:
         out.print(
-            f"cancelled; facts retired: {len(result['retired'])}, "
-            f"reinstated: {len(result['reinstated'])}"
+            f"cancelled; facts retired: {len(result.retired)}, "
+            f"reinstated: {len(result.reinstated)} (order {result.auftrag_id})"
         )
 
 

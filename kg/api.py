@@ -33,6 +33,7 @@ from kg.mappe import (
 )
 from kg.models import (
     HERKUNFT,
+    Absage,
     Auftrag,
     AuftragErgebnis,
     Entitaet,
@@ -334,7 +335,7 @@ class Memory:
 
     async def timeline_cancel(
         self, user_id: str, character_id: str, eintrag_id: str
-    ) -> dict[str, list[str]]:
+    ) -> Absage:
         return await self.timeline.cancel(user_id, character_id, eintrag_id)
 
     async def timeline_active(self, user_id: str, character_id: str, eintrag_id: str) -> Eintrag:
@@ -536,7 +537,7 @@ class Pair:
             self.user_id, self.character_id, eintrag_id, beginn, ende, genauigkeit
         )
 
-    async def timeline_cancel(self, eintrag_id: str) -> dict[str, list[str]]:
+    async def timeline_cancel(self, eintrag_id: str) -> Absage:
         return await self.memory.timeline_cancel(self.user_id, self.character_id, eintrag_id)
 
     async def timeline_chain(self, eintrag_id: str) -> list[Eintrag]:

@@ -602,6 +602,14 @@ class AuftragErgebnis(Frozen):
     ergebnisse: list[TripelErgebnis]
 
 
+class Absage(Frozen):
+    """What cancelling a timeline entry changed (an audited order of its own)."""
+
+    auftrag_id: str = Field(description="The order in the audit that took the facts back.")
+    retired: list[str] = Field(description="Facts valid from the entry, retired as never true.")
+    reinstated: list[str] = Field(description="Values those facts had superseded, holding again.")
+
+
 class Entitaet(Frozen):
     """An entity as listed for a user."""
 

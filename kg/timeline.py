@@ -26,7 +26,7 @@ from kg.errors import InvalidInput, TimelineError
 
 if TYPE_CHECKING:
     from kg.writer import FaktenAgent
-from kg.models import Frozen, Genauigkeit, NeuerEintrag
+from kg.models import Absage, Frozen, Genauigkeit, NeuerEintrag
 
 MONATE = (
     "Januar",
@@ -286,11 +286,11 @@ class Timeline:
 
     async def cancel(
         self, user_id: str, character_id: str, eintrag_id: str
-    ) -> dict[str, list[str]]:
+    ) -> Absage:
         """Cancel the active end; facts valid from it are taken back, old values hold
         again (an audited order of the one writer, in the same transaction)."""
 
-        async def work(tx: Tx) -> dict[str, list[str]]:
+        async def work(tx: Tx) -> Absage:
             jetzt = await lock(tx, user_id)
             await self._active_end(tx, user_id, character_id, eintrag_id, "cancel")
             ends = await chain_ends(tx, user_id, character_id, eintrag_id)
@@ -318,7 +318,8 @@ class Timeline:
                 tx, user_id, character_id, ends["first_id"], eintrag_id, sorted(subjects)
             )
             result = ergebnis.ergebnisse[0]
-            return {"retired": result.abgeloest, "reinstated": result.wieder_gueltig}
+            return Absage(auftrag_id=ergebnis.auftrag_id, retired=result.abgeloest,
+                          reinstated=result.wieder_gueltig)
 
         return await self.db.write(work)
 

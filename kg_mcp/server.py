@@ -25,6 +25,7 @@ from kg.api import Aufloesung, Memory, parse_order
 from kg.errors import AmbiguousEntity, KgError
 from kg.mappe import Mappe, MappeFakt, render
 from kg.models import (
+    Absage,
     Auftrag,
     AuftragErgebnis,
     AwareDatetime,
@@ -103,13 +104,6 @@ class MappenAntwort(Frozen):
 
     text: str = Field(description="All Mappen as German text blocks, separated by blank lines.")
     mappen: list[Mappe]
-
-
-class Absage(Frozen):
-    """What cancelling a timeline entry changed."""
-
-    retired: list[str] = Field(description="Facts valid from the entry, retired as never true.")
-    reinstated: list[str] = Field(description="Values those facts had superseded, holding again.")
 
 
 class PaarStatus(Frozen):
@@ -459,8 +453,7 @@ def build_server(
         """Cancel an entry (it does not happen): facts valid from it are retired as never
         true and the values they had superseded hold again."""
         p = pair()
-        result = await guarded(memory.timeline_cancel(p.user_id, p.character_id, eintrag_id))
-        return Absage(retired=result["retired"], reinstated=result["reinstated"])
+        return await guarded(memory.timeline_cancel(p.user_id, p.character_id, eintrag_id))
 
     @server.tool(annotations=read_only, structured_output=True)
     async def timeline_list(

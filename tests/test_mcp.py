@@ -252,7 +252,7 @@ def test_timeline_tools(mcp: Setup) -> None:
     chain = mcp.http_c.ok("timeline_list", eintrag_id=added["id"])["result"]
     assert [e["id"] for e in chain] == [added["id"], moved["id"]]
     cancelled = mcp.http_c.ok("timeline_cancel", eintrag_id=moved["id"])
-    assert cancelled == {"retired": [], "reinstated": []}
+    assert cancelled == {"auftrag_id": f"absage-{moved['id']}", "retired": [], "reinstated": []}
     # Another pair does not see or touch it.
     assert mcp.http_a.ok("timeline_list", monat="2026-12")["result"] == []
     assert mcp.http_a.call("timeline_cancel", eintrag_id=moved["id"]).is_error

@@ -169,7 +169,8 @@ def test_cancelling_an_event_retires_its_facts_and_reinstates_the_old_value(pair
     )
     entry = result.ergebnisse[0].timeline_id
     outcome = pair.store.run(pair.store.memory.timeline_cancel(pair.user_id, "nova", entry))
-    assert len(outcome["retired"]) == 1 and len(outcome["reinstated"]) == 1
+    assert len(outcome.retired) == 1 and len(outcome.reinstated) == 1
+    assert outcome.auftrag_id == f"absage-{entry}"
     mappe = pair.mappe("Lena")
     assert [f.objekt.name for f in mappe.fakten if f.beziehung == "wohnt_in"] == ["Berlin"]
     assert mappe.historie == []
