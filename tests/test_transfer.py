@@ -219,6 +219,29 @@ def test_user_round_trip_is_byte_identical(pair: Pair, tmp_path: Path) -> None:
     assert after == before
 
 
+def test_two_pairs_of_a_user_may_share_an_auftrag_id_through_a_round_trip(
+    pair: Pair, tmp_path: Path
+) -> None:
+    """The idempotency key is the pair's: nova's and luna's `turn-1` are two orders. A
+    pair's export comes back after a purge although the other pair has its `turn-1`
+    still, and the whole user's export holds both and comes back byte-identical."""
+    store = pair.store
+    pair.write(t("Lena", "wohnt_in", "Berlin"), auftrag_id="turn-1")
+    pair.write(t("Lena", "beruf", wert="Ärztin"), auftrag_id="turn-1", character_id="luna")
+    luna = export_text(store, tmp_path / "luna.jsonl", pair.user_id, "luna")
+    store.run(store.memory.purge(pair.user_id, "luna"))
+    store.run(store.memory.import_file(tmp_path / "luna.jsonl"))
+    assert export_text(store, tmp_path / "luna2.jsonl", pair.user_id, "luna") == luna
+
+    whole = export_text(store, tmp_path / "user.jsonl", pair.user_id, None)
+    assert whole.count('"kind":"auftrag"') == 2
+    store.run(store.memory.purge(pair.user_id))
+    store.run(store.memory.import_file(tmp_path / "user.jsonl"))
+    assert export_text(store, tmp_path / "user2.jsonl", pair.user_id, None) == whole
+    with pytest.raises(InvalidInput, match="is in the store already"):
+        store.run(store.memory.import_file(tmp_path / "luna.jsonl"))
+
+
 def test_a_bad_line_imports_nothing(pair: Pair, tmp_path: Path) -> None:
     worked_example(pair)
     store = pair.store

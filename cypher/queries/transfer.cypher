@@ -78,14 +78,15 @@ RETURN [k IN keys(a) | [k, valueType(a[k]), CASE WHEN valueType(a[k]) IN $tempor
 // What of an import file is in the store already: entity, fact and entry ids of another
 // user (a conflict: ids are global), entity ids of this user (kept as they are), and
 // this user's fact, entry and order ids (a conflict: the file was imported before, or
-// the data was never purged). Fact ids have no index: every fact edge is looked at once
+// the data was never purged); an order by its pair's key, as `character/id`. Fact ids have
+// no index: every fact edge is looked at once
 // (`IN` against the list is a hash lookup).
-// params: $user_id, $entity_ids, $fact_ids, $eintrag_ids, $auftrag_ids
+// params: $user_id, $entity_ids, $fact_ids, $eintrag_ids, $auftraege
 // :param user_id => 'u1'
 // :param entity_ids => ['e-lena']
 // :param fact_ids => ['f-1']
 // :param eintrag_ids => ['t-1']
-// :param auftrag_ids => ['turn-1']
+// :param auftraege => [{character_id: 'nova', id: 'turn-1'}]
 CALL () {
   UNWIND $entity_ids AS id
   MATCH (e:Entitaet {id: id})
@@ -105,9 +106,9 @@ CALL () {
          collect(CASE WHEN t.user_id <> $user_id THEN id END) AS fremde_eintraege
 }
 CALL () {
-  UNWIND $auftrag_ids AS id
-  MATCH (a:Auftrag {user_id: $user_id, id: id})
-  RETURN collect(id) AS auftraege
+  UNWIND $auftraege AS k
+  MATCH (a:Auftrag {user_id: $user_id, character_id: k.character_id, id: k.id})
+  RETURN collect(k.character_id + '/' + k.id) AS auftraege
 }
 RETURN fremde_entitaeten, vorhandene_entitaeten, fakten, fremde_fakten, eintraege,
        fremde_eintraege, auftraege;

@@ -202,6 +202,11 @@ class AuftragRec(Rec):
         None, pattern=r"^[0-9a-f]{64}$", description="Content hash that tells a replay apart."
     )
 
+    def key(self) -> str:
+        """An order's id is its pair's idempotency key: two characters of one user may
+        each have a `turn-1`."""
+        return f"{self.character_id}/{self.id}"
+
     @model_validator(mode="after")
     def _ergebnis(self) -> AuftragRec:
         """The result must be what the writer stores: a result of this very order."""

@@ -205,7 +205,7 @@ async def write_import(
             entity_ids=[e.id for e in datei.entitaeten],
             fact_ids=sorted({f.id for f in datei.fakten}),
             eintrag_ids=[e.id for e in datei.eintraege],
-            auftrag_ids=[a.id for a in datei.auftraege],
+            auftraege=[{"character_id": a.character_id, "id": a.id} for a in datei.auftraege],
         )
         assert row is not None
         there = "is in the store already (imported before? purge the pair first)"
