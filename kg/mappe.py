@@ -100,6 +100,11 @@ def _instant(micros: int | None) -> datetime | None:
     return None if micros is None else _EPOCH_UTC + timedelta(microseconds=micros)
 
 
+def _micros(instant: datetime) -> int:
+    """An aware instant as the queries compare valid times: epoch microseconds."""
+    return (instant - _EPOCH_UTC) // timedelta(microseconds=1)
+
+
 def _start_of(day: date) -> datetime:
     return datetime.combine(day, time.min, tzinfo=UTC)
 
@@ -130,7 +135,8 @@ def effective(row: Record) -> tuple[datetime, datetime | None, str, str | None, 
 
 
 def holds(row: Record, gueltig_am: datetime) -> bool:
-    """The valid-time test of an as-of read: the version's value held at `gueltig_am`.
+    """The valid-time test of an as-of read's derivation path: the version's value held
+    at `gueltig_am` (the `mappe` query's `holds_then` is the same rule for the facts).
 
     The query has already kept only the versions that were the record at `bekannt_am`,
     with each timeline chain as it was known then, so the dates here are those known then.
@@ -139,14 +145,6 @@ def holds(row: Record, gueltig_am: datetime) -> bool:
         return False
     ab, bis, *_ = effective(row)
     return ab <= gueltig_am and (bis is None or gueltig_am < bis)
-
-
-def ended(row: Record, gueltig_am: datetime) -> bool:
-    """An as-of read's "früher": a superseded value whose validity ended by `gueltig_am`."""
-    if row["grund"] != "abgeloest":
-        return False
-    _, bis, *_ = effective(row)
-    return bis is not None and bis <= gueltig_am
 
 
 _DAY_US = 86_400_000_000
@@ -228,22 +226,27 @@ def to_fakt(row: Record, canon: Canon, history: bool = False) -> MappeFakt:
 
 
 def derived(row: Record, canon: Canon, gueltig_am: datetime | None) -> list[Abgeleitet]:
-    """Derived knowledge from the query's candidate paths: for a current read the shortest
-    path of active facts; for an as-of read the shortest path all of whose facts held at
-    `gueltig_am`. It holds from the latest start among its path's facts (its *ab*)."""
-    found: dict[tuple[str, str], Abgeleitet] = {}
+    """Derived knowledge from the query's candidate paths (shortest first): per target,
+    of the paths all of whose facts are active (a current read) or held at `gueltig_am`
+    (an as-of read), the one that holds from the earliest start; a path holds from the
+    latest start among its facts (its *ab*). A shorter path that begins later does not
+    hide that the derivation has held for longer."""
+    found: dict[tuple[str, str], tuple[datetime, Abgeleitet]] = {}
     for compact in row["abgeleitet"]:
         d = dict(zip(DERIVED_FIELDS, compact, strict=True))
         d["zeiten"] = [dict(zip(TIME_FIELDS, z, strict=True)) for z in d["zeiten"]]
         rel = canon.by_type.get(d["rel"])
-        if rel is None or (d["rel"], d["ziel_id"]) in found:
+        if rel is None:
             continue
         if gueltig_am is not None and not all(holds(z, gueltig_am) for z in d["zeiten"]):
             continue
         # It holds once every fact of its path does: from the latest start among them.
         ab, _, ab_text, _, from_event = max(
             (effective(z) for z in d["zeiten"]), key=lambda e: e[0])
-        found[(d["rel"], d["ziel_id"])] = Abgeleitet(
+        key = (d["rel"], d["ziel_id"])
+        if key in found and found[key][0] <= ab:
+            continue  # an earlier (or as early and shorter) path holds already
+        found[key] = ab, Abgeleitet(
             beziehung=rel.name,
             text=rel.vorwaerts,
             objekt=Bezug(id=d["ziel_id"], name=d["ziel_name"]),
@@ -252,7 +255,7 @@ def derived(row: Record, canon: Canon, gueltig_am: datetime | None) -> list[Abge
             ab_datum=ab.date(),
             aus_ereignis=from_event,
         )
-    return list(found.values())
+    return [a for _, a in found.values()]
 
 
 def build(
@@ -274,9 +277,11 @@ def build(
     if gueltig_am is None:
         fakten = [current_fields(f, canon) for f in compact]
     else:
+        # The query kept only the facts that held at `gueltig_am` and the values that had
+        # ended by then, before its caps (the `holds_then` rule).
         fakten_rows = [as_known_then(dict(zip(FACT_FIELDS, f, strict=True))) for f in compact]
-        fakten = [fact_fields(f, canon) for f in fakten_rows if holds(f, gueltig_am)]
-        historie_rows = [as_known_then(h) for h in historie_rows if ended(h, gueltig_am)]
+        fakten = [fact_fields(f, canon) for f in fakten_rows]
+        historie_rows = [as_known_then(h) for h in historie_rows]
     return Mappe.model_validate(
         {
             "entitaet": {"id": row["id"], "name": row["name"]},
@@ -328,6 +333,7 @@ def mappe_params(
         "cap": (cap or settings.mappe_cap) + 1,
         "schwelle": settings.ruhe_schwelle,
         "asof": gueltig_am is not None,
+        "gueltig_us": None if gueltig_am is None else _micros(gueltig_am),
         # A current read never compares with it; a datetime parameter costs the driver
         # ~0.15 ms of CPU to pack, so a current read sends none.
         "bekannt_am": (bekannt_am or KNOWN_NOW) if gueltig_am is not None else None,

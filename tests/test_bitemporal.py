@@ -326,6 +326,53 @@ def test_derived_knowledge_holds_from_the_latest_start_on_its_path(pair: Pair) -
     assert "wohnt in Hessen (über Kassel, ab 1. Januar 2030)" in render(pair.mappe("Lena"))
 
 
+def test_a_derivation_holds_from_its_earliest_path(pair: Pair) -> None:
+    """Lena lives in Deutschland via Kassel and Hessen since 2020; a shorter path (Kassel
+    liegt_in Deutschland) begins only in 2030. The derivation holds since 2020: the
+    current read and the as-of read of today say so, never *ab 2030*."""
+    pair.write(t("Lena", "wohnt_in", "Kassel"), t("Kassel", "liegt_in", "Hessen"),
+               t("Hessen", "liegt_in", "Deutschland"), zeitpunkt="2020-01-01T00:00:00Z")
+    pair.write(t("Kassel", "liegt_in", "Deutschland"), zeitpunkt="2030-01-01T00:00:00Z")
+
+    def deutschland(**when: Any) -> list[tuple[date | None, list[str]]]:
+        return [(d.ab_datum, d.pfad) for d in pair.mappe("Lena", **when).abgeleitet
+                if d.objekt.name == "Deutschland"]
+
+    since_2020 = [(date(2020, 1, 1), ["Kassel", "Hessen"])]
+    assert deutschland() == since_2020
+    assert deutschland(gueltig_am=datetime.now(UTC)) == since_2020
+    assert deutschland(gueltig_am=date(2031, 1, 1)) == [(date(2020, 1, 1), ["Kassel", "Hessen"])]
+    assert "wohnt in Deutschland (über Kassel, Hessen)" in render(pair.mappe("Lena"))
+
+
+def test_the_as_of_cap_counts_only_the_facts_that_hold(pair: Pair) -> None:
+    """Superseded values known then take no place under the cap of an as-of read: the
+    facts that held, and only they, fill it, as in the current read of the same moment;
+    and the history's cap counts only values that had ended."""
+    pair.write(t("Lena", "hat_haustier", "Bello"), t("Lena", "hobby", wert="Schach"),
+               zeitpunkt="2020-01-01T00:00:00Z")
+    for i in range(5):
+        pair.write(t("Lena", "beruf", wert=f"Job{i}"), zeitpunkt=f"202{i + 1}-01-01T00:00:00Z")
+    later()
+    now = datetime.now(UTC)
+    later()
+
+    def facts(m: Mappe) -> list[str]:
+        return sorted(f.objekt.name if f.objekt else str(f.wert) for f in m.fakten)
+
+    current = pair.mappe("Lena", cap=3)
+    as_of = pair.mappe("Lena", cap=3, gueltig_am=now)
+    assert facts(current) == facts(as_of) == ["Bello", "Job4", "Schach"]
+    assert not current.gekappt and not as_of.gekappt
+    mid = pair.mappe("Lena", cap=2, gueltig_am=date(2023, 6, 1))
+    # Bello, Schach and Job2 held: the cap keeps two, the most recently touched first.
+    assert len(mid.fakten) == 2 and "Job2" in facts(mid) and mid.gekappt
+    # As of mid-2022 Job0 had ended; Job1 held, and the later values, known then too in
+    # today's record, had not begun: none of them takes the history's place.
+    then = pair.mappe("Lena", cap=2, gueltig_am=date(2022, 6, 1))
+    assert frueher(then) == [("Job0", "1. Januar 2022")]
+
+
 def test_as_of_history_lists_only_values_that_had_ended(pair: Pair) -> None:
     for month, city in ((1, "Berlin"), (3, "Hamburg"), (5, "Kassel")):
         pair.write(t("Lena", "wohnt_in", city), zeitpunkt=f"2026-0{month}-01T00:00:00Z")

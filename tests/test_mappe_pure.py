@@ -1,8 +1,8 @@
 """The reader's pure parts, without a server: rows as the `mappe` query returns them, and
 the instants of a read passed in (one `gueltig_am` per read, never the machine's clock).
 
-`holds` and `ended` decide an as-of read, `derived` keeps the derivations whose whole path
-held, `build` maps a row to the Mappe (cap included), `render` writes the German block.
+`holds` decides an as-of read's derivation paths, `derived` keeps the derivations whose whole
+path held, `build` maps a row to the Mappe (cap included), `render` writes the German block.
 """
 
 from __future__ import annotations
@@ -25,7 +25,6 @@ from kg.mappe import (
     current_fields,
     derived,
     effective,
-    ended,
     fact_fields,
     holds,
     render,
@@ -88,27 +87,25 @@ BERLIN = fact("f1", until=date(2026, 12, 1), grund="abgeloest", next_event=date(
 KASSEL = fact("f2", objekt="Kassel", event=date(2026, 12, 1))
 
 
-# -- holds / ended / effective ---------------------------------------------------------
+# -- holds / effective ---------------------------------------------------------------
 
 
 def test_a_superseded_value_holds_until_its_successors_event() -> None:
     assert holds(BERLIN, at(2026, 11, 30))
     assert not holds(BERLIN, at(2026, 12, 1))
-    assert ended(BERLIN, at(2026, 12, 1))
-    assert not ended(BERLIN, at(2026, 11, 30))
 
 
 def test_a_value_from_an_event_holds_from_the_events_day() -> None:
     assert not holds(KASSEL, at(2026, 11, 30))
     assert holds(KASSEL, datetime(2026, 12, 1, tzinfo=UTC))
-    assert not ended(KASSEL, at(2027, 1, 1))  # never superseded: never "früher"
+    assert holds(KASSEL, at(2030, 1, 1))  # never superseded: it holds on
 
 
 @pytest.mark.parametrize("grund", ["berichtigt", "abgesagt"])
 def test_a_taken_back_value_never_held(grund: str) -> None:
     taken_back = fact("f3", until=date(2026, 1, 1), grund=grund)
     assert not holds(taken_back, at(2026, 1, 1))
-    assert not ended(taken_back, at(2030, 1, 1))
+    assert not holds(taken_back, at(2030, 1, 1))
 
 
 def test_a_value_never_ends_before_it_begins() -> None:
@@ -146,10 +143,22 @@ def test_a_derivation_holds_only_when_its_whole_path_held() -> None:
     assert len(derived(paths, CANON, None)) == 1  # a current read takes the path as it is
 
 
-def test_the_first_path_to_a_place_wins() -> None:
-    hessen = fact("f5", "LIEGT_IN", "Hessen", subject=("kassel", "Kassel"))
-    two = row([], abgeleitet=[derivation(KASSEL, hessen), derivation(BERLIN, hessen)])
-    assert [d.pfad for d in derived(two, CANON, None)] == [["Kassel", "Hessen"]]
+def test_the_path_that_holds_from_the_earliest_start_wins() -> None:
+    """Paths come shortest first. A longer path that has held for longer wins (the
+    derivation holds since then); of paths that begin at once, the shorter."""
+    hessen = fact("f5", "LIEGT_IN", "Hessen", since=date(2020, 1, 1),
+                  subject=("kassel", "Kassel"))
+    kassel_2020 = fact("f6", objekt="Kassel", since=date(2020, 1, 1))
+    direct = compact(DERIVED_FIELDS, {
+        "rel": "WOHNT_IN", "ziel_id": "hessen", "ziel_name": "Hessen", "pfad": ["Kassel"],
+        "zeiten": [compact(TIME_FIELDS, z) for z in (KASSEL,)]})
+    longer = derivation(kassel_2020, hessen)
+    [found] = derived(row([], abgeleitet=[direct, longer]), CANON, None)
+    assert (found.pfad, found.ab_datum) == (["Kassel", "Hessen"], date(2020, 1, 1))
+    [tie] = derived(row([], abgeleitet=[longer, derivation(kassel_2020, hessen)]), CANON, None)
+    assert tie.pfad == ["Kassel", "Hessen"]
+    [held] = derived(row([], abgeleitet=[direct, longer]), CANON, at(2027, 1, 1))
+    assert held.ab_datum == date(2020, 1, 1)
 
 
 # -- build -----------------------------------------------------------------------------
@@ -162,13 +171,14 @@ def test_a_current_read_takes_the_rows_as_they_are() -> None:
     assert (mappe.gueltig_am, mappe.bekannt_am, mappe.gekappt) == (None, None, False)
 
 
-def test_an_as_of_read_keeps_what_held_and_what_had_ended_then() -> None:
-    rows = row([KASSEL, BERLIN], historie=[BERLIN])
-    before = build(rows, CANON, cap=10, gueltig_am=at(2026, 11, 30))
-    assert ([f.id for f in before.fakten], before.historie) == (["f1"], [])
-    after = build(rows, CANON, cap=10, gueltig_am=at(2026, 12, 2), bekannt_am=at(2026, 12, 2))
-    assert [f.id for f in after.fakten] == ["f2"]
-    assert [h.id for h in after.historie] == ["f1"]
+def test_an_as_of_read_takes_the_state_known_then() -> None:
+    """The query has kept what held and what had ended at `gueltig_am`; the build marks
+    each version active as the record stood then, not as today's `aktiv` says."""
+    superseded_later = {**KASSEL, "aktiv": False}  # today's flag: superseded since
+    after = build(row([superseded_later], historie=[BERLIN]), CANON, cap=10,
+                  gueltig_am=at(2026, 12, 2), bekannt_am=at(2026, 12, 2))
+    assert [(f.id, f.aktiv) for f in after.fakten] == [("f2", True)]
+    assert [(h.id, h.bis) for h in after.historie] == [("f1", "Dezember 2026")]
     assert after.bekannt_am == at(2026, 12, 2)
 
 

@@ -18,6 +18,29 @@ OPTIONAL CALL (r) {
   RETURN tb LIMIT 1
 }
 
+// fragment: span_then
+// The start `ab` and end `bis` of the fact version `r` as known at $bekannt_am, in epoch
+// microseconds (exact; DateTimes of two zones that name one instant are not equal in
+// Cypher): from its events' chains as known then (the day's start, UTC), else from its
+// valid time; the end only of a superseded value. (kg.mappe.effective is the same rule
+// for the dates a Mappe shows.)
+{{ event_days }}
+WITH CASE WHEN ta IS NULL THEN r.t_valid.epochSeconds * 1000000 + r.t_valid.microsecond
+          ELSE datetime({date: ta.beginn, timezone: 'UTC'}).epochSeconds * 1000000 END AS ab,
+     CASE WHEN tb IS NOT NULL
+            THEN datetime({date: tb.beginn, timezone: 'UTC'}).epochSeconds * 1000000
+          WHEN r.grund = 'abgeloest'
+            THEN r.t_invalid.epochSeconds * 1000000 + r.t_invalid.microsecond END AS bis
+
+// fragment: holds_then
+// An as-of read's valid-time test, before the cap: the value of the fact version `r`
+// held at $gueltig_am ($gueltig_us, its epoch microseconds; a value superseded where it
+// began never holds). Only the facts that held take a place under the cap.
+EXISTS {
+  {{ span_then }}
+  WHERE ab <= $gueltig_us AND (bis IS NULL OR $gueltig_us < bis)
+}
+
 // fragment: held_then
 // The fact version `r` is the record and holds: the active version ($asof false), or the
 // version recorded by $bekannt_am and not yet replaced then, neither corrected nor
@@ -48,16 +71,19 @@ CASE WHEN $asof
 // chains' active ends.
 // An as-of read takes the fact versions recorded by $bekannt_am and not yet replaced then
 // (t_recorded <= $bekannt_am < t_expired), and each timeline chain as it was known then
-// (its last entry recorded by $bekannt_am); the caller keeps the versions valid at
-// $gueltig_am (it needs the timeline dates this query returns), and for derived knowledge
-// the shortest path all of whose facts hold.
-// params: $user_id, $character_id, $entity_ids, $cap, $schwelle, $asof, $bekannt_am, $derive, $symmetric_types
+// (its last entry recorded by $bekannt_am); of them, the facts whose value held at
+// $gueltig_us (gueltig_am in epoch microseconds) and the history's values that had ended
+// by then, before each cap (so superseded values take no place). For derived knowledge it returns every path; the
+// caller keeps, per target, the path whose facts all hold and which holds from the
+// earliest start.
+// params: $user_id, $character_id, $entity_ids, $cap, $schwelle, $asof, $gueltig_us, $bekannt_am, $derive, $symmetric_types
 // :param user_id => 'demo-user'
 // :param character_id => 'nova'
 // :param entity_ids => ['<id of Lena>']
 // :param cap => 60
 // :param schwelle => 0.1
 // :param asof => false
+// :param gueltig_us => datetime('9999-12-31T23:59:59Z').epochSeconds * 1000000
 // :param bekannt_am => datetime('9999-12-31T23:59:59Z')
 // :param derive => [{via: 'WOHNT_IN', trans: 'LIEGT_IN'}]
 // :param symmetric_types => ['PARTNER', 'GESCHWISTER', 'BEFREUNDET_MIT']
@@ -79,6 +105,9 @@ CALL (e) {
     WHERE r.character_id = $character_id AND r.staerke_decay >= $schwelle AND type(r) <> 'TYP'
       AND
         {{ held_then }}
+      AND (NOT $asof OR
+        {{ holds_then }}
+      )
     RETURN r, n
     ORDER BY r.staerke_decay DESC, r.last_touched DESC, r.id
     LIMIT $cap
@@ -101,6 +130,9 @@ CALL (e, near) {
       AND r.character_id = $character_id AND r.staerke_decay >= $schwelle AND type(r) <> 'TYP'
       AND
         {{ held_then }}
+      AND (NOT $asof OR
+        {{ holds_then }}
+      )
     RETURN r, 2 AS grad, n1.name AS via
   }
   WITH r, min(grad) AS grad, head(collect(via)) AS via
@@ -134,6 +166,11 @@ CALL (e) {
         {{ recorded_then }}
     RETURN r, n
   }
+  // An as-of read's history: the values that had ended by $gueltig_am.
+  WITH r, n WHERE NOT $asof OR EXISTS {
+    {{ span_then }}
+    WHERE bis <= $gueltig_us AND ab <= $gueltig_us
+  }
   WITH r, n ORDER BY r.t_invalid DESC, r.id LIMIT $cap
   {{ event_days }}
   RETURN collect([
@@ -160,11 +197,9 @@ CALL (e) {
                    ELSE t.aktiv END){1,}
             (x:Entitaet)
   WHERE x <> e AND x <> o
-  WITH r0, x, p ORDER BY length(p)
-  // A current read keeps the shortest path; an as-of read keeps them all (the caller
-  // takes the shortest whose facts all hold at $gueltig_am).
-  WITH r0, x, CASE WHEN $asof THEN collect(p) ELSE collect(p)[..1] END AS paths
-  UNWIND paths AS p
+  // Every path: the caller takes, per target, the one that holds from the earliest
+  // start (a shorter path may begin later), of those whose facts all hold at $gueltig_am.
+  WITH r0, x, p
   // The times of every fact of the path: the derivation holds from the latest start (its
   // *ab*), and an as-of read keeps a path only if all of them hold.
   UNWIND [r0] + relationships(p) AS r
