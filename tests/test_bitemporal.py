@@ -540,6 +540,18 @@ def test_check_sees_a_planted_violation_of_the_record(pair: Pair, name: str, pla
     assert any(fid in s for s in failing(pair, name))
 
 
+def test_check_sees_two_current_versions_of_a_fact(pair: Pair) -> None:
+    """An earlier version made current again (its t_expired removed) is two records at
+    once: a comparison with the missing time is null in Cypher, which must not pass."""
+    fid = superseded(pair)
+    pair.cypher(
+        "MATCH (:Entitaet {user_id: $u})-[r]->() WHERE r.id = $id AND r.version = 1 "
+        "REMOVE r.t_expired",
+        u=pair.user_id, id=fid,
+    )
+    assert any(fid in s for s in failing(pair, "version_chains"))
+
+
 def test_check_sees_a_follower_in_another_partition(pair: Pair) -> None:
     """Tom's residence in Berlin is a fact of the same relation, at Berlin's end of
     Lena's: not in Lena's partition, so it follows none of her values."""

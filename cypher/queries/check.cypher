@@ -197,13 +197,14 @@ WITH s, r, o ORDER BY r.id, r.version
 WITH r.id AS id, collect({v: r.version, rec: r.t_recorded,
                           exp: r.t_expired, rel: type(r), s: s.id,
                           c: r.character_id, o: coalesce(o.id, o.wert)}) AS vs
-WHERE NOT (
+// (A missing time or field makes a comparison null, never true: coalesce to a violation.)
+WHERE NOT coalesce(
   [x IN vs | x.v] = range(1, size(vs))
   AND vs[-1].exp IS NULL
   AND all(i IN range(0, size(vs) - 2) WHERE vs[i].exp = vs[i + 1].rec)
   AND all(x IN vs WHERE x.rel = vs[0].rel AND x.s = vs[0].s AND x.c = vs[0].c
-                        AND x.o = vs[0].o)
-)
+                        AND x.o = vs[0].o),
+  false)
 RETURN count(*) AS count,
        collect(coalesce(id, '(no id)') + ' (versions '
                + reduce(t = '', x IN vs | t + CASE t WHEN '' THEN '' ELSE ', ' END
