@@ -609,6 +609,9 @@ def moved_event(pair: Pair) -> str:
     "REMOVE a.ersetzt_am",
     "SET b.ersetzt_am = datetime()",
     "SET b.aktiv = false, b.abgesagt = true, b.abgesagt_am = b.t_recorded - duration('PT1S')",
+    # replaced at another time than its successor was recorded: later, or in the future
+    "SET a.ersetzt_am = b.t_recorded + duration('PT1H')",
+    "SET a.ersetzt_am = datetime() + duration('P365D')",
 ])
 def test_check_sees_a_planted_violation_of_the_timelines_record(pair: Pair, plant: str) -> None:
     """As-of reads follow each chain as it was known: its entries' system times must be

@@ -465,7 +465,8 @@ RETURN count(r) AS count,
 // name: check_timeline_system_time
 // Item 9: the timeline's own record of system time, which as-of reads follow: no entry
 // recorded (t_recorded) after now; a moved entry's successor recorded after it, and the
-// entry replaced (ersetzt_am) when it was (not before it was recorded); a cancelled one
+// entry replaced (ersetzt_am) when it was (not before it was recorded, and as its
+// successor was recorded, within a second); a cancelled one
 // cancelled (abgesagt_am) after it was recorded and not after now. "Now" is the clock as
 // each row is read, with a second's grace: a check that runs while orders commit sees
 // them. (Entries of a store from before system time was kept carry neither t_recorded
@@ -488,6 +489,10 @@ WITH t, n,
          THEN 'successor recorded before it'
        WHEN n IS NOT NULL AND t.ersetzt_am < t.t_recorded
          THEN 'replaced before it was recorded'
+       WHEN n IS NOT NULL
+            AND abs(t.ersetzt_am.epochMillis - n.t_recorded.epochMillis) > 1000
+         THEN 'replaced at ' + toString(t.ersetzt_am) + ', its successor recorded at '
+              + toString(n.t_recorded)
        WHEN n IS NULL AND t.ersetzt_am IS NOT NULL THEN 'ersetzt_am without a successor'
        WHEN coalesce(t.abgesagt, false)
             AND NOT coalesce(coalesce(t.t_recorded, t.abgesagt_am) <= t.abgesagt_am
