@@ -44,6 +44,7 @@ from kg.models import (
     Tripel,
     When,
     clip,
+    ident,
     instant,
     normalize_name,
 )
@@ -316,6 +317,7 @@ class Memory:
     async def timeline_add(
         self, user_id: str, character_id: str, entry: NeuerEintrag, betrifft_id: str | None = None
     ) -> Eintrag:
+        user_id, character_id = ident(user_id, "user_id"), ident(character_id, "character_id")
         return await self.timeline.add(user_id, character_id, entry, betrifft_id)
 
     async def timeline_move(
@@ -402,6 +404,8 @@ class Memory:
         as the day's run)."""
         from kg.decay import sweep
 
+        if user_id is not None:
+            user_id = ident(user_id, "user_id")
         return await sweep(self.db, self.canon, day, if_due, user_id, progress)
 
     async def check(self, user_id: str | None = None, *, day: date | None = None) -> CheckReport:

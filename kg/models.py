@@ -17,6 +17,7 @@ from pydantic import (
     ConfigDict,
     Field,
     StringConstraints,
+    ValidationError,
     field_validator,
     model_validator,
 )
@@ -107,6 +108,18 @@ Ident = Annotated[
     AfterValidator(_no_control),
 ]
 
+
+
+def ident(value: object, name: str) -> str:
+    """An id given outside a model (a user's or a character's, to a timeline or decay
+    call), held to the rule of every id in an order: InvalidInput says what is wrong."""
+    from pydantic import TypeAdapter
+
+    try:
+        return str(TypeAdapter(Ident).validate_python(value))
+    except ValidationError as exc:
+        why = str(exc.errors()[0]["msg"]).removeprefix("Value error, ")
+        raise InvalidInput(f"{name} {str(value)[:60]!r}: {why}") from None
 
 def strip_format(text: str) -> str:
     """`text` without invisible format characters (Unicode category Cf: zero-width

@@ -271,3 +271,28 @@ def test_a_configuration_file_that_is_not_utf8_is_named(
     monkeypatch.chdir(tmp_path)
     (tmp_path / ".env").write_bytes(b"NEO4J_URI=bolt://127.0.0.1:1\n\xff\xfe=x\n")
     bad_input(run(["status"]), ".env is not UTF-8 text")
+
+
+@pytest.mark.parametrize(("flag", "value", "why"), [
+    ("-u", "", "at least 1 character"),
+    ("-u", "u\nx", "control characters"),
+    ("-u", "u" * 5000, "at most"),
+    ("-c", "", "at least 1 character"),
+])
+def test_a_timeline_entry_needs_ids_as_an_order_does(
+    store: SyncMemory, cli_env: dict[str, str], flag: str, value: str, why: str
+) -> None:
+    """`kg timeline add` took any user and character id (an empty one, one with a line
+    break): its entry and lock node made the user's export fail, and `kg check` saw
+    nothing. The ids are held to the rule of an order's; nothing is written."""
+    ids = {"-u": f"tl-{uuid.uuid4().hex[:8]}", "-c": "nova"} | {flag: value}
+    done = run(["timeline", "add", "-u", ids["-u"], "-c", ids["-c"], "--typ", "termin",
+                "--titel", "Probe", "--beginn", "2027-01-01"], env=cli_env)
+    bad_input(done, why)
+    written = store.run(raw_cypher(
+        store, "MATCH (x) WHERE x.user_id = $u OR x:Nutzer AND x.id = $u "
+        "OR x:TimelineEintrag AND x.character_id = $c RETURN count(x) AS n",
+        u=ids["-u"], c=ids["-c"] if flag == "-c" else "\x00"))
+    assert written == [{"n": 0}]
+    if flag == "-u":
+        bad_input(run(["decay", "run", "-u", value, "--day", "2026-12-01"], env=cli_env), why)
