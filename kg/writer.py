@@ -199,6 +199,11 @@ def to_state(row: Record, canon: Canon) -> State:
     return state
 
 
+#: The audit ids of the orders a cancel and a move give the writer (`_event_order`): a
+#: caller's order may not take one, or the event's cancel or move would find it taken.
+EVENT_ORDER_PREFIXES = ("absage-", "verschiebung-")
+
+
 class FaktenAgent:
     """Takes write orders and reports outcomes; the one writer of facts."""
 
@@ -396,6 +401,12 @@ class FaktenAgent:
                 ) from None
 
     async def write(self, auftrag: Auftrag) -> AuftragErgebnis:
+        if auftrag.auftrag_id.startswith(EVENT_ORDER_PREFIXES):
+            raise InvalidInput(
+                f"auftrag_id {auftrag.auftrag_id!r} starts with "
+                f"{next(p for p in EVENT_ORDER_PREFIXES if auftrag.auftrag_id.startswith(p))!r}, "
+                "which names the orders of a cancel or a move in the audit — choose another id"
+            )
         try:
             return await self.db.write(lambda tx: self._write(tx, auftrag))
         except ServerUnavailable as exc:

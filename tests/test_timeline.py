@@ -157,6 +157,23 @@ def test_fact_from_an_event_supersedes_and_follows_a_move(pair: Pair) -> None:
     assert later.ergebnisse[0].timeline_id == r.timeline_id
 
 
+@pytest.mark.parametrize("prefix", ["absage-", "verschiebung-"])
+def test_an_order_may_not_take_the_audit_id_of_a_cancel_or_a_move(
+    pair: Pair, prefix: str
+) -> None:
+    """A cancel audits its order as `absage-<entry>`, a move as `verschiebung-<entry>`.
+    A caller's order of that id made the cancel fail on the audit's key for good, with a
+    raw Neo4j error; such ids are refused, and the cancel goes through."""
+    told = pair.write(t("Eva", "wohnt_in", "Rom",
+                        ereignis={"titel": "Eva zieht", "beginn": "2027-02-01"}))
+    entry = told.ergebnisse[0].timeline_id
+    with pytest.raises(InvalidInput, match=f"starts with '{prefix}'.*choose another id"):
+        pair.write(t("Eva", "beruf", wert="Malerin"), auftrag_id=f"{prefix}{entry}")
+    assert pair.mappe("Eva").fakten[0].objekt is not None
+    cancelled = pair.store.run(pair.store.memory.timeline_cancel(pair.user_id, "nova", entry))
+    assert cancelled.auftrag_id == f"absage-{entry}" and len(cancelled.retired) == 1
+
+
 def test_cancelling_an_event_retires_its_facts_and_reinstates_the_old_value(pair: Pair) -> None:
     pair.write(t("Lena", "wohnt_in", "Berlin"), zeitpunkt="2026-09-01T00:00:00Z")
     result = pair.write(
