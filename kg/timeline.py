@@ -85,6 +85,20 @@ def normalized(entry: NeuerEintrag) -> NeuerEintrag:
     return entry.model_copy(update={"beginn": beginn, "ende": ende})
 
 
+def moved_end(old_beginn: date, old_ende: date, beginn: date, months: bool) -> date:
+    """The end of a span moved to `beginn` without a new end: it keeps its length, in
+    months when it is of month precision before and after (January to March moved to
+    February ends in April), else in days. OverflowError past 9999-12-31."""
+    if not months:
+        return beginn + (old_ende - old_beginn)
+    span = (old_ende.year - old_beginn.year) * 12 + old_ende.month - old_beginn.month
+    index = beginn.year * 12 + beginn.month - 1 + span
+    year, month = divmod(index, 12)
+    if year > 9999:
+        raise OverflowError("date value out of range")
+    return date(year, month + 1, calendar.monthrange(year, month + 1)[1])
+
+
 def month_window(month: str) -> tuple[date, date]:
     """'2026-11' → first and last day of the month."""
     try:
@@ -248,8 +262,10 @@ class Timeline:
             old = await self._active_end(tx, user_id, character_id, eintrag_id, "move")
             neues_ende = ende
             if neues_ende is None and old.get("ende") is not None:
+                months = old["genauigkeit"] == "monat" and genauigkeit in (None, "monat")
                 try:
-                    neues_ende = beginn + (old["ende"].to_native() - old["beginn"].to_native())
+                    neues_ende = moved_end(old["beginn"].to_native(), old["ende"].to_native(),
+                                           beginn, months)
                 except OverflowError:
                     raise InvalidInput(
                         f"a span beginning {beginn} would end after 9999-12-31: give its end"

@@ -9,7 +9,7 @@ import pytest
 
 from kg.errors import InvalidInput, TimelineError
 from kg.models import NeuerEintrag
-from kg.timeline import month_window, when_text
+from kg.timeline import month_window, moved_end, when_text
 from tests.conftest import Pair, t
 
 
@@ -59,6 +59,28 @@ def test_a_moved_span_keeps_its_length_unless_given_an_end(pair: Pair) -> None:
     assert (shorter.beginn, shorter.ende) == (date(2026, 12, 22), date(2026, 12, 24))
     one_day = move(pair, shorter.id, date(2026, 12, 23), ende=date(2026, 12, 23))
     assert (one_day.beginn, one_day.ende) == (date(2026, 12, 23), date(2026, 12, 23))
+
+
+def test_a_moved_month_span_keeps_its_months(pair: Pair) -> None:
+    """January to March, moved to begin in February, ends in April: three months stay
+    three months (a length in days, 89, ran to the end of May)."""
+    first = add(pair, "Kurs", beginn=date(2027, 1, 1), ende=date(2027, 3, 31),
+                genauigkeit="monat")
+    moved = move(pair, first, date(2027, 2, 1))
+    assert (moved.beginn, moved.ende) == (date(2027, 2, 1), date(2027, 4, 30))
+    as_days = move(pair, moved.id, date(2027, 2, 10), genauigkeit="tag")
+    assert (as_days.beginn, as_days.ende) == (date(2027, 2, 10), date(2027, 5, 9))  # 88 days
+
+
+def test_moved_end_keeps_months_or_days() -> None:
+    assert moved_end(date(2027, 1, 1), date(2027, 3, 31), date(2027, 11, 1), True) == \
+        date(2028, 1, 31)
+    assert moved_end(date(2027, 1, 1), date(2027, 1, 31), date(2028, 2, 1), True) == \
+        date(2028, 2, 29)
+    assert moved_end(date(2026, 12, 20), date(2026, 12, 27), date(2027, 2, 25), False) == \
+        date(2027, 3, 4)
+    with pytest.raises(OverflowError):
+        moved_end(date(2027, 1, 1), date(2027, 3, 31), date(9999, 11, 1), True)
 
 
 def test_moving_an_inactive_entry_is_a_clear_error(pair: Pair) -> None:
