@@ -296,3 +296,21 @@ def test_a_timeline_entry_needs_ids_as_an_order_does(
     assert written == [{"n": 0}]
     if flag == "-u":
         bad_input(run(["decay", "run", "-u", value, "--day", "2026-12-01"], env=cli_env), why)
+
+
+@pytest.mark.parametrize(("beginn", "genauigkeit"), [("9999-12-31", "tag"),
+                                                    ("9999-12-01", "monat")])
+def test_an_event_at_the_end_of_the_calendar_is_written(
+    pair: Pair, beginn: str, genauigkeit: str
+) -> None:
+    """The window of an event on 31 December 9999 (or in that month) ends past the
+    calendar: the writer raised OverflowError ("a bug in kg"). It ends at the calendar's
+    last instant; the fact is written and holds from the event."""
+    from tests.conftest import t
+
+    done = pair.write(t("Ada", "beruf", wert="Astronautin",
+                        ereignis={"titel": "Start", "beginn": beginn,
+                                  "genauigkeit": genauigkeit}))
+    assert done.ergebnisse[0].ausgang == "geschrieben"
+    [fact] = pair.mappe("Ada").fakten
+    assert fact.ab_datum is not None and fact.ab_datum.year == 9999

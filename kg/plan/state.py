@@ -140,13 +140,21 @@ def day_start(day: date) -> datetime:
     return datetime.combine(day, time.min, tzinfo=UTC)
 
 
+#: The last instant the calendar holds: the end of a window that closes on 31 December 9999.
+END_OF_TIME = datetime.max.replace(tzinfo=UTC)
+
+
 def precision_end(day: date, genauigkeit: str) -> datetime:
-    """The end of the window an event's start is known to: its day, or its month."""
-    if genauigkeit == "monat":
-        first = day.replace(day=1)
-        return day_start(first.replace(year=first.year + 1, month=1) if first.month == 12
-                         else first.replace(month=first.month + 1))
-    return day_start(day) + timedelta(days=1)
+    """The end of the window an event's start is known to: its day, or its month (the
+    calendar's last instant for December 9999, whose window ends past it)."""
+    try:
+        if genauigkeit == "monat":
+            first = day.replace(day=1)
+            return day_start(first.replace(year=first.year + 1, month=1) if first.month == 12
+                             else first.replace(month=first.month + 1))
+        return day_start(day) + timedelta(days=1)
+    except (OverflowError, ValueError):
+        return END_OF_TIME
 
 
 def as_utc(value: Any) -> datetime:
