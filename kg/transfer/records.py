@@ -5,7 +5,15 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationError,
+    model_validator,
+)
 
 from kg.models import (
     AuftragErgebnis,
@@ -16,6 +24,7 @@ from kg.models import (
     Ident,
     Name,
     Wert,
+    clean_name,
 )
 from kg.transfer.codec import TAG, ZEIT, Tag, Zeit, temporal_fields
 
@@ -106,11 +115,19 @@ class Kopf(Rec):
         return json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
+def _stored_name(name: str) -> str:
+    """An entity's name as a write stores it: without invisible format characters."""
+    cleaned = clean_name(name)
+    if not cleaned:
+        raise ValueError("is empty once invisible format characters are removed")
+    return cleaned
+
+
 class EntitaetRec(Rec):
     kind: Literal["entitaet"]
     id: Id
     user_id: Id
-    name: Name
+    name: Annotated[Name, AfterValidator(_stored_name)]
     name_norm: str = Field(description="Recomputed from the name on import, never trusted.")
     erstellt: Zeit | None = None
 
