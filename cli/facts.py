@@ -281,6 +281,16 @@ def audit_default(
     Example: kg audit -u u1 -c nova --limit 5
     """
     if ctx.invoked_subcommand is not None:
+        given = [flag for flag, value in (("--user", user), ("--character", character),
+                                          ("--limit", limit != 20), ("--json", as_json))
+                 if value]
+        if given:
+            # Options here belong to the listing; a subcommand would ignore them (and
+            # `prune` applies the retention to every user).
+            err.print(f"error: {', '.join(given)} given before the subcommand; give the "
+                      f"options after the subcommand: kg audit {ctx.invoked_subcommand} …",
+                      markup=False)
+            raise typer.Exit(2)
         return
     if user is None:
         err.print("error: give --user (and optionally --character)")
@@ -325,7 +335,7 @@ def audit_prune(
         help="Keep this many days, 1-36500 (default KG_AUDIT_RETENTION_DAYS)."
     ),
 ) -> None:
-    """Delete orders older than the retention period.
+    """Delete every user's orders older than the retention period.
 
     Example: kg audit prune --days 365
     """

@@ -437,11 +437,12 @@ class Memory:
         ]
 
     async def audit_prune(
-        self, *, keep_days: int | None = None, now: datetime | None = None
+        self, *, keep_days: int | None = None, now: datetime | None = None, batch: int = 10_000
     ) -> int:
-        """Apply the audit's retention: delete the orders recorded more than `keep_days`
-        (default `KG_AUDIT_RETENTION_DAYS`) before `now` (default: this moment); returns
-        how many were deleted."""
+        """Apply the audit's retention to every user: delete the orders recorded more than
+        `keep_days` (default `KG_AUDIT_RETENTION_DAYS`) before `now` (default: this
+        moment), `batch` per transaction until none is left; returns how many were
+        deleted."""
         keep = self.db.settings.audit_retention_days if keep_days is None else keep_days
         if isinstance(keep, bool) or not isinstance(keep, int) or not 1 <= keep <= 36_500:
             # The audit holds the idempotency ids: kept for less than a day, a replay of an
@@ -452,8 +453,14 @@ class Memory:
                 "the same bounds)"
             )
         before = (now or datetime.now(UTC)) - timedelta(days=keep)
-        rows = await self.db.write(lambda tx: tx.run("audit_prune", before=before))
-        return int(rows[0]["deleted"]) if rows else 0
+        deleted = 0
+        while True:
+            rows = await self.db.write(
+                lambda tx: tx.run("audit_prune", before=before, batch=batch))
+            done = int(rows[0]["deleted"]) if rows else 0
+            deleted += done
+            if done < batch:
+                return deleted
 
 
 class Pair:

@@ -137,6 +137,31 @@ def test_audit_prune_applies_the_configured_retention(pair) -> None:  # type: ig
     assert kept() == ["new"]
 
 
+def test_audit_prune_deletes_every_old_order_batch_by_batch(pair) -> None:  # type: ignore[no-untyped-def]
+    """One transaction deleted at most 100,000 orders and the rest stayed, though the
+    command said it applies the retention: it repeats its batch until none is left."""
+    from tests.conftest import t
+
+    memory = pair.store.memory
+    for n in range(5):
+        pair.write(t("Lena", "hobby", wert=f"Hobby {n}"), auftrag_id=f"old-{n}")
+    pair.cypher("MATCH (a:Auftrag {user_id: $u}) SET a.erfasst = datetime() - duration('P400D')",
+                u=pair.user_id)
+    assert pair.store.run(memory.audit_prune(keep_days=365, batch=2)) >= 5
+    assert pair.store.run(memory.audit(pair.user_id)) == []
+
+
+@pytest.mark.parametrize("args", [["-u", "u1", "prune", "--days", "400"],
+                                  ["-u", "u1", "list"], ["--json", "prune"]])
+def test_audit_options_belong_after_the_subcommand(args: list[str]) -> None:
+    """`kg audit -u u1 prune` pruned every user's orders, the -u silently ignored; `kg
+    audit -u u1 list` asked for the --user it had been given."""
+    result = runner.invoke(app, ["audit", *args])
+    assert result.exit_code == 2 and "Traceback" not in result.output, result.output
+    assert f"kg audit {args[-1] if args[-1] != '400' else 'prune'}" in result.output
+    assert "after the subcommand" in result.output
+
+
 @pytest.mark.parametrize("days", ["0", "-1", "36501", "99999999999"])
 def test_audit_prune_keeps_at_least_a_day(pair, days: str) -> None:  # type: ignore[no-untyped-def]
     """The audit holds the idempotency ids: pruning all of it would let a replay of an

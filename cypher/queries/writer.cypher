@@ -394,12 +394,14 @@ ORDER BY a.erfasst DESC
 LIMIT $limit;
 
 // name: audit_prune
-// Forensics has a retention period instead of decay: delete orders recorded before the cutoff.
-// params: $before
+// Forensics has a retention period instead of decay: delete orders recorded before the
+// cutoff, at most $batch in one transaction (the caller repeats it until fewer go).
+// params: $before, $batch
 // :param before => datetime() - duration('P365D')
+// :param batch => 10000
 MATCH (a:Auftrag)
 WHERE a.erfasst < $before
-WITH a LIMIT 100000
+WITH a LIMIT $batch
 DETACH DELETE a
 RETURN count(*) AS deleted;
 
