@@ -28,11 +28,9 @@ from kg.plan import (
     Operations,
     Planner,
     Refs,
-    Rejected,
     State,
     day_start,
     order_status,
-    precheck,
     precision_end,
     refs_of,
 )
@@ -302,13 +300,13 @@ class FaktenAgent:
                 )
             first = AuftragErgebnis.model_validate_json(row["ergebnis"])
             return first.model_copy(update={"wiederholt": True})
-        if auftrag.berichtigungen:
-            # After the replay lookup: a replay is answered from the audit, whatever the
-            # canon says now. Nothing is written before this point.
-            self._replacements_have_their_form(auftrag)
         jetzt = _instant(row["jetzt"])
         planner = Planner(self.canon, auftrag, to_state(row, self.canon), jetzt)
-        ergebnis = self._result(auftrag, planner.plan(), planner.now, jetzt)
+        results = planner.plan()
+        # After the replay lookup (a replay is answered from the audit, whatever the canon
+        # says now), before anything is written.
+        self._replacements_hold(auftrag, results)
+        ergebnis = self._result(auftrag, results, planner.now, jetzt)
         await self._apply(tx, auftrag, row, jetzt, planner.ops, ergebnis, inhalt)
         return ergebnis
 
@@ -374,11 +372,12 @@ class FaktenAgent:
         await self._apply(tx, auftrag, row, jetzt, planner.ops, ergebnis, content_hash(auftrag))
         return ergebnis
 
-    def _replacements_have_their_form(self, auftrag: Auftrag) -> None:
+    @staticmethod
+    def _replacements_hold(auftrag: Auftrag, results: list[TripelErgebnis]) -> None:
         """A correction and its replacement are written together or not at all: a
-        replacement the canon refuses by its form alone (an unknown relation, a value
-        where an entity belongs) is refused before the wrong fact is retired, which would
-        otherwise leave nothing in its place."""
+        replacement the plan refuses (by its form, an unknown relation, a type the
+        entity's other facts contradict, an ambiguous name) refuses the whole order, which
+        would otherwise retire the wrong fact and leave nothing in its place."""
         def ref(subjekt: Any) -> str:
             """A subject as written in the order: a name, an id or a new name."""
             if isinstance(subjekt, dict):
@@ -386,19 +385,22 @@ class FaktenAgent:
             return str(getattr(subjekt, "id", None) or getattr(subjekt, "neu", None)
                        or subjekt)
 
+        if not auftrag.berichtigungen:
+            return
         corrected = {(ref(b.subjekt), b.beziehung) for b in auftrag.berichtigungen}
+        first = len(auftrag.berichtigungen)
         for i, raw in enumerate(auftrag.tripel):
             subjekt, beziehung = ((raw.subjekt, raw.beziehung) if isinstance(raw, Tripel)
                                   else (raw.get("subjekt"), raw.get("beziehung")))
             if (ref(subjekt), beziehung) not in corrected:
                 continue  # not a replacement: judged on its own, as in any order
-            try:
-                precheck(raw, self.canon)
-            except Rejected as why:
+            outcome = results[first + i]
+            if outcome.ausgang in ("abgelehnt", "mehrdeutig"):
                 raise InvalidInput(
-                    f"the correction's tripel[{i}] is refused — {why.meldung}; nothing was "
-                    "written (a correction and its replacement are written together)"
-                ) from None
+                    f"the correction's tripel[{i}] is refused — "
+                    f"{outcome.meldung or outcome.grund}; nothing was written (a correction "
+                    "and its replacement are written together)"
+                )
 
     async def write(self, auftrag: Auftrag) -> AuftragErgebnis:
         if auftrag.auftrag_id.startswith(EVENT_ORDER_PREFIXES):

@@ -423,6 +423,25 @@ def test_a_correction_whose_replacement_has_the_wrong_form_writes_nothing(pair: 
     assert [f.objekt.name for f in pair.mappe("Lea").fakten if f.objekt] == ["Hamburg"]
 
 
+def test_a_correction_whose_replacement_contradicts_the_entity_writes_nothing(
+    pair: Pair,
+) -> None:
+    """Tom's type person, implied by his partner fact too, corrected to ort: the
+    replacement contradicts the partner fact (typkonflikt). Retiring the type and
+    refusing its replacement left Tom without one; the whole correction is refused."""
+    pair.write(t("Tom", "typ", wert="person"), t("Tom", "partner", "Lena"))
+    with pytest.raises(InvalidInput, match=r"the correction's tripel\[0\] is refused"):
+        pair.store.run(pair.store.memory.correct(
+            pair.user_id, "nova", subjekt="Tom", beziehung="typ", wert="person",
+            neu_wert="ort", herkunft="mensch"))
+    assert typ_of(pair, "Tom") == "person"
+    done = CliRunner().invoke(app, [
+        "correct", "-u", pair.user_id, "-c", "nova", "--subjekt", "Tom", "--beziehung",
+        "typ", "--wert", "person", "--herkunft", "mensch", "--neu-wert", "ort"])
+    assert done.exit_code == 2 and "nothing was written" in done.output, done.output
+    assert typ_of(pair, "Tom") == "person"
+
+
 def test_a_replayed_correction_returns_its_first_result_after_the_canon_changed(
     pair: Pair, tmp_path: Path
 ) -> None:
