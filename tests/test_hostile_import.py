@@ -131,6 +131,24 @@ def test_a_wrong_name_norm_is_recomputed(
     assert names == [{"id": lena}]
 
 
+@pytest.mark.parametrize(("kind", "update", "words"), [
+    ("eintrag", {"beginn": "2026-12-17"}, "precision monat begins on the 1st"),
+    ("eintrag", {"ende": "2027-01-17"}, "ends on its month's last day"),
+    ("fakt", {"decay_am": "2099-01-01"}, "a day no decay sweep has reached"),
+])
+def test_a_record_the_writer_could_not_have_written_is_refused(
+    pair: Pair, tmp_path: Path, exported: list[str], kind: str, update: dict[str, str],
+    words: str,
+) -> None:
+    """A month entry from the 17th read as "Dezember" in the timeline, while the Mappe
+    took the 17th; a decay_am in 2099 made every edge rest and `kg check` fail after an
+    import that passed."""
+    lines, at = change(exported, kind, lambda line: "monat" in line or kind == "fakt",
+                       **update)
+    refused(pair, write(tmp_path / "rec.jsonl", reseal(lines)),
+            rf"rec.jsonl:{at}: {kind}: .*{words}")
+
+
 @pytest.mark.parametrize(("name", "words"), [
     ("L" * 300_000, "at most 200 characters"),
     ("Le\x00na", "control characters"),

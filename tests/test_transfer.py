@@ -30,7 +30,7 @@ def plant_decay(pair: Pair) -> None:
     """A swept edge (date and odd float) and a nanosecond datetime: exactness of types."""
     pair.cypher(
         "MATCH (s:Entitaet {user_id: $u})-[r:HAT_HAUSTIER]->() "
-        "SET r.decay_am = date('2026-12-03'), r.staerke_decay = 0.8123456789012345, "
+        "SET r.decay_am = date('2026-11-30'), r.staerke_decay = 0.8123456789012345, "
         "    r.last_touched = datetime('2026-10-16T10:00:00.123456789+02:00')",
         u=pair.user_id,
     )
@@ -169,7 +169,7 @@ def test_pair_round_trip_is_byte_identical(pair: Pair, tmp_path: Path) -> None:
     plant_decay(pair)
     checked = store.run(store.memory.check(user_id=pair.user_id, day=date(2026, 12, 3)))
     first = export_text(store, tmp_path / "a.jsonl", pair.user_id, "nova")
-    assert '"decay_am":"2026-12-03"' in first
+    assert '"decay_am":"2026-11-30"' in first
     assert '"last_touched":"2026-10-16T10:00:00.123456789+02:00"' in first
     assert '"kind":"nachfolger"' in first and '"kind":"betrifft"' in first
     luna_before = export_text(store, tmp_path / "luna.jsonl", pair.user_id, "luna")

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import calendar
 import json
+from datetime import UTC, date, datetime, timedelta
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -12,6 +14,7 @@ from pydantic import (
     Field,
     TypeAdapter,
     ValidationError,
+    field_validator,
     model_validator,
 )
 
@@ -148,6 +151,22 @@ class EintragRec(Rec):
     ersetzt_am: Zeit | None = None
     abgesagt_am: Zeit | None = None
 
+    @model_validator(mode="after")
+    def _month_precision(self) -> EintragRec:
+        """As the writer stores an entry of month precision: from the 1st of its month,
+        a span to its last month's last day (readers take the window from `beginn`)."""
+        if self.genauigkeit == "monat":
+            beginn = date.fromisoformat(self.beginn)
+            if beginn.day != 1:
+                raise ValueError(f"an entry of precision monat begins on the 1st of its "
+                                 f"month, not on {self.beginn}")
+            if self.ende is not None:
+                ende = date.fromisoformat(self.ende)
+                if ende.day != calendar.monthrange(ende.year, ende.month)[1]:
+                    raise ValueError(f"a span of precision monat ends on its month's last "
+                                     f"day, not on {self.ende}")
+        return self
+
 
 class NachfolgerRec(Rec):
     kind: Literal["nachfolger"]
@@ -197,6 +216,16 @@ class FaktRec(Rec):
     def key(self) -> str:
         """A fact has one record per version (zero-padded: versions sort in order)."""
         return f"{self.id}#{self.version:06d}"
+
+    @field_validator("decay_am")
+    @classmethod
+    def _swept_by_now(cls, value: str | None) -> str | None:
+        """A sweep computes a day that has come (UTC); a day after tomorrow no sweep can
+        have written, and every edge would read as decayed from it."""
+        if value is not None and date.fromisoformat(value) > datetime.now(UTC).date() + \
+                timedelta(days=1):
+            raise ValueError(f"{value} is a day no decay sweep has reached yet")
+        return value
 
     @model_validator(mode="after")
     def _one_object(self) -> FaktRec:
