@@ -40,6 +40,7 @@ from kg.models import (
     Tripel,
     TripelOderRoh,
 )
+from kg.plain import problems
 from kg.timeline import Eintrag, month_window
 from kg_mcp.binding import Binding, PairRef, TokenPair, Unbound
 
@@ -140,13 +141,12 @@ def in_words(error: KgError | Unbound, asked: str | None = None) -> str:
 
 
 def validation_text(tool: str, error: ValidationError) -> str:
-    problems = []
-    for e in error.errors(include_url=False, include_input=False)[:5]:
-        where = ".".join(str(p) for p in e["loc"]) or "arguments"
-        problems.append(f"{where}: {e['msg']}")
-    more = error.error_count() - len(problems)
-    tail = f" (and {more} more)" if more > 0 else ""
-    return f"invalid arguments for {tool} — " + "; ".join(problems) + tail
+    """`field: what is wrong` per argument, as the library words it (no validator names
+    or pydantic prefixes)."""
+    found = problems(error)
+    shown = [f"{p.where or 'arguments'}: {p.message}" for p in found[:5]]
+    tail = f" (and {len(found) - len(shown)} more)" if len(found) > len(shown) else ""
+    return f"invalid arguments for {tool} — " + "; ".join(shown) + tail
 
 
 @contextmanager

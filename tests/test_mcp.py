@@ -296,6 +296,7 @@ BAD_CALLS: list[tuple[str, dict[str, Any], str]] = [
     ("mappe", {"entitaet": "x" * 1_000_000}, "at most 200"),
     ("mappe", {"entitaet": "Lena\u0000; MATCH (n) DETACH DELETE n"}, "control characters"),
     ("mappe", {"entitaet": "Lena", "gueltig_am": "2026-11-30T10:00:00"}, "time zone"),
+    ("mappe", {"entitaet": "Lena", "bekannt_am": "20261130"}, "bekannt_am: "),
     ("mappe", {"entitaet": "Lena", "user_id": "someone-else"}, "no tool can name a user"),
     ("mappen", {"entitaeten": ["Lena"] * 1000}, "at most 50"),
     ("write", {"auftrag_id": "x", "tripel": "Lena wohnt in Kassel"}, "tripel"),
@@ -319,6 +320,7 @@ def test_bad_input_is_a_tool_error_in_words(
         words = text(result)
         assert expected in words, words
         assert "Traceback" not in words and 'File "' not in words
+        assert "function-" not in words and "Value error" not in words  # no pydantic inside
         assert len(words) < 2000  # no echo of a huge argument
     assert user_data(store, mcp.a.user_id) == before
 
