@@ -368,7 +368,7 @@ TIMELINE_PROPERTIES: tuple[Property, ...] = (
     Property("ende", "the day it ends, or absent", "DATE_OR_NULL"),
     Property("genauigkeit", "`tag` or `monat`: how exact `beginn` is", "STRING"),
     Property("aktiv", "true on the end of its chain, unless cancelled", "BOOLEAN"),
-    Property("abgesagt", "true once the event was cancelled; absent before", "BOOLEAN_OR_NULL"),
+    Property("abgesagt", "true once the event was cancelled; false before", "BOOLEAN_OR_NULL"),
     Property("t_recorded", "system time the store recorded the entry", "DATETIME_OR_NULL"),
     Property("ersetzt_am", "system time a move replaced it by its successor", "DATETIME_OR_NULL"),
     Property("abgesagt_am", "system time it was cancelled", "DATETIME_OR_NULL"),
