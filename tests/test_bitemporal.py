@@ -373,6 +373,33 @@ def test_the_as_of_cap_counts_only_the_facts_that_hold(pair: Pair) -> None:
     assert frueher(then) == [("Job0", "1. Januar 2022")]
 
 
+def test_a_correction_lists_as_reinstated_only_values_that_hold_again(pair: Pair) -> None:
+    """Berlin, Kassel and Hamburg told for one instant: Berlin and Kassel hold nowhere.
+    Taking Kassel back leaves Berlin squeezed by Hamburg: nothing holds again, and the
+    result must not say Berlin does. Berlin told twice (2026, then back-dated to 2025)
+    and corrected: neither version is listed as holding again."""
+    at = "2026-03-01T00:00:00Z"
+    pair.write(t("Lena", "wohnt_in", "Berlin"), zeitpunkt=at)
+    pair.write(t("Lena", "wohnt_in", "Kassel"), zeitpunkt=at)
+    pair.write(t("Lena", "wohnt_in", "Hamburg"), zeitpunkt=at)
+    taken = pair.store.run(pair.store.memory.correct(
+        pair.user_id, "nova", subjekt="Lena", beziehung="wohnt_in", objekt="Kassel",
+        herkunft="mensch"))
+    assert taken.ergebnisse[0].wieder_gueltig == []
+    assert werte(pair.mappe("Lena"), "wohnt_in") == ["Hamburg"]
+
+    pair.write(t("Tom", "wohnt_in", "Hamburg"), zeitpunkt="2024-01-01T00:00:00Z")
+    pair.write(t("Tom", "wohnt_in", "Berlin"), zeitpunkt="2026-01-01T00:00:00Z")
+    pair.write(t("Tom", "wohnt_in", "Berlin"), zeitpunkt="2025-01-01T00:00:00Z")
+    both = pair.store.run(pair.store.memory.correct(
+        pair.user_id, "nova", subjekt="Tom", beziehung="wohnt_in", objekt="Berlin",
+        herkunft="mensch"))
+    result = both.ergebnisse[0]
+    assert not set(result.wieder_gueltig) & set(result.abgeloest)
+    assert werte(pair.mappe("Tom"), "wohnt_in") == ["Hamburg"]
+    check_clean(pair)
+
+
 def test_as_of_history_lists_only_values_that_had_ended(pair: Pair) -> None:
     for month, city in ((1, "Berlin"), (3, "Hamburg"), (5, "Kassel")):
         pair.write(t("Lena", "wohnt_in", city), zeitpunkt=f"2026-0{month}-01T00:00:00Z")

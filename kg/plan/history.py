@@ -184,7 +184,7 @@ class History:
         )
         if not was_valid or rel is None or not rel.einwertig:
             return []
-        reinstated = []
+        reinstated: list[str] = []
         for before in sorted(self._at_ends(fact, rel), key=lambda f: (f.start, f.id)):
             if before.grund != "abgeloest" or not self._ended_by(before, taken):
                 continue
@@ -237,6 +237,15 @@ class History:
                 )
             reinstated.append(before.id)
         return reinstated
+
+    def held_again(self, reinstated: list[str]) -> list[str]:
+        """Of the facts the take-backs reinstated, those that hold again once all are
+        done: not taken back themselves (a value told twice may be both), and not
+        squeezed to nothing by a value that begins where they do."""
+        return sorted(
+            fid for fid in set(reinstated)
+            if self.state.facts[fid].valid and not self.state.facts[fid].empty
+        )
 
     def _carried_followers(self, taken: Taken, before: FactState, rel: Relation) -> list[str]:
         """The facts that followed the taken-back one and now follow `before`: all of them
@@ -324,7 +333,7 @@ class History:
             index=0,
             ausgang="abgesagt",
             abgeloest=[f.id for f in taken],
-            wieder_gueltig=sorted(set(reinstated)),
+            wieder_gueltig=self.held_again(reinstated),
             timeline_id=first_id,
         )
 

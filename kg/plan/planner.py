@@ -550,7 +550,7 @@ class Planner(History):
             index=index,
             ausgang="berichtigt",
             abgeloest=[f.id for f in wrong] + types,
-            wieder_gueltig=sorted(set(reinstated)),
+            wieder_gueltig=self.held_again(reinstated),
             subjekt_id=subj.id,
             objekt_id=obj.id if obj else None,
         )
