@@ -177,11 +177,18 @@ class Memory:
 
     async def resolve(self, user_id: str, character_id: str, name: str) -> Aufloesung:
         """A name → its entity or its candidates, without writing."""
+        name_norm = normalize_name(name)
+        if not name_norm:
+            # As a write refuses it (name_leer): no entity can carry that name.
+            raise InvalidInput(
+                f"name {name[:40]!r} is empty once invisible characters are removed; give "
+                "a name"
+            )
         rows = await self.db.query(
             "entity_candidates",
             user_id=user_id,
             character_id=character_id,
-            name_norm=normalize_name(name),
+            name_norm=name_norm,
         )
 
         from kg.writer import merkmal_text
@@ -286,7 +293,7 @@ class Memory:
         """Every value the entity's relations had (corrected ones never): as recorded
         now, or as known at `bekannt_am`; with `gueltig_am`, only the values that had
         begun by then. Dates as for `mappe`."""
-        rel_types = [self.canon[beziehung].rel_type] if beziehung else None
+        rel_types = None if beziehung is None else [self.canon[beziehung].rel_type]
         exists = await self.db.query(
             "entity_by_id", user_id=user_id, character_id=character_id, entity_id=entity_id
         )

@@ -469,6 +469,11 @@ def build_server(
         """The pair's active entries in a month (`monat`) or a window (`von`, `bis`), or the
         whole NACHFOLGER chain of one entry (`eintrag_id`), oldest first."""
         p = pair()
+        given = [name for name, value in (("monat", monat), ("von", von), ("bis", bis),
+                                          ("eintrag_id", eintrag_id)) if value is not None]
+        if len(given) > 1 and set(given) != {"von", "bis"}:
+            raise ToolError(f"give one of monat, von and bis, or eintrag_id, not "
+                            f"{' and '.join(given)}")
         if eintrag_id is not None:
             return await guarded(memory.timeline_chain(p.user_id, p.character_id, eintrag_id))
         if monat is not None:

@@ -262,3 +262,13 @@ def test_the_kg_command_keeps_the_collector_out_of_its_imports() -> None:
 
     assert full_collections(AS_LIBRARY)[0] >= 1
     assert full_collections(THROUGH_ENTRY) == (0, True)
+
+
+def test_history_of_an_empty_relation_is_refused(pair) -> None:  # type: ignore[no-untyped-def]
+    """`--beziehung ""` listed every relation, as if no filter were given."""
+    from tests.conftest import t
+
+    pair.write(t("Lena", "wohnt_in", "Berlin"))
+    result = runner.invoke(app, ["history", "Lena", "-u", pair.user_id, "-c", "nova",
+                                 "--beziehung", ""])
+    assert result.exit_code == 2 and "unknown relation ''" in result.output, result.output

@@ -701,3 +701,11 @@ def test_a_class_that_contradicts_one_among_many_classes_is_refused(pair: Pair) 
     (result,) = pair.write(t("Xaver", "ist_ein", wert="Hund")).ergebnisse
     assert (result.ausgang, result.grund) == ("abgelehnt", "typkonflikt")
     assert "Ärztin" in (result.meldung or "")
+
+
+@pytest.mark.parametrize("name", ["\u200b", " ", "\u202e"])
+def test_resolving_an_empty_name_is_refused(pair: Pair, name: str) -> None:
+    """A write refuses a name made of nothing visible (name_leer); resolving one answered
+    "no entity", as if such a name could exist."""
+    with pytest.raises(InvalidInput, match="empty once invisible characters are removed"):
+        pair.store.run(pair.store.memory.resolve(pair.user_id, "nova", name))

@@ -305,6 +305,9 @@ BAD_CALLS: list[tuple[str, dict[str, Any], str]] = [
     ("write", {"tripel": []}, "auftrag_id"),
     ("timeline_move", {"eintrag_id": "nope", "beginn": "gestern"}, "beginn"),
     ("timeline_list", {"monat": "2026-13"}, "not YYYY-MM"),
+    ("timeline_list", {"monat": "2026-12", "von": "2026-01-01", "bis": "2026-02-01"},
+     "not monat and von and bis"),
+    ("timeline_list", {"von": "2026-01-01"}, "give monat"),
     ("drop_database", {}, "there is no tool 'drop_database'"),
 ]
 
