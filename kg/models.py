@@ -5,6 +5,7 @@ Inputs are validated here before any Cypher is built. Values are frozen.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from datetime import UTC, date, datetime, time
 from functools import lru_cache
@@ -204,6 +205,9 @@ AwareDatetime = Annotated[datetime, BeforeValidator(_iso_only), AfterValidator(_
 When = datetime | date | str
 
 
+_POINT_OF_TIME = re.compile(r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}.*)?")
+
+
 def instant(value: When | None, role: str) -> datetime | None:
     """An as-of point as an aware UTC instant. A bare date means the end of that day
     (UTC): everything that held or was recorded on that day counts."""
@@ -212,6 +216,10 @@ def instant(value: When | None, role: str) -> datetime | None:
     if isinstance(value, str):
         text = value.strip()
         try:
+            # Only the forms the docs write: YYYY-MM-DD, or an instant after it (Python
+            # also reads ISO basic 20261130 and week dates 2026-W48, as midnight).
+            if not _POINT_OF_TIME.fullmatch(text):
+                raise ValueError(text)
             value = date.fromisoformat(text) if len(text) == 10 else datetime.fromisoformat(text)
         except ValueError:
             raise InvalidInput(

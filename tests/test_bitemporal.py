@@ -506,10 +506,12 @@ def test_as_of_points_take_a_date_an_instant_or_iso_text(pair: Pair) -> None:
                                   "--json", "--bekannt-am", "2000-01-01"])
     assert history.exit_code == 0 and history.stdout.strip() == "[]"
     # The CLI reads a point as the library does: a time without a zone is refused, never
-    # taken for UTC (nor the basic form 20260102 for midnight).
-    for naive in ("2026-01-02T09:00:00", "2026-01-02 09:00:00", "2026-01-02T09:00", "20260102"):
+    # taken for UTC (nor the basic form 20260102 for midnight: no form of the docs).
+    for naive in ("2026-01-02T09:00:00", "2026-01-02 09:00:00", "2026-01-02T09:00"):
         refused = runner.invoke(app, [*args, "--gueltig-am", naive])
         assert refused.exit_code == 2 and "no time zone" in refused.output, (naive, refused.output)
+    basic = runner.invoke(app, [*args, "--gueltig-am", "20260102"])
+    assert basic.exit_code == 2 and "is neither a date" in basic.output, basic.output
 
 
 def test_the_dates_of_a_read_are_keyword_only(pair: Pair) -> None:

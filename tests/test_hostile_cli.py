@@ -238,6 +238,20 @@ def test_a_point_of_time_is_never_a_number() -> None:
             TypeAdapter(WhenArg).validate_python(number)
 
 
+@pytest.mark.parametrize("text", ["20260101", "2026-W01", "2026-001", "2026-01-01X10:00Z"])
+def test_a_point_of_time_is_a_date_or_an_instant_as_the_docs_write_them(text: str) -> None:
+    """`20260101` (ISO basic) and `2026-W01` (a week) were read as midnight instants and
+    refused for lacking a zone, with a hint at the day's start, where a bare date means
+    its end. Only YYYY-MM-DD and an instant after it are points of time here."""
+    from kg.errors import InvalidInput
+    from kg.models import instant
+
+    with pytest.raises(InvalidInput, match="is neither a date"):
+        instant(text, "gueltig_am")
+    done = run(["mappe", "Lena", "-u", "u1", "-c", "nova", "--gueltig-am", text])
+    bad_input(done, "is neither a date")
+
+
 def test_a_span_moved_to_the_end_of_the_calendar_is_bad_input(pair: Pair) -> None:
     from datetime import date
 
