@@ -22,7 +22,7 @@ from pydantic import Field, computed_field
 
 from kg.canon import TYPEN, Canon
 from kg.db import Database, Record
-from kg.models import FACT_PROPERTIES, HERKUNFT, Frozen, field_types
+from kg.models import FACT_PROPERTIES, HERKUNFT, MAX_ID, Frozen, field_types
 from kg.values import native as _native
 
 #: The fact-field check takes its fields and types from the model (`FACT_PROPERTIES`).
@@ -48,6 +48,7 @@ CHECKS: dict[str, tuple[int, str]] = {
     "timeline_cancelled": (4, "no active fact rests on a cancelled event"),
     "one_user_per_fact": (5, "no fact links entities of two different users"),
     "timeline_pair": (5, "NACHFOLGER and BETRIFFT stay within one pair / one user"),
+    "pair_ids": (5, "every user and character id is an id: not empty, no control characters"),
     "decay_has_a_run": (6, "the newest decay_am is recent: no decay properties without a run"),
     "decay_sweep_complete": (6, "the newest sweep reached every active fact edge"),
     "decay_table": (7, "the decay convention's §4 table has no violated verdict"),
@@ -400,6 +401,8 @@ async def run_checks(
                 "check_one_user_per_fact", user_id=u, rel_types=rels, samples=n)),
             result("timeline_pair", await q.run(
                 "check_timeline_pair", user_id=u, samples=n)),
+            result("pair_ids", await q.run(
+                "check_pair_ids", user_id=u, max_id=MAX_ID, samples=n)),
         ]
         guards = await guard_results(q, canon, u, n)
         record = [

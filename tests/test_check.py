@@ -428,6 +428,16 @@ def test_timeline_pair(world: World, case: str) -> None:
           else world.moved_entry)
 
 
+@pytest.mark.parametrize("bad", ["", "nova\nx", " ", "n" * 201])
+def test_pair_ids(world: World, bad: str) -> None:
+    """`kg timeline add` once wrote entries for an empty character or one with a line
+    break, which broke the user's export while `kg check` stayed clean."""
+    assert world.check("pair_ids").ok
+    world.cypher("MATCH (e:TimelineEintrag {id: $moved}) SET e.character_id = $bad",
+                 moved=world.moved_entry, bad=bad)
+    fails(world, "pair_ids", world.moved_entry)
+
+
 # -- item 6 ----------------------------------------------------------------------------
 
 

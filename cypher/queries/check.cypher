@@ -537,6 +537,32 @@ CALL (t) {
 RETURN count(l) AS count,
        collect(coalesce(t.id, elementId(t)) + ' ' + type(l))[..$samples] AS samples;
 
+// name: check_pair_ids
+// Item 5: the ids that name a pair (a user's, a character's) on entities, timeline
+// entries, orders and lock nodes are ids as an order's are: not empty, without control
+// characters, at most $max_id characters (a pair named by an empty id or a line break
+// could not be exported, nor told apart). Facts carry ids only an order or an import
+// wrote, both validated.
+// params: $user_id, $max_id, $samples
+// :param user_id => 'demo-user'
+// :param max_id => 200
+// :param samples => 5
+MATCH (n)
+WHERE (n:Entitaet OR n:TimelineEintrag OR n:Auftrag)
+  AND ($user_id IS NULL OR n.user_id = $user_id)
+   OR n:Nutzer AND ($user_id IS NULL OR n.id = $user_id)
+WITH n, CASE WHEN n:Nutzer THEN [n.id] ELSE [n.user_id, n.character_id] END AS ids,
+     CASE WHEN n:Entitaet THEN 1 ELSE 2 END AS wanted
+WITH n, [x IN ids[..wanted] WHERE NOT coalesce(
+            x IS :: STRING AND size(trim(x)) > 0 AND size(x) <= $max_id
+            AND NOT x =~ '(?s).*\\p{Cc}.*', false)] AS bad
+WHERE bad <> []
+RETURN count(n) AS count,
+       collect(labels(n)[0] + ' ' + coalesce(n.id, elementId(n)) + ' ('
+               + reduce(t = '', x IN bad | t + CASE t WHEN '' THEN '' ELSE ', ' END
+                        + coalesce(left(toString(x), 20), 'null')) + ')')[..$samples]
+       AS samples;
+
 // name: check_table_labels
 // Item 7, the decay convention's §4 table for node labels: per label how many nodes,
 // which decay properties they carry (keys ending in _decay, and decay_am), the newest
