@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Iterator
 from contextlib import contextmanager
-from datetime import UTC, date, datetime, time
+from datetime import date
 from typing import Annotated, Any, TypeVar
 
 from mcp.server.auth.settings import AuthSettings
@@ -22,7 +22,7 @@ from mcp.types import CallToolResult, InputRequiredResult, TextContent, ToolAnno
 from pydantic import BeforeValidator, Field, ValidationError
 
 from kg.api import Aufloesung, Memory, parse_order
-from kg.errors import AmbiguousEntity, KgError
+from kg.errors import AmbiguousEntity, InvalidInput, KgError
 from kg.mappe import Mappe, MappeFakt, render
 from kg.models import (
     Absage,
@@ -39,6 +39,7 @@ from kg.models import (
     NeuerEintrag,
     Tripel,
     TripelOderRoh,
+    instant,
 )
 from kg.plain import problems
 from kg.timeline import Eintrag, month_window
@@ -65,17 +66,22 @@ EntityArg = Annotated[
     Name,
     Field(description="An entity's name (e.g. 'Lena') or its id (from an earlier answer)."),
 ]
-def _no_number(value: object) -> object:
-    """A point of time is text, a date or a datetime: pydantic's lax date would read 0 or
-    86400 as days of 1970."""
-    if isinstance(value, int | float):
-        raise ValueError(f"{value!r} is a number, not a date (YYYY-MM-DD) or an ISO instant")
-    return value
+def _point_of_time(value: object) -> object:
+    """A point of time read as the library and the CLI read one (`kg.models.instant`):
+    the same forms, the same instant (a date: the end of that day, UTC), the same
+    refusals. Pydantic's own date and datetime types read more: a number as days of 1970,
+    `20261130`, and `0001-01-01T00:00:00+01:00` as the day 0001-01-01."""
+    if value is None:
+        return None
+    try:
+        return instant(value, "")  # type: ignore[arg-type]  # instant() refuses other types
+    except InvalidInput as exc:
+        raise ValueError(str(exc).strip()) from None
 
 
 WhenArg = Annotated[
     AwareDatetime | date | None,
-    BeforeValidator(_no_number),
+    BeforeValidator(_point_of_time),
     Field(
         description="A date (YYYY-MM-DD, meaning the end of that day, UTC) or an ISO instant "
         "with a time zone (2026-11-30T18:00:00Z)."
@@ -179,13 +185,6 @@ def outcome_text(result: AuftragErgebnis) -> str:
     return "\n".join(lines)
 
 
-def instant(value: datetime | date | None) -> datetime | None:
-    """A bare date means the end of that day (UTC), as on the CLI."""
-    if value is None or isinstance(value, datetime):
-        return value
-    return datetime.combine(value, time.max, tzinfo=UTC)
-
-
 # -- the server ------------------------------------------------------------------------
 
 
@@ -284,8 +283,8 @@ def build_server(
                 p.user_id,
                 p.character_id,
                 eid,
-                gueltig_am=instant(gueltig_am),
-                bekannt_am=instant(bekannt_am),
+                gueltig_am=gueltig_am,
+                bekannt_am=bekannt_am,
                 cap=cap,
             )
         )
@@ -315,8 +314,8 @@ def build_server(
                 p.user_id,
                 p.character_id,
                 ids,
-                gueltig_am=instant(gueltig_am),
-                bekannt_am=instant(bekannt_am),
+                gueltig_am=gueltig_am,
+                bekannt_am=bekannt_am,
                 cap=cap,
             )
         )

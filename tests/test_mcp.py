@@ -297,6 +297,7 @@ BAD_CALLS: list[tuple[str, dict[str, Any], str]] = [
     ("mappe", {"entitaet": "Lena\u0000; MATCH (n) DETACH DELETE n"}, "control characters"),
     ("mappe", {"entitaet": "Lena", "gueltig_am": "2026-11-30T10:00:00"}, "time zone"),
     ("mappe", {"entitaet": "Lena", "bekannt_am": "20261130"}, "bekannt_am: "),
+    ("mappe", {"entitaet": "Lena", "gueltig_am": "0001-01-01T00:00:00+01:00"}, "years 1-9999"),
     ("mappe", {"entitaet": "Lena", "user_id": "someone-else"}, "no tool can name a user"),
     ("mappen", {"entitaeten": ["Lena"] * 1000}, "at most 50"),
     ("write", {"auftrag_id": "x", "tripel": "Lena wohnt in Kassel"}, "tripel"),
@@ -310,6 +311,37 @@ BAD_CALLS: list[tuple[str, dict[str, Any], str]] = [
     ("timeline_list", {"von": "2026-01-01"}, "give monat"),
     ("drop_database", {}, "there is no tool 'drop_database'"),
 ]
+
+
+POINTS_OF_TIME: list[object] = [
+    "2026-11-30", " 2026-11-30 ", "2026-11-30T00:00:00+01:00", "2026-11-30 18:00Z",
+    "2026-11-30T18:00:00.1234567Z", "0001-01-01T00:00:00+01:00", "0001-01-01",
+    "9999-12-31T23:59:59-01:00", "2026-11-30T10:00:00", "20261130", "2026-W48",
+    "2026-02-30", "now", "", 0, 1.5, True, ["2026-11-30"],
+]
+
+
+@pytest.mark.parametrize("value", POINTS_OF_TIME, ids=repr)
+def test_a_point_of_time_reads_as_on_the_cli(value: object) -> None:
+    """MCP's `gueltig_am` / `bekannt_am` take what the library and the CLI take, as the
+    same instant, and refuse what they refuse (no server: the argument type alone).
+    Pydantic's own date type had read `0001-01-01T00:00:00+01:00` as the day 0001-01-01."""
+    from pydantic import TypeAdapter
+    from pydantic import ValidationError as Invalid
+
+    from kg.errors import InvalidInput
+    from kg.models import instant
+    from kg_mcp.server import WhenArg
+
+    try:
+        expected: object = instant(value, "gueltig_am")  # type: ignore[arg-type]
+    except InvalidInput:
+        expected = InvalidInput
+    try:
+        got: object = TypeAdapter(WhenArg).validate_python(value)
+    except Invalid:
+        got = InvalidInput
+    assert got == expected
 
 
 @pytest.mark.parametrize(("tool", "arguments", "expected"), BAD_CALLS)
