@@ -233,6 +233,25 @@ def test_the_kg_command_hides_the_drivers_unused_optional_imports(tmp_path: Path
     assert "numpy imported" not in kg_help(THROUGH_ENTRY, env=env, cwd=tmp_path)
 
 
+def test_the_kg_command_loads_no_pydantic_plugins() -> None:
+    """Pydantic looks for plugins when it builds its first validator, in the metadata of
+    every installed package: importlib.metadata and the email package, then a scan of
+    ~80 dist-info folders here (cli/entry.py: ~20-35 ms of a `kg mappe`). The entry
+    point makes the `kg` command's pydantic load none; validation works as before."""
+    check = (
+        "from kg.models import Tripel\n"
+        "Tripel.model_validate({'subjekt': 'Lena', 'beziehung': 'wohnt_in', "
+        "'objekt': 'Kassel', 'herkunft': 'mensch'})\n"
+        "sys.stderr.write(f'metadata {\"importlib.metadata\" in sys.modules}')"
+    )
+
+    def metadata(entry: str) -> bool:
+        return kg_help(entry, check, cwd=ROOT).rsplit("metadata ", 1)[1] == "True"
+
+    assert metadata(AS_LIBRARY)
+    assert not metadata(THROUGH_ENTRY)
+
+
 def test_the_kg_command_freezes_what_its_imports_made() -> None:
     """The entry point moves the imported modules' objects out of the collector's reach
     (cli/entry.py: they cost ~30 ms of collection at exit); `cli.main` alone does not."""
