@@ -373,6 +373,32 @@ def test_the_as_of_cap_counts_only_the_facts_that_hold(pair: Pair) -> None:
     assert frueher(then) == [("Job0", "1. Januar 2022")]
 
 
+def test_an_as_of_read_has_the_type_that_held_then(pair: Pair) -> None:
+    """The type is a single-valued fact like any other: an as-of read shows the value
+    that held at `gueltig_am`, `sonstiges` before the first (a review found today's type
+    in every read, and none of a superseded one)."""
+    pair.write(t("Bello", "typ", wert="objekt"), zeitpunkt="2025-01-01T00:00:00Z")
+    pair.write(t("Bello", "typ", wert="tier"), zeitpunkt="2026-01-01T00:00:00Z")
+    assert pair.mappe("Bello").typ == "tier"
+    assert pair.mappe("Bello", gueltig_am=date(2026, 6, 1)).typ == "tier"
+    assert pair.mappe("Bello", gueltig_am=date(2025, 6, 1)).typ == "objekt"
+    assert pair.mappe("Bello", gueltig_am=date(2024, 6, 1)).typ == "sonstiges"
+
+
+def test_as_of_derivations_are_not_crowded_out_by_values_that_had_ended(pair: Pair) -> None:
+    """Fourteen earlier residences, each in a country of its own: as of the day Lena
+    lived in the first, the one derivation that held is there (the query's cut of the
+    paths had counted the ended values' paths too, and kept none of the one that held)."""
+    pair.write(*[t(f"Ort{i}", "liegt_in", f"Land{i}") for i in range(14)],
+               zeitpunkt="2020-01-01T00:00:00Z")
+    for i in range(14):
+        pair.write(t("Lena", "wohnt_in", f"Ort{i}"), zeitpunkt=f"2021-01-{i + 1:02d}T00:00:00Z")
+    for i in (0, 1, 13):
+        m = pair.mappe("Lena", cap=2, gueltig_am=datetime(2021, 1, i + 1, 12, tzinfo=UTC))
+        assert werte(m, "wohnt_in") == [f"Ort{i}"]
+        assert [d.objekt.name for d in m.abgeleitet] == [f"Land{i}"], i
+
+
 def test_a_correction_lists_as_reinstated_only_values_that_hold_again(pair: Pair) -> None:
     """Berlin, Kassel and Hamburg told for one instant: Berlin and Kassel hold nowhere.
     Taking Kassel back leaves Berlin squeezed by Hamburg: nothing holds again, and the

@@ -71,11 +71,11 @@ CASE WHEN $asof
 // chains' active ends.
 // An as-of read takes the fact versions recorded by $bekannt_am and not yet replaced then
 // (t_recorded <= $bekannt_am < t_expired), and each timeline chain as it was known then
-// (its last entry recorded by $bekannt_am); of them, the facts whose value held at
-// $gueltig_us (gueltig_am in epoch microseconds) and the history's values that had ended
-// by then, before each cap (so superseded values take no place). For derived knowledge it returns every path; the
-// caller keeps, per target, the path whose facts all hold and which holds from the
-// earliest start.
+// (its last entry recorded by $bekannt_am); of them, the type and the facts whose value
+// held at $gueltig_us (gueltig_am in epoch microseconds), the history's values that had
+// ended by then, and the derivations' paths whose facts all held, before each cap (so
+// superseded values take no place). For derived knowledge it returns every path; the
+// caller keeps, per target, the path which holds from the earliest start.
 // params: $user_id, $character_id, $entity_ids, $cap, $schwelle, $asof, $gueltig_us, $bekannt_am, $derive, $symmetric_types
 // :param user_id => 'demo-user'
 // :param character_id => 'nova'
@@ -91,12 +91,14 @@ UNWIND $entity_ids AS entity_id
 MATCH (e:Entitaet {id: entity_id})
 WHERE e.user_id = $user_id
 CALL (e) {
-  OPTIONAL MATCH (e)-[t:TYP]->(w:Wert)
-  WHERE t.character_id = $character_id
-    AND CASE WHEN $asof
-      THEN t.t_recorded <= $bekannt_am AND coalesce(t.t_expired > $bekannt_am, true)
-           AND t.grund IS NULL
-      ELSE t.aktiv END
+  // The type is a single-valued fact: an as-of read takes the value that held then.
+  OPTIONAL MATCH (e)-[r:TYP]->(w:Wert)
+  WHERE r.character_id = $character_id
+    AND
+      {{ held_then }}
+    AND (NOT $asof OR
+      {{ holds_then }}
+    )
   RETURN w.wert AS typ LIMIT 1
 }
 CALL (e) {
@@ -203,12 +205,18 @@ CALL (e) {
   // The times of every fact of the path: the derivation holds from the latest start (its
   // *ab*), and an as-of read keeps a path only if all of them hold.
   UNWIND [r0] + relationships(p) AS r
+  // An as-of read keeps only the paths whose facts all held, before the cut below
+  // (the paths through values that had ended would crowd out the ones that held).
+  WITH r0, x, p, r, NOT $asof OR
+    {{ holds_then }}
+    AS held
   {{ event_days }}
   WITH r0, x, p, collect([
     r.grund, r.t_valid.epochSeconds * 1000000 + r.t_valid.microsecond,
     r.t_invalid.epochSeconds * 1000000 + r.t_invalid.microsecond,
     ta.beginn, ta.genauigkeit, tb.beginn, tb.genauigkeit
-  ]) AS zeiten
+  ]) AS zeiten, collect(held) AS helds
+  WHERE all(h IN helds WHERE h)
   ORDER BY length(p)
   RETURN collect([type(r0), x.id, x.name, [n IN nodes(p) | n.name][..-1], zeiten])[..$cap * 4]
          AS abgeleitet
