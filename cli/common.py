@@ -81,6 +81,30 @@ def call(fn: Callable[[Memory], Coroutine[Any, Any, T]], check_schema: bool = Tr
             fail(InvalidInput(f"invalid input — {validation_text(exc)}"))
 
 
+def checked_id(ctx: typer.Context, param: typer.CallbackParam, value: str | None) -> str | None:
+    """The callback of every user and character id option: the id held to the rule of
+    an order's ids (`kg.models.ident`: not empty, no control characters, at most 200
+    characters), so that no command takes an id that no order could have written."""
+    if value is None or ctx.resilient_parsing:
+        return value
+    from kg.models import ident
+
+    try:
+        return ident(value, "/".join(param.opts))
+    except InvalidInput as error:
+        fail(error)
+
+
+def user_opt(default: Any, help: str, **more: Any) -> Any:
+    """The `--user/-u` option of a command, its id checked (`checked_id`)."""
+    return typer.Option(default, "--user", "-u", callback=checked_id, help=help, **more)
+
+
+def character_opt(default: Any, help: str, **more: Any) -> Any:
+    """The `--character/-c` option of a command, its id checked (`checked_id`)."""
+    return typer.Option(default, "--character", "-c", callback=checked_id, help=help, **more)
+
+
 def validation_text(exc: ValidationError) -> str:
     """The first problems of a ValidationError in one line, bounded."""
     parts = []

@@ -8,14 +8,24 @@ from pathlib import Path
 
 import typer
 
-from cli.common import JsonOpt, call, err, fail, out, parse_when, print_json
+from cli.common import (
+    JsonOpt,
+    call,
+    character_opt,
+    err,
+    fail,
+    out,
+    parse_when,
+    print_json,
+    user_opt,
+)
 from kg.api import Memory, correction_order, parse_order
 from kg.errors import InvalidInput
 from kg.mappe import Mappe, MappeFakt, render
 from kg.models import AuftragErgebnis
 
-UserOpt = typer.Option(..., "--user", "-u", help="The human's user_id.")
-CharOpt = typer.Option(..., "--character", "-c", help="The character_id of the pair.")
+UserOpt = user_opt(..., "The human's user_id.")
+CharOpt = character_opt(..., "The character_id of the pair.")
 
 
 def _read_json(source: str) -> object:
@@ -271,8 +281,8 @@ audit_app = typer.Typer(help="The audit of write orders (forensics, with retenti
 @audit_app.callback(invoke_without_command=True)
 def audit_default(
     ctx: typer.Context,
-    user: str | None = typer.Option(None, "--user", "-u", help="The human's user_id."),
-    character: str | None = typer.Option(None, "--character", "-c", help="Only this character."),
+    user: str | None = user_opt(None, "The human's user_id."),
+    character: str | None = character_opt(None, "Only this character."),
     limit: int = typer.Option(20, min=1, max=1_000_000, help="Most orders."),
     as_json: bool = JsonOpt,
 ) -> None:
@@ -301,7 +311,7 @@ def audit_default(
 @audit_app.command("list")
 def audit_list(
     user: str = UserOpt,
-    character: str | None = typer.Option(None, "--character", "-c", help="Only this character."),
+    character: str | None = character_opt(None, "Only this character."),
     limit: int = typer.Option(20, min=1, max=1_000_000, help="Most orders."),
     as_json: bool = JsonOpt,
 ) -> None:

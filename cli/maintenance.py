@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from cli.common import JsonOpt, call, err, out, parse_day, print_json
+from cli.common import JsonOpt, call, err, out, parse_day, print_json, user_opt
 from kg.api import Memory
 
 if TYPE_CHECKING:  # only the commands that run them load these modules
@@ -26,8 +26,8 @@ def decay_run(
     if_due: bool = typer.Option(
         False, "--if-due", help="Do nothing when the day's sweep has run (safe hourly from cron)."
     ),
-    user: str | None = typer.Option(
-        None, "--user", "-u", help="Sweep only this user's edges (not recorded as the day's run)."
+    user: str | None = user_opt(
+        None, "Sweep only this user's edges (not recorded as the day's run)."
     ),
     as_json: bool = JsonOpt,
 ) -> None:
@@ -35,7 +35,7 @@ def decay_run(
 
     Example: kg decay run --if-due
     """
-    day = parse_day(day_text, "--day") if day_text else None
+    day = parse_day(day_text, "--day") if day_text is not None else None
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     with Progress(
@@ -68,8 +68,8 @@ def decay_run(
 
 
 def check(
-    user: str | None = typer.Option(
-        None, "--user", "-u", help="Check only this user's data; default the whole database."
+    user: str | None = user_opt(
+        None, "Check only this user's data; default the whole database."
     ),
     as_json: bool = JsonOpt,
 ) -> None:

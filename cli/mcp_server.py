@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 from pydantic import ValidationError
 
-from cli.common import err, fail, out
+from cli.common import character_opt, err, fail, out, user_opt
 from kg.api import Memory
 from kg.errors import ConfigError, KgError
 from kg.settings import Settings
@@ -82,11 +82,9 @@ def _loopback(host: str) -> bool:
 
 @mcp_app.command("serve")
 def serve(
-    user: str | None = typer.Option(
-        None, "--user", "-u", envvar="KG_MCP_USER", help="stdio: the human's user_id."
-    ),
-    character: str | None = typer.Option(
-        None, "--character", "-c", envvar="KG_MCP_CHARACTER", help="stdio: the character_id."
+    user: str | None = user_opt(None, "stdio: the human's user_id.", envvar="KG_MCP_USER"),
+    character: str | None = character_opt(
+        None, "stdio: the character_id.", envvar="KG_MCP_CHARACTER"
     ),
     http: bool = typer.Option(
         False, "--http", help="Serve streamable HTTP (a pair per bearer token) instead of stdio."
@@ -161,8 +159,8 @@ async def _serve_http(verifier: TokenVerifier, host: str, port: int) -> None:
 
 @token_app.command("add")
 def token_add(
-    user: str = typer.Option(..., "--user", "-u", help="The human's user_id."),
-    character: str = typer.Option(..., "--character", "-c", help="The character_id."),
+    user: str = user_opt(..., "The human's user_id."),
+    character: str = character_opt(..., "The character_id."),
     name: str | None = typer.Option(None, help="Label of the client (default USER-CHARACTER)."),
     tokens_file: Path = TokensOpt,
 ) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 from pydantic import ValidationError
 
-from cli.common import JsonOpt, call, err, fail, out, parse_day, print_json
+from cli.common import JsonOpt, call, character_opt, err, fail, out, parse_day, print_json, user_opt
 from kg.api import Memory
 from kg.errors import KgError
 from kg.models import Genauigkeit, NeuerEintrag
@@ -15,8 +15,8 @@ from kg.timeline import Eintrag, month_window
 timeline_app = typer.Typer(
     help="Dated entries of a pair and their NACHFOLGER chains.", no_args_is_help=True
 )
-UserOpt = typer.Option(..., "--user", "-u", help="The human's user_id.")
-CharOpt = typer.Option(..., "--character", "-c", help="The character_id of the pair.")
+UserOpt = user_opt(..., "The human's user_id.")
+CharOpt = character_opt(..., "The character_id of the pair.")
 
 
 def _table(rows: list[Eintrag], as_json: bool) -> None:

@@ -21,7 +21,7 @@ from typer.testing import CliRunner, Result
 
 from cli.main import app
 from kg.api import SyncMemory
-from tests.conftest import Pair, raw_cypher
+from tests.conftest import Pair, raw_cypher, t
 
 runner = CliRunner()
 
@@ -328,3 +328,39 @@ def test_an_event_at_the_end_of_the_calendar_is_written(
     assert done.ergebnisse[0].ausgang == "geschrieben"
     [fact] = pair.mappe("Ada").fakten
     assert fact.ab_datum is not None and fact.ab_datum.year == 9999
+
+
+@pytest.mark.parametrize("args", [
+    ["purge", "-u", "{user}", "-c", "", "--yes"],
+    ["purge", "-u", "", "--yes"],
+    ["purge", "-u", "u" * 201, "--yes"],
+    ["check", "-u", ""],
+    ["audit", "-u", ""],
+    ["audit", "list", "-u", "{user}", "-c", ""],
+    ["entities", "-u", "", "-c", "nova"],
+    ["mappe", "Lena", "-u", "{user}", "-c", "a\tb"],
+    ["export", "-u", "{user}", "-c", "", "{tmp}/x.jsonl"],
+    ["timeline", "list", "-u", "{user}", "-c", "", "--monat", "2026-12"],
+    ["browser", "mappe", "-u", "", "-c", "nova", "--entity", "Lena"],
+    ["mcp", "serve", "-u", "a\tb", "-c", "nova"],
+])
+def test_every_id_option_holds_ids_to_an_orders_rule(
+    pair: Pair, cli_env: dict[str, str], tmp_path: Path, args: list[str]
+) -> None:
+    """An empty, control-character or over-long user or character id is bad input on
+    every command, as in an order. `kg purge -u U -c ''` had answered "purged user U
+    (all characters)" and deleted nothing; `kg check -u ''` had checked the whole
+    database; listings had answered empty tables."""
+    pair.write(t("Lena", "wohnt_in", "Kassel"))
+    given = [a.format(user=pair.user_id, tmp=tmp_path) for a in args]
+    done = run(given, env=cli_env)
+    bad_input(done, "error:")
+    assert "Value error" not in done.output
+    assert [f.objekt.name for f in pair.mappe("Lena").fakten] == ["Kassel"]
+    assert not (tmp_path / "x.jsonl").exists()
+
+
+@pytest.mark.parametrize("flag", ["--day", "--as-of"])
+def test_an_empty_decay_day_is_bad_input(cli_env: dict[str, str], flag: str) -> None:
+    """`kg decay run --day ''` ran today's global sweep and recorded it."""
+    bad_input(run(["decay", "run", flag, ""], env=cli_env), "is not a date")
