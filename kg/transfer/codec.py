@@ -53,6 +53,10 @@ def canonical_datetime(text: str) -> str:
         offset = -offset if off[0] == "-" else offset
     if offset >= timedelta(hours=18) or offset <= -timedelta(hours=18):
         raise ValueError(f"{text!r}: offset {off} is out of range")
+    try:
+        local - offset  # the instant in UTC, where the store compares it
+    except OverflowError:
+        raise ValueError(f"{text!r} lies outside the years 1-9999 once converted to UTC") from None
     if zone:
         try:
             tz = pytz.timezone(zone)
