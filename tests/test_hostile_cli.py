@@ -364,3 +364,19 @@ def test_every_id_option_holds_ids_to_an_orders_rule(
 def test_an_empty_decay_day_is_bad_input(cli_env: dict[str, str], flag: str) -> None:
     """`kg decay run --day ''` ran today's global sweep and recorded it."""
     bad_input(run(["decay", "run", flag, ""], env=cli_env), "is not a date")
+
+
+@pytest.mark.parametrize("who", [["-u", "nobody-{run}"], ["-u", "{user}", "-c", "ghost"]])
+def test_an_export_of_nothing_keeps_the_file_it_would_replace(
+    pair: Pair, cli_env: dict[str, str], tmp_path: Path, who: list[str]
+) -> None:
+    """A typo in the user id (or a character without data) replaced a backup with a
+    header and exit 0. An export of a pair or user with nothing in the store is bad
+    input; the file stays as it was."""
+    pair.write(t("Lena", "wohnt_in", "Kassel"))
+    backup = tmp_path / "backup.jsonl"
+    assert run(["export", "-u", pair.user_id, str(backup)], env=cli_env).exit_code == 0
+    before = backup.read_bytes()
+    given = [w.format(user=pair.user_id, run=uuid.uuid4().hex[:8]) for w in who]
+    bad_input(run(["export", *given, str(backup)], env=cli_env), "nothing")
+    assert backup.read_bytes() == before

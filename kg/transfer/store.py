@@ -136,6 +136,12 @@ async def export_file(
     path = Path(path)
     writable_target(path)
     datei = await read_export(db, canon, user_id, character_id)
+    anzahl = datei.anzahl()
+    if not (anzahl.fakten or anzahl.eintraege or anzahl.auftraege):
+        # A typo in an id would otherwise replace a backup with an empty export.
+        whose = f"user {user_id!r}" + (f", character {character_id!r}," if character_id else "")
+        raise InvalidInput(f"{whose} has nothing in this store (no fact, timeline entry or "
+                           f"order); nothing written, {path} is as it was")
     total = datei.zeilen
     folder = path.parent if str(path.parent) else Path(".")
     try:
