@@ -66,7 +66,7 @@ def add(
                 "typ": typ,
                 "titel": titel,
                 "beginn": parse_day(beginn, "--beginn"),
-                "ende": parse_day(ende, "--ende") if ende else None,
+                "ende": parse_day(ende, "--ende") if ende is not None else None,
                 "genauigkeit": "monat" if monat else "tag",
             }
         )
@@ -75,7 +75,7 @@ def add(
         raise typer.Exit(2) from None
 
     async def run(m: Memory) -> Eintrag:
-        person = await m.entity_id(user, character, betrifft) if betrifft else None
+        person = await m.entity_id(user, character, betrifft) if betrifft is not None else None
         return await m.timeline_add(user, character, entry, person)
 
     _table([call(run)], as_json)
@@ -99,7 +99,7 @@ def move(
     """
     genauigkeit: Genauigkeit | None = None if monat is None else ("monat" if monat else "tag")
     b = parse_day(beginn, "--beginn")
-    e = parse_day(ende, "--ende") if ende else None
+    e = parse_day(ende, "--ende") if ende is not None else None
     _table(
         [call(lambda m: m.timeline_move(user, character, eintrag_id, b, e, genauigkeit))], as_json
     )
@@ -161,12 +161,15 @@ def list_entries(
 
     Example: kg timeline list -u u1 -c nova --monat 2026-11
     """
-    if monat:
+    if monat is not None and (von is not None or bis is not None):
+        err.print("error: give --monat YYYY-MM, or --von and --bis, not both")
+        raise typer.Exit(2)
+    if monat is not None:
         try:
             first, last = month_window(monat)
         except KgError as error:
             fail(error)
-    elif von and bis:
+    elif von is not None and bis is not None:
         first, last = parse_day(von, "--von"), parse_day(bis, "--bis")
     else:
         err.print("error: give --monat YYYY-MM, or --von and --bis")

@@ -380,3 +380,25 @@ def test_an_export_of_nothing_keeps_the_file_it_would_replace(
     given = [w.format(user=pair.user_id, run=uuid.uuid4().hex[:8]) for w in who]
     bad_input(run(["export", *given, str(backup)], env=cli_env), "nothing")
     assert backup.read_bytes() == before
+
+
+@pytest.mark.parametrize(("args", "words"), [
+    (["list", "--monat", "2026-12", "--von", "2026-01-01", "--bis", "2026-01-31"], "not both"),
+    (["list", "--monat", ""], "YYYY-MM"),
+    (["list", "--von", "", "--bis", "2026-01-31"], "is not a date"),
+    (["add", "--typ", "termin", "--titel", "x", "--beginn", "2027-01-01", "--ende", ""],
+     "is not a date"),
+    (["add", "--typ", "ereignis", "--titel", "x", "--beginn", "2027-01-01", "--betrifft", ""],
+     "error:"),
+])
+def test_a_timeline_option_given_empty_or_twice_is_bad_input(
+    store: SyncMemory, cli_env: dict[str, str], args: list[str], words: str
+) -> None:
+    """The CLI listed December and ignored a window given with it (MCP refuses both);
+    an empty --ende or --betrifft was taken as not given."""
+    user = f"tl-{uuid.uuid4().hex[:8]}"
+    command, *rest = args
+    bad_input(run(["timeline", command, "-u", user, "-c", "nova", *rest], env=cli_env), words)
+    written = store.run(raw_cypher(
+        store, "MATCH (x:TimelineEintrag {user_id: $u}) RETURN count(x) AS n", u=user))
+    assert written == [{"n": 0}]
