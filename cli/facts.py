@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 
 import typer
 
@@ -28,9 +27,22 @@ UserOpt = user_opt(..., "The human's user_id.")
 CharOpt = character_opt(..., "The character_id of the pair.")
 
 
+#: The most bytes `kg write` reads: an order holds at most 200 triples of names and
+#: values of at most 2,000 characters, a few MiB even with every character escaped.
+MAX_ORDER_BYTES = 16 * 1024 * 1024
+
+
 def _read_json(source: str) -> object:
     try:
-        raw = sys.stdin.buffer.read() if source == "-" else Path(source).read_bytes()
+        if source == "-":
+            raw = sys.stdin.buffer.read(MAX_ORDER_BYTES + 1)
+        else:
+            with open(source, "rb") as f:
+                raw = f.read(MAX_ORDER_BYTES + 1)
+        if len(raw) > MAX_ORDER_BYTES:
+            err.print(f"error: {source} is larger than {MAX_ORDER_BYTES // 2**20} MiB; an "
+                      "order holds at most 200 triples — send one turn's order", markup=False)
+            raise typer.Exit(2)
         text = raw.decode("utf-8")
     except OSError as exc:
         err.print(f"error: cannot read {source}: {exc.strerror}", markup=False)

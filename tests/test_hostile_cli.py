@@ -402,3 +402,22 @@ def test_a_timeline_option_given_empty_or_twice_is_bad_input(
     written = store.run(raw_cypher(
         store, "MATCH (x:TimelineEintrag {user_id: $u}) RETURN count(x) AS n", u=user))
     assert written == [{"n": 0}]
+
+
+def test_an_order_or_an_import_line_beyond_its_bound_is_not_read_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, store: SyncMemory,
+    cli_env: dict[str, str],
+) -> None:
+    """`kg write /dev/zero` and `kg import /dev/zero` read until memory ran out (then
+    "unexpected MemoryError … a bug in kg"). Both read at most their bound (made small
+    here) and say so."""
+    import cli.facts
+    import kg.transfer.parse
+
+    monkeypatch.setattr(cli.facts, "MAX_ORDER_BYTES", 1000)
+    monkeypatch.setattr(kg.transfer.parse, "MAX_LINE", 1000)
+    big = tmp_path / "big"
+    big.write_text("\0" * 5000)
+    bad_input(run(["write", str(big)]), "larger than")
+    bad_input(run(["write", "-"], data=b"\0" * 5000), "larger than")
+    bad_input(run(["import", str(big)], env=cli_env), "big:1: the line is longer than")

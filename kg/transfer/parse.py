@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from pydantic import ValidationError
 
@@ -244,11 +245,28 @@ def parse_lines(lines: Iterable[str], canon: Canon, source: str = "<import>") ->
     return datei
 
 
+#: The longest line an import reads: an export's longest record, an order's stored
+#: result, stays far below it; /dev/zero or a file without line ends would not.
+MAX_LINE = 16 * 1024 * 1024
+
+
+def bounded_lines(f: IO[str], source: str) -> Iterator[str]:
+    """The lines of `f`, none read whole that is longer than MAX_LINE characters."""
+    for lineno in itertools.count(1):
+        line = f.readline(MAX_LINE + 1)
+        if not line:
+            return
+        if len(line) > MAX_LINE:
+            raise InvalidInput(f"{source}:{lineno}: the line is longer than "
+                               f"{MAX_LINE // 2**20} Mi characters; no record of an export is")
+        yield line
+
+
 def read_file(path: Path, canon: Canon) -> Datei:
     """Parse and check a whole file; InvalidInput names the first bad line."""
     try:
         with open(path, encoding="utf-8") as f:
-            return parse_lines(f, canon, str(path))
+            return parse_lines(bounded_lines(f, str(path)), canon, str(path))
     except UnicodeDecodeError as exc:
         raise InvalidInput(f"{path} is not UTF-8 text ({exc.reason})") from None
     except OSError as exc:
