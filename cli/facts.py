@@ -79,10 +79,7 @@ def _print_result(result: AuftragErgebnis, as_json: bool) -> None:
             markup=False,
         )
         for r in result.ergebnisse:
-            detail = r.meldung or (f"fact {r.fakt_id}" if r.fakt_id else "")
-            if r.abgeloest:
-                detail += f"; retired {', '.join(r.abgeloest)}"
-            out.print(f"  [{r.index}] {r.ausgang:<12} {detail}", markup=False)
+            out.print(f"  [{r.index}] {r.ausgang:<12} {r.detail()}", markup=False)
             for k in r.kandidaten:
                 out.print(
                     f"        candidate {k.id} {k.name} ({k.typ}) {'; '.join(k.merkmale)}",

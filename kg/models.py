@@ -593,6 +593,16 @@ class TripelErgebnis(Frozen):
     neue_entitaeten: list[str] = Field(default_factory=list, description="Entities created.")
     typ_fakten: list[str] = Field(default_factory=list, description="Type facts written.")
 
+    def detail(self) -> str:
+        """The outcome in words, as the CLI and MCP show it beside `ausgang`: the message
+        or the fact, the facts it retired, and those that hold again."""
+        parts = [self.meldung or (f"fact {self.fakt_id}" if self.fakt_id else "")]
+        if self.abgeloest:
+            parts.append(f"retired {', '.join(self.abgeloest)}")
+        if self.wieder_gueltig:
+            parts.append(f"holds again {', '.join(self.wieder_gueltig)}")
+        return "; ".join(part for part in parts if part)
+
     @field_validator("meldung", mode="before")
     @classmethod
     def _bounded_meldung(cls, value: Any) -> Any:

@@ -177,10 +177,7 @@ def outcome_text(result: AuftragErgebnis) -> str:
         head += " (wiederholt: written before, nothing written again)"
     lines = [head]
     for r in result.ergebnisse:
-        detail = r.meldung or (f"fact {r.fakt_id}" if r.fakt_id else "")
-        if r.abgeloest:
-            detail += f"; superseded {', '.join(r.abgeloest)}"
-        lines.append(f"[{r.index}] {r.ausgang}: {detail}")
+        lines.append(f"[{r.index}] {r.ausgang}: {r.detail()}")
         lines += [f"    candidate {candidate_line(k)}" for k in r.kandidaten]
     return "\n".join(lines)
 

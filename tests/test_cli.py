@@ -291,3 +291,27 @@ def test_history_of_an_empty_relation_is_refused(pair) -> None:  # type: ignore[
     result = runner.invoke(app, ["history", "Lena", "-u", pair.user_id, "-c", "nova",
                                  "--beziehung", ""])
     assert result.exit_code == 2 and "unknown relation ''" in result.output, result.output
+
+
+def test_an_outcome_reads_the_same_on_the_cli_and_over_mcp(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A correction's outcome has no message and no fact of its own: the CLI's line began
+    with '; retired …', MCP called the same list 'superseded' (a correction retires a
+    value as never true; it supersedes nothing), and neither named what held again."""
+    from datetime import UTC, datetime
+
+    from cli.facts import _print_result
+    from kg.models import AuftragErgebnis, TripelErgebnis
+    from kg_mcp.server import outcome_text
+
+    result = AuftragErgebnis(
+        auftrag_id="k1", user_id="u1", character_id="nova", status="ok",
+        zeitpunkt=datetime(2026, 12, 1, tzinfo=UTC),
+        ergebnisse=[TripelErgebnis(index=0, ausgang="berichtigt", abgeloest=["f2"],
+                                   wieder_gueltig=["f1"])],
+    )
+    assert result.ergebnisse[0].detail() == "retired f2; holds again f1"
+    assert "[0] berichtigt: retired f2; holds again f1" in outcome_text(result)
+    _print_result(result, as_json=False)  # status ok: no exit
+    assert "[0] berichtigt   retired f2; holds again f1" in capsys.readouterr().out
