@@ -129,6 +129,10 @@ def correct(
     Example: kg correct -u u1 -c nova --subjekt Mittelmeer --beziehung ist_ein
     --wert Ozean --neu-wert Nebenmeer --herkunft mensch
     """
+    for a, b in (("--objekt", objekt), ("--wert", wert)), (("--neu-objekt", neu_objekt),
+                                                           ("--neu-wert", neu_wert)):
+        if a[1] is not None and b[1] is not None:
+            fail(InvalidInput(f"give {a[0]} or {b[0]}, not both"))
     try:
         order = correction_order(
             user, character, subjekt=subjekt, beziehung=beziehung, herkunft=herkunft,

@@ -87,11 +87,22 @@ WhenArg = Annotated[
         "with a time zone (2026-11-30T18:00:00Z)."
     ),
 ]
+def _no_bool(value: object) -> object:
+    """A count is a number: pydantic's lax int would read true as 1."""
+    if isinstance(value, bool):
+        raise ValueError(f"{str(value).lower()} is not a number; give a whole number")
+    return value
+
+
 BudgetArg = Annotated[
-    int, Field(ge=100, le=20_000, description="Most characters of the German prompt text.")
+    int,
+    BeforeValidator(_no_bool),
+    Field(ge=100, le=20_000, description="Most characters of the German prompt text."),
 ]
 CapArg = Annotated[
-    int | None, Field(ge=1, le=1000, description="Most facts (default: the store's cap).")
+    int | None,
+    BeforeValidator(_no_bool),
+    Field(ge=1, le=1000, description="Most facts (default: the store's cap)."),
 ]
 AuftragIdArg = Annotated[Ident, Field(description=Auftrag.model_fields["auftrag_id"].description)]
 

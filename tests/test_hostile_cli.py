@@ -421,3 +421,15 @@ def test_an_order_or_an_import_line_beyond_its_bound_is_not_read_whole(
     bad_input(run(["write", str(big)]), "larger than")
     bad_input(run(["write", "-"], data=b"\0" * 5000), "larger than")
     bad_input(run(["import", str(big)], env=cli_env), "big:1: the line is longer than")
+
+
+@pytest.mark.parametrize(("both", "words"), [
+    (["--objekt", "Kassel", "--wert", "x"], "give --objekt or --wert, not both"),
+    (["--wert", "x", "--neu-objekt", "Kassel", "--neu-wert", "A"],
+     "give --neu-objekt or --neu-wert, not both"),
+])
+def test_a_correction_names_its_flags(both: list[str], words: str) -> None:
+    """Given both replacements, `kg correct` answered with the library's field names
+    (neu_objekt, neu_wert) instead of the flags (no server needed: refused before)."""
+    bad_input(run(["correct", "-u", "u1", "-c", "nova", "--subjekt", "Lena",
+                   "--beziehung", "beruf", "--herkunft", "mensch", *both]), words)

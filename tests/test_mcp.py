@@ -293,6 +293,8 @@ def test_http_refuses_missing_and_unknown_tokens(mcp: Setup) -> None:
 BAD_CALLS: list[tuple[str, dict[str, Any], str]] = [
     ("mappe", {"entitaet": 42}, "entitaet"),
     ("mappe", {"entitaet": "Lena", "budget": "viel"}, "budget"),
+    ("mappe", {"entitaet": "Lena", "budget": True}, "true is not a number"),
+    ("mappen", {"entitaeten": ["Lena"], "cap": False}, "false is not a number"),
     ("mappe", {"entitaet": "x" * 1_000_000}, "at most 200"),
     ("mappe", {"entitaet": "Lena\u0000; MATCH (n) DETACH DELETE n"}, "control characters"),
     ("mappe", {"entitaet": "Lena", "gueltig_am": "2026-11-30T10:00:00"}, "time zone"),
