@@ -16,8 +16,10 @@ from pydantic import (
     BaseModel,
     BeforeValidator,
     ConfigDict,
+    Discriminator,
     Field,
     StringConstraints,
+    Tag,
     ValidationError,
     field_validator,
     model_validator,
@@ -427,8 +429,28 @@ class New(Frozen):
     neu: Name = Field(description="Name of the entity to create.")
 
 
+def _entity_ref_form(value: Any) -> str | None:
+    """Which of the three forms an entity reference has: a name, `{"id": ...}` or
+    `{"neu": ...}`. So a wrong one is told what is wrong with it in its own form (an
+    empty `neu`), not in all three at once ("input should be a valid string")."""
+    # The tags are not field names: kg.plain leaves them out of an error's path.
+    if isinstance(value, str):
+        return "by-name"
+    if isinstance(value, ById | New):
+        return "by-id" if isinstance(value, ById) else "by-neu"
+    if isinstance(value, dict) and len(value) == 1 and next(iter(value)) in ("id", "neu"):
+        return f"by-{next(iter(value))}"
+    return None
+
+
 EntityRef = Annotated[
-    Name | ById | New,
+    Annotated[Name, Tag("by-name")] | Annotated[ById, Tag("by-id")]
+    | Annotated[New, Tag("by-neu")],
+    Discriminator(
+        _entity_ref_form,
+        custom_error_type="entity_ref",
+        custom_error_message="give a name, {'id': ...} or {'neu': ...} (one key)",
+    ),
     Field(description="A name (resolved within the user), {'id': ...} or {'neu': ...}."),
 ]
 

@@ -174,3 +174,23 @@ def test_unknown_keys_are_not_stored_verbatim(pair: Pair) -> None:
     assert row["n"] < 3 * (MAX_MELDUNG + 400)
     listed = pair.store.run(pair.store.memory.audit(pair.user_id))
     assert len(json.dumps([a.model_dump(mode="json") for a in listed])) < 10_000
+
+
+@pytest.mark.parametrize(("subjekt", "problem"), [
+    ({"neu": ""}, "subjekt.neu: must not be empty"),
+    ({"id": ""}, "subjekt.id: must not be empty"),
+    ({"id": "a", "neu": "b"}, "subjekt: give a name, {'id': ...} or {'neu': ...} (one key)"),
+    ({}, "subjekt: give a name, {'id': ...} or {'neu': ...} (one key)"),
+    (5, "subjekt: give a name, {'id': ...} or {'neu': ...} (one key)"),
+])
+def test_an_entity_reference_is_told_what_is_wrong_in_its_own_form(
+    subjekt: object, problem: str
+) -> None:
+    """An empty `neu` or two keys at once had answered 'subjekt: input should be a valid
+    string' (the first of three union branches' errors)."""
+    from kg.plain import problems
+
+    with pytest.raises(ValidationError) as caught:
+        Tripel.model_validate({"subjekt": subjekt, "beziehung": "beruf", "wert": "A",
+                               "herkunft": "mensch"})
+    assert [str(p) for p in problems(caught.value)] == [problem]
