@@ -375,14 +375,28 @@ def test_the_as_of_cap_counts_only_the_facts_that_hold(pair: Pair) -> None:
 
 def test_an_as_of_read_has_the_type_that_held_then(pair: Pair) -> None:
     """The type is a single-valued fact like any other: an as-of read shows the value
-    that held at `gueltig_am`, `sonstiges` before the first (a review found today's type
-    in every read, and none of a superseded one)."""
+    that held at `gueltig_am`, and before the first value the first (a review found
+    today's type in every read, and none of a superseded one)."""
     pair.write(t("Bello", "typ", wert="objekt"), zeitpunkt="2025-01-01T00:00:00Z")
     pair.write(t("Bello", "typ", wert="tier"), zeitpunkt="2026-01-01T00:00:00Z")
     assert pair.mappe("Bello").typ == "tier"
     assert pair.mappe("Bello", gueltig_am=date(2026, 6, 1)).typ == "tier"
     assert pair.mappe("Bello", gueltig_am=date(2025, 6, 1)).typ == "objekt"
-    assert pair.mappe("Bello", gueltig_am=date(2024, 6, 1)).typ == "sonstiges"
+    assert pair.mappe("Bello", gueltig_am=date(2024, 6, 1)).typ == "objekt"
+
+
+def test_an_as_of_read_types_an_entity_whose_fact_began_with_an_earlier_event(
+    pair: Pair,
+) -> None:
+    """Told today that Lena took a job and moved to Kassel in an earlier month: the
+    types these imply (a person, a place) begin today, the facts with their events.
+    Read as of a day in between, she is a doctor and a person, and Kassel a place (the
+    review of the fix above)."""
+    pair.write(t("Lena", "beruf", wert="Ärztin", ereignis=event("Neue Stelle", "2026-01-01")))
+    pair.write(t("Lena", "wohnt_in", "Kassel", ereignis=event("Umzug", "2026-01-01")))
+    m = pair.mappe("Lena", gueltig_am=date(2026, 1, 15))
+    assert werte(m, "beruf") == ["Ärztin"] and m.typ == "person"
+    assert pair.mappe("Kassel", gueltig_am=date(2026, 1, 15)).typ == "ort"
 
 
 def test_as_of_derivations_are_not_crowded_out_by_values_that_had_ended(pair: Pair) -> None:

@@ -91,14 +91,17 @@ UNWIND $entity_ids AS entity_id
 MATCH (e:Entitaet {id: entity_id})
 WHERE e.user_id = $user_id
 CALL (e) {
-  // The type is a single-valued fact: an as-of read takes the value that held then.
+  // The type is a single-valued fact: an as-of read takes the value that held then, and
+  // before the first value the first (a type implied by a fact begins with the order,
+  // while the fact may begin earlier, with its event).
   OPTIONAL MATCH (e)-[r:TYP]->(w:Wert)
   WHERE r.character_id = $character_id
     AND
       {{ held_then }}
-    AND (NOT $asof OR
-      {{ holds_then }}
-    )
+  WITH r, w, NOT $asof OR
+    {{ holds_then }}
+    AS held
+  ORDER BY held DESC, r.t_valid
   RETURN w.wert AS typ LIMIT 1
 }
 CALL (e) {
