@@ -291,7 +291,16 @@ class FaktenAgent:
         row = await self._state(tx, auftrag, refs_of(auftrag, self.canon))
         inhalt = content_hash(auftrag)
         if row["ergebnis"]:
-            if row["inhalt"] not in (None, inhalt):
+            if row["inhalt"] is None:
+                # An order recorded without its content hash (before 2026-11-29, or
+                # imported so): a replay cannot be told from another order, and answering
+                # it as a replay would drop another order unwritten.
+                raise InvalidInput(
+                    f"auftrag_id {auftrag.auftrag_id!r} was used on {row['erfasst']} for an "
+                    "order recorded without its content, so this one cannot be told a "
+                    "replay — give a new order a new auftrag_id"
+                )
+            if row["inhalt"] != inhalt:
                 # Only this pair's own order is ever found here (the key is the pair's).
                 raise InvalidInput(
                     f"auftrag_id {auftrag.auftrag_id!r} was used on {row['erfasst']} for an "

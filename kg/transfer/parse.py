@@ -206,11 +206,6 @@ def parse_lines(lines: Iterable[str], canon: Canon, source: str = "<import>") ->
             continue
         if isinstance(rec, Kopf):
             raise InvalidInput(f"{where}: a second header; a file holds one export")
-        if isinstance(rec, AuftragRec) and rec.inhalt is None:
-            # The writer keeps every order's content hash; an order without one would
-            # answer every later order of its id as its replay, writing nothing.
-            raise InvalidInput(f"{where}: auftrag: inhalt is missing (the order's content "
-                               "hash, as the export wrote it)")
         seen = (kind, rec.key())
         if seen in datei.line_of:
             raise InvalidInput(f"{where}: {kind} {rec.key()!r} is already on line "
