@@ -118,11 +118,12 @@ def ident(value: object, name: str) -> str:
     call), held to the rule of every id in an order: InvalidInput says what is wrong."""
     from pydantic import TypeAdapter
 
+    from kg.plain import problems
+
     try:
         return str(TypeAdapter(Ident).validate_python(value))
     except ValidationError as exc:
-        why = str(exc.errors()[0]["msg"]).removeprefix("Value error, ")
-        raise InvalidInput(f"{name} {str(value)[:60]!r}: {why}") from None
+        raise InvalidInput(f"{name} {str(value)[:60]!r}: {problems(exc)[0].message}") from None
 
 def strip_format(text: str) -> str:
     """`text` without invisible format characters (Unicode category Cf: zero-width
@@ -617,10 +618,12 @@ class TripelErgebnis(Frozen):
 
     def detail(self) -> str:
         """The outcome in words, as the CLI and MCP show it beside `ausgang`: the message
-        or the fact, the facts it retired, and those that hold again."""
+        or the fact, the facts it ended (superseded by a new value, retired as never
+        true by a correction or cancel, re-ended by a move), and those that hold again."""
         parts = [self.meldung or (f"fact {self.fakt_id}" if self.fakt_id else "")]
         if self.abgeloest:
-            parts.append(f"retired {', '.join(self.abgeloest)}")
+            how = {"berichtigt": "retired", "abgesagt": "retired", "verschoben": "re-ended"}
+            parts.append(f"{how.get(self.ausgang, 'superseded')} {', '.join(self.abgeloest)}")
         if self.wieder_gueltig:
             parts.append(f"holds again {', '.join(self.wieder_gueltig)}")
         return "; ".join(part for part in parts if part)

@@ -357,7 +357,9 @@ def build_server(
 
     @server.tool(annotations=read_only, structured_output=True)
     async def entities(
-        limit: Annotated[int, Field(ge=1, le=1000, description="Most entities.")] = 200,
+        limit: Annotated[
+            int, BeforeValidator(_no_bool), Field(ge=1, le=1000, description="Most entities.")
+        ] = 200,
     ) -> list[Entitaet]:
         """The human's entities with their type and the number of this pair's active facts."""
         p = pair()

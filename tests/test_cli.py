@@ -298,7 +298,8 @@ def test_an_outcome_reads_the_same_on_the_cli_and_over_mcp(
 ) -> None:
     """A correction's outcome has no message and no fact of its own: the CLI's line began
     with '; retired …', MCP called the same list 'superseded' (a correction retires a
-    value as never true; it supersedes nothing), and neither named what held again."""
+    value as never true; it supersedes nothing), and neither named what held again. A
+    new value supersedes; a correction or a cancel retires."""
     from datetime import UTC, datetime
 
     from cli.facts import _print_result
@@ -315,3 +316,5 @@ def test_an_outcome_reads_the_same_on_the_cli_and_over_mcp(
     assert "[0] berichtigt: retired f2; holds again f1" in outcome_text(result)
     _print_result(result, as_json=False)  # status ok: no exit
     assert "[0] berichtigt   retired f2; holds again f1" in capsys.readouterr().out
+    moved = TripelErgebnis(index=1, ausgang="abgeloest", fakt_id="f4", abgeloest=["f3"])
+    assert moved.detail() == "fact f4; superseded f3"

@@ -289,10 +289,10 @@ def test_a_configuration_file_that_is_not_utf8_is_named(
 
 
 @pytest.mark.parametrize(("flag", "value", "why"), [
-    ("-u", "", "at least 1 character"),
+    ("-u", "", "must not be empty"),
     ("-u", "u\nx", "control characters"),
     ("-u", "u" * 5000, "at most"),
-    ("-c", "", "at least 1 character"),
+    ("-c", "", "must not be empty"),
 ])
 def test_a_timeline_entry_needs_ids_as_an_order_does(
     store: SyncMemory, cli_env: dict[str, str], flag: str, value: str, why: str
@@ -355,7 +355,8 @@ def test_every_id_option_holds_ids_to_an_orders_rule(
     pair.write(t("Lena", "wohnt_in", "Kassel"))
     given = [a.format(user=pair.user_id, tmp=tmp_path) for a in args]
     done = run(given, env=cli_env)
-    bad_input(done, "error:")
+    flag = "--user/-u" if given[given.index("-u") + 1] != pair.user_id else "--character/-c"
+    bad_input(done, f"error: {flag} ")
     assert "Value error" not in done.output
     assert [f.objekt.name for f in pair.mappe("Lena").fakten] == ["Kassel"]
     assert not (tmp_path / "x.jsonl").exists()

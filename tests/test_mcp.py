@@ -295,6 +295,7 @@ BAD_CALLS: list[tuple[str, dict[str, Any], str]] = [
     ("mappe", {"entitaet": "Lena", "budget": "viel"}, "budget"),
     ("mappe", {"entitaet": "Lena", "budget": True}, "true is not a number"),
     ("mappen", {"entitaeten": ["Lena"], "cap": False}, "false is not a number"),
+    ("entities", {"limit": True}, "true is not a number"),
     ("mappe", {"entitaet": "x" * 1_000_000}, "at most 200"),
     ("mappe", {"entitaet": "Lena\u0000; MATCH (n) DETACH DELETE n"}, "control characters"),
     ("mappe", {"entitaet": "Lena", "gueltig_am": "2026-11-30T10:00:00"}, "time zone"),
