@@ -18,6 +18,7 @@ from pydantic import (
     ConfigDict,
     Discriminator,
     Field,
+    GetJsonSchemaHandler,
     StringConstraints,
     Tag,
     ValidationError,
@@ -444,9 +445,26 @@ def _entity_ref_form(value: Any) -> str | None:
     return None
 
 
+class _AnyOf:
+    """Shows a union as `anyOf` in the JSON schema, as pydantic's plain unions do:
+    tool schemas reach LLM providers whose function-calling subsets take `anyOf` but
+    not the `oneOf` pydantic gives a discriminated union (the forms are disjoint, so
+    both say the same)."""
+
+    @classmethod
+    def __get_pydantic_json_schema__(
+        cls, core: Any, handler: GetJsonSchemaHandler
+    ) -> dict[str, Any]:
+        schema = dict(handler(core))
+        if "oneOf" in schema:
+            schema["anyOf"] = schema.pop("oneOf")
+        return schema
+
+
 EntityRef = Annotated[
     Annotated[Name, Tag("by-name")] | Annotated[ById, Tag("by-id")]
     | Annotated[New, Tag("by-neu")],
+    _AnyOf,
     Discriminator(
         _entity_ref_form,
         custom_error_type="entity_ref",

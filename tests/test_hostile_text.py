@@ -194,3 +194,12 @@ def test_an_entity_reference_is_told_what_is_wrong_in_its_own_form(
         Tripel.model_validate({"subjekt": subjekt, "beziehung": "beruf", "wert": "A",
                                "herkunft": "mensch"})
     assert [str(p) for p in problems(caught.value)] == [problem]
+
+
+def test_an_entity_reference_is_an_any_of_in_the_tool_schemas() -> None:
+    """MCP clients pass tool schemas on to LLM providers whose function-calling subsets
+    take `anyOf` but not `oneOf`; the discriminated union above must not turn the
+    schema of a write's triples into a `oneOf` (the review of that change)."""
+    for model in (Auftrag, Tripel):
+        schema = json.dumps(model.model_json_schema())
+        assert "oneOf" not in schema and "anyOf" in schema
