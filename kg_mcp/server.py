@@ -80,6 +80,8 @@ def _point_of_time(value: object) -> object:
 
 
 WhenArg = Annotated[
+    # _point_of_time makes every value an aware datetime; the date branch stays for the
+    # JSON schema, which tells a client that a bare date is taken.
     AwareDatetime | date | None,
     BeforeValidator(_point_of_time),
     Field(

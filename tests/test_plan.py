@@ -284,3 +284,25 @@ def test_a_move_re_ends_a_value_with_a_new_version_from_the_value_that_holds_aga
     assert new.new is not None
     assert (new.new["version"], new.new["t_invalid"], new.new["timeline_bis"]) == (2, hamburg, None)
     assert (new.new["aktiv"], new.new["grund"], new.end) == (False, "abgeloest", hamburg)
+
+
+def test_a_reason_code_tells_a_name_from_an_id() -> None:
+    """An empty or over-long name, or name of a new entity, is name_leer / name_zu_lang;
+    an empty or over-long id is ungueltig (as before entity references were told apart
+    by their form)."""
+    from pydantic import ValidationError
+
+    from kg.models import Tripel
+    from kg.plan.orders import reject_reason
+
+    def reason(subjekt: object) -> str:
+        try:
+            Tripel.model_validate({"subjekt": subjekt, "beziehung": "beruf", "wert": "A",
+                                   "herkunft": "mensch"})
+        except ValidationError as error:
+            return reject_reason(error)[0]
+        raise AssertionError("valid")
+
+    assert [reason(s) for s in ("", {"neu": ""}, {"id": ""}, "x" * 300, {"neu": "x" * 300},
+                                {"id": "x" * 300})] == [
+        "name_leer", "name_leer", "ungueltig", "name_zu_lang", "name_zu_lang", "ungueltig"]

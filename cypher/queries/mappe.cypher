@@ -219,8 +219,8 @@ CALL (e) {
     r.t_invalid.epochSeconds * 1000000 + r.t_invalid.microsecond,
     ta.beginn, ta.genauigkeit, tb.beginn, tb.genauigkeit
   ]) AS zeiten, collect(held) AS helds
-  WHERE all(h IN helds WHERE h)
   ORDER BY length(p)
+  WHERE all(h IN helds WHERE h)
   RETURN collect([type(r0), x.id, x.name, [n IN nodes(p) | n.name][..-1], zeiten])[..$cap * 4]
          AS abgeleitet
 }

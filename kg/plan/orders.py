@@ -50,9 +50,11 @@ def reject_reason(error: ValidationError) -> tuple[str, str]:
         return "ungueltiger_typ", f"typ must be one of {', '.join(TYPEN)}"
     if "control characters" in first.message:
         return "steuerzeichen", message
-    if where in ("subjekt", "objekt") and kind == "string_too_long":
+    # A name, or the name of a new entity ({"neu": ...}); an id ({"id": ...}) is no name.
+    name = first.where in ("subjekt", "objekt", "subjekt.neu", "objekt.neu")
+    if name and kind == "string_too_long":
         return "name_zu_lang", message
-    if where in ("subjekt", "objekt") and kind == "string_too_short":
+    if name and kind == "string_too_short":
         return "name_leer", message
     if where == "wert" and kind == "string_too_long":
         return "wert_zu_lang", message
