@@ -404,7 +404,9 @@ ORDER_PROPERTIES: tuple[Property, ...] = (
     ),
     Property("anzahl_tripel", "how many triples the order held", "INTEGER_OR_NULL"),
     Property(
-        "inhalt", "SHA-256 of the order's content: a replay with other content is refused",
+        "inhalt", "SHA-256 of the order's content: a replay with other content is refused "
+        "(an order recorded without it, before 2026-11-29, is no replay of anything: a later "
+        "order of its id is refused)",
         "STRING_OR_NULL",
     ),
 )

@@ -27,7 +27,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kg.api import SyncMemory
-from kg.errors import EntityNotFound, TimelineError
+from kg.errors import EntityNotFound, InvalidInput, TimelineError
 from kg.mappe import render
 from kg.models import NeuerEintrag
 from tests.reliability_support import Stopwatch, created_facts, cypher, size
@@ -237,6 +237,14 @@ def check_reads(store: SyncMemory, owner: Owner, users: list[str], tmp: Path) ->
 
 
 def export(store: SyncMemory, path: Path, u: str, c: str | None) -> list[dict[str, Any]]:
+    if not store.run(cypher(
+            store, "MATCH (x) WHERE (x:Auftrag OR x:TimelineEintrag) AND x.user_id = $u "
+            "AND ($c IS NULL OR x.character_id = $c) RETURN x.id AS id LIMIT 1", u=u, c=c)):
+        # A pair with no order and no entry has nothing to export: refused, no file.
+        with pytest.raises(InvalidInput, match="has nothing in this store"):
+            store.run(store.memory.export(path, u, c))
+        assert not path.exists()
+        return []
     store.run(store.memory.export(path, u, c))
     lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
     assert lines[0]["kind"] == "export" and lines[0]["user_id"] == u
