@@ -15,7 +15,7 @@ from typing import Any
 
 import typer
 
-from cli.common import character_opt, err, out, user_opt
+from cli.common import CharOpt, UserOpt, err, out
 from kg.models import normalize_name
 from kg.queries import cypher_dir
 from kg.settings import Settings
@@ -80,8 +80,8 @@ def param_lines(values: dict[str, Any]) -> list[str]:
 
 def browser(
     query: str = typer.Argument(..., help="mappe, historie, timeline_kette or paar."),
-    user: str = user_opt(..., "The human's user_id."),
-    character: str = character_opt(..., "The character_id of the pair."),
+    user: str = UserOpt,
+    character: str = CharOpt,
     entity: str | None = typer.Option(None, help="Entity name or id (mappe, historie)."),
     beziehung: str | None = typer.Option(None, help="A canon relation (historie)."),
     eintrag: str | None = typer.Option(None, help="Any entry id of a chain (timeline_kette)."),

@@ -105,6 +105,11 @@ def character_opt(default: Any, help: str, **more: Any) -> Any:
     return typer.Option(default, "--character", "-c", callback=checked_id, help=help, **more)
 
 
+#: The pair's options of most commands.
+UserOpt = user_opt(..., "The human's user_id.")
+CharOpt = character_opt(..., "The character_id of the pair.")
+
+
 def validation_text(exc: ValidationError) -> str:
     """The first problems of a ValidationError in one line, bounded."""
     parts = []

@@ -8,7 +8,9 @@ import sys
 import typer
 
 from cli.common import (
+    CharOpt,
     JsonOpt,
+    UserOpt,
     call,
     character_opt,
     err,
@@ -22,10 +24,6 @@ from kg.api import Memory, correction_order, parse_order
 from kg.errors import InvalidInput
 from kg.mappe import Mappe, MappeFakt, render
 from kg.models import AuftragErgebnis
-
-UserOpt = user_opt(..., "The human's user_id.")
-CharOpt = character_opt(..., "The character_id of the pair.")
-
 
 #: The most bytes `kg write` reads: an order holds at most 200 triples of names and
 #: values of at most 2,000 characters, a few MiB even with every character escaped.

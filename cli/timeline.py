@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 from pydantic import ValidationError
 
-from cli.common import JsonOpt, call, character_opt, err, fail, out, parse_day, print_json, user_opt
+from cli.common import CharOpt, JsonOpt, UserOpt, call, err, fail, out, parse_day, print_json
 from kg.api import Memory
 from kg.errors import KgError
 from kg.models import Genauigkeit, NeuerEintrag
@@ -15,8 +15,6 @@ from kg.timeline import Eintrag, month_window
 timeline_app = typer.Typer(
     help="Dated entries of a pair and their NACHFOLGER chains.", no_args_is_help=True
 )
-UserOpt = user_opt(..., "The human's user_id.")
-CharOpt = character_opt(..., "The character_id of the pair.")
 
 
 def _table(rows: list[Eintrag], as_json: bool) -> None:

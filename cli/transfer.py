@@ -8,13 +8,12 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from cli.common import JsonOpt, call, character_opt, err, out, print_json, user_opt
+from cli.common import JsonOpt, UserOpt, call, character_opt, err, out, print_json
 
 if TYPE_CHECKING:  # only the commands that run it load the transfer module
     from kg.transfer import Anzahl, ExportErgebnis, ImportErgebnis, PurgeErgebnis
     from kg.transfer import Progress as ProgressFn
 
-UserOpt = user_opt(..., "The human's user_id.")
 CharOpt = character_opt(None, "Only this character's pair (default: the whole user).")
 
 
