@@ -142,6 +142,8 @@ async def sweep(
         done = await done_already(db, canon, day, user_id)
         if done is not None:
             return done
+    if day < today():
+        await _refuse_going_back(db, canon, day, user_id)
     parts = slices()
     edges = resting = 0
     began = clock.monotonic()
@@ -170,6 +172,23 @@ async def sweep(
         day=day, user_id=user_id, edges=edges, resting=resting,
         threshold=settings.ruhe_schwelle, seconds=seconds, recorded=user_id is None,
     )
+
+
+async def _refuse_going_back(
+    db: Database, canon: Canon, day: date, user_id: str | None
+) -> None:
+    """A sweep for a day before the one the edges were swept for would write the older,
+    higher strengths over the newer ones (resting facts would wake up in the Mappe) and
+    date the sweep back, so that kg check calls it stale: refused. (A sweep for today
+    cannot be behind: no sweep is for a day that has not come.)"""
+    newest = _native((await state(db, canon, user_id))["newest"])
+    if newest is not None and newest > day:
+        scope = f"user {user_id!r}'s" if user_id is not None else "the store's"
+        raise InvalidInput(
+            f"cannot sweep for {day.isoformat()}: {scope} fact edges were swept for "
+            f"{newest.isoformat()} already, and a sweep for an earlier day would undo "
+            f"that one: give {newest.isoformat()} or a later day"
+        )
 
 
 async def record(db: Database, day: date, edges: int, resting: int, seconds: float) -> None:

@@ -234,6 +234,29 @@ def test_a_sweep_for_a_day_not_yet_come_is_refused(pair: Pair, cli_env: dict[str
     assert edges(pair) == before
 
 
+def test_a_sweep_for_a_day_before_the_last_sweep_is_refused(
+    pair: Pair, cli_env: dict[str, str]
+) -> None:
+    """A sweep for an earlier day than the one the edges were swept for would write the
+    older, higher strengths over the newer ones (resting facts woke up in the Mappe) and
+    date them back, so that kg check found the sweep stale."""
+    pair.write(t("Lena", "hobby", wert="Lesen"))
+    touch_back(pair, "Lesen", datetime.now(UTC) - timedelta(days=2000))
+    today = datetime.now(UTC).date()
+    first = sweep(pair, today)
+    before = edges(pair)
+    assert fact(pair, "Lesen")["staerke_decay"] < 0.1
+    with pytest.raises(InvalidInput, match=f"swept for {today.isoformat()} already"):
+        sweep(pair, today - timedelta(days=1))
+    bad = CliRunner().invoke(app, ["decay", "run", "--user", pair.user_id, "--day",
+                              "2020-01-01"], env=cli_env)
+    assert bad.exit_code == 2 and f"swept for {today.isoformat()} already" in bad.output, (
+        bad.output
+    )
+    assert edges(pair) == before
+    assert sweep(pair, today).edges == first.edges  # the same day again is fine
+
+
 def test_cli_decay_run_json_and_text(pair: Pair, cli_env: dict[str, str]) -> None:
     pair.write(t("Lena", "hobby", wert="Lesen"))
     touch_back(pair, "Lesen", datetime.now(UTC) - timedelta(days=2000))
