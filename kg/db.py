@@ -145,6 +145,23 @@ class AutoCommit:
             raise typed from exc
 
 
+class LockLost(DriverError):
+    """The user's lock node was deleted (by a purge) while this write transaction waited
+    for its lock: the transaction holds the lock of a node that is gone, which serialises
+    nothing with the user's next writes. Raised inside the transaction, before it writes;
+    the managed transaction rolls back and runs again (the driver retries what says it is
+    retryable), and its next attempt takes the lock of a node that is there."""
+
+    def is_retryable(self) -> bool:
+        return True
+
+
+def held(user_id: str, taken: bool) -> None:
+    """Raise `LockLost` where the user's lock query found its lock node gone."""
+    if not taken:
+        raise LockLost(f"the lock node of user {user_id!r} was deleted while waiting for it")
+
+
 class Database:
     """The driver, the database name and the query registry, passed around together."""
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field, ValidationError
 
-from kg.db import Database, Record, Tx
+from kg.db import Database, Record, Tx, held
 from kg.errors import InvalidInput, TimelineError
 
 if TYPE_CHECKING:
@@ -152,6 +152,7 @@ async def lock(tx: Tx, user_id: str) -> datetime:
     with a fixed offset, as every instant the library writes)."""
     row = await tx.one("user_lock", user_id=user_id)
     assert row is not None
+    held(user_id, row["jetzt"] is not None)
     return row["jetzt"].to_native().astimezone(UTC)  # type: ignore[no-any-return]
 
 

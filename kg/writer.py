@@ -18,7 +18,7 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from kg.canon import Canon
-from kg.db import Database, Record, Tx
+from kg.db import Database, Record, Tx, held
 from kg.errors import InvalidInput, ServerUnavailable, WriteNotConfirmed
 from kg.models import FACT_PROPERTIES, Auftrag, AuftragErgebnis, Tripel, TripelErgebnis
 from kg.plan import (
@@ -243,6 +243,7 @@ class FaktenAgent:
             trans_ids=sorted(refs.trans_ids),
         )
         assert row is not None
+        held(auftrag.user_id, row["jetzt"] is not None)
         return row
 
     async def _apply(

@@ -5,12 +5,19 @@
 // property that a SET depends on directly, so `uhr` is read under the lock. (Read before
 // it, a transaction waiting for the lock kept the `uhr` of before the write it waited
 // for, and recorded its versions earlier than that write's.)
+// A purge deletes the lock node in the transaction that holds its lock: a transaction
+// that had found the node and waited for its lock holds, once the purge commits, the
+// lock of a node that is gone, which serialises nothing. Its clock is then null (the
+// node found by the id is not the one locked), and the library runs it again
+// (kg.db.LockLost), on a lock node that is there.
 MERGE (lock:Nutzer {id: $user_id})
 SET lock.writes = coalesce(lock.writes, 0) + 1
 WITH lock, datetime.transaction() AS clock
 WITH lock, CASE WHEN lock.uhr IS NOT NULL AND lock.uhr >= clock
                 THEN lock.uhr + duration({nanoseconds: 1000}) ELSE clock END AS jetzt
 SET lock.uhr = jetzt
+WITH lock, CASE WHEN COUNT { (live:Nutzer {id: $user_id}) WHERE live = lock } = 1
+                THEN jetzt END AS jetzt
 
 // fragment: type_in_pair
 // The type of the entity `e` in the pair: the value of its active TYP fact of

@@ -13,7 +13,7 @@ from pydantic import ValidationError
 
 from kg.canon import Canon
 from kg.check import run_checks
-from kg.db import Database, Record, Tx
+from kg.db import Database, Record, Tx, held
 from kg.errors import ConfigError, InvalidInput, KgError
 from kg.transfer.codec import TAG, ZEIT, temporal_fields
 from kg.transfer.parse import Datei, read_file
@@ -204,7 +204,8 @@ async def write_import(
     total = datei.zeilen - 1
 
     async def work(tx: Tx) -> int:
-        await tx.run("import_lock", user_id=user)
+        [lock] = await tx.run("import_lock", user_id=user)
+        held(user, lock["held"])
         row = await tx.one(
             "import_conflicts",
             user_id=user,
