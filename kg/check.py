@@ -22,6 +22,7 @@ from pydantic import Field, computed_field
 
 from kg.canon import TYPEN, Canon
 from kg.db import Database, Record
+from kg.errors import StoredDataError
 from kg.models import FACT_PROPERTIES, HERKUNFT, MAX_ID, Frozen, field_types
 from kg.values import native as _native
 
@@ -313,22 +314,17 @@ def type_rules(canon: Canon) -> dict[str, Any]:
     }
 
 
-async def guard_results(q: Any, canon: Canon, u: str | None, n: int) -> list[CheckResult]:
+async def guard_results(one: Checks, canon: Canon, u: str | None, n: int) -> list[CheckResult]:
     """Item 8: the checks of what the writer guards."""
     rels = canon.rel_types
     return [
-        result("self_loops", await q.run("check_self_loops", user_id=u, rel_types=rels,
-                                         samples=n)),
-        result("format_namesakes", await q.run("check_format_namesakes", user_id=u,
-                                               samples=n)),
-        result("type_contradicts_fact", await q.run(
-            "check_type_contradicts_fact", user_id=u, samples=n, **type_rules(canon))),
-        result("transitive_cycles", await q.run(
-            "check_transitive_cycles", user_id=u, transitive=canon.transitive_types,
-            samples=n)),
-        result("typ_values", await q.run("check_typ_values", user_id=u, typen=list(TYPEN),
-                                         samples=n)),
-        result("auftrag_key", await q.run("check_auftrag_key", user_id=u, samples=n)),
+        await one("self_loops", user_id=u, rel_types=rels, samples=n),
+        await one("format_namesakes", user_id=u, samples=n),
+        await one("type_contradicts_fact", user_id=u, samples=n, **type_rules(canon)),
+        await one("transitive_cycles", user_id=u, transitive=canon.transitive_types,
+                  samples=n),
+        await one("typ_values", user_id=u, typen=list(TYPEN), samples=n),
+        await one("auftrag_key", user_id=u, samples=n),
     ]
 
 
@@ -336,6 +332,28 @@ class Runner(Protocol):
     """What runs the check queries: an auto-commit session, or an open transaction."""
 
     async def run(self, name: str, /, **params: Any) -> list[Record]: ...
+
+
+class Checks:
+    """Runs one check by its name (its query: `check_<name>`). In auto-commit reads (each
+    check its own transaction), a stored value the query cannot read fails that check,
+    with the server's message, and the other checks still run: a check that cannot see
+    past a broken value must not hide what the others find. In a caller's transaction
+    nothing runs after a failed query, so there the error is raised."""
+
+    def __init__(self, q: Runner, own_transactions: bool) -> None:
+        self.q = q
+        self.own_transactions = own_transactions
+
+    async def __call__(self, name: str, /, **params: Any) -> CheckResult:
+        try:
+            return result(name, await self.q.run(f"check_{name}", **params))
+        except StoredDataError as exc:
+            if not self.own_transactions:
+                raise
+            item, title = CHECKS[name]
+            return CheckResult(name=name, item=item, title=title, count=1, samples=[],
+                               detail=f"the check could not run: {exc}")
 
 
 @asynccontextmanager
@@ -363,63 +381,41 @@ async def run_checks(
     u, rels, n = user_id, canon.rel_types, samples
     symmetric = sorted(r.rel_type for r in canon.relations.values() if r.symmetrisch)
     async with _runner(db, tx) as q:
+        one = Checks(q, own_transactions=tx is None)
         found: list[CheckResult] = [
-            result("fact_fields", await q.run(
-                "check_fact_fields", user_id=u, rel_types=rels, fields=FACT_FIELDS,
-                order=[p.name for p in FACT_PROPERTIES], samples=n)),
-            result("fact_herkunft", await q.run(
-                "check_fact_herkunft", user_id=u, rel_types=rels, herkunft=list(HERKUNFT),
-                samples=n)),
-            result("fact_strength", await q.run(
-                "check_fact_strength", user_id=u, rel_types=rels, samples=n)),
-            result("fact_aktiv", await q.run(
-                "check_fact_aktiv", user_id=u, rel_types=rels, samples=n)),
-            result("einwertig_unique", await q.run(
-                "check_einwertig_unique", user_id=u, einwertig=canon.einwertig_types,
-                symmetric=symmetric, samples=n)),
-            result("duplicate_facts", await q.run(
-                "check_duplicate_facts", user_id=u, rel_types=rels, symmetric=symmetric,
-                samples=n)),
-            result("relation_in_canon", await q.run(
-                "check_relation_in_canon", user_id=u, rel_types=rels, samples=n)),
-            result("relation_form", await q.run(
-                "check_relation_form", user_id=u, rel_types=rels,
-                value_types=canon.value_types, samples=n)),
-            result("wert_nodes", await q.run(
-                "check_wert_nodes", user_id=u, value_types=canon.value_types, samples=n)),
-            result("nachfolger_unique", await q.run(
-                "check_nachfolger_unique", user_id=u, samples=n)),
-            result("nachfolger_cycles", await q.run(
-                "check_nachfolger_cycles", user_id=u, samples=n)),
-            result("timeline_active_end", await q.run(
-                "check_timeline_active_end", user_id=u, samples=n)),
-            result("timeline_references", await q.run(
-                "check_timeline_references", user_id=u, rel_types=rels, samples=n)),
-            result("timeline_cancelled", await q.run(
-                "check_timeline_cancelled", user_id=u, rel_types=rels, samples=n)),
-            result("one_user_per_fact", await q.run(
-                "check_one_user_per_fact", user_id=u, rel_types=rels, samples=n)),
-            result("timeline_pair", await q.run(
-                "check_timeline_pair", user_id=u, samples=n)),
-            result("pair_ids", await q.run(
-                "check_pair_ids", user_id=u, max_id=MAX_ID, samples=n)),
+            await one("fact_fields", user_id=u, rel_types=rels, fields=FACT_FIELDS,
+                      order=[p.name for p in FACT_PROPERTIES], samples=n),
+            await one("fact_herkunft", user_id=u, rel_types=rels, herkunft=list(HERKUNFT),
+                samples=n),
+            await one("fact_strength", user_id=u, rel_types=rels, samples=n),
+            await one("fact_aktiv", user_id=u, rel_types=rels, samples=n),
+            await one("einwertig_unique", user_id=u, einwertig=canon.einwertig_types,
+                symmetric=symmetric, samples=n),
+            await one("duplicate_facts", user_id=u, rel_types=rels, symmetric=symmetric,
+                samples=n),
+            await one("relation_in_canon", user_id=u, rel_types=rels, samples=n),
+            await one("relation_form", user_id=u, rel_types=rels,
+                value_types=canon.value_types, samples=n),
+            await one("wert_nodes", user_id=u, value_types=canon.value_types, samples=n),
+            await one("nachfolger_unique", user_id=u, samples=n),
+            await one("nachfolger_cycles", user_id=u, samples=n),
+            await one("timeline_active_end", user_id=u, samples=n),
+            await one("timeline_references", user_id=u, rel_types=rels, samples=n),
+            await one("timeline_cancelled", user_id=u, rel_types=rels, samples=n),
+            await one("one_user_per_fact", user_id=u, rel_types=rels, samples=n),
+            await one("timeline_pair", user_id=u, samples=n),
+            await one("pair_ids", user_id=u, max_id=MAX_ID, samples=n),
         ]
-        guards = await guard_results(q, canon, u, n)
+        guards = await guard_results(one, canon, u, n)
         record = [
-            result("fact_interval", await q.run(
-                "check_fact_interval", user_id=u, rel_types=rels, samples=n)),
-            result("fact_system_time", await q.run(
-                "check_fact_system_time", user_id=u, rel_types=rels, samples=n)),
-            result("timeline_system_time", await q.run(
-                "check_timeline_system_time", user_id=u, samples=n)),
-            result("fact_followers", await q.run(
-                "check_fact_followers", user_id=u, rel_types=rels, symmetric=symmetric,
-                samples=n)),
-            result("version_chains", await q.run(
-                "check_version_chains", user_id=u, rel_types=rels, samples=n)),
-            result("einwertig_overlap", await q.run(
-                "check_einwertig_overlap", user_id=u, einwertig=canon.einwertig_types,
-                symmetric=symmetric, samples=n)),
+            await one("fact_interval", user_id=u, rel_types=rels, samples=n),
+            await one("fact_system_time", user_id=u, rel_types=rels, samples=n),
+            await one("timeline_system_time", user_id=u, samples=n),
+            await one("fact_followers", user_id=u, rel_types=rels, symmetric=symmetric,
+                samples=n),
+            await one("version_chains", user_id=u, rel_types=rels, samples=n),
+            await one("einwertig_overlap", user_id=u, einwertig=canon.einwertig_types,
+                symmetric=symmetric, samples=n),
         ]
         oldest = day - timedelta(days=int(max_age))  # the oldest day still recent
         state = (await q.run(

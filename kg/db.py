@@ -47,6 +47,7 @@ from kg.errors import (
     DatabaseNotFound,
     KgError,
     ServerUnavailable,
+    StoredDataError,
 )
 from kg.queries import NamedQuery, registry
 from kg.settings import Settings
@@ -394,6 +395,16 @@ class Database:
                 )
             return ServerUnavailable(
                 f"Neo4j is not reachable at {uri} ({type(exc).__name__}) — {START_HINT}."
+            )
+        if isinstance(exc, ClientError) and code.endswith(
+            ("Statement.TypeError", "Statement.ArgumentError")
+        ):
+            # Raised as a query runs over stored values: one of them has a type or form
+            # the query cannot use (the library never writes such a value).
+            return StoredDataError(
+                f"a value stored in {self.name!r} on {uri} has a type or form this query "
+                f"cannot use ({str(exc.message or '')[:200]}): it was changed outside the "
+                "library — run `kg check` to find it."
             )
         if isinstance(exc, ClientError) and exc.code and "TransactionTimedOut" in exc.code:
             return ServerUnavailable(

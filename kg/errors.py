@@ -87,6 +87,14 @@ class TimelineError(KgError):
     exit_code = 8
 
 
+class StoredDataError(KgError):
+    """A stored value has a type or form the query cannot work with: the store was
+    changed outside the library (by hand, or by an older version). `kg check` names the
+    values; repair them, or restore the user from an export."""
+
+    exit_code = 1
+
+
 class WriteNotConfirmed(KgError):
     """The server failed while an order was being written; its outcome is unknown.
 

@@ -198,6 +198,29 @@ def test_fact_fields(world: World, change: str, field: str) -> None:
     assert field in found.samples[0]
 
 
+@pytest.mark.parametrize(("change", "field"), [
+    ("SET r.t_valid = '2026-01-10'", "t_valid"),
+    ("SET r.t_valid = localdatetime('2026-01-10T00:00:00')", "t_valid"),
+    ("SET r.t_recorded = '2026-01-10'", "t_recorded"),
+    ("SET r.t_invalid = 5", "t_invalid"),
+])
+def test_a_wrongly_typed_time_is_reported_and_every_other_check_runs(
+    world: World, change: str, field: str, cli_env: dict[str, str]
+) -> None:
+    """The time checks computed with the stored times; one wrongly typed time of one
+    version made the whole `kg check` (of the store, too) end in a Neo4j type error,
+    with no report at all."""
+    fid = one_fact(world, "WOHNT_IN", "Kassel")
+    world.cypher(f"MATCH (:Entitaet {{user_id: $u}})-[r {{id: $id}}]->() WHERE r.aktiv {change}",
+                 id=fid)
+    report = world.report()
+    assert len(report.checks) == len(CHECKS)
+    found = fails(world, "fact_fields", fid)
+    assert field in found.samples[0]
+    broken = CliRunner().invoke(app, ["check", "--user", world.u], env=cli_env)
+    assert broken.exit_code == 1 and "fact_fields" in broken.stdout, broken.output
+
+
 @pytest.mark.parametrize("change", ["SET r.herkunft = 'geraten'", "REMOVE r.herkunft"])
 def test_fact_herkunft(world: World, change: str) -> None:
     assert world.check("fact_herkunft").ok
