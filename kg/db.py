@@ -16,7 +16,7 @@ import socket
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import AbstractContextManager, asynccontextmanager, contextmanager, nullcontext
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 from urllib.parse import urlsplit
 
 from neo4j import (
@@ -134,16 +134,39 @@ class AutoCommit:
         self._db = db
 
     async def run(self, name: str, /, **params: Any) -> list[Record]:
-        query = self._db.queries[name]
         try:
-            timeout = self._db.settings.maintenance_timeout
-            result = await self._session.run(Query(query.text, timeout=timeout), params)
-            return [record.data() async for record in result]
+            return await self._run(name, params)
         except Exception as exc:  # mapped to a typed error, or re-raised untouched
-            typed = self._db.translate(exc)
-            if typed is exc:
-                raise
-            raise typed from exc
+            self._raise_typed(exc)
+
+    async def run_again(self, name: str, /, **params: Any) -> list[Record]:
+        """`run` for a query that is safe to run again as a whole: a transient failure
+        (a deadlock with the writers, which Neo4j ends one side of) runs it again, for up
+        to `retry_time`. What it committed in earlier batches stands."""
+        give_up = time.monotonic() + self._db.settings.retry_time
+        delay = 0.05
+        while True:
+            try:
+                return await self._run(name, params)
+            except TransientError as exc:
+                if not _retryable(exc) or time.monotonic() + delay > give_up:
+                    self._raise_typed(exc)
+                await asyncio.sleep(delay)
+                delay *= 2
+            except Exception as exc:  # mapped to a typed error, or re-raised untouched
+                self._raise_typed(exc)
+
+    async def _run(self, name: str, params: dict[str, Any]) -> list[Record]:
+        query = self._db.queries[name]
+        timeout = self._db.settings.maintenance_timeout
+        result = await self._session.run(Query(query.text, timeout=timeout), params)
+        return [record.data() async for record in result]
+
+    def _raise_typed(self, exc: Exception) -> NoReturn:
+        typed = self._db.translate(exc)
+        if typed is exc:
+            raise exc
+        raise typed from exc
 
 
 class LockLost(DriverError):

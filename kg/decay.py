@@ -149,7 +149,7 @@ async def sweep(
     began = clock.monotonic()
     async with db.auto_commit() as session:
         for n, (lo, hi) in enumerate(parts, start=1):
-            rows = await session.run(
+            rows = await session.run_again(  # (a slice that deadlocked with a write)
                 "decay_sweep",
                 id_from=lo,
                 id_to=hi,

@@ -26,6 +26,12 @@ WHERE s.id >= $id_from AND ($id_to IS NULL OR s.id < $id_to)
 MATCH (s)-[r]->()
 WHERE type(r) IN $rel_types AND r.aktiv = true AND r.last_touched IS :: ZONED DATETIME
 CALL (r) {
+  // The edge's write lock first (Cypher takes it before it reads a property a SET
+  // depends on directly): a write that touched or closed the edge while the sweep
+  // waited for it has committed by then, and what it wrote is what is read below.
+  // (Read before the lock, a touch was lost and a closed version swept.)
+  SET r.staerke_decay = r.staerke_decay
+  WITH r WHERE r.aktiv = true AND r.last_touched IS :: ZONED DATETIME
   WITH r, duration.inSeconds(r.last_touched, $moment).seconds / 86400.0 AS days
   WITH r, CASE WHEN days <= 0 THEN 1.0 ELSE exp(-$rate * days) END AS staerke
   SET r.staerke_decay = staerke, r.decay_am = $day
