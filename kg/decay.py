@@ -149,7 +149,8 @@ async def sweep(
     began = clock.monotonic()
     async with db.auto_commit() as session:
         for n, (lo, hi) in enumerate(parts, start=1):
-            rows = await session.run_again(  # (a slice that deadlocked with a write)
+            # A slice that deadlocked with a write runs again.
+            rows = await session.run_again(
                 "decay_sweep",
                 id_from=lo,
                 id_to=hi,
