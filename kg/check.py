@@ -318,13 +318,13 @@ async def guard_results(one: Checks, canon: Canon, u: str | None, n: int) -> lis
     """Item 8: the checks of what the writer guards."""
     rels = canon.rel_types
     return [
-        await one("self_loops", user_id=u, rel_types=rels, samples=n),
-        await one("format_namesakes", user_id=u, samples=n),
-        await one("type_contradicts_fact", user_id=u, samples=n, **type_rules(canon)),
-        await one("transitive_cycles", user_id=u, transitive=canon.transitive_types,
+        await one("check_self_loops", user_id=u, rel_types=rels, samples=n),
+        await one("check_format_namesakes", user_id=u, samples=n),
+        await one("check_type_contradicts_fact", user_id=u, samples=n, **type_rules(canon)),
+        await one("check_transitive_cycles", user_id=u, transitive=canon.transitive_types,
                   samples=n),
-        await one("typ_values", user_id=u, typen=list(TYPEN), samples=n),
-        await one("auftrag_key", user_id=u, samples=n),
+        await one("check_typ_values", user_id=u, typen=list(TYPEN), samples=n),
+        await one("check_auftrag_key", user_id=u, samples=n),
     ]
 
 
@@ -335,7 +335,7 @@ class Runner(Protocol):
 
 
 class Checks:
-    """Runs one check by its name (its query: `check_<name>`). In auto-commit reads (each
+    """Runs one check by its query (`check_<name>`). In auto-commit reads (each
     check its own transaction), a stored value the query cannot read fails that check,
     with the server's message, and the other checks still run: a check that cannot see
     past a broken value must not hide what the others find. In a caller's transaction
@@ -345,9 +345,10 @@ class Checks:
         self.q = q
         self.own_transactions = own_transactions
 
-    async def __call__(self, name: str, /, **params: Any) -> CheckResult:
+    async def __call__(self, query: str, /, **params: Any) -> CheckResult:
+        name = query.removeprefix("check_")
         try:
-            return result(name, await self.q.run(f"check_{name}", **params))
+            return result(name, await self.q.run(query, **params))
         except StoredDataError as exc:
             if not self.own_transactions:
                 raise
@@ -383,38 +384,38 @@ async def run_checks(
     async with _runner(db, tx) as q:
         one = Checks(q, own_transactions=tx is None)
         found: list[CheckResult] = [
-            await one("fact_fields", user_id=u, rel_types=rels, fields=FACT_FIELDS,
+            await one("check_fact_fields", user_id=u, rel_types=rels, fields=FACT_FIELDS,
                       order=[p.name for p in FACT_PROPERTIES], samples=n),
-            await one("fact_herkunft", user_id=u, rel_types=rels, herkunft=list(HERKUNFT),
+            await one("check_fact_herkunft", user_id=u, rel_types=rels, herkunft=list(HERKUNFT),
                 samples=n),
-            await one("fact_strength", user_id=u, rel_types=rels, samples=n),
-            await one("fact_aktiv", user_id=u, rel_types=rels, samples=n),
-            await one("einwertig_unique", user_id=u, einwertig=canon.einwertig_types,
+            await one("check_fact_strength", user_id=u, rel_types=rels, samples=n),
+            await one("check_fact_aktiv", user_id=u, rel_types=rels, samples=n),
+            await one("check_einwertig_unique", user_id=u, einwertig=canon.einwertig_types,
                 symmetric=symmetric, samples=n),
-            await one("duplicate_facts", user_id=u, rel_types=rels, symmetric=symmetric,
+            await one("check_duplicate_facts", user_id=u, rel_types=rels, symmetric=symmetric,
                 samples=n),
-            await one("relation_in_canon", user_id=u, rel_types=rels, samples=n),
-            await one("relation_form", user_id=u, rel_types=rels,
+            await one("check_relation_in_canon", user_id=u, rel_types=rels, samples=n),
+            await one("check_relation_form", user_id=u, rel_types=rels,
                 value_types=canon.value_types, samples=n),
-            await one("wert_nodes", user_id=u, value_types=canon.value_types, samples=n),
-            await one("nachfolger_unique", user_id=u, samples=n),
-            await one("nachfolger_cycles", user_id=u, samples=n),
-            await one("timeline_active_end", user_id=u, samples=n),
-            await one("timeline_references", user_id=u, rel_types=rels, samples=n),
-            await one("timeline_cancelled", user_id=u, rel_types=rels, samples=n),
-            await one("one_user_per_fact", user_id=u, rel_types=rels, samples=n),
-            await one("timeline_pair", user_id=u, samples=n),
-            await one("pair_ids", user_id=u, max_id=MAX_ID, samples=n),
+            await one("check_wert_nodes", user_id=u, value_types=canon.value_types, samples=n),
+            await one("check_nachfolger_unique", user_id=u, samples=n),
+            await one("check_nachfolger_cycles", user_id=u, samples=n),
+            await one("check_timeline_active_end", user_id=u, samples=n),
+            await one("check_timeline_references", user_id=u, rel_types=rels, samples=n),
+            await one("check_timeline_cancelled", user_id=u, rel_types=rels, samples=n),
+            await one("check_one_user_per_fact", user_id=u, rel_types=rels, samples=n),
+            await one("check_timeline_pair", user_id=u, samples=n),
+            await one("check_pair_ids", user_id=u, max_id=MAX_ID, samples=n),
         ]
         guards = await guard_results(one, canon, u, n)
         record = [
-            await one("fact_interval", user_id=u, rel_types=rels, samples=n),
-            await one("fact_system_time", user_id=u, rel_types=rels, samples=n),
-            await one("timeline_system_time", user_id=u, samples=n),
-            await one("fact_followers", user_id=u, rel_types=rels, symmetric=symmetric,
+            await one("check_fact_interval", user_id=u, rel_types=rels, samples=n),
+            await one("check_fact_system_time", user_id=u, rel_types=rels, samples=n),
+            await one("check_timeline_system_time", user_id=u, samples=n),
+            await one("check_fact_followers", user_id=u, rel_types=rels, symmetric=symmetric,
                 samples=n),
-            await one("version_chains", user_id=u, rel_types=rels, samples=n),
-            await one("einwertig_overlap", user_id=u, einwertig=canon.einwertig_types,
+            await one("check_version_chains", user_id=u, rel_types=rels, samples=n),
+            await one("check_einwertig_overlap", user_id=u, einwertig=canon.einwertig_types,
                 symmetric=symmetric, samples=n),
         ]
         oldest = day - timedelta(days=int(max_age))  # the oldest day still recent

@@ -436,6 +436,22 @@ def test_one_user_per_fact(world: World, case: str) -> None:
     fails(world, "one_user_per_fact", fid)
 
 
+def test_one_user_per_fact_of_a_user_sees_a_stranger_s_fact_into_its_entities(
+    world: World,
+) -> None:
+    """A fact of another user's entity that ends at one of this user's showed in this
+    user's Mappe (with the stranger's facts beyond it at degree 2), while `kg check -u`
+    of this user stayed clean: only the stranger's scope or the whole store found it."""
+    stranger = world.u + "-fremd"
+    world.cypher(
+        "MATCH (k:Entitaet {user_id: $u, name: 'Kassel'}) "
+        "CREATE (p:Entitaet {id: $x + '-paris', user_id: $x, name: 'Paris', name_norm: 'paris'}) "
+        "CREATE (p)-[:LIEGT_IN {id: $x + '-f', user_id: $u, character_id: 'nova', version: 1, "
+        "  herkunft: 'modell', aktiv: true, t_valid: datetime(), t_recorded: datetime(), "
+        "  staerke_decay: 1.0, last_touched: datetime()}]->(k)", x=stranger)
+    fails(world, "one_user_per_fact", stranger + "-f")
+
+
 @pytest.mark.parametrize("case", ["successor_of_another_pair", "betrifft_another_user"])
 def test_timeline_pair(world: World, case: str) -> None:
     assert world.check("timeline_pair").ok

@@ -505,13 +505,23 @@ RETURN count(t) AS count,
 
 // name: check_one_user_per_fact
 // Item 5: no fact links entities of two different users: the fact's user_id, its
-// subject's and its object's (entity or value node) are the same.
+// subject's and its object's (entity or value node) are the same. Scoped to a user,
+// also the facts of other users' entities that end at one of the user's entities: they
+// would show in the user's Mappen. (A value node has one fact, found from its subject.)
 // params: $user_id, $rel_types, $samples
 // :param user_id => 'demo-user'
 // :param rel_types => ['WOHNT_IN', 'BERUF', 'TYP', 'LIEGT_IN']
 // :param samples => 5
-{{ fact_edges }}
-  AND NOT coalesce(r.user_id = s.user_id AND o.user_id = s.user_id, false)
+CALL () {
+  {{ fact_edges }}
+    AND NOT coalesce(r.user_id = s.user_id AND o.user_id = s.user_id, false)
+  RETURN s, r, o
+  UNION
+  MATCH (o:Entitaet {user_id: $user_id})<-[r]-(s)
+  WHERE type(r) IN $rel_types
+    AND coalesce(s.user_id <> $user_id, true)
+  RETURN s, r, o
+}
 RETURN count(r) AS count,
        collect(coalesce(r.id, elementId(r)) + ' (' + coalesce(s.user_id, '?') + ' → '
                + coalesce(o.user_id, '?') + ')')[..$samples] AS samples;
