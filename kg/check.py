@@ -73,6 +73,7 @@ CHECKS: dict[str, tuple[int, str]] = {
     "fact_followers": (
         9, "every fact named as following a value (abgeloest_durch) is in its partition"
     ),
+    "user_clock": (9, "no user's clock (the system time of its last write) is after now"),
     "version_chains": (9, "every fact's versions form one well-formed chain"),
     "einwertig_overlap": (
         9, "no two values of an einwertig relation hold at the same valid and known time"
@@ -414,6 +415,7 @@ async def run_checks(
             await one("check_timeline_system_time", user_id=u, samples=n),
             await one("check_fact_followers", user_id=u, rel_types=rels, symmetric=symmetric,
                 samples=n),
+            await one("check_user_clock", user_id=u, samples=n),
             await one("check_version_chains", user_id=u, rel_types=rels, samples=n),
             await one("check_einwertig_overlap", user_id=u, einwertig=canon.einwertig_types,
                 symmetric=symmetric, samples=n),

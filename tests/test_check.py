@@ -198,6 +198,15 @@ def test_fact_fields(world: World, change: str, field: str) -> None:
     assert field in found.samples[0]
 
 
+@pytest.mark.parametrize("uhr", ["datetime('2099-01-01T00:00:00Z')", "'morgen'"])
+def test_user_clock(world: World, uhr: str) -> None:
+    """A user's clock in the future was clean; the next write was then recorded in 2099,
+    and only then did fact_system_time fail, with the record already written."""
+    assert world.check("user_clock").ok
+    world.cypher(f"MATCH (n:Nutzer {{id: $u}}) SET n.uhr = {uhr}")
+    fails(world, "user_clock", world.u)
+
+
 @pytest.mark.parametrize(("change", "field"), [
     ("SET r.t_valid = '2026-01-10'", "t_valid"),
     ("SET r.t_valid = localdatetime('2026-01-10T00:00:00')", "t_valid"),

@@ -184,6 +184,21 @@ RETURN count(r) AS count,
                + coalesce(toString(r.t_expired), 'not yet') + ')')[..$samples]
        AS samples;
 
+// name: check_user_clock
+// Item 9: no user's clock is after now: `uhr` on the user's lock node is the system time
+// of its last write, and the next one is recorded just after it when that is later than
+// the store's clock, so a clock in the future would record every later write there. With
+// a second's grace, like fact_system_time. A clock that is not an instant is found too.
+// params: $user_id, $samples
+// :param user_id => 'demo-user'
+// :param samples => 5
+MATCH (n:Nutzer)
+WHERE ($user_id IS NULL OR n.id = $user_id) AND n.uhr IS NOT NULL
+  AND (NOT n.uhr IS :: ZONED DATETIME OR n.uhr > datetime.realtime() + duration('PT1S'))
+RETURN count(n) AS count,
+       collect(coalesce(n.id, elementId(n)) + ' (' + toString(n.uhr) + ')')[..$samples]
+       AS samples;
+
 // name: check_version_chains
 // Item 9: every fact's versions form one well-formed chain: numbered 1..n, each replaced
 // exactly when the next was recorded, only the last one current (no t_expired), and all
