@@ -16,14 +16,24 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import UTC, date, datetime, timedelta
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, get_args
 
 from pydantic import Field, computed_field
 
 from kg.canon import TYPEN, Canon
 from kg.db import Database, Record
 from kg.errors import StoredDataError
-from kg.models import FACT_PROPERTIES, HERKUNFT, MAX_ID, Frozen, field_types
+from kg.models import (
+    ENTITY_PROPERTIES,
+    FACT_PROPERTIES,
+    HERKUNFT,
+    MAX_ID,
+    ORDER_PROPERTIES,
+    TIMELINE_PROPERTIES,
+    EintragTyp,
+    Frozen,
+    field_types,
+)
 from kg.values import native as _native
 
 #: The fact-field check takes its fields and types from the model (`FACT_PROPERTIES`).
@@ -34,6 +44,10 @@ Klasse = Literal["memory", "fact entity", "forensics", "unclassified"]
 #: The checks, in the order of the invariant groups: name → (group, what it proves).
 CHECKS: dict[str, tuple[int, str]] = {
     "fact_fields": (1, "every fact edge carries its required fields with their types"),
+    "node_fields": (
+        1, "every entity, timeline entry and order carries its fields with their types "
+        "and the values an export takes"
+    ),
     "fact_herkunft": (1, "every fact's herkunft is mensch, nova, modell or recherche"),
     "fact_strength": (1, "every fact's staerke_decay lies in [0, 1]"),
     "fact_aktiv": (1, "aktiv agrees with t_invalid, t_expired and the correction state"),
@@ -387,6 +401,9 @@ async def run_checks(
         found: list[CheckResult] = [
             await one("check_fact_fields", user_id=u, rel_types=rels, fields=FACT_FIELDS,
                       order=[p.name for p in FACT_PROPERTIES], samples=n),
+            await one("check_node_fields", user_id=u, entity=field_types(ENTITY_PROPERTIES),
+                      entry=field_types(TIMELINE_PROPERTIES), order=field_types(ORDER_PROPERTIES),
+                      typen=list(get_args(EintragTyp)), samples=n),
             await one("check_fact_herkunft", user_id=u, rel_types=rels, herkunft=list(HERKUNFT),
                 samples=n),
             await one("check_fact_strength", user_id=u, rel_types=rels, samples=n),

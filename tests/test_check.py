@@ -230,6 +230,32 @@ def test_a_wrongly_typed_time_is_reported_and_every_other_check_runs(
     assert broken.exit_code == 1 and "fact_fields" in broken.stdout, broken.output
 
 
+@pytest.mark.parametrize(("target", "change", "words"), [
+    ("entry", "SET x.beginn = date('2026-09-17'), x.genauigkeit = 'monat'", "monat: the 1st"),
+    ("entry", "SET x.ende = x.beginn - duration('P3D')", "before beginn"),
+    ("entry", "SET x.genauigkeit = 'jahr'", "genauigkeit"),
+    ("entry", "SET x.beginn = '2026-11-01'", "beginn"),
+    ("entry", "REMOVE x.beginn", "beginn"),
+    ("entry", "SET x.t_recorded = 'gestern'", "t_recorded"),
+    ("entity", "REMOVE x.name_norm", "name_norm"),
+    ("order", "SET x.status = 'wat'", "status"),
+])
+def test_node_fields(world: World, target: str, change: str, words: str) -> None:
+    """What export refuses ("— run `kg check`"), kg check found clean: an entry's
+    precision, a month entry not on the 1st, a span that ends before it begins, an
+    entity without its lookup key, an order of an unknown status."""
+    assert world.check("node_fields").ok
+    anchor = {
+        "entry": "MATCH (x:TimelineEintrag {id: $ref})",
+        "entity": "MATCH (x:Entitaet {id: $ref})",
+        "order": "MATCH (x:Auftrag {user_id: $u}) WITH x LIMIT 1",
+    }[target]
+    ref = {"entry": world.moved_entry, "entity": world.bello, "order": None}[target]
+    world.cypher(f"{anchor} {change}", ref=ref)
+    found = fails(world, "node_fields")
+    assert any(words in sample for sample in found.samples), found.samples
+
+
 @pytest.mark.parametrize("change", ["SET r.herkunft = 'geraten'", "REMOVE r.herkunft"])
 def test_fact_herkunft(world: World, change: str) -> None:
     assert world.check("fact_herkunft").ok

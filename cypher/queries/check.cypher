@@ -35,6 +35,78 @@ CALL (newest) {
   RETURN count(r) AS missed, collect(r.id)[..$samples] AS samples
 }
 
+// fragment: wrongly_typed
+// The properties of `x` (a node or relationship) that do not have their type: `failed`,
+// of the names in `fields` grouped by type as `kg.models.field_types` groups them
+// (_OR_NULL allows null, NUMBER is a float or an integer).
+WITH x,
+     [k IN coalesce(fields['STRING'], []) WHERE NOT x[k] IS :: STRING NOT NULL]
+     + [k IN coalesce(fields['STRING_OR_NULL'], []) WHERE NOT x[k] IS :: STRING]
+     + [k IN coalesce(fields['STRING_LIST_OR_NULL'], [])
+        WHERE NOT x[k] IS :: LIST<STRING NOT NULL>]
+     + [k IN coalesce(fields['DATETIME'], []) WHERE NOT x[k] IS :: ZONED DATETIME NOT NULL]
+     + [k IN coalesce(fields['DATETIME_OR_NULL'], []) WHERE NOT x[k] IS :: ZONED DATETIME]
+     + [k IN coalesce(fields['DATE'], []) WHERE NOT x[k] IS :: DATE NOT NULL]
+     + [k IN coalesce(fields['DATE_OR_NULL'], []) WHERE NOT x[k] IS :: DATE]
+     + [k IN coalesce(fields['INTEGER'], []) WHERE NOT x[k] IS :: INTEGER NOT NULL]
+     + [k IN coalesce(fields['INTEGER_OR_NULL'], []) WHERE NOT x[k] IS :: INTEGER]
+     + [k IN coalesce(fields['BOOLEAN'], []) WHERE NOT x[k] IS :: BOOLEAN NOT NULL]
+     + [k IN coalesce(fields['BOOLEAN_OR_NULL'], []) WHERE NOT x[k] IS :: BOOLEAN]
+     + [k IN coalesce(fields['NUMBER'], [])
+        WHERE NOT (x[k] IS :: FLOAT NOT NULL OR x[k] IS :: INTEGER NOT NULL)] AS failed
+
+// name: check_node_fields
+// Item 1: every entity, timeline entry and order (of $user_id, of every user when it is
+// null) carries its properties with their types ($entity, $entry, $order: as
+// `kg.models.ENTITY_PROPERTIES`, TIMELINE_PROPERTIES and ORDER_PROPERTIES declare them,
+// grouped like check_fact_fields' $fields) and the values an export takes: an entry's
+// typ and genauigkeit are known ones ($typen), one of month precision begins on the 1st
+// and a span of it ends on a month's last day, no span ends before it begins; an order's
+// status is ok, teilweise or abgelehnt. Samples: label, id and what is wrong.
+// params: $user_id, $entity, $entry, $order, $typen, $samples
+// :param user_id => 'demo-user'
+// :param entity => {STRING: ['id', 'user_id', 'name', 'name_norm'], DATETIME_OR_NULL: ['erstellt']}
+// :param entry => {STRING: ['id', 'user_id', 'character_id', 'typ', 'titel', 'genauigkeit'], DATE: ['beginn'], DATE_OR_NULL: ['ende'], BOOLEAN: ['aktiv']}
+// :param order => {STRING: ['id', 'user_id', 'character_id', 'status'], STRING_OR_NULL: ['ergebnis', 'inhalt']}
+// :param typen => ['termin', 'ereignis']
+// :param samples => 5
+CALL () {
+  MATCH (x:Entitaet)
+  WHERE $user_id IS NULL OR x.user_id = $user_id
+  WITH x, $entity AS fields
+  {{ wrongly_typed }}
+  RETURN x, 'Entitaet' AS label, failed
+  UNION ALL
+  MATCH (x:TimelineEintrag)
+  WHERE $user_id IS NULL OR x.user_id = $user_id
+  WITH x, $entry AS fields
+  {{ wrongly_typed }}
+  RETURN x, 'TimelineEintrag' AS label, failed
+      + CASE WHEN x.typ IS :: STRING AND NOT x.typ IN $typen THEN ['typ'] ELSE [] END
+      + CASE WHEN x.genauigkeit IS :: STRING AND NOT x.genauigkeit IN ['tag', 'monat']
+             THEN ['genauigkeit'] ELSE [] END
+      + CASE WHEN x.genauigkeit = 'monat' AND x.beginn IS :: DATE AND x.beginn.day <> 1
+             THEN ['beginn (monat: the 1st)'] ELSE [] END
+      + CASE WHEN x.genauigkeit = 'monat' AND x.ende IS :: DATE
+                  AND (x.ende + duration('P1D')).day <> 1
+             THEN ['ende (monat: a last day)'] ELSE [] END
+      + CASE WHEN x.beginn IS :: DATE AND x.ende IS :: DATE AND x.ende < x.beginn
+             THEN ['ende (before beginn)'] ELSE [] END AS failed
+  UNION ALL
+  MATCH (x:Auftrag)
+  WHERE $user_id IS NULL OR x.user_id = $user_id
+  WITH x, $order AS fields
+  {{ wrongly_typed }}
+  RETURN x, 'Auftrag' AS label, failed
+      + CASE WHEN x.status IS :: STRING AND NOT x.status IN ['ok', 'teilweise', 'abgelehnt']
+             THEN ['status'] ELSE [] END AS failed
+}
+WITH x, label, failed WHERE failed <> []
+RETURN count(x) AS count,
+       collect(label + ' ' + coalesce(toString(x.id), elementId(x)) + ' ('
+               + reduce(t = '', k IN failed | t + CASE t WHEN '' THEN '' ELSE ', ' END + k)
+               + ')')[..$samples] AS samples;
+
 // name: check_fact_fields
 // Item 1: every fact edge carries its required fields with their types, as
 // `kg.models.FACT_PROPERTIES` declares them ($fields: the names grouped by type, from
@@ -47,21 +119,9 @@ CALL (newest) {
 // :param order => ['id', 'version', 'user_id', 'character_id', 't_valid', 't_invalid', 'timeline_id', 'timeline_bis', 't_recorded', 't_expired', 'aktiv', 'staerke_decay', 'last_touched', 'decay_am']
 // :param samples => 5
 {{ fact_edges }}
-WITH r,
-     [k IN coalesce($fields['STRING'], []) WHERE NOT r[k] IS :: STRING NOT NULL]
-     + [k IN coalesce($fields['STRING_OR_NULL'], []) WHERE NOT r[k] IS :: STRING]
-     + [k IN coalesce($fields['STRING_LIST_OR_NULL'], [])
-        WHERE NOT r[k] IS :: LIST<STRING NOT NULL>]
-     + [k IN coalesce($fields['DATETIME'], []) WHERE NOT r[k] IS :: ZONED DATETIME NOT NULL]
-     + [k IN coalesce($fields['DATETIME_OR_NULL'], []) WHERE NOT r[k] IS :: ZONED DATETIME]
-     + [k IN coalesce($fields['DATE'], []) WHERE NOT r[k] IS :: DATE NOT NULL]
-     + [k IN coalesce($fields['DATE_OR_NULL'], []) WHERE NOT r[k] IS :: DATE]
-     + [k IN coalesce($fields['INTEGER'], []) WHERE NOT r[k] IS :: INTEGER NOT NULL]
-     + [k IN coalesce($fields['INTEGER_OR_NULL'], []) WHERE NOT r[k] IS :: INTEGER]
-     + [k IN coalesce($fields['BOOLEAN'], []) WHERE NOT r[k] IS :: BOOLEAN NOT NULL]
-     + [k IN coalesce($fields['BOOLEAN_OR_NULL'], []) WHERE NOT r[k] IS :: BOOLEAN]
-     + [k IN coalesce($fields['NUMBER'], [])
-        WHERE NOT (r[k] IS :: FLOAT NOT NULL OR r[k] IS :: INTEGER NOT NULL)] AS failed
+WITH r AS x, $fields AS fields
+{{ wrongly_typed }}
+WITH x AS r, failed
 WHERE failed <> []
 WITH r, [k IN $order WHERE k IN failed] AS bad
 RETURN count(r) AS count,
