@@ -206,6 +206,33 @@ def test_pair_round_trip_is_byte_identical(pair: Pair, tmp_path: Path) -> None:
     assert sorted(entries[0]["k"]) == ["DATE NOT NULL", "NULL", "ZONED DATETIME NOT NULL"]
 
 
+def test_a_restored_pair_meets_the_entity_another_pair_made_since(
+    pair: Pair, tmp_path: Path
+) -> None:
+    """nova's Paula is purged with nova (only nova knew her); luna then makes a Paula; the
+    restore of nova's export made a second Paula of the user, and from then on every
+    write naming Paula was `mehrdeutig` in both pairs. An entity of the file that is not
+    in the store (by id) is now the user's entity of the same name where there is one."""
+    store = pair.store
+    pair.write(t("Paula", "beruf", wert="Ärztin"), t("Lena", "befreundet_mit", "Paula"))
+    export_text(store, tmp_path / "nova.jsonl", pair.user_id, "nova")
+    store.run(store.memory.purge(pair.user_id, "nova"))
+    luna = pair.other("luna")
+    luna.write(t("Paula", "hobby", wert="Schach"))
+    imported = store.run(store.memory.import_file(tmp_path / "nova.jsonl"))
+    assert imported.entitaeten_vorhanden == 1  # Paula, by her name
+    assert [w for w in imported.warnungen if "Paula" in w], imported.warnungen
+    paulas = pair.cypher("MATCH (e:Entitaet {user_id: $u, name_norm: 'paula'}) RETURN e.id AS id",
+                         u=pair.user_id)
+    assert len(paulas) == 1
+    for who in (pair, luna):
+        done = who.write(t("Paula", "hobby", wert="Lesen"))
+        assert done.ergebnisse[0].ausgang == "geschrieben", done
+    assert {f.wert for f in pair.mappe("Paula").fakten} >= {"Ärztin", "Lesen"}
+    report = store.run(store.memory.check(user_id=pair.user_id))
+    assert [c.name for c in report.violations if c.item not in (6, 7)] == []  # (no sweep)
+
+
 def test_user_round_trip_is_byte_identical(pair: Pair, tmp_path: Path) -> None:
     worked_example(pair, other="luna")
     store = pair.store

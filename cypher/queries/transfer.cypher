@@ -83,9 +83,13 @@ RETURN [k IN keys(a) | [k, valueType(a[k]), CASE WHEN valueType(a[k]) IN $tempor
 // the data was never purged); an order by its pair's key, as `character/id`. Fact ids have
 // no index: every fact edge is looked at once
 // (`IN` against the list is a hash lookup).
-// params: $user_id, $entity_ids, $fact_ids, $eintrag_ids, $auftraege
+// Of the file's entities not in the store by id, the ids of the user's entities of the
+// same normalised name (`namensvettern`): the import takes such an entity for the
+// file's, so a restore never makes a second one of a name.
+// params: $user_id, $entity_ids, $entities, $fact_ids, $eintrag_ids, $auftraege
 // :param user_id => 'u1'
 // :param entity_ids => ['e-lena']
+// :param entities => [{id: 'e-lena', name_norm: 'lena'}]
 // :param fact_ids => ['f-1']
 // :param eintrag_ids => ['t-1']
 // :param auftraege => [{character_id: 'nova', id: 'turn-1'}]
@@ -112,8 +116,16 @@ CALL () {
   MATCH (a:Auftrag {user_id: $user_id, character_id: k.character_id, id: k.id})
   RETURN collect(k.character_id + '/' + k.id) AS auftraege
 }
+CALL () {
+  UNWIND $entities AS f
+  OPTIONAL MATCH (known:Entitaet {id: f.id})
+  WITH f WHERE known IS NULL
+  MATCH (e:Entitaet {user_id: $user_id, name_norm: f.name_norm})
+  WITH f, collect(e.id) AS ids
+  RETURN collect({datei: f.id, store: ids}) AS namensvettern
+}
 RETURN fremde_entitaeten, vorhandene_entitaeten, fakten, fremde_fakten, eintraege,
-       fremde_eintraege, auftraege;
+       fremde_eintraege, auftraege, namensvettern;
 
 // fragment: set_imported_properties
 // Writes an import row ({props, zeit, tag}) onto `x`: `props` as they are, temporal

@@ -203,13 +203,14 @@ async def write_import(
     rel_type = {f.id: canon[f.beziehung].rel_type for f in datei.fakten}  # never from the file
     total = datei.zeilen - 1
 
-    async def work(tx: Tx) -> int:
+    async def work(tx: Tx) -> tuple[int, list[str]]:
         [lock] = await tx.run("import_lock", user_id=user)
         held(user, lock["held"])
         row = await tx.one(
             "import_conflicts",
             user_id=user,
             entity_ids=[e.id for e in datei.entitaeten],
+            entities=[{"id": e.id, "name_norm": e.name_norm} for e in datei.entitaeten],
             fact_ids=sorted({f.id for f in datei.fakten}),
             eintrag_ids=[e.id for e in datei.eintraege],
             auftraege=[{"character_id": a.character_id, "id": a.id} for a in datei.auftraege],
@@ -248,7 +249,20 @@ async def write_import(
                 progress("import", done, total)
 
         kept = set(row["vorhandene_entitaeten"])
+        # An entity of the file that is not in the store, where the user has one of its
+        # name, is that one (a pair restored after another pair made it since).
+        same = {n["datei"]: n["store"][0] for n in row["namensvettern"] if len(n["store"]) == 1}
+        notes = [
+            f"entity {e.name!r} ({e.id}) is the store's entity of that name ({same[e.id]}): "
+            "the file's facts and entries about it attach to it"
+            for e in datei.entitaeten if e.id in same
+        ]
+        kept |= set(same)
         done += len(kept)
+
+        def ent(entity_id: str | None) -> str | None:
+            return same.get(entity_id, entity_id) if entity_id is not None else None
+
         await put("entitaet", [e.to_graph() for e in datei.entitaeten if e.id not in kept],
                   lambda b: tx.one("import_entities", user_id=user, rows=b))
         await put("eintrag", [e.to_graph() for e in datei.eintraege],
@@ -256,16 +270,16 @@ async def write_import(
         await put("nachfolger", [{"von": n.von, "nach": n.nach} for n in datei.nachfolger],
                   lambda b: tx.one("import_nachfolger", user_id=user, rows=b))
         await put("betrifft",
-                  [{"eintrag": b.eintrag, "entitaet": b.entitaet} for b in datei.betrifft],
+                  [{"eintrag": b.eintrag, "entitaet": ent(b.entitaet)} for b in datei.betrifft],
                   lambda b: tx.one("import_betrifft", user_id=user, rows=b))
         fields = ("beziehung", "subjekt", "objekt", "wert")
         await put("fakt", [
-            {"subjekt": f.subjekt, "objekt": f.objekt, "rel_type": rel_type[f.id],
+            {"subjekt": ent(f.subjekt), "objekt": ent(f.objekt), "rel_type": rel_type[f.id],
              **f.to_graph(*fields)}
             for f in datei.fakten if f.objekt is not None
         ], lambda b: tx.one("import_ref_facts", user_id=user, rows=b))
         await put("fakt", [
-            {"subjekt": f.subjekt, "wert": f.wert, "rel_type": rel_type[f.id],
+            {"subjekt": ent(f.subjekt), "wert": f.wert, "rel_type": rel_type[f.id],
              **f.to_graph(*fields)}
             for f in datei.fakten if f.wert is not None
         ], lambda b: tx.one("import_value_facts", user_id=user, rows=b))
@@ -284,14 +298,14 @@ async def write_import(
                 + (f", and {', '.join(c.name for c in broken[1:])}" if len(broken) > 1 else "")
                 + "; nothing was imported"
             )
-        return len(row["vorhandene_entitaeten"])
+        return len(kept), notes
 
     progress("import", 0, total)
-    vorhanden = await db.write(work, timeout=db.settings.maintenance_timeout)
+    vorhanden, notes = await db.write(work, timeout=db.settings.maintenance_timeout)
     return ImportErgebnis(
         datei=source, user_id=user, character_id=datei.kopf.character_id,
         zeilen=datei.zeilen, anzahl=datei.anzahl(), entitaeten_vorhanden=vorhanden,
-        warnungen=list(datei.warnungen),
+        warnungen=[*datei.warnungen, *notes],
     )
 
 
