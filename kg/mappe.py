@@ -85,8 +85,8 @@ FACT_FIELDS = (
     "staerke", "aktiv", "grund", "t_valid", "t_invalid",
     "ab_tag", "ab_genauigkeit", "bis_tag", "bis_genauigkeit",
 )
-#: The times of each fact on a derivation's path (a list, in this order).
-TIME_FIELDS = FACT_FIELDS[12:]
+#: The times of each fact on a derivation's path, and its id (a list, in this order).
+TIME_FIELDS = (*FACT_FIELDS[12:], "id")
 #: A derivation as the `mappe` query returns it (a list, in this order).
 DERIVED_FIELDS = ("rel", "ziel_id", "ziel_name", "pfad", "zeiten")
 
@@ -221,16 +221,94 @@ def as_known_then(row: Record) -> Record:
     return {**row, "aktiv": row["grund"] is None}
 
 
+#: Where the stay of a value began: the instant, its text, and whether from an event.
+Start = tuple[datetime, str, bool]
+
+
+def _value_key(row: Record, canon: Canon) -> tuple[Any, ...] | None:
+    """A value of a relation at its subject: its versions share the key (a value fact's
+    by the value, as each version has a value node of its own). None for a symmetric
+    relation (partner), whose values end at either person's partition: their stays are
+    not joined (yet)."""
+    rel = canon.by_type.get(row["rel"])
+    if rel is None or rel.symmetrisch:
+        return None
+    objekt = row["objekt_id"] if row["wert"] is None else None
+    return row["rel"], row["subjekt_id"], objekt, row["wert"]
+
+
+def stays(
+    facts: list[Record], ended: list[Record], canon: Canon
+) -> tuple[dict[str, Start], set[int]]:
+    """Versions of one value that meet are one stay (pure). Berlin told now and again for
+    an earlier time is written as two versions, the late one ending where the later one
+    begins (`nachgetragen`); read as they are, they would tell a move from Berlin to
+    Berlin. The rule: a version whose valid interval ends where another version of the
+    same value begins belongs to that one's stay, and so on back.
+
+    `facts` are the facts that hold (current, or at an as-of read's `gueltig_am`) and
+    `ended` the superseded values (the history). Returns, by fact id, the start of the
+    stay of each fact or ended value that continues an earlier version, and the
+    positions in `ended` of the versions taken into a later one."""
+    before: dict[tuple[Any, ...], list[tuple[int, datetime, Start]]] = {}
+    for i, h in enumerate(ended):
+        ab, bis, ab_text, _, from_event = effective(h)
+        key = _value_key(h, canon)
+        if bis is not None and key is not None:
+            before.setdefault(key, []).append((i, bis, (ab, ab_text, from_event)))
+    taken: set[int] = set()
+    since: dict[str, Start] = {}
+
+    def back(row: Record, own: int | None = None) -> None:
+        key = _value_key(row, canon)
+        candidates = before.get(key) if key is not None else None
+        if not candidates:
+            return
+        ab, _, ab_text, _, from_event = effective(row)
+        start: Start = (ab, ab_text, from_event)
+        found = True
+        while found:
+            found = False
+            for i, bis, earlier in candidates:
+                if i not in taken and i != own and bis == start[0]:
+                    taken.add(i)
+                    start, found = earlier, True
+                    break
+        if start[0] != ab or start[1] != ab_text:
+            since[row["id"]] = start
+
+    for f in facts:
+        back(f)
+    # The ended values, the latest end first: each takes in the ones before it.
+    for i in sorted(range(len(ended)), key=lambda k: effective(ended[k])[1] or _EPOCH_UTC,
+                    reverse=True):
+        if i not in taken:
+            back(ended[i], i)  # (a value squeezed to nothing ends where it begins)
+    return since, taken
+
+
+def _from(fields: dict[str, Any], start: Start | None) -> dict[str, Any]:
+    """A fact's fields with its *ab* at the start of its stay (`stays`)."""
+    if start is None:
+        return fields
+    return {**fields, "ab": start[1], "ab_datum": start[0].date(), "aus_ereignis": start[2]}
+
+
 def to_fakt(row: Record, canon: Canon, history: bool = False) -> MappeFakt:
     return MappeFakt.model_validate(fact_fields(row, canon, history))
 
 
-def derived(row: Record, canon: Canon, gueltig_am: datetime | None) -> list[Abgeleitet]:
+def derived(
+    row: Record, canon: Canon, gueltig_am: datetime | None,
+    since: dict[str, Start] | None = None,
+) -> list[Abgeleitet]:
     """Derived knowledge from the query's candidate paths (shortest first): per target,
     of the paths all of whose facts are active (a current read) or held at `gueltig_am`
     (an as-of read), the one that holds from the earliest start; a path holds from the
-    latest start among its facts (its *ab*). A shorter path that begins later does not
-    hide that the derivation has held for longer."""
+    latest start among its facts (its *ab*; a fact's stay may begin before its version,
+    `since` by fact id, see `stays`). A shorter path that begins later does not hide that
+    the derivation has held for longer."""
+    since = since or {}
     found: dict[tuple[str, str], tuple[datetime, Abgeleitet]] = {}
     for compact in row["abgeleitet"]:
         d = dict(zip(DERIVED_FIELDS, compact, strict=True))
@@ -241,8 +319,8 @@ def derived(row: Record, canon: Canon, gueltig_am: datetime | None) -> list[Abge
         if gueltig_am is not None and not all(holds(z, gueltig_am) for z in d["zeiten"]):
             continue
         # It holds once every fact of its path does: from the latest start among them.
-        ab, _, ab_text, _, from_event = max(
-            (effective(z) for z in d["zeiten"]), key=lambda e: e[0])
+        ab, ab_text, from_event = max(
+            (since.get(z["id"]) or _start(z) for z in d["zeiten"]), key=lambda e: e[0])
         key = (d["rel"], d["ziel_id"])
         if key in found and found[key][0] <= ab:
             continue  # an earlier (or as early and shorter) path holds already
@@ -256,6 +334,11 @@ def derived(row: Record, canon: Canon, gueltig_am: datetime | None) -> list[Abge
             aus_ereignis=from_event,
         )
     return [a for _, a in found.values()]
+
+
+def _start(row: Record) -> Start:
+    ab, _, ab_text, _, from_event = effective(row)
+    return ab, ab_text, from_event
 
 
 def build(
@@ -282,13 +365,21 @@ def build(
         fakten_rows = [as_known_then(dict(zip(FACT_FIELDS, f, strict=True))) for f in compact]
         fakten = [fact_fields(f, canon) for f in fakten_rows]
         historie_rows = [as_known_then(h) for h in historie_rows]
+    historie = [fact_fields(h, canon, history=True) for h in historie_rows]
+    since: dict[str, Start] = {}
+    if historie:  # (only a value with a history can have a stay of several versions)
+        near = [dict(zip(FACT_FIELDS, f, strict=True)) for f in compact if f[2] == 1]
+        since, taken = stays(near, historie_rows, canon)
+        fakten = [_from(f, since.get(f["id"])) for f in fakten]
+        historie = [_from(h, since.get(h["id"])) for i, h in enumerate(historie)
+                    if i not in taken]
     return Mappe.model_validate(
         {
             "entitaet": {"id": row["id"], "name": row["name"]},
             "typ": row["typ"],
             "fakten": fakten,
-            "historie": [fact_fields(h, canon, history=True) for h in historie_rows],
-            "abgeleitet": derived(row, canon, gueltig_am)[:cap],
+            "historie": historie,
+            "abgeleitet": derived(row, canon, gueltig_am, since)[:cap],
             "gekappt": gekappt,
             "gueltig_am": gueltig_am,
             "bekannt_am": bekannt_am,

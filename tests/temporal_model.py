@@ -21,6 +21,10 @@ intervals are derived from it:
   a value that held holding nowhere (a move never reorders or erases values).
 
 Multi-valued relations are sets: a value holds from its start until it is taken back.
+
+Reads show a value's stay: intervals of one value that meet (one ends where the other
+starts: the value told again for an earlier time) are one interval. (Not yet for
+partners, `Partners` below: the store does not join their stays.)
 """
 
 from __future__ import annotations
@@ -79,6 +83,18 @@ class Interval:
     @property
     def empty(self) -> bool:
         return self.end is not None and self.end <= self.start
+
+
+def stays(intervals: list[Interval]) -> list[Interval]:
+    """Join intervals of one value where one ends where the other starts, until none do."""
+    out = list(intervals)
+    while True:
+        meet = [(a, b) for a in out for b in out
+                if a is not b and a.value == b.value and a.end == b.start]
+        if not meet:
+            return out
+        a, b = meet[0]
+        out = [x for x in out if x is not a and x is not b] + [Interval(a.value, a.start, b.end)]
 
 
 @dataclass
@@ -239,7 +255,7 @@ class Model:
         """The current Mappe: active values (rel, value, ab) and history (…, bis)."""
         facts, history = set(), set()
         for rel in self.lists:
-            for iv in self.intervals(rel):
+            for iv in stays(self.intervals(rel)):
                 if iv.end is None:
                     facts.add((rel, iv.value, iv.start.date()))
                 else:
@@ -253,7 +269,7 @@ class Model:
         values that had ended by then."""
         facts, history = set(), set()
         for rel in self.lists:
-            for iv in self.intervals(rel, step):
+            for iv in stays(self.intervals(rel, step)):
                 if iv.holds(gueltig_am):
                     facts.add((rel, iv.value, iv.start.date()))
                 if iv.end is not None and iv.end <= gueltig_am:

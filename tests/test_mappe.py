@@ -230,6 +230,37 @@ def test_as_of_reads_around_a_supersession_and_a_correction(pair: Pair) -> None:
     assert m.historie == []  # the supersession was not known yet
 
 
+def test_a_value_told_again_for_an_earlier_time_reads_as_one_stay(pair: Pair) -> None:
+    """Lena lives in Berlin (told in 2025), then "since 2020": the late version is
+    history ending where the current one begins. The Mappe read as a move from Berlin to
+    Berlin ("wohnt in Berlin (ab 1. Januar 2025)", "früher: wohnt in Berlin (bis 1.
+    Januar 2025)"), and Deutschland was derived from 2025."""
+    pair.write(t("Berlin", "liegt_in", "Deutschland", herkunft="modell"),
+               zeitpunkt="1990-01-01T00:00:00Z")
+    pair.write(t("Lena", "wohnt_in", "Hamburg"), zeitpunkt="2015-01-01T00:00:00Z")
+    pair.write(t("Lena", "wohnt_in", "Berlin"), zeitpunkt="2025-01-01T00:00:00Z")
+    late = pair.write(t("Lena", "wohnt_in", "Berlin"), zeitpunkt="2020-01-01T00:00:00Z")
+    assert late.ergebnisse[0].ausgang == "nachgetragen"
+    for kw in ({}, {"gueltig_am": datetime(2026, 6, 1, tzinfo=UTC)}):
+        m = pair.mappe("Lena", **kw)
+        (wohnt,) = [f for f in m.fakten if f.beziehung == "wohnt_in" and f.grad == 1]
+        assert (wohnt.objekt.name, wohnt.ab) == ("Berlin", "1. Januar 2020"), kw
+        assert [(h.objekt.name, h.bis) for h in m.historie] == [("Hamburg", "1. Januar 2020")]
+        assert [(d.objekt.name, d.ab) for d in m.abgeleitet] == [
+            ("Deutschland", "1. Januar 2020")], kw
+        text = render(m)
+        assert "früher: wohnt in Berlin" not in text and "früher: wohnt in Hamburg" in text
+    # The record keeps both versions: the history lists them as they were written.
+    history = pair.store.run(
+        pair.store.memory.history(pair.user_id, "nova", pair.id_of("Lena"), "wohnt_in")
+    )
+    assert [(h.objekt.name, h.ab, h.bis) for h in history] == [
+        ("Hamburg", "1. Januar 2015", "1. Januar 2020"),
+        ("Berlin", "1. Januar 2020", "1. Januar 2025"),
+        ("Berlin", "1. Januar 2025", None),
+    ]
+
+
 def test_history_lists_every_value(pair: Pair) -> None:
     for i, city in enumerate(["Berlin", "Hamburg", "Kassel"]):
         pair.write(t("Lena", "wohnt_in", city), zeitpunkt=f"2026-0{i + 1}-01T00:00:00Z")

@@ -182,6 +182,75 @@ def test_an_as_of_read_takes_the_state_known_then() -> None:
     assert after.bekannt_am == at(2026, 12, 2)
 
 
+def test_a_value_told_again_earlier_is_one_stay() -> None:
+    """Berlin told now (2025) and again for 2020 is one stay since 2020: the late
+    version ends where the current one begins. The Mappe must not read as a move from
+    Berlin to Berlin ("wohnt in Berlin (ab 2025)", "früher: wohnt in Berlin")."""
+    now = fact("f1", since=date(2025, 1, 1))
+    late = fact("f2", since=date(2020, 1, 1), until=date(2025, 1, 1), grund="abgeloest")
+    earlier = fact("f3", since=date(2018, 1, 1), until=date(2020, 1, 1), grund="abgeloest")
+    hamburg = fact("f4", objekt="Hamburg", since=date(2015, 1, 1), until=date(2018, 1, 1),
+                   grund="abgeloest")
+    mappe = build(row([now], historie=[late, earlier, hamburg]), CANON, cap=10)
+    assert [(f.id, f.ab_datum, f.ab) for f in mappe.fakten] == [
+        ("f1", date(2018, 1, 1), "1. Januar 2018")]
+    assert [(h.id, h.ab_datum, h.bis_datum) for h in mappe.historie] == [
+        ("f4", date(2015, 1, 1), date(2018, 1, 1))]
+    text = render(mappe, heute=date(2026, 12, 2))
+    assert "früher: wohnt in Berlin" not in text and "früher: wohnt in Hamburg" in text
+    assert "wohnt in Berlin (ab 1. Januar 2018)" in text
+
+    # As of 2026: the same. As of 2019: the version that held then, since 2018.
+    known = at(2026, 12, 2)
+    then = build(row([now], historie=[late, earlier, hamburg]), CANON, cap=10,
+                 gueltig_am=at(2026, 6, 1), bekannt_am=known)
+    assert [(f.id, f.ab_datum) for f in then.fakten] == [("f1", date(2018, 1, 1))]
+    older = build(row([earlier], historie=[hamburg]), CANON, cap=10,
+                  gueltig_am=at(2019, 6, 1), bekannt_am=known)
+    assert [(f.id, f.ab_datum) for f in older.fakten] == [("f3", date(2018, 1, 1))]
+
+    # Two ended stays of one value that meet are one, too; a value that does not meet
+    # (a gap between) stays apart, and so does another relation's value.
+    kassel = fact("f5", objekt="Kassel", since=date(2024, 1, 1))
+    gap = fact("f6", since=date(2010, 1, 1), until=date(2012, 1, 1), grund="abgeloest")
+    job = fact("f7", "BERUF", None, wert="Berlin", since=date(2012, 1, 1),
+               until=date(2015, 1, 1), grund="abgeloest")
+    ended = fact("f8", since=date(2020, 1, 1), until=date(2024, 1, 1), grund="abgeloest")
+    mappe = build(row([kassel], historie=[ended, earlier, job, gap]), CANON, cap=10)
+    assert sorted((h.id, h.ab_datum, h.bis_datum) for h in mappe.historie) == [
+        ("f6", date(2010, 1, 1), date(2012, 1, 1)),
+        ("f7", date(2012, 1, 1), date(2015, 1, 1)),
+        ("f8", date(2018, 1, 1), date(2024, 1, 1)),
+    ]
+
+
+def test_a_value_squeezed_to_nothing_stays_in_the_history() -> None:
+    """Berlin, then Hamburg and Berlin again on one day: Hamburg holds nowhere (it ends
+    where it begins), Berlin's two versions are one stay. Hamburg is not a stay of its
+    own version (found by the reference model: it took itself in, and vanished)."""
+    day = date(2026, 11, 28)
+    first = fact("f1", since=date(2026, 1, 20), until=day, grund="abgeloest")
+    nowhere = fact("f2", objekt="Hamburg", since=day, until=day, grund="abgeloest")
+    again = fact("f3", since=day)
+    mappe = build(row([again], historie=[first, nowhere]), CANON, cap=10)
+    assert [(f.id, f.ab_datum) for f in mappe.fakten] == [("f3", date(2026, 1, 20))]
+    assert [(h.id, h.ab_datum, h.bis_datum) for h in mappe.historie] == [("f2", day, day)]
+
+
+def test_a_derivation_holds_since_the_stay_began() -> None:
+    """Lena in Berlin since 2020 (told twice) derives Deutschland since 2020."""
+    now = fact("f1", since=date(2025, 1, 1))
+    late = fact("f2", since=date(2020, 1, 1), until=date(2025, 1, 1), grund="abgeloest")
+    land = fact("f5", "LIEGT_IN", "Deutschland", since=date(1990, 1, 1),
+                subject=("berlin", "Berlin"))
+    path = compact(DERIVED_FIELDS, {
+        "rel": "WOHNT_IN", "ziel_id": "deutschland", "ziel_name": "Deutschland",
+        "pfad": ["Berlin"], "zeiten": [compact(TIME_FIELDS, z) for z in (now, land)]})
+    mappe = build(row([now], historie=[late], abgeleitet=[path]), CANON, cap=10)
+    assert [(d.objekt.name, d.ab_datum) for d in mappe.abgeleitet] == [
+        ("Deutschland", date(2020, 1, 1))]
+
+
 def test_the_cap_cuts_and_says_so() -> None:
     facts = [fact(f"h{i}", "HOBBY", None, wert=f"Hobby {i}") for i in range(4)]
     capped = build(row(facts), CANON, cap=3)

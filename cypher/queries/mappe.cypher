@@ -217,7 +217,7 @@ CALL (e) {
   WITH r0, x, p, collect([
     r.grund, r.t_valid.epochSeconds * 1000000 + r.t_valid.microsecond,
     r.t_invalid.epochSeconds * 1000000 + r.t_invalid.microsecond,
-    ta.beginn, ta.genauigkeit, tb.beginn, tb.genauigkeit
+    ta.beginn, ta.genauigkeit, tb.beginn, tb.genauigkeit, r.id
   ]) AS zeiten, collect(held) AS helds
   ORDER BY length(p)
   WHERE all(h IN helds WHERE h)
