@@ -233,6 +233,24 @@ def test_a_restored_pair_meets_the_entity_another_pair_made_since(
     assert [c.name for c in report.violations if c.item not in (6, 7)] == []  # (no sweep)
 
 
+def test_a_restored_pair_keeps_two_people_of_one_name_apart(pair: Pair, tmp_path: Path) -> None:
+    """nova knows two Paulas (the second made with `neu`), one of them shared with luna.
+    Purging nova keeps the shared one; the restore must not take nova's other Paula for
+    her (the first version of the name rule merged them, and the import's checks then
+    refused the file)."""
+    store = pair.store
+    luna = pair.other("luna")
+    luna.write(t("Paula", "hobby", wert="Schach"))
+    pair.write(t("Paula", "beruf", wert="Ärztin"))
+    pair.write({"subjekt": {"neu": "Paula"}, "beziehung": "beruf", "wert": "Pilotin",
+                "herkunft": "mensch"})
+    first = export_text(store, tmp_path / "nova.jsonl", pair.user_id, "nova")
+    store.run(store.memory.purge(pair.user_id, "nova"))
+    imported = store.run(store.memory.import_file(tmp_path / "nova.jsonl"))
+    assert imported.entitaeten_vorhanden == 1 and imported.warnungen == []
+    assert export_text(store, tmp_path / "again.jsonl", pair.user_id, "nova") == first
+
+
 def test_user_round_trip_is_byte_identical(pair: Pair, tmp_path: Path) -> None:
     worked_example(pair, other="luna")
     store = pair.store

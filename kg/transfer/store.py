@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import stat
 import tempfile
+from collections import Counter
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -250,8 +251,17 @@ async def write_import(
 
         kept = set(row["vorhandene_entitaeten"])
         # An entity of the file that is not in the store, where the user has one of its
-        # name, is that one (a pair restored after another pair made it since).
-        same = {n["datei"]: n["store"][0] for n in row["namensvettern"] if len(n["store"]) == 1}
+        # name, is that one (a pair restored after another pair made it since): where the
+        # name is the file's only one of it, and the store's only one, and no entity of
+        # the file of that name is in the store by id (the file tells two people apart).
+        names = Counter(e.name_norm for e in datei.entitaeten)
+        known = {e.name_norm for e in datei.entitaeten if e.id in kept}
+        norm = {e.id: e.name_norm for e in datei.entitaeten}
+        same = {
+            n["datei"]: n["store"][0] for n in row["namensvettern"]
+            if len(n["store"]) == 1 and names[norm[n["datei"]]] == 1
+            and norm[n["datei"]] not in known
+        }
         notes = [
             f"entity {e.name!r} ({e.id}) is the store's entity of that name ({same[e.id]}): "
             "the file's facts and entries about it attach to it"
