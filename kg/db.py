@@ -142,13 +142,16 @@ class AutoCommit:
     async def run_again(self, name: str, /, **params: Any) -> list[Record]:
         """`run` for a query that is safe to run again as a whole: a transient failure
         (a deadlock with the writers, which Neo4j ends one side of) runs it again, for up
-        to `retry_time`. What it committed in earlier batches stands."""
-        give_up = time.monotonic() + self._db.settings.retry_time
+        to `retry_time` after the first failure. What it committed in earlier batches
+        stands."""
+        give_up: float | None = None  # counted from the first failure: a slice may be long
         delay = 0.05
         while True:
             try:
                 return await self._run(name, params)
             except TransientError as exc:
+                if give_up is None:
+                    give_up = time.monotonic() + self._db.settings.retry_time
                 if not _retryable(exc) or time.monotonic() + delay > give_up:
                     self._raise_typed(exc)
                 await asyncio.sleep(delay)
@@ -425,9 +428,10 @@ class Database:
             # Raised as a query runs over stored values: one of them has a type or form
             # the query cannot use (the library never writes such a value).
             return StoredDataError(
-                f"a value stored in {self.name!r} on {uri} has a type or form this query "
-                f"cannot use ({str(exc.message or '')[:200]}): it was changed outside the "
-                "library — run `kg check` to find it."
+                f"a value in {self.name!r} on {uri} has a type or form this query cannot "
+                f"use ({str(exc.message or '')[:200]}): most likely a stored value changed "
+                "outside the library — run `kg check` to find it (if it finds none, this is "
+                "a bug in kg: please report it)."
             )
         if isinstance(exc, ClientError) and exc.code and "TransactionTimedOut" in exc.code:
             return ServerUnavailable(

@@ -182,7 +182,9 @@ async def _refuse_going_back(
     higher strengths over the newer ones (resting facts would wake up in the Mappe) and
     date the sweep back, so that kg check calls it stale: refused. (A sweep for today
     cannot be behind: no sweep is for a day that has not come.)"""
-    newest = _native((await state(db, canon, user_id))["newest"])
+    async with db.auto_commit("READ") as session:  # (a whole store's pass: maintenance time)
+        rows = await session.run("decay_newest", user_id=user_id, rel_types=canon.rel_types)
+    newest = _native(rows[0]["newest"])
     if newest is not None and newest > day:
         scope = f"user {user_id!r}'s" if user_id is not None else "the store's"
         raise InvalidInput(

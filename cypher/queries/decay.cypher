@@ -57,6 +57,16 @@ SET d.am = datetime(), d.edges = $edges, d.resting = $resting, d.seconds = $seco
 MATCH (d:DecayLauf {tag: $day})
 {{ decay_run_row }}
 
+// name: decay_newest
+// The newest day the active fact edges in scope (of $user_id; every user's when null)
+// were swept for: a sweep for an earlier day would undo it. One pass over the edges.
+// params: $user_id, $rel_types
+// :param user_id => 'u1'
+// :param rel_types => ['WOHNT_IN', 'BERUF', 'HAT_HAUSTIER']
+{{ fact_edges }}
+  AND r.aktiv = true AND r.decay_am IS :: DATE
+RETURN max(r.decay_am) AS newest;
+
 // name: decay_state
 // The decay state of the active fact edges (of one user when $user_id is set): how many
 // there are, how many carry a strength, the newest decay_am up to $day, how many carry
