@@ -7,6 +7,7 @@ no real sweep uses, with the sweep itself disabled so a broken skip cannot touch
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 import random
@@ -15,11 +16,12 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 import pytest
+from neo4j.exceptions import Neo4jError
 from typer.testing import CliRunner
 
 from cli.main import app
 from kg import decay
-from kg.db import Database
+from kg.db import AutoCommit, Database
 from kg.decay import DecayRun, moment, slices, strength
 from kg.errors import InvalidInput
 from tests.conftest import Pair, t
@@ -223,8 +225,6 @@ def test_a_sweep_reads_an_edge_under_its_lock(pair: Pair, write: str) -> None:
     `last_touched` and `aktiv` before it took the edge's lock, then wrote the strength it
     had computed. A touch was lost (the fact stayed resting though told again today),
     and a version closed meanwhile got the sweep's strength and day."""
-    import asyncio
-
     pair.write(t("Lena", "hobby", wert="Lesen"))
     touch_back(pair, "Lesen", datetime.now(UTC) - timedelta(days=2000))
     driver = pair.store.memory.db.driver
@@ -261,10 +261,6 @@ def test_a_sweep_that_deadlocks_with_a_write_runs_its_slice_again(
     though a sweep is safe to run again; under chat traffic, about one sweep in ten.
     Which side Neo4j ends cannot be steered from here, so the server's answer is
     planted: the first run of each slice of this sweep is refused as a deadlock."""
-    from neo4j.exceptions import Neo4jError
-
-    from kg.db import AutoCommit
-
     pair.write(t("Lena", "hobby", wert="Lesen"), t("Lena", "hobby", wert="Schach"))
     for objekt in ("Lesen", "Schach"):
         touch_back(pair, objekt, datetime.now(UTC) - timedelta(days=2000))

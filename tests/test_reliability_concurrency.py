@@ -13,6 +13,7 @@ least 8 writers x 500 orders each.
 
 from __future__ import annotations
 
+import asyncio
 import random
 import threading
 import uuid
@@ -227,8 +228,6 @@ def test_a_purge_racing_the_users_orders_never_breaks_the_users_lock(
                             "objekt": f"Stadt{i}", "herkunft": "mensch"}]}
 
     async def round_(user: str) -> list[Any]:
-        import asyncio
-
         await memory.write(order(user, 100))  # the user and its lock node exist
         return await asyncio.gather(
             memory.purge(user), *(memory.write(order(user, i)) for i in range(10)),
