@@ -250,9 +250,9 @@ def stays(
     `ended` the superseded values (the history). Returns, by fact id, the start of the
     stay of each fact or ended value that continues an earlier version, and the
     positions in `ended` of the versions taken into a later one."""
+    spans = [effective(h) for h in ended]
     before: dict[tuple[Any, ...], list[tuple[int, datetime, Start]]] = {}
-    for i, h in enumerate(ended):
-        ab, bis, ab_text, _, from_event = effective(h)
+    for i, (h, (ab, bis, ab_text, _, from_event)) in enumerate(zip(ended, spans, strict=True)):
         key = _value_key(h, canon)
         if bis is not None and key is not None:
             before.setdefault(key, []).append((i, bis, (ab, ab_text, from_event)))
@@ -264,8 +264,7 @@ def stays(
         candidates = before.get(key) if key is not None else None
         if not candidates:
             return
-        ab, _, ab_text, _, from_event = effective(row)
-        start: Start = (ab, ab_text, from_event)
+        start = first = _start(row)
         found = True
         while found:
             found = False
@@ -274,14 +273,13 @@ def stays(
                     taken.add(i)
                     start, found = earlier, True
                     break
-        if start[0] != ab or start[1] != ab_text:
+        if start != first:
             since[row["id"]] = start
 
     for f in facts:
         back(f)
     # The ended values, the latest end first: each takes in the ones before it.
-    for i in sorted(range(len(ended)), key=lambda k: effective(ended[k])[1] or _EPOCH_UTC,
-                    reverse=True):
+    for i in sorted(range(len(ended)), key=lambda k: spans[k][1] or _EPOCH_UTC, reverse=True):
         if i not in taken:
             back(ended[i], i)  # (a value squeezed to nothing ends where it begins)
     return since, taken
