@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import date
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +15,9 @@ from cli.worked_example import build
 from kg.api import SyncMemory
 from kg.canon import load_canon
 from kg.errors import InvalidInput
+from kg.models import AuftragErgebnis, Kandidat, TripelErgebnis
 from kg.transfer import canonical_date, canonical_datetime, parse_lines
+from kg.transfer.records import AuftragRec
 from tests.conftest import Pair, raw_cypher, t
 
 
@@ -107,6 +109,29 @@ def test_date_is_not_a_datetime() -> None:
     assert canonical_date("2026-11-01") == "2026-11-01"
     with pytest.raises(ValueError):
         canonical_date("2026-11-01T00:00:00Z")
+
+
+def test_an_orders_result_takes_the_entities_the_import_mapped() -> None:
+    """Every entity id of a stored result (subject, object, created, candidates) goes
+    through the import's mapping; fact ids, other entities and the order stay."""
+    result = AuftragErgebnis(
+        auftrag_id="t1", user_id="u9", character_id="nova", status="teilweise",
+        zeitpunkt=datetime(2026, 10, 1, tzinfo=UTC), ergebnisse=[
+            TripelErgebnis(index=0, ausgang="geschrieben", fakt_id="f1", subjekt_id="e1",
+                           objekt_id="e2", neue_entitaeten=["e1", "e2"]),
+            TripelErgebnis(index=1, ausgang="mehrdeutig", kandidaten=[
+                Kandidat(id="e1", name="Paula", typ="person", merkmale=[]),
+                Kandidat(id="e3", name="Paula", typ="person", merkmale=[])]),
+        ])
+    rec = AuftragRec(kind="auftrag", id="t1", user_id="u9", character_id="nova",
+                     status="teilweise", ergebnis=result.model_dump_json())
+    assert rec.renamed({}) is rec
+    moved = AuftragErgebnis.model_validate_json(rec.renamed({"e1": "s1"}).ergebnis or "")
+    first, second = moved.ergebnisse
+    assert (first.subjekt_id, first.objekt_id, first.neue_entitaeten, first.fakt_id) == (
+        "s1", "e2", ["s1", "e2"], "f1")
+    assert [k.id for k in second.kandidaten] == ["s1", "e3"]
+    assert moved.model_copy(update={"ergebnisse": result.ergebnisse}) == result
 
 
 HEADER = '{"kind":"export","format":1,"user_id":"u9","character_id":null}'
@@ -214,7 +239,8 @@ def test_a_restored_pair_meets_the_entity_another_pair_made_since(
     write naming Paula was `mehrdeutig` in both pairs. An entity of the file that is not
     in the store (by id) is now the user's entity of the same name where there is one."""
     store = pair.store
-    pair.write(t("Paula", "beruf", wert="Ärztin"), t("Lena", "befreundet_mit", "Paula"))
+    order = pair.order(t("Paula", "beruf", wert="Ärztin"), t("Lena", "befreundet_mit", "Paula"))
+    store.run(store.memory.write(order))
     export_text(store, tmp_path / "nova.jsonl", pair.user_id, "nova")
     store.run(store.memory.purge(pair.user_id, "nova"))
     luna = pair.other("luna")
@@ -225,6 +251,15 @@ def test_a_restored_pair_meets_the_entity_another_pair_made_since(
     paulas = pair.cypher("MATCH (e:Entitaet {user_id: $u, name_norm: 'paula'}) RETURN e.id AS id",
                          u=pair.user_id)
     assert len(paulas) == 1
+    # The order's stored result is the restored pair's answer to a replay: it names the
+    # store's Paula, not the file's, which never came into the store.
+    replay = store.run(store.memory.write(order))
+    ids = {r.subjekt_id for r in replay.ergebnisse} | {r.objekt_id for r in replay.ergebnisse}
+    ids |= {e for r in replay.ergebnisse for e in r.neue_entitaeten}
+    there = pair.cypher("MATCH (e:Entitaet {user_id: $u}) WHERE e.id IN $ids RETURN e.id AS id",
+                        u=pair.user_id, ids=sorted(ids - {None}))
+    assert {r["id"] for r in there} == ids - {None}
+    assert replay.ergebnisse[0].subjekt_id == paulas[0]["id"]
     for who in (pair, luna):
         done = who.write(t("Paula", "hobby", wert="Lesen"))
         assert done.ergebnisse[0].ausgang == "geschrieben", done

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import calendar
 import json
+from collections.abc import Mapping
 from datetime import UTC, date, datetime, timedelta
 from typing import Annotated, Any, Literal
 
@@ -26,6 +27,7 @@ from kg.models import (
     Herkunft,
     Ident,
     Name,
+    TripelErgebnis,
     Wert,
     clean_name,
 )
@@ -278,6 +280,26 @@ class AuftragRec(Rec):
         if canonical != self.ergebnis:
             object.__setattr__(self, "ergebnis", canonical)
         return self
+
+    def renamed(self, same: Mapping[str, str]) -> AuftragRec:
+        """This order with its result's entity ids taken through `same` (a file's entity
+        the import found in the store under another id): a replay must name entities
+        that are there."""
+        if self.ergebnis is None or not same:
+            return self
+        result = AuftragErgebnis.model_validate_json(self.ergebnis)
+
+        def one(r: TripelErgebnis) -> TripelErgebnis:
+            return r.model_copy(update={
+                "subjekt_id": same.get(r.subjekt_id or "", r.subjekt_id),
+                "objekt_id": same.get(r.objekt_id or "", r.objekt_id),
+                "neue_entitaeten": [same.get(e, e) for e in r.neue_entitaeten],
+                "kandidaten": [k.model_copy(update={"id": same.get(k.id, k.id)})
+                               for k in r.kandidaten],
+            })
+
+        moved = result.model_copy(update={"ergebnisse": [one(r) for r in result.ergebnisse]})
+        return self.model_copy(update={"ergebnis": moved.model_dump_json()})
 
 
 AnyRec = Annotated[

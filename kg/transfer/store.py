@@ -264,7 +264,7 @@ async def write_import(
         }
         notes = [
             f"entity {e.name!r} ({e.id}) is the store's entity of that name ({same[e.id]}): "
-            "the file's facts and entries about it attach to it"
+            "the file's facts, entries and orders' results about it name it"
             for e in datei.entitaeten if e.id in same
         ]
         kept |= set(same)
@@ -293,7 +293,7 @@ async def write_import(
              **f.to_graph(*fields)}
             for f in datei.fakten if f.wert is not None
         ], lambda b: tx.one("import_value_facts", user_id=user, rows=b))
-        await put("auftrag", [a.to_graph() for a in datei.auftraege],
+        await put("auftrag", [a.renamed(same).to_graph() for a in datei.auftraege],
                   lambda b: tx.one("import_orders", user_id=user, rows=b))
         # The user's data with the file in it must pass `kg check --user` (its structural
         # items) before anything commits; a violation rolls the whole file back.
