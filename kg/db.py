@@ -116,10 +116,16 @@ class Tx:
         self, name: str, params: dict[str, Any], decode: Callable[[Any], Record]
     ) -> list[Record]:
         """The one round trip of every query in the transaction, decoded by `decode`."""
-        query = self._db.queries[name]
-        self._db.round_trips += 1
-        result = await self._tx.run(query.text, params)
-        return [decode(record) async for record in result]
+        db = self._db
+        query = db.queries[name]
+        db.round_trips += 1
+        try:
+            async with db.first_runs.alone(name, db.settings.query_timeout):
+                result = await self._tx.run(query.text, params)
+            return [decode(record) async for record in result]
+        except (ServiceUnavailable, SessionExpired):
+            db.first_runs.forget()
+            raise
 
 
 class AutoCommit:
@@ -183,6 +189,46 @@ class LockLost(DriverError):
         return True
 
 
+class FirstRuns:
+    """The first run of each named query goes alone; runs of it that come meanwhile wait.
+
+    The server plans a query the first time it sees it (after its start, or once the plan
+    fell out of its cache), and the library's large queries take it seconds to plan on a
+    slow machine (the Mappe's and the writer's first query ~1 s on a fast one). It does
+    not share a plan still being made: a burst of orders after a restart planned the
+    writer's queries once per order, on two cores at once, and 12 concurrent orders of a
+    user took 26 s where one alone took 12 (and 30 s, `WriteNotConfirmed`, on a slower
+    one). So a query's first run is sent alone; the others wait until its RUN is answered
+    (the plan made, not the query's locks or rows), at most `bound` seconds, then go.
+
+    A connection lost may mean a restarted server with an empty plan cache: then every
+    query is new again (`forget`)."""
+
+    def __init__(self) -> None:
+        self._runs: dict[str, asyncio.Event] = {}
+
+    @asynccontextmanager
+    async def alone(self, name: str, bound: float) -> AsyncIterator[None]:
+        event = self._runs.get(name)
+        if event is None:
+            self._runs[name] = event = asyncio.Event()
+            try:
+                yield
+            finally:
+                event.set()
+            return
+        if not event.is_set():
+            try:
+                async with asyncio.timeout(bound):
+                    await event.wait()
+            except (TimeoutError, RuntimeError):
+                pass  # the first run is slow (or of another event loop): go on regardless
+        yield
+
+    def forget(self) -> None:
+        self._runs.clear()
+
+
 def held(user_id: str, taken: bool) -> None:
     """Raise `LockLost` where the user's lock query found its lock node gone."""
     if not taken:
@@ -197,6 +243,7 @@ class Database:
         self.settings = settings
         self.name = settings.neo4j_database
         self.queries = registry()
+        self.first_runs = FirstRuns()
         #: Queries sent to the server so far (a test asserts the Mappe costs one).
         self.round_trips = 0
         #: Single reads on a pooled connection without a session (see `_DirectReads`);
@@ -277,8 +324,12 @@ class Database:
             self.round_trips += 1
             try:
                 async with asyncio.timeout(_read_deadline(s)):
-                    return [decode(record) for record in await self._auto_read(query, params)]
+                    async with self.first_runs.alone(name, s.query_timeout):
+                        records = await self._auto_read(query, params)
+                    return [decode(record) for record in records]
             except (ServiceUnavailable, SessionExpired, Neo4jError) as exc:
+                if isinstance(exc, (ServiceUnavailable, SessionExpired)):
+                    self.first_runs.forget()
                 # Transient failures are retried, and so is a failure the server marks
                 # as safe to run again (`_idempotent`, as the driver's auto-commit retry
                 # reads it).

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import time
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
@@ -10,10 +14,11 @@ from pydantic import SecretStr
 
 from kg import schema
 from kg.api import Memory, SyncMemory
+from kg.db import FirstRuns
 from kg.errors import AuthFailed, DatabaseNotFound, SchemaError, SchemaOutdated, ServerUnavailable
 from kg.queries import registry
 from kg.settings import Settings
-from tests.conftest import raw_cypher
+from tests.conftest import raw_cypher, t
 
 
 def test_every_registered_query_explains_on_the_real_server(store: SyncMemory) -> None:
@@ -396,3 +401,134 @@ def test_a_read_the_server_marks_safe_to_repeat_is_retried(neo4j_settings: Setti
 
     assert asyncio.run(check(True)) == (2, 1)
     assert asyncio.run(check(False)) == (1, "KgError")
+
+
+def test_a_querys_first_run_goes_alone_and_the_others_wait_for_it() -> None:
+    """`FirstRuns` (pure, no server): while a query's first run is in flight, runs of the
+    same query wait until it is answered, at most `bound` seconds; other queries, and
+    runs after it, do not wait; a lost connection (`forget`) makes every query new."""
+    async def scenario() -> list[str]:
+        runs = FirstRuns()
+        log: list[str] = []
+        release = asyncio.Event()
+
+        async def run(name: str, label: str, bound: float = 5.0) -> None:
+            async with runs.alone(name, bound):
+                log.append(f"{label} starts")
+                if label == "first":
+                    await release.wait()
+                log.append(f"{label} ends")
+
+        first = asyncio.create_task(run("mappe", "first"))
+        await asyncio.sleep(0)
+        waiting = asyncio.create_task(run("mappe", "second"))
+        other = asyncio.create_task(run("order", "other query"))
+        impatient = asyncio.create_task(run("mappe", "bounded", bound=0.05))
+        await asyncio.wait_for(other, 1)
+        await asyncio.wait_for(impatient, 1)  # its bound passed: it went regardless
+        await asyncio.sleep(0.05)
+        log.append("first released")
+        release.set()
+        await asyncio.gather(first, waiting)
+        await run("mappe", "later")
+        runs.forget()
+        release.clear()
+        anew = asyncio.create_task(run("mappe", "first"))
+        await asyncio.sleep(0)
+        after_forget = asyncio.create_task(run("mappe", "after forget"))
+        await asyncio.sleep(0.05)
+        log.append("first released")
+        release.set()
+        await asyncio.gather(anew, after_forget)
+        return log
+
+    assert asyncio.run(scenario()) == [
+        "first starts", "other query starts", "other query ends",
+        "bounded starts", "bounded ends",
+        "first released", "first ends", "second starts", "second ends",
+        "later starts", "later ends",
+        "first starts", "first released", "first ends",
+        "after forget starts", "after forget ends",
+    ]
+
+
+def test_a_failed_first_run_lets_the_waiting_runs_go() -> None:
+    async def scenario() -> list[str]:
+        runs = FirstRuns()
+        log: list[str] = []
+
+        async def failing() -> None:
+            async with runs.alone("mappe", 5.0):
+                await asyncio.sleep(0.02)
+                raise RuntimeError("the server went away")
+
+        async def waiting() -> None:
+            async with runs.alone("mappe", 5.0):
+                log.append("second ran")
+
+        results = await asyncio.wait_for(
+            asyncio.gather(failing(), waiting(), return_exceptions=True), 1
+        )
+        log.append(type(results[0]).__name__)
+        return log
+
+    assert asyncio.run(scenario()) == ["second ran", "RuntimeError"]
+
+
+def test_concurrent_orders_and_reads_on_a_new_client_plan_each_query_once(
+    neo4j_settings: Settings,
+) -> None:
+    """A new client's first run of each query goes alone: a burst of orders (distinct
+    users) and Mappe reads right after the client opens sends no run of a query while its
+    first run is still unanswered, both in write transactions (`Tx.rows`) and in single
+    reads, and every order succeeds."""
+    class Watched(FirstRuns):
+        def __init__(self) -> None:
+            super().__init__()
+            self.log: list[tuple[str, bool, float, float]] = []
+
+        @asynccontextmanager
+        async def alone(self, name: str, bound: float) -> AsyncIterator[None]:
+            first = name not in self._runs
+            async with super().alone(name, bound):
+                start = time.monotonic()
+                try:
+                    yield
+                finally:
+                    self.log.append((name, first, start, time.monotonic()))
+
+    users = [f"test-first-{uuid.uuid4().hex[:10]}" for _ in range(6)]
+
+    async def burst() -> tuple[list[tuple[str, bool, float, float]], int]:
+        memory = await Memory.open(neo4j_settings)
+        watched = Watched()
+        memory.db.first_runs = watched
+        try:
+            async def turn(user: str) -> int:
+                pair = memory.pair(user, "nova")
+                result = await pair.write({
+                    "auftrag_id": "turn-1", "user_id": user, "character_id": "nova",
+                    "tripel": [t("Mia", "wohnt_in", "Hamburg"), t("Mia", "hat_haustier", "Bello")],
+                })
+                entity = await pair.entity_id("Mia")
+                facts = await pair.mappe(entity)
+                return len(result.ergebnisse) + len(facts.fakten)
+
+            counts = await asyncio.gather(*(turn(user) for user in users))
+            return watched.log, sum(counts)
+        finally:
+            for user in users:
+                await memory.purge(user)
+            await memory.close()
+
+    log, count = asyncio.run(burst())
+    assert count == len(users) * 4
+    firsts = {name: (start, end) for name, first, start, end in log if first}
+    assert {name for name, *_ in log} == set(firsts)  # every query ran first once
+    assert {"order_state", "order_apply", "mappe"} <= set(firsts)  # both paths watched
+    early = [
+        name for name, first, start, _ in log
+        if not first and start < firsts[name][1]
+    ]
+    assert early == []
+    assert len(log) > len(firsts)  # the same queries ran again, after their first
