@@ -30,6 +30,11 @@ from kg.settings import LOCAL_DEFAULT_PASSWORD, Settings, load_settings
 
 NEO4J_VERSION = "5.26.30"
 BROWSER_VERSION = "5.24.0"
+#: The server setting that keys a query's cached plan by the size bucket (0, 1, 10, 100,
+#: ...) of each list and text parameter. On (Neo4j's default), an order of another shape
+#: than any before is planned anew (~1 s for the writer's queries); the launcher turns it
+#: off (docs/operations.md, "One plan per query").
+PLAN_BY_SIZE = "internal.cypher.use_parameter_size"
 
 
 class LauncherError(KgError):
@@ -64,6 +69,9 @@ class LocalServer:
     heap: str = "2g"
     pagecache: str = "2g"
     password: str = field(default=LOCAL_DEFAULT_PASSWORD, repr=False)  # never printed
+    #: True: Neo4j's default, a plan per size of the parameters (bench/coldstart.py
+    #: compares the two); the launcher's servers plan each query once.
+    plan_by_size: bool = False
 
     @classmethod
     def from_env(cls, settings: LauncherSettings | None = None) -> LocalServer:
@@ -187,6 +195,7 @@ class LocalServer:
                     f"server.memory.pagecache.size={self.pagecache}",
                     "dbms.usage_report.enabled=false",
                     "db.logs.query.enabled=OFF",
+                    f"{PLAN_BY_SIZE}={str(self.plan_by_size).lower()}",
                     "server.jvm.additional=-XX:+UseG1GC",
                     "server.jvm.additional=-XX:-OmitStackTraceInFastThrow",
                     "server.jvm.additional=-XX:+UnlockExperimentalVMOptions",

@@ -81,7 +81,9 @@ def neo4j_settings() -> Iterator[Settings]:
         if _docker_engine_answers():
             from testcontainers.neo4j import Neo4jContainer
 
-            with Neo4jContainer("neo4j:5.26-community", password=LOCAL_DEFAULT_PASSWORD) as box:
+            box = Neo4jContainer("neo4j:5.26-community", password=LOCAL_DEFAULT_PASSWORD)
+            box.with_env("NEO4J_internal_cypher_use__parameter__size", "false")  # as compose
+            with box:
                 env.setenv("NEO4J_URI", box.get_connection_url())
                 env.setenv("NEO4J_PASSWORD", LOCAL_DEFAULT_PASSWORD)
                 yield Settings(

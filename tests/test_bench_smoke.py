@@ -9,6 +9,7 @@ Each test uses users of its own prefix, so it shares the test server with everyo
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import json
 import random
@@ -20,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from bench import bulk, compare, report, serverprofile
+from bench import bulk, coldstart, compare, report, serverprofile
 from bench import run as run_module
 from bench.generate import Config, Fact, UserGraph, user
 from bench.loadavg import LoadSampler, fsync_probe, merged
@@ -50,7 +51,7 @@ from kg.plan import day_start
 from kg.queries import registry as package_registry
 from kg.settings import Settings
 from kg.values import native
-from tests.conftest import Pair, explain_with_examples, t
+from tests.conftest import Pair, explain_with_examples, raw_cypher, t
 
 RESULTS = Path(__file__).resolve().parent.parent / "bench" / "results"
 
@@ -829,3 +830,18 @@ def test_report_finds_the_newest_result(tmp_path: Path) -> None:
         (tmp_path / name).write_text("{}")
     assert report.newest(tmp_path).name == "2026-11-30T1745.json"
     assert date.fromisoformat(report.newest(tmp_path).name[:10]) == date(2026, 11, 30)
+
+
+def test_the_coldstart_bench_writes_its_varied_orders_and_leaves_nothing(
+    store: SyncMemory, neo4j_settings: Settings
+) -> None:
+    """`bench.coldstart`'s varied orders go through the writer (none raises) and are
+    read back as Mappen, and its users are purged afterwards."""
+    took = asyncio.run(coldstart.varied(neo4j_settings, 20, seed=3))
+    assert len(took["order"]) == len(took["mappen"]) == 20
+    assert all(seconds > 0 for seconds in took["order"] + took["mappen"])
+    left = store.run(raw_cypher(
+        store, "MATCH (e:Entitaet) WHERE e.user_id STARTS WITH 'cold-' RETURN count(e) AS n"
+    ))
+    assert left == [{"n": 0}]
+    assert "over 200 ms:   1" in coldstart.figures([0.1, 0.3, 0.05])

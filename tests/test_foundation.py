@@ -3,22 +3,24 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
 from pydantic import SecretStr
 
+from cli.launcher import PLAN_BY_SIZE
 from kg import schema
 from kg.api import Memory, SyncMemory
 from kg.db import FirstRuns
 from kg.errors import AuthFailed, DatabaseNotFound, SchemaError, SchemaOutdated, ServerUnavailable
 from kg.queries import registry
 from kg.settings import Settings
-from tests.conftest import raw_cypher, t
+from tests.conftest import Pair, raw_cypher, t
 
 
 def test_every_registered_query_explains_on_the_real_server(store: SyncMemory) -> None:
@@ -532,3 +534,74 @@ def test_concurrent_orders_and_reads_on_a_new_client_plan_each_query_once(
     ]
     assert early == []
     assert len(log) > len(firsts)  # the same queries ran again, after their first
+
+
+def cached_plans_cleared(store: SyncMemory) -> int:
+    """Empty the server's plan cache; the number of plans it held."""
+    (row,) = store.run(raw_cypher(store, "CALL db.clearQueryCaches()"))
+    found = re.search(r"cleared of (\d+) quer", str(row["value"]))
+    return int(found.group(1)) if found else 0
+
+
+def test_orders_and_reads_of_any_size_share_one_plan_per_query(
+    store: SyncMemory, pair: Pair
+) -> None:
+    """The server plans each query once, whatever the size of its lists and texts: the
+    launcher (and compose.yaml) turn off the setting that keys a cached plan by each
+    parameter's size bucket (0, 1, 10, 100, ...), under which an order of a new shape
+    was planned anew (~1 s; docs/operations.md). Fails against a server that plans by
+    size, with the setting to change."""
+    short = Pair(store, f"t-{uuid.uuid4().hex[:4]}")  # a user id of another size bucket
+
+    def turn(who: Pair, tag: str, size: int, read: int) -> None:
+        who.write(*(t(f"{tag}{i}", "wohnt_in", f"Ort{tag}{i}") for i in range(size)))
+        ids = [e.id for e in store.run(store.memory.entities(who.user_id, who.character_id))]
+        store.run(store.memory.mappen(who.user_id, who.character_id, ids[:read]))
+
+    try:
+        cached_plans_cleared(store)
+        turn(pair, "A", 1, 1)
+        one_shape = cached_plans_cleared(store)
+        turn(pair, "B", 3, 2)
+        turn(pair, "C", 12, 7)
+        turn(short, "D", 2, 1)
+        all_shapes = cached_plans_cleared(store)
+    finally:
+        store.run(store.memory.purge(short.user_id))
+    assert one_shape >= 3  # the writer's queries, the entity list and the Mappe
+    assert all_shapes == one_shape, (
+        f"{all_shapes} plans for the queries of one turn's {one_shape}: the server plans "
+        f"each size of a parameter anew; set {PLAN_BY_SIZE}=false in its configuration"
+    )
+
+
+def test_the_writer_finds_entities_by_their_indexes_whatever_the_store_holds(
+    store: SyncMemory,
+) -> None:
+    """Planned without the lists' sizes, `order_state` still looks the order's entities up
+    by name and by id through their indexes, never by walking all of the user's entities
+    (which a small store's statistics made the planner choose)."""
+    query = registry()["order_state"]
+    values = {
+        name: store.run(raw_cypher(store, f"RETURN {expression} AS v"))[0]["v"]
+        for name, expression in query.examples
+    }
+    values.update(ids=["some-id"], trans_ids=["other-id"], trans_names=["bern"])
+
+    async def plan() -> list[str]:
+        db = store.memory.db
+        _, summary, _ = await db.driver.execute_query(
+            "EXPLAIN " + query.text, values, database_=db.name
+        )
+
+        def walk(step: dict[str, Any]) -> Iterator[str]:
+            yield f"{step['operatorType']} {step.get('args', {}).get('Details', '')}"
+            for child in step.get("children", []):
+                yield from walk(child)
+
+        return list(walk(summary.plan))
+
+    steps = store.run(plan())
+    walks = [s for s in steps if "Entitaet(user_id)" in s or s.startswith("NodeByLabelScan")]
+    assert walks == []
+    assert sum("UNIQUE e:Entitaet(id)" in s for s in steps) >= 2  # $ids, $trans_ids

@@ -144,12 +144,14 @@ WITH jetzt, CASE WHEN $all_history THEN null
                  WHEN $since IS NOT NULL AND $since < jetzt THEN $since ELSE jetzt END AS since
 OPTIONAL MATCH (a:Auftrag {user_id: $user_id, character_id: $character_id, id: $auftrag_id})
 CALL (since) {
+  // The indexes named: the server plans without the lists' sizes (the launcher's
+  // setting), and on a small store it would walk all of the user's entities instead.
   CALL () {
-    MATCH (e:Entitaet)
+    MATCH (e:Entitaet) USING INDEX e:Entitaet(user_id, name_norm)
     WHERE e.user_id = $user_id AND e.name_norm IN $names
     RETURN e
     UNION
-    MATCH (e:Entitaet)
+    MATCH (e:Entitaet) USING INDEX e:Entitaet(id)
     WHERE e.id IN $ids AND e.user_id = $user_id
     RETURN e
   }
@@ -290,8 +292,15 @@ CALL (since) {
                   merkmale: merkmale, facts: facts, typed: typed_out + typed_in}) AS entities
 }
 CALL () {
-  MATCH (e:Entitaet)
-  WHERE e.user_id = $user_id AND (e.name_norm IN $trans_names OR e.id IN $trans_ids)
+  CALL () {
+    MATCH (e:Entitaet) USING INDEX e:Entitaet(user_id, name_norm)
+    WHERE e.user_id = $user_id AND e.name_norm IN $trans_names
+    RETURN e
+    UNION
+    MATCH (e:Entitaet) USING INDEX e:Entitaet(id)
+    WHERE e.id IN $trans_ids AND e.user_id = $user_id
+    RETURN e
+  }
   MATCH ANY (e) (()-[t]->(:Entitaet) WHERE type(t) IN $trans_types
                  AND t.character_id = $character_id AND t.aktiv)* (x:Entitaet)
   WITH DISTINCT x
