@@ -5,12 +5,14 @@ from __future__ import annotations
 import time
 
 import typer
+from pydantic import SecretStr
 
 from cli.common import JsonOpt, call, err, fail, out, print_json
 from cli.launcher import LauncherError, LocalServer
 from kg import schema
-from kg.api import Memory, Status
-from kg.errors import KgError
+from kg.api import Memory, Status, SyncMemory
+from kg.errors import KgError, SchemaOutdated
+from kg.settings import Settings
 
 server_app = typer.Typer(help="Run a local Neo4j 5.26 (no Docker needed).", no_args_is_help=True)
 schema_app = typer.Typer(help="Schema migrations under cypher/migrations.", no_args_is_help=True)
@@ -24,8 +26,16 @@ def _server() -> LocalServer:
 
 
 @server_app.command("start")
-def server_start() -> None:
+def server_start(
+    warm: bool = typer.Option(
+        True, "--warm/--no-warm",
+        help="Once it answers, have it plan a chat turn's queries (writes nothing).",
+    ),
+) -> None:
     """Fetch Neo4j Community once, start it, return when Bolt answers.
+
+    Then it has the server plan a chat turn's queries, so the first turn does not wait
+    for that (`Memory.warm`; skipped, silently, while the schema is not applied).
 
     Example: kg server start
     """
@@ -41,6 +51,22 @@ def server_start() -> None:
         f"Neo4j {server.uri} is up ({time.monotonic() - began:.1f}s); "
         f"Browser {server.browser_url}; logs {server.log_file}"
     )
+    if warm:
+        _warm(server)
+
+
+def _warm(server: LocalServer) -> None:
+    """`Memory.warm` on the server just started; a note where it could not."""
+    settings = Settings(neo4j_uri=server.uri, neo4j_password=SecretStr(server.password))
+    try:
+        with SyncMemory(settings) as sync:
+            seconds = sync.run(sync.memory.warm())
+    except SchemaOutdated:
+        return  # a new store: nothing can run before `kg schema apply`, nobody waits
+    except KgError as error:
+        err.print(f"note: the queries were not planned ahead: {error}")
+        return
+    out.print(f"Planned a chat turn's queries ({seconds:.1f}s).")
 
 
 @server_app.command("stop")

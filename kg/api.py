@@ -8,6 +8,8 @@ operation.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import time
 import uuid
 from collections.abc import Coroutine
 from datetime import UTC, date, datetime, timedelta
@@ -60,6 +62,17 @@ if TYPE_CHECKING:  # imported where used: a read (and `kg mappe`) never loads th
     from kg.writer import FaktenAgent
 
 T = TypeVar("T")
+
+#: The orders `Memory.warm` rehearses: a new person's place and job, each alone and both
+#: (the server keeps a plan apart for a list of names or values left empty).
+WARM_ORDERS: tuple[list[dict[str, str]], ...] = tuple(
+    [{"subjekt": "Lena", "herkunft": "mensch", **fact} for fact in facts]
+    for facts in (
+        [{"beziehung": "wohnt_in", "objekt": "Kassel"}, {"beziehung": "beruf", "wert": "Ärztin"}],
+        [{"beziehung": "wohnt_in", "objekt": "Kassel"}],
+        [{"beziehung": "beruf", "wert": "Ärztin"}],
+    )
+)
 
 
 class Status(Frozen):
@@ -139,6 +152,31 @@ class Memory:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
+
+    async def warm(self) -> float:
+        """Have the server plan a chat turn's queries before the first turn needs them;
+        the seconds it took.
+
+        After a start the server plans each query the first time it sees it, and the
+        writer's and the Mappe's queries take ~1 s each to plan on a fast machine (several
+        on a slow one): the first turn after a restart would wait for all of them. This
+        sends them once now, for a user nobody has: the orders (of the usual shapes)
+        rehearsed in transactions that are rolled back, the reads of entities that do
+        not exist. Nothing is written. Call it once the server is up, e.g. when the
+        backend starts; `kg server start` does (docs/operations.md)."""
+        began = time.perf_counter()
+        user, character = f"kg-warm-{uuid.uuid4().hex}", "kg-warm"
+        for n, triples in enumerate(WARM_ORDERS):
+            order = Auftrag(
+                auftrag_id=f"warm-{n}", user_id=user, character_id=character,
+                tripel=[Tripel.model_validate(t) for t in triples],
+            )
+            await self.agent.rehearse(order)
+        await self.entities(user, character)
+        await self.resolve(user, character, "Lena")
+        with contextlib.suppress(EntityNotFound):  # as expected: the plan is made anyway
+            await self.mappen(user, character, [f"warm-{uuid.uuid4().hex}"])
+        return time.perf_counter() - began
 
     # -- status and schema ------------------------------------------------------
 

@@ -192,17 +192,18 @@ class LockLost(DriverError):
 class FirstRuns:
     """The first run of each named query goes alone; runs of it that come meanwhile wait.
 
-    The server plans a query the first time it sees it (after its start, or once the plan
-    fell out of its cache), and the library's large queries take it seconds to plan on a
-    slow machine (the Mappe's and the writer's first query ~1 s on a fast one). It does
-    not share a plan still being made: a burst of orders after a restart planned the
+    The server plans a query the first time it sees it (after its start), and the
+    library's large queries take it seconds to plan on a slow machine (the Mappe's and
+    the writer's first query ~1 s on a fast one). It does not share a plan still being
+    made: a burst of orders after a restart planned the
     writer's queries once per order, on two cores at once, and 12 concurrent orders of a
     user took 26 s where one alone took 12 (and 30 s, `WriteNotConfirmed`, on a slower
-    one). So a query's first run is sent alone; the others wait until its RUN is answered
-    (the plan made, not the query's locks or rows), at most `bound` seconds, then go.
+    one). So a query's first run is sent alone; the others wait until it is answered, at
+    most `bound` seconds, then go: in a transaction until its RUN is answered (the plan
+    made, not the query's locks or rows), for a single read until its rows are in.
 
     A connection lost may mean a restarted server with an empty plan cache: then every
-    query is new again (`forget`)."""
+    query is new again (`forget`). Nothing else notices a restart."""
 
     def __init__(self) -> None:
         self._runs: dict[str, asyncio.Event] = {}
@@ -214,6 +215,12 @@ class FirstRuns:
             self._runs[name] = event = asyncio.Event()
             try:
                 yield
+            except BaseException:
+                # Failed or cancelled, perhaps before the server planned it: the next run
+                # of the query is its first again.
+                if self._runs.get(name) is event:
+                    del self._runs[name]
+                raise
             finally:
                 event.set()
             return
@@ -324,7 +331,8 @@ class Database:
             self.round_trips += 1
             try:
                 async with asyncio.timeout(_read_deadline(s)):
-                    async with self.first_runs.alone(name, s.query_timeout):
+                    # Half the read's deadline at most: a waiter keeps time to run.
+                    async with self.first_runs.alone(name, s.query_timeout / 2):
                         records = await self._auto_read(query, params)
                     return [decode(record) for record in records]
             except (ServiceUnavailable, SessionExpired, Neo4jError) as exc:

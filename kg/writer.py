@@ -11,6 +11,7 @@ this writer too (`cancel_event`), and so are the values a move re-ends (`move_ev
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 from collections.abc import Callable
@@ -200,6 +201,10 @@ def to_state(row: Record, canon: Canon) -> State:
 #: The audit ids of the orders a cancel and a move give the writer (`_event_order`): a
 #: caller's order may not take one, or the event's cancel or move would find it taken.
 EVENT_ORDER_PREFIXES = ("absage-", "verschiebung-")
+
+
+class _Rehearsed(Exception):
+    """Ends a rehearsed order's transaction, which the driver then rolls back."""
 
 
 class FaktenAgent:
@@ -411,6 +416,17 @@ class FaktenAgent:
                     f"{outcome.meldung or outcome.grund}; nothing was written (a correction "
                     "and its replacement are written together)"
                 )
+
+    async def rehearse(self, auftrag: Auftrag) -> None:
+        """Run an order's queries in a transaction that is rolled back: the server plans
+        them (`Memory.warm`), and nothing is written."""
+
+        async def work(tx: Tx) -> None:
+            await self._write(tx, auftrag)
+            raise _Rehearsed
+
+        with contextlib.suppress(_Rehearsed):
+            await self.db.write(work)
 
     async def write(self, auftrag: Auftrag) -> AuftragErgebnis:
         if auftrag.auftrag_id.startswith(EVENT_ORDER_PREFIXES):

@@ -8,19 +8,20 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import pytest
 from pydantic import SecretStr
 
-from cli.launcher import PLAN_BY_SIZE
+from cli.launcher import PLAN_BY_SIZE, LocalServer
 from kg import schema
 from kg.api import Memory, SyncMemory
 from kg.db import FirstRuns
 from kg.errors import AuthFailed, DatabaseNotFound, SchemaError, SchemaOutdated, ServerUnavailable
 from kg.queries import registry
 from kg.settings import Settings
-from tests.conftest import Pair, raw_cypher, t
+from tests.conftest import Pair, free_port, raw_cypher, t
 
 
 def test_every_registered_query_explains_on_the_real_server(store: SyncMemory) -> None:
@@ -454,27 +455,36 @@ def test_a_querys_first_run_goes_alone_and_the_others_wait_for_it() -> None:
     ]
 
 
-def test_a_failed_first_run_lets_the_waiting_runs_go() -> None:
+def test_a_failed_first_run_lets_the_waiting_runs_go_and_the_next_is_first_again() -> None:
+    """A first run that fails (perhaps before the server planned it) releases the runs
+    that waited for it, and the query's next run is its first again: later runs wait
+    for that one."""
+
     async def scenario() -> list[str]:
         runs = FirstRuns()
         log: list[str] = []
 
-        async def failing() -> None:
+        async def run(label: str, fail: bool = False) -> None:
             async with runs.alone("mappe", 5.0):
+                log.append(f"{label} starts")
                 await asyncio.sleep(0.02)
-                raise RuntimeError("the server went away")
-
-        async def waiting() -> None:
-            async with runs.alone("mappe", 5.0):
-                log.append("second ran")
+                if fail:
+                    log.append(f"{label} fails")
+                    raise RuntimeError("the server went away")
+                log.append(f"{label} ends")
 
         results = await asyncio.wait_for(
-            asyncio.gather(failing(), waiting(), return_exceptions=True), 1
+            asyncio.gather(run("failing", fail=True), run("waiting"), return_exceptions=True),
+            1,
         )
         log.append(type(results[0]).__name__)
+        await asyncio.wait_for(asyncio.gather(run("first again"), run("after it")), 1)
         return log
 
-    assert asyncio.run(scenario()) == ["second ran", "RuntimeError"]
+    assert asyncio.run(scenario()) == [
+        "failing starts", "failing fails", "waiting starts", "waiting ends", "RuntimeError",
+        "first again starts", "first again ends", "after it starts", "after it ends",
+    ]
 
 
 def test_concurrent_orders_and_reads_on_a_new_client_plan_each_query_once(
@@ -558,14 +568,19 @@ def test_orders_and_reads_of_any_size_share_one_plan_per_query(
         ids = [e.id for e in store.run(store.memory.entities(who.user_id, who.character_id))]
         store.run(store.memory.mappen(who.user_id, who.character_id, ids[:read]))
 
+    # The plan cache is the server's: another client's queries (or clears) meanwhile
+    # change the count, so up to three tries, each on new names.
     try:
-        cached_plans_cleared(store)
-        turn(pair, "A", 1, 1)
-        one_shape = cached_plans_cleared(store)
-        turn(pair, "B", 3, 2)
-        turn(pair, "C", 12, 7)
-        turn(short, "D", 2, 1)
-        all_shapes = cached_plans_cleared(store)
+        for attempt in range(3):
+            cached_plans_cleared(store)
+            turn(pair, f"A{attempt}x", 1, 1)
+            one_shape = cached_plans_cleared(store)
+            turn(pair, f"B{attempt}x", 3, 2)
+            turn(pair, f"C{attempt}x", 12, 7)
+            turn(short, f"D{attempt}x", 2, 1)
+            all_shapes = cached_plans_cleared(store)
+            if all_shapes == one_shape >= 3:
+                break
     finally:
         store.run(store.memory.purge(short.user_id))
     assert one_shape >= 3  # the writer's queries, the entity list and the Mappe
@@ -601,7 +616,71 @@ def test_the_writer_finds_entities_by_their_indexes_whatever_the_store_holds(
 
         return list(walk(summary.plan))
 
+    # A hint, once in the text, is always used; on a larger store the planner seeks by
+    # index without it too, so the text is checked as well as the plan.
+    assert query.text.count("USING INDEX e:Entitaet(") == 4
     steps = store.run(plan())
     walks = [s for s in steps if "Entitaet(user_id)" in s or s.startswith("NodeByLabelScan")]
     assert walks == []
     assert sum("UNIQUE e:Entitaet(id)" in s for s in steps) >= 2  # $ids, $trans_ids
+
+
+def warm_traces(store: SyncMemory) -> int:
+    """Nodes and relationships of a warm-up's user or character (there must be none)."""
+    (row,) = store.run(raw_cypher(
+        store, "MATCH (n) WHERE n.user_id STARTS WITH 'kg-warm-' OR n.id STARTS WITH "
+        "'kg-warm-' WITH count(n) AS nodes OPTIONAL MATCH ()-[r]->() WHERE r.character_id "
+        "= 'kg-warm' WITH nodes, count(r) AS edges RETURN nodes + edges AS n"
+    ))
+    return int(row["n"])
+
+
+def test_warming_plans_a_turns_queries_and_writes_nothing(
+    store: SyncMemory, pair: Pair
+) -> None:
+    """`Memory.warm` has the server plan the writer's and the readers' queries (the
+    orders rehearsed and rolled back), so a first turn of the usual shape after a start
+    finds every plan made; the store holds nothing more than before."""
+    memory = store.memory
+    # The plan cache is the server's: another client's queries meanwhile change the
+    # counts, so up to three tries, each with a new user's first turn.
+    for attempt in range(3):
+        cached_plans_cleared(store)
+        assert store.run(memory.warm()) > 0
+        warmed = cached_plans_cleared(store)
+        assert warm_traces(store) == 0
+        cached_plans_cleared(store)
+        store.run(memory.warm())
+        user = pair.other(pair.character_id)
+        user.user_id = f"{pair.user_id}-{attempt}"
+        try:
+            user.write(t("Lena", "wohnt_in", "Kassel"), t("Lena", "beruf", wert="Lehrerin"))
+            user.write(t("Ben", "hobby", wert="Schach"))
+            store.run(memory.entities(user.user_id, user.character_id))
+            found = store.run(memory.resolve(user.user_id, user.character_id, "Lena"))
+            store.run(memory.mappen(user.user_id, user.character_id, [found.kandidaten[0].id]))
+            turned = cached_plans_cleared(store)
+        finally:
+            store.run(memory.purge(user.user_id))
+        if turned == warmed >= 6:
+            break
+    # order_state, order_apply, the user's clock..., entities, resolve, mappe
+    assert warmed >= 6
+    assert turned == warmed  # the turn planned nothing new
+
+
+def test_kg_server_start_plans_the_queries_or_says_why_not(
+    neo4j_settings: Settings, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """After `kg server start`, the warm-up runs against the server just started; where it
+    cannot (no schema, no server), a note says why, and the start still succeeds."""
+    from cli.server import _warm
+
+    password = neo4j_settings.neo4j_password.get_secret_value()
+    port = int(neo4j_settings.neo4j_uri.rsplit(":", 1)[1])
+    _warm(LocalServer(home=tmp_path, jars=tmp_path, bolt_port=port, password=password))
+    assert "Planned a chat turn's queries" in capsys.readouterr().out
+    _warm(LocalServer(home=tmp_path, jars=tmp_path, bolt_port=free_port(), password=password))
+    captured = capsys.readouterr()
+    assert "note: the queries were not planned ahead: Neo4j is not reachable" in captured.err
+    assert "Traceback" not in captured.err + captured.out
