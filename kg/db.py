@@ -195,10 +195,10 @@ class FirstRuns:
     The server plans a query the first time it sees it (after its start), and the
     library's large queries take it seconds to plan on a slow machine (the Mappe's and
     the writer's first query ~1 s on a fast one). It does not share a plan still being
-    made: a burst of orders after a restart planned the
-    writer's queries once per order, on two cores at once, and 12 concurrent orders of a
-    user took 26 s where one alone took 12 (and 30 s, `WriteNotConfirmed`, on a slower
-    one). So a query's first run is sent alone; the others wait until it is answered, at
+    made: a burst of orders after a restart planned the writer's queries once per order,
+    on two cores at once (12 concurrent orders of a user: 18-21 s, against 12 s with
+    first runs alone; docs/operations.md). So a query's first run is sent alone; the
+    others wait until it is answered, at
     most `bound` seconds, then go: in a transaction until its RUN is answered (the plan
     made, not the query's locks or rows), for a single read until its rows are in.
 
