@@ -9,7 +9,12 @@ with `--facts` generated facts loaded, right after a restart:
 - **burst**: `--burst` orders of one user sent at once by one client, the time until
   all are answered (each query's first run goes alone, `kg.db.FirstRuns`);
 - **varied**: `--orders` orders of varied shapes (1-12 triples of 8 relations) for 10
-  users, one after another, each followed by the Mappen of 1-5 of the user's entities.
+  users, one after another, each followed by the Mappen of 1-5 of the user's entities;
+- **varied after a warm-up**: the same, for 10 new users, right after a restart and
+  `Memory.warm()` (what `kg server start` runs), the warm-up's seconds apart.
+
+Each varied run also counts the plans the server cached for it (the warm-up's among
+them): one per query and shape it planned. `--only launcher` skips Neo4j's default.
 
     .venv/bin/python -m bench.coldstart
 
@@ -22,14 +27,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import random
+import re
 import shutil
-import socket
 import statistics
-import tempfile
 import time
 import uuid
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 from bench.bulk import BulkLoader
@@ -44,27 +47,6 @@ PEOPLE = ["Anna", "Ben", "Lena", "Mia", "Tom", "Paul", "Eva", "Jonas"]
 PLACES = ["Kassel", "Bonn", "Hamburg", "Berlin", "Köln"]
 PETS = ["Bello", "Minka", "Rex"]
 SLOW = 0.2  # seconds: an order this slow was planned, not just run
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def instance(plan_by_size: bool) -> LocalServer:
-    shared = LocalServer.from_env()
-    cache = shared.jars.parent.parent
-    cache.mkdir(parents=True, exist_ok=True)
-    return LocalServer(
-        home=Path(tempfile.mkdtemp(prefix="bench-coldstart-", dir=cache)),
-        jars=shared.jars,
-        bolt_port=free_port(),
-        http_port=free_port(),
-        heap="1g",
-        pagecache="512m",
-        plan_by_size=plan_by_size,
-    )
 
 
 def triple(rng: random.Random) -> dict[str, Any]:
@@ -107,11 +89,16 @@ async def burst(settings: Settings, n: int) -> float:
     return seconds
 
 
-async def varied(settings: Settings, n: int, seed: int) -> dict[str, list[float]]:
+async def varied(
+    settings: Settings, n: int, seed: int, warm: bool = False
+) -> tuple[dict[str, list[float]], int, float]:
+    """The orders' and the Mappen's seconds, the plans cached by the end, the warm-up's
+    seconds (0.0 without)."""
     rng = random.Random(seed)
     users = [f"cold-{uuid.uuid4().hex[:8]}" for _ in range(10)]
     took: dict[str, list[float]] = {"order": [], "mappen": []}
     async with await Memory.open(settings) as memory:
+        warmed = await memory.warm() if warm else 0.0
         for i in range(n):
             user = rng.choice(users)
             triples = [triple(rng) for _ in range(rng.choice([1, 1, 2, 3, 5, 8, 12]))]
@@ -123,9 +110,13 @@ async def varied(settings: Settings, n: int, seed: int) -> dict[str, list[float]
             began = time.perf_counter()
             await memory.mappen(user, "nova", ids)
             took["mappen"].append(time.perf_counter() - began)
+        (row,), _, _ = await memory.db.driver.execute_query(
+            "CALL db.clearQueryCaches()", database_=memory.db.name
+        )
+        found = re.search(r"cleared of (\d+) quer", str(row[0]))
         for user in users:
             await memory.purge(user)
-    return took
+    return took, int(found.group(1)) if found else 0, warmed
 
 
 def figures(xs: list[float]) -> str:
@@ -139,7 +130,7 @@ def figures(xs: list[float]) -> str:
 
 
 def run(plan_by_size: bool, args: argparse.Namespace) -> list[str]:
-    server = instance(plan_by_size)
+    server = LocalServer.disposable("bench-coldstart-", plan_by_size=plan_by_size)
     settings = Settings(neo4j_uri=server.uri, neo4j_password=server.password)
     label = "Neo4j's default (a plan per size)" if plan_by_size else "the launcher's (one plan)"
     try:
@@ -148,18 +139,24 @@ def run(plan_by_size: bool, args: argparse.Namespace) -> list[str]:
         server.stop()
         server.start()
         burst_s = asyncio.run(burst(settings, args.burst))
-        server.stop()
-        server.start()
-        took = asyncio.run(varied(settings, args.orders, args.seed))
+        lines = [
+            f"{label}:",
+            f"  burst of {args.burst} orders of one user after a start: {burst_s:.1f} s",
+        ]
+        for warm in (False, True):
+            server.stop()
+            server.start()
+            took, plans, warmed = asyncio.run(varied(settings, args.orders, args.seed, warm))
+            after = f"a warm-up ({warmed:.1f} s)" if warm else "a start"
+            lines += [
+                f"  {args.orders} varied orders after {after}, {plans} plans cached:",
+                f"    the orders:  {figures(took['order'])}",
+                f"    their Mappen: {figures(took['mappen'])}",
+            ]
     finally:
         server.stop()
         shutil.rmtree(server.home, ignore_errors=True)
-    return [
-        f"{label}:",
-        f"  burst of {args.burst} orders of one user after a start: {burst_s:.1f} s",
-        f"  {args.orders} varied orders after a start:  {figures(took['order'])}",
-        f"  their Mappen:                  {figures(took['mappen'])}",
-    ]
+    return lines
 
 
 async def prepare(settings: Settings, facts: int) -> None:
@@ -190,12 +187,14 @@ def main() -> None:
     ap.add_argument("--burst", type=int, default=12)
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--facts", type=int, default=100_000, help="generated facts loaded first")
+    ap.add_argument("--only", choices=("launcher",), help="skip Neo4j's default")
     args = ap.parse_args()
     began = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     lines = [f"bench.coldstart {began}, seed {args.seed}, {args.facts:,} facts loaded first"]
-    for plan_by_size in (True, False):
-        lines += run(plan_by_size, args)
-        print("\n".join(lines[-4:]), flush=True)
+    for plan_by_size in (False,) if args.only else (True, False):
+        ran = run(plan_by_size, args)
+        print("\n".join(ran), flush=True)
+        lines += ran
     print("\n".join(lines))
 
 

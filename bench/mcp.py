@@ -38,6 +38,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 from bench.writes import order
+from cli.launcher import free_port
 from kg.api import Memory
 from kg.mappe import render
 from kg.settings import Settings
@@ -64,12 +65,6 @@ def server_env(settings: Settings) -> dict[str, str]:
         "NEO4J_DATABASE": settings.neo4j_database,
         "PYTHONPATH": str(ROOT),
     }
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 async def wait_listening(port: int, process: subprocess.Popen[bytes]) -> None:

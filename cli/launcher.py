@@ -18,6 +18,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 from dataclasses import dataclass, field
 from importlib import resources
@@ -88,6 +89,24 @@ class LocalServer:
             heap=s.neo4j_heap,
             pagecache=s.neo4j_pagecache,
             password=s.neo4j_password.get_secret_value() or LOCAL_DEFAULT_PASSWORD,
+        )
+
+    @classmethod
+    def disposable(cls, prefix: str, plan_by_size: bool = False) -> LocalServer:
+        """An instance of its own, for a test session or a benchmark: a fresh home named
+        `prefix...` beside the shared jars, free ports, a small heap and page cache. It
+        touches no other store; whoever made it stops it and removes its home."""
+        shared = cls.from_env()
+        cache = shared.jars.parent.parent
+        cache.mkdir(parents=True, exist_ok=True)
+        return cls(
+            home=Path(tempfile.mkdtemp(prefix=prefix, dir=cache)),
+            jars=shared.jars,
+            bolt_port=free_port(),
+            http_port=free_port(),
+            heap="1g",
+            pagecache="512m",
+            plan_by_size=plan_by_size,
         )
 
     @property
@@ -513,6 +532,13 @@ def _signal(pid: int, sig: int) -> None:
             os.kill(pid, sig)
     except ProcessLookupError:
         pass
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on now (the system picks it)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
 
 
 def _port_taken(port: int) -> bool:

@@ -15,13 +15,10 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
-import tempfile
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -40,29 +37,6 @@ def _docker_engine_answers() -> bool:
         return subprocess.run(["docker", "info"], capture_output=True, timeout=10).returncode == 0
     except (OSError, subprocess.TimeoutExpired):
         return False
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def private_server() -> LocalServer:
-    """A launcher instance of its own: fresh home, free ports, the shared jars."""
-    shared = LocalServer.from_env()
-    cache = shared.jars.parent.parent
-    cache.mkdir(parents=True, exist_ok=True)
-    home = Path(tempfile.mkdtemp(prefix="test-neo4j-", dir=cache))
-    return LocalServer(
-        home=home,
-        jars=shared.jars,
-        bolt_port=free_port(),
-        http_port=free_port(),
-        heap="1g",
-        pagecache="512m",
-        password=LOCAL_DEFAULT_PASSWORD,
-    )
 
 
 @pytest.fixture(scope="session")
@@ -92,7 +66,7 @@ def neo4j_settings() -> Iterator[Settings]:
                     neo4j_password=LOCAL_DEFAULT_PASSWORD,
                 )
             return
-        server = private_server()
+        server = LocalServer.disposable("test-neo4j-")
         env.setenv("KG_NEO4J_HOME", str(server.home))
         env.setenv("KG_NEO4J_BOLT_PORT", str(server.bolt_port))
         env.setenv("KG_NEO4J_HTTP_PORT", str(server.http_port))

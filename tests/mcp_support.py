@@ -28,6 +28,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.types import CallToolResult, TextContent
 
+from cli.launcher import free_port
 from kg.settings import Settings
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -126,12 +127,6 @@ def text(result: CallToolResult) -> str:
 def everything(result: CallToolResult) -> str:
     """All a client sees of a result, as one string (for leak checks)."""
     return text(result) + json.dumps(result.structured_content, ensure_ascii=False)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class HttpServer:

@@ -14,14 +14,14 @@ from typing import Any
 import pytest
 from pydantic import SecretStr
 
-from cli.launcher import PLAN_BY_SIZE, LocalServer
+from cli.launcher import PLAN_BY_SIZE, LocalServer, free_port
 from kg import schema
 from kg.api import Memory, SyncMemory
 from kg.db import FirstRuns
 from kg.errors import AuthFailed, DatabaseNotFound, SchemaError, SchemaOutdated, ServerUnavailable
 from kg.queries import registry
 from kg.settings import Settings
-from tests.conftest import Pair, free_port, raw_cypher, t
+from tests.conftest import Pair, raw_cypher, t
 
 
 def test_every_registered_query_explains_on_the_real_server(store: SyncMemory) -> None:
@@ -488,12 +488,12 @@ def test_a_failed_first_run_lets_the_waiting_runs_go_and_the_next_is_first_again
 
 
 def test_concurrent_orders_and_reads_on_a_new_client_plan_each_query_once(
-    neo4j_settings: Settings,
+    store: SyncMemory, neo4j_settings: Settings,
 ) -> None:
     """A new client's first run of each query goes alone: a burst of orders (distinct
     users) and Mappe reads right after the client opens sends no run of a query while its
     first run is still unanswered, both in write transactions (`Tx.rows`) and in single
-    reads, and every order succeeds."""
+    reads, and every order succeeds. (`store`: the schema is applied.)"""
     class Watched(FirstRuns):
         def __init__(self) -> None:
             super().__init__()

@@ -18,11 +18,10 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from cli.launcher import LocalServer, initial_password_line
+from cli.launcher import LocalServer, free_port, initial_password_line
 from cli.main import app
 from kg.api import SyncMemory
 from kg.settings import Settings
-from tests.conftest import free_port
 
 runner = CliRunner()
 

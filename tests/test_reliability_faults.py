@@ -41,6 +41,7 @@ from neo4j.exceptions import AuthError
 from typer.testing import CliRunner
 
 from cli.launcher import LauncherError, LocalServer, _port_taken
+from cli.launcher import free_port as launcher_free_port
 from cli.main import app
 from kg import schema
 from kg.api import Memory, SyncMemory
@@ -83,11 +84,7 @@ class PrivateServer(LocalServer):
 
 
 def free_port(preferred: int) -> int:
-    if not _port_taken(preferred):
-        return preferred
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    return preferred if not _port_taken(preferred) else launcher_free_port()
 
 
 @dataclass
