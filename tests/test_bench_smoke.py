@@ -836,10 +836,14 @@ def test_the_coldstart_bench_writes_its_varied_orders_and_leaves_nothing(
     store: SyncMemory, neo4j_settings: Settings
 ) -> None:
     """`bench.coldstart`'s varied orders go through the writer (none raises) and are
-    read back as Mappen, and its users are purged afterwards."""
-    took = asyncio.run(coldstart.varied(neo4j_settings, 20, seed=3))
-    assert len(took["order"]) == len(took["mappen"]) == 20
-    assert all(seconds > 0 for seconds in took["order"] + took["mappen"])
+    read back as Mappen, after a warm-up if asked, with the plans the server cached for
+    them; its users are purged afterwards."""
+    for warm in (False, True):
+        took, plans, warmed = asyncio.run(coldstart.varied(neo4j_settings, 20, 3, warm))
+        assert len(took["order"]) == len(took["mappen"]) == 20
+        assert all(seconds > 0 for seconds in took["order"] + took["mappen"])
+        assert plans >= 3  # the writer's two queries, the entity list, the Mappen
+        assert (warmed > 0) == warm
     left = store.run(raw_cypher(
         store, "MATCH (e:Entitaet) WHERE e.user_id STARTS WITH 'cold-' RETURN count(e) AS n"
     ))

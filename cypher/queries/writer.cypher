@@ -29,15 +29,15 @@ CALL (e) {
 }
 
 // fragment: order_names_the_other_end
-// Of the order's relations not in $whole_types (those are the einwertig ones and TYP,
-// whose values the plan ends, and ist_ein, whose classes imply types), a fact `r` at the
-// entity whose other end `o` the order names (by normalised name, id or value): the
-// only ones the plan looks at (a fact that says the same is touched, not written
+// Of the order's relations not in $refs.whole_types (those are the einwertig ones and
+// TYP, whose values the plan ends, and ist_ein, whose classes imply types), a fact `r`
+// at the entity whose other end `o` the order names (by normalised name, id or value):
+// the only ones the plan looks at (a fact that says the same is touched, not written
 // again). What the type checks need beyond them comes with `typed`, below. A person's
 // hundred hobbies are not read for an order that names one. Everything with
-// $all_history (corrections, events of referenced chains).
-AND (type(r) IN $whole_types OR $all_history OR o.name_norm IN $names OR o.id IN $ids
-     OR o.wert IN $werte)
+// $refs.all_history (corrections, events of referenced chains).
+AND (type(r) IN $refs.whole_types OR $refs.all_history OR o.name_norm IN $refs.names
+     OR o.id IN $refs.ids OR o.wert IN $refs.werte)
 
 // fragment: temporal_props
 // A new fact version `r` written from `f.props`: its instants and its day come apart in
@@ -97,62 +97,54 @@ RETURN e.id AS id, e.name AS name, coalesce(typ, 'sonstiges') AS typ;
 // normalised name and by id, each with its type in the pair, a few facts that tell it
 // apart, and the current versions (t_expired null) of the pair's facts of the relations
 // involved: the active ones, and for relations whose valid time is a partition
-// ($history_types: einwertig and corrected relations) the ended ones too, each with the
-// dates of the timeline chains it starts and ends with. Plus the timeline chains the
+// ($refs.history_types: einwertig and corrected relations) the ended ones too, each with
+// the dates of the timeline chains it starts and ends with. Plus the timeline chains the
 // order references. The writer plans the order against this in Python and writes it
 // with order_apply.
+// The order's own lists and values come in one map, $refs: the server keys a cached
+// plan by the type of each parameter, and types an empty list apart from a list of
+// texts (and null apart from a datetime), so with them apart an order that left one
+// list empty where the last had filled it was planned anew (~1 s). A map is one type
+// whatever it holds: one plan for every order.
 // The idempotency key is the pair's: another pair's order of the same auftrag_id is
 // never found. For the type checks, each entity brings a few of its active facts in
 // the pair per relation that says something about its type ($typed_out: as subject,
 // $typed_in: as object); a few per relation type, so a hub's edges are never all
 // walked. For the cycle check of transitive relations ($trans_types), the active
 // transitive facts reachable from the ends of the order's transitive triples
-// ($trans_names, $trans_ids; empty for an order without transitive triples).
+// ($refs.trans_names, $refs.trans_ids; empty for an order without transitive triples).
 // Past values that ended before the order's earliest valid start are not read: the
 // plan never looks at them (one that ends exactly there is read: a partner squeezed to
-// nothing there is followed by the order's new value too). That start is the earliest of $since (the order's
-// `zeitpunkt` and event days, null if it has none) and the store's clock (the valid
-// time of everything else); with $all_history (corrections, events of referenced
+// nothing there is followed by the order's new value too). That start is the earliest
+// of $refs.since (the order's `zeitpunkt` and event days, null if it has none) and the store's clock (the valid
+// time of everything else); with $refs.all_history (corrections, events of referenced
 // chains) all are read. So a long history of superseded values costs the walk over its
-// relationships, never reading them out. Of the other relations (not in $whole_types)
+// relationships, never reading them out. Of the other relations (not in $refs.whole_types)
 // only the facts whose other end the order names are read (see
 // order_names_the_other_end).
-// params: $user_id, $auftrag_id, $character_id, $names, $ids, $werte, $rel_types, $incoming_types, $far_types, $follow_types, $history_types, $whole_types, $timeline_ids, $since, $all_history, $typed_out, $typed_in, $claims, $trans_types, $trans_names, $trans_ids
+// params: $user_id, $auftrag_id, $character_id, $refs, $typed_out, $typed_in, $trans_types
 // :param user_id => 'demo-user'
 // :param auftrag_id => 'turn-1'
 // :param character_id => 'nova'
-// :param names => ['lena', 'kassel']
-// :param ids => []
-// :param werte => ['Ärztin']
-// :param rel_types => ['WOHNT_IN', 'BERUF', 'TYP', 'LIEGT_IN']
-// :param incoming_types => ['PARTNER']
-// :param far_types => []
-// :param follow_types => ['PARTNER']
-// :param history_types => ['TYP', 'WOHNT_IN']
-// :param whole_types => ['TYP', 'WOHNT_IN']
-// :param timeline_ids => []
-// :param since => datetime() - duration('P1D')
-// :param all_history => false
+// :param refs => {names: ['lena', 'kassel'], ids: [], werte: ['Ärztin'], whole_types: ['TYP', 'WOHNT_IN'], rel_types: ['WOHNT_IN', 'BERUF', 'TYP', 'LIEGT_IN'], incoming_types: ['PARTNER'], far_types: [], follow_types: ['PARTNER'], history_types: ['TYP', 'WOHNT_IN'], since: datetime() - duration('P1D'), all_history: false, timeline_ids: [], claims: {lena: ['person'], kassel: ['ort']}, trans_names: [], trans_ids: []}
 // :param typed_out => ['BERUF']
 // :param typed_in => ['WOHNT_IN']
-// :param claims => {lena: ['person'], kassel: ['ort']}
 // :param trans_types => ['LIEGT_IN']
-// :param trans_names => []
-// :param trans_ids => []
 {{ user_clock }}
-WITH jetzt, CASE WHEN $all_history THEN null
-                 WHEN $since IS NOT NULL AND $since < jetzt THEN $since ELSE jetzt END AS since
+WITH jetzt, CASE WHEN $refs.all_history THEN null
+                 WHEN $refs.since IS NOT NULL AND $refs.since < jetzt THEN $refs.since
+                 ELSE jetzt END AS since
 OPTIONAL MATCH (a:Auftrag {user_id: $user_id, character_id: $character_id, id: $auftrag_id})
 CALL (since) {
   // The indexes named: the server plans without the lists' sizes (the launcher's
   // setting), and on a small store it would walk all of the user's entities instead.
   CALL () {
     MATCH (e:Entitaet) USING INDEX e:Entitaet(user_id, name_norm)
-    WHERE e.user_id = $user_id AND e.name_norm IN $names
+    WHERE e.user_id = $user_id AND e.name_norm IN $refs.names
     RETURN e
     UNION
     MATCH (e:Entitaet) USING INDEX e:Entitaet(id)
-    WHERE e.id IN $ids AND e.user_id = $user_id
+    WHERE e.id IN $refs.ids AND e.user_id = $user_id
     RETURN e
   }
   {{ type_in_pair }}
@@ -166,35 +158,36 @@ CALL (since) {
     WITH r, o ORDER BY r.last_touched DESC LIMIT 3
     RETURN collect({rel: type(r), out: startNode(r) = e, other: coalesce(o.name, o.wert)}) AS merkmale
   }
-  // Outgoing facts, and incoming ones only for the symmetric relations $incoming_types
-  // (those whose other end the order may not name, see Refs.incoming_types): a hub's
-  // many incoming edges are never walked for nothing.
+  // Outgoing facts, and incoming ones only for the symmetric relations
+  // $refs.incoming_types (those whose other end the order may not name, see
+  // Refs.incoming_types): a hub's many incoming edges are never walked for nothing.
   CALL (e, since) {
     OPTIONAL MATCH (e)-[r]->(o)
-    WHERE type(r) IN $rel_types AND r.character_id = $character_id AND r.t_expired IS NULL
-      AND (r.aktiv OR (type(r) IN $history_types AND (since IS NULL
+    WHERE type(r) IN $refs.rel_types AND r.character_id = $character_id
+      AND r.t_expired IS NULL
+      AND (r.aktiv OR (type(r) IN $refs.history_types AND (since IS NULL
            OR r.timeline_bis IS NOT NULL OR r.t_invalid >= since)))
       {{ order_names_the_other_end }}
     RETURN collect({r: r, start_id: e.id, end_id: o.id, wert: o.wert}) AS outgoing
   }
   CALL (e, since) {
     OPTIONAL MATCH (e)<-[r]-(o)
-    WHERE size($incoming_types) > 0 AND type(r) IN $incoming_types
+    WHERE size($refs.incoming_types) > 0 AND type(r) IN $refs.incoming_types
       AND r.character_id = $character_id AND r.t_expired IS NULL
-      AND (r.aktiv OR (type(r) IN $history_types AND (since IS NULL
+      AND (r.aktiv OR (type(r) IN $refs.history_types AND (since IS NULL
            OR r.timeline_bis IS NOT NULL OR r.t_invalid >= since)))
       {{ order_names_the_other_end }}
     RETURN collect({r: r, start_id: o.id, end_id: e.id, wert: null}) AS incoming
   }
   // A correction or a cancel may reinstate a fact of a symmetric einwertig relation
-  // ($far_types, see Refs.far_types) that ends at an entity the order does not name;
+  // ($refs.far_types, see Refs.far_types) that ends at an entity the order does not name;
   // its value then holds up to that entity's next value too, so the facts of that
   // relation at the far end of each such fact are read as well.
   // (Nothing is walked for an order without: most orders.)
   CALL (e, outgoing, incoming) {
-    WITH e, outgoing, incoming WHERE size($far_types) > 0
+    WITH e, outgoing, incoming WHERE size($refs.far_types) > 0
     UNWIND outgoing + incoming AS near
-    WITH near.r AS r0 WHERE r0 IS NOT NULL AND type(r0) IN $far_types
+    WITH near.r AS r0 WHERE r0 IS NOT NULL AND type(r0) IN $refs.far_types
     WITH DISTINCT r0, CASE WHEN startNode(r0) = e THEN endNode(r0) ELSE startNode(r0) END AS far
     MATCH (far)-[r]-(o)
     WHERE type(r) = type(r0) AND r <> r0 AND r.character_id = $character_id
@@ -202,23 +195,24 @@ CALL (since) {
     WITH DISTINCT r
     RETURN collect({r: r, start_id: startNode(r).id, end_id: endNode(r).id, wert: null}) AS far
   }
-  // A value of a symmetric einwertig relation ($follow_types, see Refs.follow_types)
-  // squeezed to nothing follows a new value only if the values that squeezed it at this
+  // A value of a symmetric einwertig relation ($refs.follow_types, see
+  // Refs.follow_types) squeezed to nothing follows a new value only if the values that squeezed it at this
   // end begin after it; those may have ended before `since` and not been read, so the
   // facts its `abgeloest_durch` names at this entity are read too. (The entity's edges
   // are walked again only when a fact read there names one that was not read: a partner
   // value whose follower ended before `since`. An order without partners walks nothing.)
   CALL (e, outgoing, incoming) {
-    WITH e, outgoing, incoming WHERE size($follow_types) > 0
+    WITH e, outgoing, incoming WHERE size($refs.follow_types) > 0
     UNWIND outgoing + incoming AS near
     WITH e, near.r AS r0 WHERE r0 IS NOT NULL
     WITH e, collect(r0.id) AS seen,
-         collect(CASE WHEN type(r0) IN $follow_types THEN r0.abgeloest_durch END) AS named
+         collect(CASE WHEN type(r0) IN $refs.follow_types THEN r0.abgeloest_durch END)
+           AS named
     WITH e, seen, [fid IN reduce(acc = [], ids IN named | acc + ids)
                    WHERE NOT fid IN seen] AS missing
     WHERE size(missing) > 0
     MATCH (e)-[r]-(o)
-    WHERE type(r) IN $follow_types AND r.id IN missing AND r.character_id = $character_id
+    WHERE type(r) IN $refs.follow_types AND r.id IN missing AND r.character_id = $character_id
       AND r.t_expired IS NULL
     RETURN collect({r: r, start_id: startNode(r).id, end_id: endNode(r).id, wert: null})
            AS followers
@@ -263,10 +257,11 @@ CALL (since) {
   // (The ten are picked before their fields are read: a person with hundreds of
   // friends reads ten.)
   // Only where the plan checks them: for an entity the order may give a type other
-  // than its type in the pair ($claims, by normalised name and by id), and for
+  // than its type in the pair ($refs.claims, by normalised name and by id), and for
   // corrections (a type only the corrected facts implied goes with them).
-  WITH *, $all_history
-       OR any(t IN coalesce($claims[e.name_norm], []) + coalesce($claims[e.id], [])
+  WITH *, $refs.all_history
+       OR any(t IN coalesce($refs.claims[e.name_norm], [])
+                   + coalesce($refs.claims[e.id], [])
               WHERE typ IS NULL OR t <> typ) AS checked
   CALL (e, checked) {
     WITH e WHERE checked
@@ -294,11 +289,11 @@ CALL (since) {
 CALL () {
   CALL () {
     MATCH (e:Entitaet) USING INDEX e:Entitaet(user_id, name_norm)
-    WHERE e.user_id = $user_id AND e.name_norm IN $trans_names
+    WHERE e.user_id = $user_id AND e.name_norm IN $refs.trans_names
     RETURN e
     UNION
     MATCH (e:Entitaet) USING INDEX e:Entitaet(id)
-    WHERE e.id IN $trans_ids AND e.user_id = $user_id
+    WHERE e.id IN $refs.trans_ids AND e.user_id = $user_id
     RETURN e
   }
   MATCH ANY (e) (()-[t]->(:Entitaet) WHERE type(t) IN $trans_types
@@ -310,7 +305,7 @@ CALL () {
                   end_name: y.name, auftrag_id: t.auftrag_id, herkunft: t.herkunft}) AS transitive
 }
 CALL () {
-  UNWIND $timeline_ids AS given
+  UNWIND $refs.timeline_ids AS given
   MATCH (t:TimelineEintrag {id: given})
   WHERE t.user_id = $user_id AND t.character_id = $character_id
   MATCH (first:TimelineEintrag)-[:NACHFOLGER*0..]->(t)
