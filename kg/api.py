@@ -347,7 +347,7 @@ class Memory:
             entity_id=entity_id,
             rel_types=rel_types,
             asof=known is not None,
-            bekannt_am=known or KNOWN_NOW,
+            at={"bekannt_am": known or KNOWN_NOW},
             symmetric_types=symmetric_types(self.canon),
         )
         if known is not None:

@@ -422,10 +422,12 @@ def mappe_params(
         "cap": (cap or settings.mappe_cap) + 1,
         "schwelle": settings.ruhe_schwelle,
         "asof": gueltig_am is not None,
-        "gueltig_us": None if gueltig_am is None else _micros(gueltig_am),
-        # A current read never compares with it; a datetime parameter costs the driver
+        # One map, so that a current and an as-of read share one plan (see the query). A
+        # current read never compares with the instants; a datetime costs the driver
         # ~0.15 ms of CPU to pack, so a current read sends none.
-        "bekannt_am": (bekannt_am or KNOWN_NOW) if gueltig_am is not None else None,
+        "at": {} if gueltig_am is None else {
+            "gueltig_us": _micros(gueltig_am), "bekannt_am": bekannt_am or KNOWN_NOW,
+        },
         "derive": derive_pairs(canon),
         "symmetric_types": symmetric_types(canon),
     }

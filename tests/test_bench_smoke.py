@@ -844,6 +844,8 @@ def test_the_coldstart_bench_writes_its_varied_orders_and_leaves_nothing(
         assert all(seconds > 0 for seconds in took["order"] + took["mappen"])
         assert plans >= 3  # the writer's two queries, the entity list, the Mappen
         assert (warmed > 0) == warm
+    for alone in (True, False):  # the library's first runs alone, and every run at once
+        assert asyncio.run(coldstart.burst(neo4j_settings, 3, alone)) > 0
     left = store.run(raw_cypher(
         store, "MATCH (e:Entitaet) WHERE e.user_id STARTS WITH 'cold-' RETURN count(e) AS n"
     ))

@@ -565,11 +565,13 @@ def test_orders_and_reads_of_any_size_share_one_plan_per_query(
     short = Pair(store, f"t-{uuid.uuid4().hex[:4]}")  # a user id of another size bucket
 
     def turn(who: Pair, tag: str, size: int, read: int, *more: dict[str, Any],
-             **extra: Any) -> None:
+             asof: str | None = None, **extra: Any) -> None:
         who.write(*(t(f"{tag}{i}", "wohnt_in", f"Ort{tag}{i}") for i in range(size)), *more,
                   **extra)
         ids = [e.id for e in store.run(store.memory.entities(who.user_id, who.character_id))]
-        store.run(store.memory.mappen(who.user_id, who.character_id, ids[:read]))
+        store.run(
+            store.memory.mappen(who.user_id, who.character_id, ids[:read], gueltig_am=asof)
+        )
 
     # The plan cache is the server's: another client's queries (or clears) meanwhile
     # change the count, so up to three tries, each on new names.
@@ -582,12 +584,13 @@ def test_orders_and_reads_of_any_size_share_one_plan_per_query(
             turn(pair, f"C{attempt}x", 12, 7)
             turn(short, f"D{attempt}x", 2, 1)
             # Lists the first order left empty, filled (values, partners, a transitive
-            # relation), and a time where it had none: the writer's query sends them in
-            # one map, as the server types an empty list apart from a list of texts.
+            # relation), and a time where it had none, then an as-of read: the writer's
+            # query and the Mappe's send them in one map, as the server types an empty
+            # list apart from a list of texts, and null apart from a value.
             turn(pair, f"E{attempt}x", 0, 1, t(f"E{attempt}x", "beruf", wert="Koch"),
                  t(f"E{attempt}x", "partner", f"F{attempt}x"),
                  t(f"Ort{attempt}x", "liegt_in", f"Land{attempt}x"),
-                 zeitpunkt="2024-05-01T10:00:00Z")
+                 zeitpunkt="2024-05-01T10:00:00Z", asof="2025-01-01")
             all_shapes = cached_plans_cleared(store)
             if all_shapes == one_shape >= 3:
                 break

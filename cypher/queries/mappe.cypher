@@ -1,25 +1,27 @@
 // fragment: event_days
 // The days the fact `r` starts and ends on, from its events: `ta`, the end of the chain of
 // r.timeline_id, and `tb`, of r.timeline_bis (null without one), each chain as it is now
-// ($asof false) or as it was known at $bekannt_am (its last entry recorded by then).
+// ($asof false) or as it was known at $at.bekannt_am (its last entry recorded by then).
 // (Most facts have no event: the index is asked only for the ones that have.)
 OPTIONAL CALL (r) {
   WITH r WHERE r.timeline_id IS NOT NULL
   OPTIONAL MATCH (:TimelineEintrag {id: r.timeline_id})-[:NACHFOLGER*0..]->(ta:TimelineEintrag)
-  WHERE NOT EXISTS { (ta)-[:NACHFOLGER]->(nx) WHERE NOT $asof OR nx.t_recorded <= $bekannt_am }
-    AND (NOT $asof OR ta.t_recorded <= $bekannt_am)
+  WHERE NOT EXISTS { (ta)-[:NACHFOLGER]->(nx)
+                     WHERE NOT $asof OR nx.t_recorded <= $at.bekannt_am }
+    AND (NOT $asof OR ta.t_recorded <= $at.bekannt_am)
   RETURN ta LIMIT 1
 }
 OPTIONAL CALL (r) {
   WITH r WHERE r.timeline_bis IS NOT NULL
   OPTIONAL MATCH (:TimelineEintrag {id: r.timeline_bis})-[:NACHFOLGER*0..]->(tb:TimelineEintrag)
-  WHERE NOT EXISTS { (tb)-[:NACHFOLGER]->(nx) WHERE NOT $asof OR nx.t_recorded <= $bekannt_am }
-    AND (NOT $asof OR tb.t_recorded <= $bekannt_am)
+  WHERE NOT EXISTS { (tb)-[:NACHFOLGER]->(nx)
+                     WHERE NOT $asof OR nx.t_recorded <= $at.bekannt_am }
+    AND (NOT $asof OR tb.t_recorded <= $at.bekannt_am)
   RETURN tb LIMIT 1
 }
 
 // fragment: span_then
-// The start `ab` and end `bis` of the fact version `r` as known at $bekannt_am, in epoch
+// The start `ab` and end `bis` of the fact version `r` as known at $at.bekannt_am, in epoch
 // microseconds (exact; DateTimes of two zones that name one instant are not equal in
 // Cypher): from its events' chains as known then (the day's start, UTC), else from its
 // valid time; the end only of a superseded value. (kg.mappe.effective is the same rule
@@ -34,27 +36,27 @@ WITH CASE WHEN ta IS NULL THEN r.t_valid.epochSeconds * 1000000 + r.t_valid.micr
 
 // fragment: holds_then
 // An as-of read's valid-time test, before the cap: the value of the fact version `r`
-// held at $gueltig_am ($gueltig_us, its epoch microseconds; a value superseded where it
+// held at $gueltig_am ($at.gueltig_us, its epoch microseconds; a value superseded where it
 // began never holds). Only the facts that held take a place under the cap.
 EXISTS {
   {{ span_then }}
-  WHERE ab <= $gueltig_us AND (bis IS NULL OR $gueltig_us < bis)
+  WHERE ab <= $at.gueltig_us AND (bis IS NULL OR $at.gueltig_us < bis)
 }
 
 // fragment: held_then
 // The fact version `r` is the record and holds: the active version ($asof false), or the
-// version recorded by $bekannt_am and not yet replaced then, neither corrected nor
+// version recorded by $at.bekannt_am and not yet replaced then, neither corrected nor
 // cancelled (its valid time the caller compares with $gueltig_am).
 CASE WHEN $asof
-  THEN r.t_recorded <= $bekannt_am AND coalesce(r.t_expired > $bekannt_am, true)
+  THEN r.t_recorded <= $at.bekannt_am AND coalesce(r.t_expired > $at.bekannt_am, true)
        AND coalesce(r.grund, 'abgeloest') = 'abgeloest'
   ELSE r.aktiv END
 
 // fragment: recorded_then
-// The fact version `r` is the record: current ($asof false), or recorded by $bekannt_am
+// The fact version `r` is the record: current ($asof false), or recorded by $at.bekannt_am
 // and not yet replaced then.
 CASE WHEN $asof
-  THEN r.t_recorded <= $bekannt_am AND coalesce(r.t_expired > $bekannt_am, true)
+  THEN r.t_recorded <= $at.bekannt_am AND coalesce(r.t_expired > $at.bekannt_am, true)
   ELSE r.t_expired IS NULL END
 
 // name: mappe
@@ -67,24 +69,27 @@ CASE WHEN $asof
 // Compact: each fact, derivation and time is a list, its fields in the order of
 // kg.mappe.FACT_FIELDS, DERIVED_FIELDS and TIME_FIELDS (no key strings on the wire);
 // valid times as epoch microseconds (exact, as the writer keeps them).
-// A current read ($asof false, $bekannt_am null) takes the active fact versions and the
+// A current read ($asof false, $at.bekannt_am null) takes the active fact versions and the
 // chains' active ends.
-// An as-of read takes the fact versions recorded by $bekannt_am and not yet replaced then
-// (t_recorded <= $bekannt_am < t_expired), and each timeline chain as it was known then
-// (its last entry recorded by $bekannt_am); of them, the type and the facts whose value
-// held at $gueltig_us (gueltig_am in epoch microseconds), the history's values that had
+// An as-of read takes the fact versions recorded by $at.bekannt_am and not yet replaced then
+// (t_recorded <= $at.bekannt_am < t_expired), and each timeline chain as it was known then
+// (its last entry recorded by $at.bekannt_am); of them, the type and the facts whose value
+// held at $at.gueltig_us (gueltig_am in epoch microseconds), the history's values that had
 // ended by then, and the derivations' paths whose facts all held, before each cap (so
 // superseded values take no place). For derived knowledge it returns every path; the
 // caller keeps, per target, the path which holds from the earliest start.
-// params: $user_id, $character_id, $entity_ids, $cap, $schwelle, $asof, $gueltig_us, $bekannt_am, $derive, $symmetric_types
+// The instants of an as-of read come in one map, $at (empty fields for a current read):
+// the server keys a cached plan by each parameter's type, null apart from a number or a
+// datetime, so with them apart the first as-of read planned the query anew (seconds
+// after a restart); one map is one type, and one plan serves both reads.
+// params: $user_id, $character_id, $entity_ids, $cap, $schwelle, $asof, $at, $derive, $symmetric_types
 // :param user_id => 'demo-user'
 // :param character_id => 'nova'
 // :param entity_ids => ['<id of Lena>']
 // :param cap => 60
 // :param schwelle => 0.1
 // :param asof => false
-// :param gueltig_us => datetime('9999-12-31T23:59:59Z').epochSeconds * 1000000
-// :param bekannt_am => datetime('9999-12-31T23:59:59Z')
+// :param at => {gueltig_us: datetime('9999-12-31T23:59:59Z').epochSeconds * 1000000, bekannt_am: datetime('9999-12-31T23:59:59Z')}
 // :param derive => [{via: 'WOHNT_IN', trans: 'LIEGT_IN'}]
 // :param symmetric_types => ['PARTNER', 'GESCHWISTER', 'BEFREUNDET_MIT']
 UNWIND $entity_ids AS entity_id
@@ -174,7 +179,7 @@ CALL (e) {
   // An as-of read's history: the values that had ended by $gueltig_am.
   WITH r, n WHERE NOT $asof OR EXISTS {
     {{ span_then }}
-    WHERE bis <= $gueltig_us AND ab <= $gueltig_us
+    WHERE bis <= $at.gueltig_us AND ab <= $at.gueltig_us
   }
   WITH r, n ORDER BY r.t_invalid DESC, r.id LIMIT $cap
   {{ event_days }}
@@ -191,13 +196,14 @@ CALL (e) {
   MATCH (e)-[r0]->(o:Entitaet)
   WHERE type(r0) = d.via AND r0.character_id = $character_id AND r0.staerke_decay >= $schwelle
     AND CASE WHEN $asof
-      THEN r0.t_recorded <= $bekannt_am AND coalesce(r0.t_expired > $bekannt_am, true)
+      THEN r0.t_recorded <= $at.bekannt_am AND coalesce(r0.t_expired > $at.bekannt_am, true)
            AND coalesce(r0.grund, 'abgeloest') = 'abgeloest'
       ELSE r0.aktiv END
   MATCH p = (o) (()-[t]->() WHERE type(t) = d.trans AND t.character_id = $character_id
                  AND t.staerke_decay >= $schwelle
                  AND CASE WHEN $asof
-                   THEN t.t_recorded <= $bekannt_am AND coalesce(t.t_expired > $bekannt_am, true)
+                   THEN t.t_recorded <= $at.bekannt_am
+                        AND coalesce(t.t_expired > $at.bekannt_am, true)
                         AND coalesce(t.grund, 'abgeloest') = 'abgeloest'
                    ELSE t.aktiv END){1,}
             (x:Entitaet)
@@ -228,17 +234,17 @@ RETURN e.id AS id, e.name AS name, coalesce(typ, 'sonstiges') AS typ, fakten, hi
 
 // name: history
 // Every value a relation of an entity had in the pair, as recorded now ($asof false: the
-// current versions) or as known at $bekannt_am (the versions recorded by then and not yet
+// current versions) or as known at $at.bekannt_am (the versions recorded by then and not yet
 // replaced), corrected and cancelled ones never; symmetric relations from both ends.
 // For "where did Lena live before?", with the timeline dates of *ab* and *bis* (each chain
-// as it was known at $bekannt_am); the caller keeps the values begun by $gueltig_am.
-// params: $user_id, $character_id, $entity_id, $rel_types, $asof, $bekannt_am, $symmetric_types
+// as it was known at $at.bekannt_am); the caller keeps the values begun by $gueltig_am.
+// params: $user_id, $character_id, $entity_id, $rel_types, $asof, $at, $symmetric_types
 // :param user_id => 'demo-user'
 // :param character_id => 'nova'
 // :param entity_id => '<id of Lena>'
 // :param rel_types => ['WOHNT_IN']
 // :param asof => true
-// :param bekannt_am => datetime('2026-11-01T00:00:00Z')
+// :param at => {bekannt_am: datetime('2026-11-01T00:00:00Z')}
 // :param symmetric_types => ['PARTNER']
 MATCH (e:Entitaet {id: $entity_id})
 WHERE e.user_id = $user_id
