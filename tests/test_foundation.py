@@ -637,7 +637,7 @@ def test_the_writer_finds_entities_by_their_indexes_whatever_the_store_holds(
     steps = store.run(plan())
     walks = [s for s in steps if "Entitaet(user_id)" in s or s.startswith("NodeByLabelScan")]
     assert walks == []
-    assert sum("UNIQUE e:Entitaet(id)" in s for s in steps) >= 2  # $ids, $trans_ids
+    assert sum("UNIQUE e:Entitaet(id)" in s for s in steps) >= 2  # $refs.ids, $refs.trans_ids
 
 
 def warm_traces(store: SyncMemory) -> int:

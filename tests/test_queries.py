@@ -251,3 +251,48 @@ def test_a_new_version_goes_to_the_store_without_its_old_recording_time() -> Non
     assert wire["props"] == {"id": "f1"}
     assert wire["zeit"] == {"t_valid": then.isoformat(), "decay_am": "2026-11-02"}
     assert fact["props"]["t_recorded"] == then  # the plan's own dict is left as it was
+
+
+def test_the_maps_a_query_takes_hold_exactly_the_keys_it_reads() -> None:
+    """`order_state` takes the order's lists in one map ($refs), the Mappe and the history
+    their instants in another ($at), so that every shape shares one plan. The registry
+    checks only the map's name; a key the query reads that Python does not send would
+    silently be null (a `since` lost, `all_history` null), so the keys are compared."""
+    import asyncio
+    from datetime import UTC, datetime
+
+    from kg.canon import load_canon
+    from kg.mappe import mappe_params
+    from kg.models import Auftrag
+    from kg.plan import refs_of
+    from kg.settings import Settings
+    from kg.writer import FaktenAgent
+    from tests.conftest import t
+
+    class Sent(Exception):
+        pass
+
+    class Tx:
+        async def plain_one(self, name: str, **params: object) -> None:
+            self.params = params
+            raise Sent
+
+    def read(query: str, name: str) -> set[str]:
+        return set(re.findall(rf"\${name}\.([A-Za-z_][A-Za-z0-9_]*)", registry()[query].text))
+
+    canon = load_canon()
+    order = Auftrag.model_validate({
+        "auftrag_id": "a", "user_id": "u", "character_id": "nova",
+        "tripel": [t("Lena", "wohnt_in", "Kassel")],
+    })
+    tx = Tx()
+    with pytest.raises(Sent):
+        asyncio.run(FaktenAgent(None, canon)._state(tx, order, refs_of(order, canon)))  # type: ignore[arg-type]
+    assert read("order_state", "refs") == set(tx.params["refs"])  # type: ignore[arg-type]
+
+    then = datetime(2025, 1, 1, tzinfo=UTC)
+    at = mappe_params(Settings(), canon, "u", "nova", ["x"], gueltig_am=then)["at"]
+    assert read("mappe", "at") == set(at) == {"gueltig_us", "bekannt_am"}
+    assert mappe_params(Settings(), canon, "u", "nova", ["x"])["at"] == {}  # a current read
+    # Memory.history sends {"bekannt_am": ...}; its as-of tests (test_bitemporal) read it.
+    assert read("history", "at") == {"bekannt_am"}

@@ -36,7 +36,7 @@ WITH CASE WHEN ta IS NULL THEN r.t_valid.epochSeconds * 1000000 + r.t_valid.micr
 
 // fragment: holds_then
 // An as-of read's valid-time test, before the cap: the value of the fact version `r`
-// held at $gueltig_am ($at.gueltig_us, its epoch microseconds; a value superseded where it
+// held at `gueltig_am` ($at.gueltig_us, its epoch microseconds; a value superseded where it
 // began never holds). Only the facts that held take a place under the cap.
 EXISTS {
   {{ span_then }}
@@ -46,7 +46,7 @@ EXISTS {
 // fragment: held_then
 // The fact version `r` is the record and holds: the active version ($asof false), or the
 // version recorded by $at.bekannt_am and not yet replaced then, neither corrected nor
-// cancelled (its valid time the caller compares with $gueltig_am).
+// cancelled (its valid time the caller compares with `gueltig_am`).
 CASE WHEN $asof
   THEN r.t_recorded <= $at.bekannt_am AND coalesce(r.t_expired > $at.bekannt_am, true)
        AND coalesce(r.grund, 'abgeloest') = 'abgeloest'
@@ -176,7 +176,7 @@ CALL (e) {
         {{ recorded_then }}
     RETURN r, n
   }
-  // An as-of read's history: the values that had ended by $gueltig_am.
+  // An as-of read's history: the values that had ended by `gueltig_am`.
   WITH r, n WHERE NOT $asof OR EXISTS {
     {{ span_then }}
     WHERE bis <= $at.gueltig_us AND ab <= $at.gueltig_us
@@ -209,7 +209,7 @@ CALL (e) {
             (x:Entitaet)
   WHERE x <> e AND x <> o
   // Every path: the caller takes, per target, the one that holds from the earliest
-  // start (a shorter path may begin later), of those whose facts all hold at $gueltig_am.
+  // start (a shorter path may begin later), of those whose facts all hold at `gueltig_am`.
   WITH r0, x, p
   // The times of every fact of the path: the derivation holds from the latest start (its
   // *ab*), and an as-of read keeps a path only if all of them hold.
@@ -237,7 +237,7 @@ RETURN e.id AS id, e.name AS name, coalesce(typ, 'sonstiges') AS typ, fakten, hi
 // current versions) or as known at $at.bekannt_am (the versions recorded by then and not yet
 // replaced), corrected and cancelled ones never; symmetric relations from both ends.
 // For "where did Lena live before?", with the timeline dates of *ab* and *bis* (each chain
-// as it was known at $at.bekannt_am); the caller keeps the values begun by $gueltig_am.
+// as it was known at $at.bekannt_am); the caller keeps the values begun by `gueltig_am`.
 // params: $user_id, $character_id, $entity_id, $rel_types, $asof, $at, $symmetric_types
 // :param user_id => 'demo-user'
 // :param character_id => 'nova'

@@ -116,12 +116,12 @@ RETURN e.id AS id, e.name AS name, coalesce(typ, 'sonstiges') AS typ;
 // Past values that ended before the order's earliest valid start are not read: the
 // plan never looks at them (one that ends exactly there is read: a partner squeezed to
 // nothing there is followed by the order's new value too). That start is the earliest
-// of $refs.since (the order's `zeitpunkt` and event days, null if it has none) and the store's clock (the valid
-// time of everything else); with $refs.all_history (corrections, events of referenced
-// chains) all are read. So a long history of superseded values costs the walk over its
-// relationships, never reading them out. Of the other relations (not in $refs.whole_types)
-// only the facts whose other end the order names are read (see
-// order_names_the_other_end).
+// of $refs.since (the order's `zeitpunkt` and event days, null if it has none) and the
+// store's clock (the valid time of everything else); with $refs.all_history
+// (corrections, events of referenced chains) all are read. So a long history of
+// superseded values costs the walk over its relationships, never reading them out. Of
+// the other relations (not in $refs.whole_types) only the facts whose other end the
+// order names are read (see order_names_the_other_end).
 // params: $user_id, $auftrag_id, $character_id, $refs, $typed_out, $typed_in, $trans_types
 // :param user_id => 'demo-user'
 // :param auftrag_id => 'turn-1'
@@ -196,9 +196,10 @@ CALL (since) {
     RETURN collect({r: r, start_id: startNode(r).id, end_id: endNode(r).id, wert: null}) AS far
   }
   // A value of a symmetric einwertig relation ($refs.follow_types, see
-  // Refs.follow_types) squeezed to nothing follows a new value only if the values that squeezed it at this
-  // end begin after it; those may have ended before `since` and not been read, so the
-  // facts its `abgeloest_durch` names at this entity are read too. (The entity's edges
+  // Refs.follow_types) squeezed to nothing follows a new value only if the values that
+  // squeezed it at this end begin after it; those may have ended before `since` and
+  // not been read, so the facts its `abgeloest_durch` names at this entity are read
+  // too. (The entity's edges
   // are walked again only when a fact read there names one that was not read: a partner
   // value whose follower ended before `since`. An order without partners walks nothing.)
   CALL (e, outgoing, incoming) {
