@@ -63,16 +63,11 @@ if TYPE_CHECKING:  # imported where used: a read (and `kg mappe`) never loads th
 
 T = TypeVar("T")
 
-#: The orders `Memory.warm` rehearses: a new person's place and job, each alone and both.
-#: (Orders of every shape share one plan since `order_state` takes its lists in one map,
-#: so the first makes the plans; the other two cost a few milliseconds once they are.)
-WARM_ORDERS: tuple[list[dict[str, str]], ...] = tuple(
-    [{"subjekt": "Lena", "herkunft": "mensch", **fact} for fact in facts]
-    for facts in (
-        [{"beziehung": "wohnt_in", "objekt": "Kassel"}, {"beziehung": "beruf", "wert": "Ärztin"}],
-        [{"beziehung": "wohnt_in", "objekt": "Kassel"}],
-        [{"beziehung": "beruf", "wert": "Ärztin"}],
-    )
+#: The order `Memory.warm` rehearses: a new person's place and job. Orders of every shape
+#: share its plans (`order_state` takes an order's lists in one map).
+WARM_ORDER: tuple[dict[str, str], ...] = (
+    {"subjekt": "Lena", "beziehung": "wohnt_in", "objekt": "Kassel", "herkunft": "mensch"},
+    {"subjekt": "Lena", "beziehung": "beruf", "wert": "Ärztin", "herkunft": "mensch"},
 )
 
 
@@ -161,18 +156,16 @@ class Memory:
         After a start the server plans each query the first time it sees it, and the
         writer's and the Mappe's queries take ~1 s each to plan on a fast machine (several
         on a slow one): the first turn after a restart would wait for all of them. This
-        sends them once now, for a user nobody has: the orders (of the usual shapes)
-        rehearsed in transactions that are rolled back, the reads of entities that do
-        not exist. Nothing is written. Call it once the server is up, e.g. when the
+        sends them once now, for a user nobody has: an order rehearsed in a transaction
+        that is rolled back (orders of every shape share its plans), and the reads of
+        entities that do not exist. Nothing is written. Call it once the server is up, e.g. when the
         backend starts; `kg server start` does (docs/operations.md)."""
         began = time.perf_counter()
         user, character = f"kg-warm-{uuid.uuid4().hex}", "kg-warm"
-        for n, triples in enumerate(WARM_ORDERS):
-            order = Auftrag(
-                auftrag_id=f"warm-{n}", user_id=user, character_id=character,
-                tripel=[Tripel.model_validate(t) for t in triples],
-            )
-            await self.agent.rehearse(order)
+        await self.agent.rehearse(Auftrag(
+            auftrag_id="warm", user_id=user, character_id=character,
+            tripel=[Tripel.model_validate(t) for t in WARM_ORDER],
+        ))
         await self.entities(user, character)
         await self.resolve(user, character, "Lena")
         with contextlib.suppress(EntityNotFound):  # as expected: the plan is made anyway

@@ -198,9 +198,9 @@ class FirstRuns:
     made: a burst of orders after a restart planned the writer's queries once per order,
     on two cores at once (12 concurrent orders of a user: 18-21 s, against 12 s with
     first runs alone; docs/operations.md). So a query's first run is sent alone; the
-    others wait until it is answered, at
-    most `bound` seconds, then go: in a transaction until its RUN is answered (the plan
-    made, not the query's locks or rows), for a single read until its rows are in.
+    others wait until it is answered, at most `bound` seconds, then go: in a transaction
+    until its RUN is answered (the plan made, not the query's locks or rows), for a
+    single read until its rows are in.
 
     A connection lost may mean a restarted server with an empty plan cache: then every
     query is new again (`forget`). Nothing else notices a restart."""
