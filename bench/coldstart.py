@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import random
-import re
 import shutil
 import statistics
 import time
@@ -125,13 +124,10 @@ async def varied(
             began = time.perf_counter()
             await memory.mappen(user, "nova", ids)
             took["mappen"].append(time.perf_counter() - began)
-        (row,), _, _ = await memory.db.driver.execute_query(
-            "CALL db.clearQueryCaches()", database_=memory.db.name
-        )
-        found = re.search(r"cleared of (\d+) quer", str(row[0]))
+        plans = await memory.db.clear_plans()
         for user in users:
             await memory.purge(user)
-    return took, int(found.group(1)) if found else 0, warmed
+    return took, plans, warmed
 
 
 def figures(xs: list[float]) -> str:

@@ -325,7 +325,7 @@ class Memory:
         """Every value the entity's relations had (corrected ones never): as recorded
         now, or as known at `bekannt_am`; with `gueltig_am`, only the values that had
         begun by then. Dates as for `mappe`."""
-        rel_types = None if beziehung is None else [self.canon[beziehung].rel_type]
+        only = {} if beziehung is None else {"rel_types": [self.canon[beziehung].rel_type]}
         exists = await self.db.query(
             "entity_by_id", user_id=user_id, character_id=character_id, entity_id=entity_id
         )
@@ -339,7 +339,7 @@ class Memory:
             user_id=user_id,
             character_id=character_id,
             entity_id=entity_id,
-            rel_types=rel_types,
+            only=only,
             asof=known is not None,
             at={"bekannt_am": known or KNOWN_NOW},
             symmetric_types=symmetric_types(self.canon),

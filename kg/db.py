@@ -12,6 +12,7 @@ graph.
 from __future__ import annotations
 
 import asyncio
+import re
 import socket
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
@@ -290,6 +291,14 @@ class Database:
             raise self.translate(exc) from exc
         if database:
             await self.read(lambda tx: tx.run("ping"))
+
+    async def clear_plans(self) -> int:
+        """Empty the server's plan cache; how many plans it held (the server says so in
+        words only: "Query cache cleared of N queries")."""
+        async with self.auto_commit() as session:
+            (row,) = await session.run("clear_plans")
+        found = re.search(r"cleared of (\d+) quer", str(row["value"]))
+        return int(found.group(1)) if found else 0
 
     def _session(self, access: str) -> Any:
         return self.driver.session(

@@ -221,24 +221,17 @@ class Timeline:
     ) -> Eintrag:
         async def work(tx: Tx) -> str:
             jetzt = await lock(tx, user_id)
-            if betrifft_id is not None:
-                row = await tx.one(
-                    "entity_by_id",
-                    user_id=user_id,
-                    character_id=character_id,
-                    entity_id=betrifft_id,
-                )
-                if row is None:
-                    raise TimelineError(f"no entity with id {betrifft_id!r} for this user")
             row = await tx.one(
                 "timeline_create",
                 user_id=user_id,
                 character_id=character_id,
                 props=entry_props(entry),
-                betrifft_id=betrifft_id,
+                betrifft={} if betrifft_id is None else {"id": betrifft_id},
                 jetzt=jetzt,
             )
             assert row is not None
+            if not row["betrifft"]:  # raised in the transaction: the entry is rolled back
+                raise TimelineError(f"no entity with id {betrifft_id!r} for this user")
             return str(row["id"])
 
         new_id = await self.db.write(work)
@@ -260,7 +253,7 @@ class Timeline:
 
         async def work(tx: Tx) -> str:
             jetzt = await lock(tx, user_id)
-            old = await self._active_end(tx, user_id, character_id, eintrag_id, "move")
+            old = (await self._active_end(tx, user_id, character_id, eintrag_id, "move"))["active"]
             neues_ende = ende
             if neues_ende is None and old.get("ende") is not None:
                 months = old["genauigkeit"] == "monat" and genauigkeit in (None, "monat")
@@ -309,9 +302,7 @@ class Timeline:
 
         async def work(tx: Tx) -> Absage:
             jetzt = await lock(tx, user_id)
-            await self._active_end(tx, user_id, character_id, eintrag_id, "cancel")
-            ends = await chain_ends(tx, user_id, character_id, eintrag_id)
-            assert ends is not None
+            ends = await self._active_end(tx, user_id, character_id, eintrag_id, "cancel")
             await tx.run(
                 "timeline_cancel",
                 user_id=user_id,
@@ -445,7 +436,9 @@ class Timeline:
 
     async def _active_end(
         self, tx: Tx, user_id: str, character_id: str, eintrag_id: str, verb: str
-    ) -> Any:
+    ) -> Record:
+        """The chain's ends (`timeline_chain_ends`) when `eintrag_id` is its active end;
+        a TimelineError that says why not otherwise."""
         ends = await chain_ends(tx, user_id, character_id, eintrag_id)
         if ends is None:
             raise TimelineError(f"no timeline entry {eintrag_id!r} in this pair")
@@ -456,7 +449,7 @@ class Timeline:
                 f"entry {eintrag_id!r} is inactive (it was moved); {verb} the active entry "
                 f"{ends['active_id']!r} of its chain instead"
             )
-        return ends["active"]
+        return ends
 
     async def get(self, user_id: str, character_id: str, eintrag_id: str) -> Eintrag:
         chain = await self.chain(user_id, character_id, eintrag_id)

@@ -231,3 +231,24 @@ def test_unknown_and_foreign_entries_are_errors(pair: Pair) -> None:
         pair.store.run(pair.store.memory.timeline_chain(pair.user_id, "luna", entry))
     result = other.write(t("Lena", "beruf", wert="x", timeline_id=entry))
     assert result.ergebnisse[0].grund == "unbekannter_eintrag"
+
+
+def test_an_entry_of_an_unknown_or_foreign_entity_is_an_error_and_writes_nothing(
+    pair: Pair,
+) -> None:
+    """The entity an event happens to must be one of the user's: another user's entity,
+    or an id nobody has, is a TimelineError, and the entry is not made (the check and
+    the entry are one query, in the transaction the error rolls back)."""
+    pair.write(t("Lena", "wohnt_in", "Kassel"))
+    other = Pair(pair.store, pair.user_id + "-x")
+    other.write(t("Ben", "wohnt_in", "Bonn"))
+    memory = pair.store.memory
+    entry = NeuerEintrag(titel="Umzug", beginn=date(2026, 11, 3))
+    for foreign in (other.id_of("Ben"), "no-such-entity"):
+        with pytest.raises(TimelineError, match=f"no entity with id '{foreign}' for this user"):
+            pair.store.run(memory.timeline_add(pair.user_id, "nova", entry, foreign))
+    assert pair.cypher(
+        "MATCH (t:TimelineEintrag {user_id: $u}) RETURN count(t) AS n", u=pair.user_id
+    ) == [{"n": 0}]
+    made = pair.store.run(memory.timeline_add(pair.user_id, "nova", entry, pair.id_of("Lena")))
+    assert made.person_id == pair.id_of("Lena")

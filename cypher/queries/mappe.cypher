@@ -238,11 +238,13 @@ RETURN e.id AS id, e.name AS name, coalesce(typ, 'sonstiges') AS typ, fakten, hi
 // replaced), corrected and cancelled ones never; symmetric relations from both ends.
 // For "where did Lena live before?", with the timeline dates of *ab* and *bis* (each chain
 // as it was known at $at.bekannt_am); the caller keeps the values begun by `gueltig_am`.
-// params: $user_id, $character_id, $entity_id, $rel_types, $asof, $at, $symmetric_types
+// $only.rel_types names the relations to list ({} lists them all: one map, whatever it
+// holds, so both share one plan where a null and a list would not).
+// params: $user_id, $character_id, $entity_id, $only, $asof, $at, $symmetric_types
 // :param user_id => 'demo-user'
 // :param character_id => 'nova'
 // :param entity_id => '<id of Lena>'
-// :param rel_types => ['WOHNT_IN']
+// :param only => {rel_types: ['WOHNT_IN']}
 // :param asof => true
 // :param at => {bekannt_am: datetime('2026-11-01T00:00:00Z')}
 // :param symmetric_types => ['PARTNER']
@@ -257,7 +259,7 @@ CALL (e) {
 }
 WITH e, r, n
 WHERE r.character_id = $character_id
-  AND ($rel_types IS NULL OR type(r) IN $rel_types)
+  AND ($only.rel_types IS NULL OR type(r) IN $only.rel_types)
   AND coalesce(r.grund, 'abgeloest') = 'abgeloest'
   AND
     {{ recorded_then }}

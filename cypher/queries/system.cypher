@@ -7,6 +7,12 @@ RETURN 1 AS ok;
 CALL dbms.components() YIELD name, versions, edition
 RETURN name, versions[0] AS version, edition;
 
+// name: clear_plans
+// Empty the server's cache of query plans: for the tests and benchmarks that count the
+// plans a workload makes (one per query: docs/operations.md).
+CALL db.clearQueryCaches() YIELD value
+RETURN value;
+
 // name: store_counts
 // How many entities and fact relationships (active and all) the store holds.
 CALL () { MATCH (e:Entitaet) RETURN count(e) AS entities }

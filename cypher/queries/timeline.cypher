@@ -15,20 +15,23 @@ RETURN first.id AS first_id, last.id AS active_id, t.aktiv AS aktiv,
 
 // name: timeline_create
 // A new entry of the pair, recorded at the store's clock $jetzt; an event is linked to
-// the entity it happens to.
-// params: $user_id, $character_id, $props, $betrifft_id, $jetzt
+// the entity it happens to: $betrifft.id ($betrifft is {} for an entry of no entity; a
+// map, which the server types alike whatever it holds, so both share one plan where a
+// null and a text would not). `betrifft` is false where that entity is not the user's:
+// the caller then rolls the transaction back.
+// params: $user_id, $character_id, $props, $betrifft, $jetzt
 // :param user_id => 'demo-user'
 // :param character_id => 'nova'
 // :param props => {id: 't-example', typ: 'ereignis', titel: 'Lena zieht nach Kassel', beginn: date('2026-11-01'), ende: null, genauigkeit: 'monat', aktiv: true, abgesagt: false}
-// :param betrifft_id => '<id of Lena>'
+// :param betrifft => {id: '<id of Lena>'}
 // :param jetzt => datetime()
 CREATE (t:TimelineEintrag)
 SET t = $props, t.user_id = $user_id, t.character_id = $character_id, t.t_recorded = $jetzt
 WITH t
-OPTIONAL MATCH (e:Entitaet {id: $betrifft_id})
+OPTIONAL MATCH (e:Entitaet {id: $betrifft.id})
 WHERE e.user_id = $user_id
 FOREACH (_ IN CASE WHEN e IS NULL THEN [] ELSE [1] END | CREATE (t)-[:BETRIFFT]->(e))
-RETURN t.id AS id;
+RETURN t.id AS id, $betrifft.id IS NULL OR e IS NOT NULL AS betrifft;
 
 // name: timeline_move
 // Replace the active end of a chain by its successor: old -[:NACHFOLGER]-> new, old inactive.
