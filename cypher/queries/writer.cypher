@@ -150,9 +150,13 @@ CALL (since) {
   {{ type_in_pair }}
   // What tells namesakes apart is only needed when a name is ambiguous (and a hub
   // entity would otherwise sort all its edges for nothing).
-  // (The count once per entity, before its edges are walked at all.)
+  // (The count once per entity, before its edges are walked at all; its index named,
+  // as on an empty store the planner sought all of the user's entities instead.)
   CALL (e) {
-    WITH e WHERE COUNT { (:Entitaet {user_id: $user_id, name_norm: e.name_norm}) } > 1
+    WITH e WHERE COUNT {
+      MATCH (n:Entitaet) USING INDEX n:Entitaet(user_id, name_norm)
+      WHERE n.user_id = $user_id AND n.name_norm = e.name_norm
+    } > 1
     MATCH (e)-[r]-(o)
     WHERE r.character_id = $character_id AND r.aktiv AND type(r) <> 'TYP'
     WITH r, o ORDER BY r.last_touched DESC LIMIT 3
