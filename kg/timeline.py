@@ -253,7 +253,8 @@ class Timeline:
 
         async def work(tx: Tx) -> str:
             jetzt = await lock(tx, user_id)
-            old = (await self._active_end(tx, user_id, character_id, eintrag_id, "move"))["active"]
+            ends = await self._active_end(tx, user_id, character_id, eintrag_id, "move")
+            old = ends["active"]
             neues_ende = ende
             if neues_ende is None and old.get("ende") is not None:
                 months = old["genauigkeit"] == "monat" and genauigkeit in (None, "monat")
@@ -276,7 +277,7 @@ class Timeline:
                 raise InvalidInput(
                     "; ".join(str(e["msg"]).removeprefix("Value error, ") for e in exc.errors())
                 ) from None
-            re_ends = await self._keep_order(tx, user_id, character_id, eintrag_id, entry)
+            re_ends = await self._keep_order(tx, user_id, character_id, ends, entry)
             row = await tx.one(
                 "timeline_move",
                 user_id=user_id,
@@ -332,7 +333,7 @@ class Timeline:
         return await self.db.write(work)
 
     async def _keep_order(
-        self, tx: Tx, user_id: str, character_id: str, eintrag_id: str, entry: NeuerEintrag
+        self, tx: Tx, user_id: str, character_id: str, ends: Record, entry: NeuerEintrag
     ) -> list[ReEnd]:
         """A move keeps valid time a partition and changes nothing but the event: in each
         single-valued relation the event's value starts on the new day, and a value that
@@ -343,9 +344,9 @@ class Timeline:
 
         A value can end where the event's value began without being recorded as ending
         with the event (its recorded follower was squeezed to nothing on that day): its
-        new end is a new version. Returns those re-ends, for the one writer to record."""
-        ends = await chain_ends(tx, user_id, character_id, eintrag_id)
-        assert ends is not None
+        new end is a new version. Returns those re-ends, for the one writer to record.
+        `ends` are the chain's (`_active_end`), read under the user's lock."""
+        eintrag_id = ends["active_id"]  # the entry moved: `_active_end` made sure
         first_id = ends["first_id"]
         k_was = datetime.combine(_day(ends["active"]["beginn"]), time.min, tzinfo=UTC)
         after = datetime.combine(normalized(entry).beginn, time.min, tzinfo=UTC)

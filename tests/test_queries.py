@@ -296,3 +296,7 @@ def test_the_maps_a_query_takes_hold_exactly_the_keys_it_reads() -> None:
     assert mappe_params(Settings(), canon, "u", "nova", ["x"])["at"] == {}  # a current read
     # Memory.history sends {"bekannt_am": ...}; its as-of tests (test_bitemporal) read it.
     assert read("history", "at") == {"bekannt_am"}
+    # Memory.history sends {"rel_types": [...]} or {}, Timeline.add {"id": ...} or {}
+    # (their tests: a history of one relation, an entry of an entity).
+    assert read("history", "only") == {"rel_types"}
+    assert read("timeline_create", "betrifft") == {"id"}

@@ -241,12 +241,15 @@ def test_an_entry_of_an_unknown_or_foreign_entity_is_an_error_and_writes_nothing
     the entry are one query, in the transaction the error rolls back)."""
     pair.write(t("Lena", "wohnt_in", "Kassel"))
     other = Pair(pair.store, pair.user_id + "-x")
-    other.write(t("Ben", "wohnt_in", "Bonn"))
     memory = pair.store.memory
     entry = NeuerEintrag(titel="Umzug", beginn=date(2026, 11, 3))
-    for foreign in (other.id_of("Ben"), "no-such-entity"):
-        with pytest.raises(TimelineError, match=f"no entity with id '{foreign}' for this user"):
-            pair.store.run(memory.timeline_add(pair.user_id, "nova", entry, foreign))
+    try:
+        other.write(t("Ben", "wohnt_in", "Bonn"))
+        for foreign in (other.id_of("Ben"), "no-such-entity"):
+            with pytest.raises(TimelineError, match=f"no entity with id '{foreign}' for this"):
+                pair.store.run(memory.timeline_add(pair.user_id, "nova", entry, foreign))
+    finally:
+        pair.store.run(memory.purge(other.user_id))
     assert pair.cypher(
         "MATCH (t:TimelineEintrag {user_id: $u}) RETURN count(t) AS n", u=pair.user_id
     ) == [{"n": 0}]
