@@ -39,28 +39,6 @@ def _docker_engine_answers() -> bool:
         return False
 
 
-_USERS = """
-CALL () { MATCH (n:Nutzer) RETURN n.id AS u
-          UNION MATCH (e:Entitaet) RETURN DISTINCT e.user_id AS u
-          UNION MATCH (t:TimelineEintrag) RETURN DISTINCT t.user_id AS u }
-RETURN collect(DISTINCT u) AS users
-"""
-
-
-def _users(settings: Settings) -> set[str]:
-    """Every user with something in the store."""
-    with SyncMemory(settings, check_schema=False) as sync:
-        (row,) = sync.run(raw_cypher(sync, _USERS))
-    return set(row["users"])
-
-
-def _purge_users_since(settings: Settings, before: set[str]) -> None:
-    with SyncMemory(settings, check_schema=False) as sync:
-        (row,) = sync.run(raw_cypher(sync, _USERS))
-        for user in sorted(set(row["users"]) - before):
-            sync.run(sync.memory.purge(user))
-
-
 @pytest.fixture(scope="session")
 def neo4j_settings() -> Iterator[Settings]:
     env = pytest.MonkeyPatch()
@@ -72,13 +50,7 @@ def neo4j_settings() -> Iterator[Settings]:
             )
             env.setenv("NEO4J_URI", settings.neo4j_uri)
             env.setenv("NEO4J_PASSWORD", settings.neo4j_password.get_secret_value())
-            # A server you name outlives the session: the users the session made (some
-            # tests make a second user, or many) are purged at its end.
-            before = _users(settings)
-            try:
-                yield settings
-            finally:
-                _purge_users_since(settings, before)
+            yield settings
             return
         if _docker_engine_answers():
             from testcontainers.neo4j import Neo4jContainer
