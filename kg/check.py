@@ -33,6 +33,7 @@ from kg.models import (
     EintragTyp,
     Frozen,
     field_types,
+    normalize_name,
 )
 from kg.values import native as _native
 
@@ -70,6 +71,10 @@ CHECKS: dict[str, tuple[int, str]] = {
     # Item 8: what the Fakten-Agent guards.
     "self_loops": (8, "no fact has one entity at both ends"),
     "format_namesakes": (8, "no two entities' names differ only in invisible format characters"),
+    "name_norm": (
+        8, "every entity's name_norm is its name as the writer normalises it (a wrong one "
+        "hides the entity from lookups by name)"
+    ),
     "type_contradicts_fact": (8, "no entity's type contradicts one of its active facts"),
     "transitive_cycles": (8, "no transitive relation closes a cycle within a pair"),
     "typ_values": (8, "every type fact's value is one of the six types"),
@@ -335,6 +340,7 @@ async def guard_results(one: Checks, canon: Canon, u: str | None, n: int) -> lis
     return [
         await one("check_self_loops", user_id=u, rel_types=rels, samples=n),
         await one("check_format_namesakes", user_id=u, samples=n),
+        await one.name_norm(user_id=u, samples=n),
         await one("check_type_contradicts_fact", user_id=u, samples=n, **type_rules(canon)),
         await one("check_transitive_cycles", user_id=u, transitive=canon.transitive_types,
                   samples=n),
@@ -365,11 +371,31 @@ class Checks:
         try:
             return result(name, await self.q.run(query, **params))
         except StoredDataError as exc:
-            if not self.own_transactions:
-                raise
-            item, title = CHECKS[name]
-            return CheckResult(name=name, item=item, title=title, count=1, samples=[],
-                               detail=f"the check could not run: {exc}")
+            return self._could_not_run(name, exc)
+
+    def _could_not_run(self, name: str, exc: StoredDataError) -> CheckResult:
+        if not self.own_transactions:
+            raise exc
+        item, title = CHECKS[name]
+        return CheckResult(name=name, item=item, title=title, count=1, samples=[],
+                           detail=f"the check could not run: {exc}")
+
+
+    async def name_norm(self, user_id: str | None, samples: int) -> CheckResult:
+        """`name_norm`: compared here, as Cypher cannot normalise a name as the writer
+        does; the query leaves out the plain ASCII names it can judge itself."""
+        try:
+            rows = await self.q.run("name_norm_rows", user_id=user_id)
+        except StoredDataError as exc:
+            return self._could_not_run("name_norm", exc)
+        item, title = CHECKS["name_norm"]
+        wrong = [
+            f"{r['id']} ({r['name']!r} is {normalize_name(r['name'])!r}, "
+            f"stored {r['name_norm']!r})"
+            for r in rows if r["name_norm"] != normalize_name(r["name"])
+        ]
+        return CheckResult(name="name_norm", item=item, title=title, count=len(wrong),
+                           samples=wrong[:samples])
 
 
 @asynccontextmanager

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from cli.main import app
@@ -28,6 +30,8 @@ from kg.check import (
     table,
     verdict,
 )
+from kg.models import normalize_name
+from kg.queries import registry
 from tests.conftest import Pair, t
 
 TODAY = datetime.now(UTC).date()
@@ -590,3 +594,40 @@ def test_cli_check_exit_codes_json_and_text(world: World, cli_env: dict[str, str
     bad = [c for c in as_json["checks"] if not c["ok"]]
     assert [(c["name"], c["count"], c["samples"][0][:32]) for c in bad] == [
         ("fact_herkunft", 1, fid)]
+
+
+# -- item 8 (the writer's guards; the others in tests/test_guards.py) -------------------
+
+
+def test_name_norm_is_the_name_as_the_writer_normalises_it(world: World) -> None:
+    """A name_norm that is not the writer's normalisation of the name hides the entity
+    from lookups by name. Compared in Python (NFKC and case folding are not Cypher's):
+    a full-width, upper-case name whose name_norm the writer would give it is clean; a
+    name_norm that keeps the case, or the writer's key with a space, is reported."""
+    assert world.check("name_norm").ok
+    world.cypher("MATCH (e:Entitaet {id: $id}) SET e.name = 'ＭＡＸ\u00ad', e.name_norm = 'max'",
+                 id=world.max)
+    assert world.check("name_norm").ok  # NFKC, case folded, the soft hyphen gone
+    for wrong in ("Lena", "lena "):
+        world.cypher("MATCH (e:Entitaet {id: $id}) SET e.name_norm = $wrong",
+                     id=world.lena, wrong=wrong)
+        found = fails(world, "name_norm", world.lena)
+        assert found.count == 1 and f"stored {wrong!r}" in found.samples[0]
+    world.cypher("MATCH (e:Entitaet {id: $id}) SET e.name_norm = 'lena'", id=world.lena)
+    assert world.check("name_norm").ok
+
+
+#: What `name_norm_rows` leaves out unread: a name of printable ASCII words with single
+#: spaces (the query's regular expression, as Python reads it).
+PLAIN = r"[!-~]+( [!-~]+)*"
+
+
+def test_name_norm_rows_leaves_out_only_names_whose_norm_is_their_lower_case() -> None:
+    assert f"e.name =~ '{PLAIN}'" in registry()["name_norm_rows"].text
+
+
+@given(st.from_regex(rf"\A{PLAIN}\Z"))
+def test_a_plain_ascii_name_normalises_to_its_lower_case(name: str) -> None:
+    """Why the query may judge such names itself: the writer's normalisation of them is
+    their lower case (fails if normalize_name ever changes what it does to ASCII)."""
+    assert normalize_name(name) == name.lower()
