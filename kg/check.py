@@ -371,9 +371,9 @@ class Checks:
         try:
             return result(name, await self.q.run(query, **params))
         except StoredDataError as exc:
-            return self._could_not_run(name, exc)
+            return self._unreadable(name, exc)
 
-    def _could_not_run(self, name: str, exc: StoredDataError) -> CheckResult:
+    def _unreadable(self, name: str, exc: StoredDataError) -> CheckResult:
         if not self.own_transactions:
             raise exc
         item, title = CHECKS[name]
@@ -387,7 +387,7 @@ class Checks:
         try:
             rows = await self.q.run("name_norm_rows", user_id=user_id)
         except StoredDataError as exc:
-            return self._could_not_run("name_norm", exc)
+            return self._unreadable("name_norm", exc)
         item, title = CHECKS["name_norm"]
         wrong = [
             f"{r['id']} ({r['name']!r} is {normalize_name(r['name'])!r}, "

@@ -460,16 +460,10 @@ class Timeline:
         raise TimelineError(f"no timeline entry {eintrag_id!r} in this pair")
 
     async def active(self, user_id: str, character_id: str, eintrag_id: str) -> Eintrag:
-        """`aktive_zeile`: from any entry of a chain, its active end (one query)."""
-        rows = await self.db.query(
-            "timeline_chain_ends",
-            user_id=user_id,
-            character_id=character_id,
-            eintrag_id=eintrag_id,
-        )
-        if not rows:
-            raise TimelineError(f"no timeline entry {eintrag_id!r} in this pair")
-        return to_eintrag(rows[0]["active"])
+        """`aktive_zeile`: from any entry of a chain, its active end (one query: the
+        chain's, oldest first; not `timeline_chain_ends`, which moves and cancels run
+        after the user's lock, so that the server keeps one plan of it, not two)."""
+        return (await self.chain(user_id, character_id, eintrag_id))[-1]
 
     async def chain(self, user_id: str, character_id: str, eintrag_id: str) -> list[Eintrag]:
         rows = await self.db.query(

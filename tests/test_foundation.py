@@ -621,14 +621,15 @@ def test_histories_and_timeline_calls_of_every_shape_share_one_plan_per_query(
     store: SyncMemory, pair: Pair
 ) -> None:
     """A history of all relations, of one, and as known at a time; an entry of an entity
-    and of none, of a day, a span and a month; moves of each shape, and a cancel: each
-    query they send is planned once. Fails where an optional value is sent bare (the
-    server types a null apart from a text, an empty list apart from a list of texts):
-    the history's relation filter, the entry's entity, before they went into maps; and
-    where one query runs both alone and after a write in its transaction (the server
-    keys a plan by that too): the entry's entity check, before `timeline_create` made
-    it, ran `entity_by_id` after the user's lock, which a history runs alone.
-    (`Memory.timeline_active` is left out: docs/operations.md lists the split it keeps.)"""
+    and of none, of a day, a span and a month; moves of each shape, reads of a chain and
+    of its active end, and a cancel: each query they send is planned once. Fails where
+    an optional value is sent bare (the server types a null apart from a text, an empty
+    list apart from a list of texts): the history's relation filter, the entry's entity,
+    before they went into maps; and where one query runs both alone and after a write in
+    its transaction (the server keys a plan by that too): the entry's entity check,
+    before `timeline_create` made it, ran `entity_by_id` after the user's lock, which a
+    history runs alone; and `Memory.timeline_active`, when it read
+    `timeline_chain_ends`, which a move runs after the lock."""
     memory = store.memory
     sent = NamesSent(memory.db.queries)
     pair.write(t("Lena", "wohnt_in", "Kassel"), t("Lena", "beruf", wert="Koch"))
@@ -650,6 +651,7 @@ def test_histories_and_timeline_calls_of_every_shape_share_one_plan_per_query(
         month = store.run(memory.timeline_move(u, c, month.id, date(2025, 5, 1), None, "tag"))
         store.run(memory.timeline_window(u, c, date(2025, 1, 1), date(2025, 12, 31)))
         store.run(memory.timeline_chain(u, c, day.id))
+        store.run(memory.timeline_active(u, c, day.id))
         store.run(memory.timeline_cancel(u, c, span.id))
 
     # The plan cache is the server's: another client's queries meanwhile add plans, so
