@@ -49,6 +49,7 @@ from kg.models import (
     ident,
     instant,
     normalize_name,
+    stored_result,
 )
 from kg.plain import describe
 from kg.settings import Settings, load_settings
@@ -470,7 +471,7 @@ class Memory:
                 erfasst=r["erfasst"].to_native(),
                 status=r["status"],
                 anzahl=r["anzahl"],
-                ergebnis=AuftragErgebnis.model_validate_json(r["ergebnis"]),
+                ergebnis=stored_result(r["ergebnis"], r["auftrag_id"]),
             )
             for r in rows
         ]

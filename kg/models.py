@@ -27,7 +27,7 @@ from pydantic import (
 )
 
 from kg.canon import Typ
-from kg.errors import InvalidInput
+from kg.errors import InvalidInput, StoredDataError
 
 Herkunft = Literal["mensch", "nova", "modell", "recherche"]
 HERKUNFT: tuple[str, ...] = ("mensch", "nova", "modell", "recherche")
@@ -676,6 +676,21 @@ class AuftragErgebnis(Frozen):
         None, description="System time: when the store recorded the order (its own clock)."
     )
     ergebnisse: list[TripelErgebnis]
+
+
+
+def stored_result(text: Any, auftrag_id: str) -> AuftragErgebnis:
+    """An order's result as its audit record keeps it (JSON). One that does not parse was
+    changed outside the library: a StoredDataError that names the order, where pydantic's
+    error would read as a fault of the caller's input."""
+    try:
+        return AuftragErgebnis.model_validate_json(text)
+    except (ValidationError, TypeError) as exc:
+        raise StoredDataError(
+            f"the stored result of order {auftrag_id!r} does not parse (its audit record "
+            "was changed outside the library): the order stays written and is not written "
+            "again; restore the user from an export to repair the record"
+        ) from exc
 
 
 class Absage(Frozen):

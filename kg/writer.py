@@ -21,7 +21,14 @@ from typing import Any
 from kg.canon import Canon
 from kg.db import Database, Record, Tx, held
 from kg.errors import InvalidInput, ServerUnavailable, WriteNotConfirmed
-from kg.models import FACT_PROPERTIES, Auftrag, AuftragErgebnis, Tripel, TripelErgebnis
+from kg.models import (
+    FACT_PROPERTIES,
+    Auftrag,
+    AuftragErgebnis,
+    Tripel,
+    TripelErgebnis,
+    stored_result,
+)
 from kg.plan import (
     ChainState,
     EntityState,
@@ -316,7 +323,7 @@ class FaktenAgent:
                     "order with other content; a replay must be the same order — give a new "
                     "order a new auftrag_id"
                 )
-            first = AuftragErgebnis.model_validate_json(row["ergebnis"])
+            first = stored_result(row["ergebnis"], auftrag.auftrag_id)
             return first.model_copy(update={"wiederholt": True})
         jetzt = _instant(row["jetzt"])
         planner = Planner(self.canon, auftrag, to_state(row, self.canon), jetzt)

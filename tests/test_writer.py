@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 from cli.main import app
 from kg.db import Tx
+from kg.errors import StoredDataError
 from kg.models import Auftrag
 from tests.conftest import Pair, t
 
@@ -244,6 +245,26 @@ def test_replay_returns_the_first_result_and_writes_nothing(pair: Pair) -> None:
     assert again.wiederholt and not first.wiederholt
     assert again.ergebnisse == first.ergebnisse
     assert snapshot(pair) == before
+
+
+def test_a_stored_result_that_does_not_parse_is_stored_data_not_the_callers_input(
+    pair: Pair, cli_env: dict[str, str]
+) -> None:
+    """An order's audit record changed outside the library: its replay and `kg audit` say
+    which order's stored result is broken (exit 1, no traceback), where pydantic's error
+    read as a fault of the caller's input ("invalid input", exit 2), and write nothing."""
+    order = pair.order(t("Lena", "wohnt_in", "Berlin"), auftrag_id="turn-broken")
+    pair.store.run(pair.store.memory.write(order))
+    pair.cypher("MATCH (a:Auftrag {user_id: $u, id: 'turn-broken'}) SET a.ergebnis = '{\"x\"'",
+                u=pair.user_id)
+    before = snapshot(pair)
+    with pytest.raises(StoredDataError, match="stored result of order 'turn-broken' does not"):
+        pair.store.run(pair.store.memory.write(order))
+    assert snapshot(pair) == before
+    result = CliRunner().invoke(app, ["audit", "-u", pair.user_id], env=cli_env)
+    assert result.exit_code == 1, result.output
+    assert "stored result of order 'turn-broken' does not parse" in result.output
+    assert "Traceback" not in result.output and "invalid input" not in result.output
 
 
 def test_a_failure_in_the_middle_of_an_order_leaves_nothing(
