@@ -380,7 +380,6 @@ class Checks:
         return CheckResult(name=name, item=item, title=title, count=1, samples=[],
                            detail=f"the check could not run: {exc}")
 
-
     async def name_norm(self, user_id: str | None, samples: int) -> CheckResult:
         """`name_norm`: compared here, as Cypher cannot normalise a name as the writer
         does; the query leaves out the plain ASCII names it can judge itself."""
@@ -390,9 +389,8 @@ class Checks:
             return self._unreadable("name_norm", exc)
         item, title = CHECKS["name_norm"]
         wrong = [
-            f"{r['id']} ({r['name']!r} is {normalize_name(r['name'])!r}, "
-            f"stored {r['name_norm']!r})"
-            for r in rows if r["name_norm"] != normalize_name(r["name"])
+            f"{r['id']} ({r['name']!r} is {norm!r}, stored {r['name_norm']!r})"
+            for r in rows if r["name_norm"] != (norm := normalize_name(r["name"]))
         ]
         return CheckResult(name="name_norm", item=item, title=title, count=len(wrong),
                            samples=wrong[:samples])

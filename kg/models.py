@@ -678,7 +678,6 @@ class AuftragErgebnis(Frozen):
     ergebnisse: list[TripelErgebnis]
 
 
-
 def stored_result(text: Any, auftrag_id: str) -> AuftragErgebnis:
     """An order's result as its audit record keeps it (JSON). One that does not parse was
     changed outside the library: a StoredDataError that names the order, where pydantic's
