@@ -9,6 +9,10 @@ server that merely answers on 7687 is never used.
 
 For the session, `NEO4J_URI`/`NEO4J_PASSWORD` and the launcher's `KG_NEO4J_*` point at
 that server, so CLI commands invoked by tests reach it and nothing else.
+
+Every user a test writes starts with the session's own prefix (`new_user_id`). A
+disposable server is deleted with everything on it; on a server you name, the session
+purges exactly the users under its prefix at the end, never another session's.
 """
 
 from __future__ import annotations
@@ -28,6 +32,15 @@ from cli.worked_example import tripel
 from kg import schema
 from kg.api import Memory, SyncMemory
 from kg.settings import LOCAL_DEFAULT_PASSWORD, Settings
+
+#: The session's prefix of every user id a test writes. It lives in the environment, so a
+#: child process a test starts (a CLI, a killed client) makes its users under it too.
+SESSION_PREFIX = os.environ.setdefault("KG_TEST_SESSION", f"ts{uuid.uuid4().hex[:6]}-")
+
+
+def new_user_id(kind: str = "test") -> str:
+    """A fresh user id of this test session: `<session prefix><kind>-<random>`."""
+    return f"{SESSION_PREFIX}{kind}-{uuid.uuid4().hex[:10]}"
 
 
 def _docker_engine_answers() -> bool:
@@ -96,8 +109,36 @@ def store(neo4j_settings: Settings) -> Iterator[SyncMemory]:
     finally:
         bootstrap.close()
     sync = SyncMemory(neo4j_settings)
-    yield sync
-    sync.close()
+    try:
+        yield sync
+        if os.environ.get("KG_TEST_NEO4J_URI"):  # a named server outlives the session
+            sync.run(purge_users_under(sync, SESSION_PREFIX))
+    finally:
+        sync.close()
+
+
+async def users_under(target: SyncMemory | Memory, prefix: str) -> list[str]:
+    """Every user id under `prefix` that anything in the store still carries."""
+    rows = await raw_cypher(
+        target,
+        "CALL () { MATCH (n:Nutzer) WHERE n.id STARTS WITH $p RETURN n.id AS u "
+        "UNION MATCH (n:Entitaet) WHERE n.user_id STARTS WITH $p RETURN n.user_id AS u "
+        "UNION MATCH (n:Auftrag) WHERE n.user_id STARTS WITH $p RETURN n.user_id AS u "
+        "UNION MATCH (n:TimelineEintrag) WHERE n.user_id STARTS WITH $p RETURN n.user_id AS u } "
+        "RETURN u ORDER BY u",
+        p=prefix,
+    )
+    return [row["u"] for row in rows]
+
+
+async def purge_users_under(target: SyncMemory | Memory, prefix: str) -> list[str]:
+    """Purge every user under `prefix` (the library's own purge, user by user); returns
+    the users purged."""
+    memory = target.memory if isinstance(target, SyncMemory) else target
+    users = await users_under(target, prefix)
+    for user in users:
+        await memory.purge(user)
+    return users
 
 
 @dataclass
@@ -176,7 +217,7 @@ def cli_env(neo4j_settings: Settings) -> dict[str, str]:
 @pytest.fixture
 def pair(store: SyncMemory) -> Iterator[Pair]:
     """A fresh pair; everything its user wrote is purged afterwards."""
-    fresh = Pair(store, f"test-{uuid.uuid4().hex[:12]}")
+    fresh = Pair(store, new_user_id())
     yield fresh
     store.run(store.memory.purge(fresh.user_id))
 

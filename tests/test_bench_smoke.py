@@ -51,14 +51,21 @@ from kg.plan import day_start
 from kg.queries import registry as package_registry
 from kg.settings import Settings
 from kg.values import native
-from tests.conftest import Pair, explain_with_examples, raw_cypher, t
+from tests.conftest import (
+    SESSION_PREFIX,
+    Pair,
+    explain_with_examples,
+    new_user_id,
+    raw_cypher,
+    t,
+)
 
 RESULTS = Path(__file__).resolve().parent.parent / "bench" / "results"
 
 
 def config(swept: bool = True) -> Config:
     return Config(
-        prefix=f"test-bench-{uuid.uuid4().hex[:10]}",
+        prefix=new_user_id("bench"),
         today=datetime.now(UTC).date(),
         swept=swept,
     )
@@ -705,7 +712,8 @@ def test_the_write_warmup_writes_on_users_of_its_own_each_for_a_few_orders(
     made = iter(range(1_000))
 
     def users(n: int) -> list[tuple[str, list[str], list[str]]]:
-        return [(f"bench-warm-{tag}-{next(made)}", ["Anna", "Ben"], ["Kassel"]) for _ in range(n)]
+        return [(f"{SESSION_PREFIX}bench-warm-{tag}-{next(made)}", ["Anna", "Ben"], ["Kassel"])
+                for _ in range(n)]
 
     got = store.run(warm_writes(store.memory, users, 208, tag))
     assert got["orders"] == 208 and got["seconds"] > 0 and got["orders_per_s"] > 0
@@ -714,7 +722,7 @@ def test_the_write_warmup_writes_on_users_of_its_own_each_for_a_few_orders(
     records, _, _ = store.run(db.driver.execute_query(
         "MATCH (a:Auftrag) WHERE a.user_id STARTS WITH $prefix "
         "RETURN a.user_id AS user, count(*) AS orders ORDER BY user",
-        prefix=f"bench-warm-{tag}-", database_=db.name,
+        prefix=f"{SESSION_PREFIX}bench-warm-{tag}-", database_=db.name,
     ))
     per_user = {r["user"]: r["orders"] for r in records}
     assert len(per_user) == 8 and sum(per_user.values()) == 208

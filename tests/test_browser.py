@@ -15,7 +15,6 @@ import shutil
 import subprocess
 import tempfile
 import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlparse
@@ -34,7 +33,7 @@ from cli.browser import body, header_examples, param_lines, parameters
 from cli.worked_example import build
 from kg.api import SyncMemory
 from kg.settings import Settings
-from tests.conftest import Pair, explain_with_examples, raw_cypher
+from tests.conftest import Pair, explain_with_examples, new_user_id, raw_cypher
 
 ROOT = Path(__file__).resolve().parent.parent
 BROWSER_QUERIES = ROOT / "cypher" / "browser"
@@ -187,7 +186,7 @@ def test_browser_shows_the_mappe(
 ) -> None:
     # KG_UPDATE_SCREENSHOT=1 refreshes the README's picture; otherwise the tree stays clean.
     shot = SCREENSHOT if os.environ.get("KG_UPDATE_SCREENSHOT") else tmp_path / SCREENSHOT.name
-    pair = Pair(store, f"test-browser-{uuid.uuid4().hex[:8]}")
+    pair = Pair(store, new_user_id("browser"))
     worked_example(pair)
     bolt = urlparse(neo4j_settings.neo4j_uri)
     # The server's own Browser; KG_BROWSER_URL for a server whose HTTP port is mapped.

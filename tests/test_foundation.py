@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from datetime import date
@@ -22,7 +21,7 @@ from kg.errors import AuthFailed, DatabaseNotFound, SchemaError, SchemaOutdated,
 from kg.models import NeuerEintrag
 from kg.queries import registry
 from kg.settings import Settings
-from tests.conftest import Pair, raw_cypher, t
+from tests.conftest import Pair, new_user_id, raw_cypher, t
 
 
 def test_every_registered_query_explains_on_the_real_server(store: SyncMemory) -> None:
@@ -510,7 +509,7 @@ def test_concurrent_orders_and_reads_on_a_new_client_plan_each_query_once(
                 finally:
                     self.log.append((name, first, start, time.monotonic()))
 
-    users = [f"test-first-{uuid.uuid4().hex[:10]}" for _ in range(6)]
+    users = [new_user_id("first") for _ in range(6)]
 
     async def burst() -> tuple[list[tuple[str, bool, float, float]], int]:
         memory = await Memory.open(neo4j_settings)
@@ -561,7 +560,7 @@ def test_orders_and_reads_of_any_size_share_one_plan_per_query(
     was planned anew (~1 s; docs/operations.md). Fails against a server that plans by
     size, with the setting to change, and where an order's lists are sent apart (the
     server types an empty list apart from a list of texts)."""
-    short = Pair(store, f"t-{uuid.uuid4().hex[:4]}")  # a user id of another size bucket
+    short = Pair(store, new_user_id("s" * 100))  # a user id of another size bucket
 
     def turn(who: Pair, tag: str, size: int, read: int, *more: dict[str, Any],
              asof: str | None = None, **extra: Any) -> None:

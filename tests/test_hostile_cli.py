@@ -22,7 +22,7 @@ from typer.testing import CliRunner, Result
 
 from cli.main import app
 from kg.api import SyncMemory
-from tests.conftest import Pair, raw_cypher, t
+from tests.conftest import Pair, new_user_id, raw_cypher, t
 
 runner = CliRunner()
 
@@ -301,7 +301,7 @@ def test_a_timeline_entry_needs_ids_as_an_order_does(
     """`kg timeline add` took any user and character id (an empty one, one with a line
     break): its entry and lock node made the user's export fail, and `kg check` saw
     nothing. The ids are held to the rule of an order's; nothing is written."""
-    ids = {"-u": f"tl-{uuid.uuid4().hex[:8]}", "-c": "nova"} | {flag: value}
+    ids = {"-u": new_user_id("tl"), "-c": "nova"} | {flag: value}
     done = run(["timeline", "add", "-u", ids["-u"], "-c", ids["-c"], "--typ", "termin",
                 "--titel", "Probe", "--beginn", "2027-01-01"], env=cli_env)
     bad_input(done, why)
@@ -399,7 +399,7 @@ def test_a_timeline_option_given_empty_or_twice_is_bad_input(
 ) -> None:
     """The CLI listed December and ignored a window given with it (MCP refuses both);
     an empty --ende or --betrifft was taken as not given."""
-    user = f"tl-{uuid.uuid4().hex[:8]}"
+    user = new_user_id("tl")
     command, *rest = args
     bad_input(run(["timeline", command, "-u", user, "-c", "nova", *rest], env=cli_env), words)
     written = store.run(raw_cypher(

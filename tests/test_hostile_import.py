@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -16,7 +15,7 @@ from typing import Any
 import pytest
 
 from kg.errors import InvalidInput
-from tests.conftest import Pair, t
+from tests.conftest import Pair, new_user_id, t
 from tests.test_transfer import export_text, user_snapshot, worked_example
 
 
@@ -183,7 +182,7 @@ def test_a_fact_id_of_another_user_is_refused(
     pair: Pair, tmp_path: Path, exported: list[str]
 ) -> None:
     """Review case 2e: a fact id already owned by another user."""
-    other = Pair(pair.store, f"test-{uuid.uuid4().hex[:12]}")
+    other = Pair(pair.store, new_user_id())
     try:
         other.write(t("Tom", "beruf", wert="Koch"))
         (theirs,) = other.cypher("MATCH (:Entitaet {user_id: $u})-[r:BERUF]->() "
@@ -205,7 +204,7 @@ def test_a_fact_id_of_another_user_is_refused(
 def test_an_entry_id_of_another_user_is_refused(
     pair: Pair, tmp_path: Path, exported: list[str]
 ) -> None:
-    other = Pair(pair.store, f"test-{uuid.uuid4().hex[:12]}")
+    other = Pair(pair.store, new_user_id())
     try:
         written = other.write(t("Tom", "wohnt_in", "Rom", ereignis={
             "titel": "Tom zieht", "beginn": "2026-11-01"}))

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import os
-from datetime import UTC, datetime
+import uuid
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 from cli.launcher import LocalServer
 from kg.api import SyncMemory
+from kg.models import NeuerEintrag
 from kg.settings import Settings
-from tests.conftest import raw_cypher
+from tests.conftest import SESSION_PREFIX, Pair, purge_users_under, raw_cypher, t, users_under
 
 
 def test_the_session_runs_on_its_own_server(neo4j_settings: Settings) -> None:
@@ -54,3 +56,28 @@ def test_the_demo_as_run_demo_leaves_it_passes_kg_check(
         store.run(store.memory.purge("demo-user"))
         if not had_run:
             store.run(raw_cypher(store, "MATCH (d:DecayLauf {tag: $tag}) DELETE d", tag=today))
+
+
+def test_the_session_purges_exactly_the_users_under_its_prefix(
+    store: SyncMemory, pair: Pair
+) -> None:
+    """On a server the session shares (`KG_TEST_NEO4J_URI`), it ends by purging every
+    user under its prefix: their facts, entries, orders and locks, and nobody else's.
+    Here under a prefix of this test's own, with the fixture's pair outside it."""
+    under = f"{SESSION_PREFIX}sweep-{uuid.uuid4().hex[:6]}-"
+    mine = [Pair(store, f"{under}{k}") for k in range(2)]
+    entry = NeuerEintrag(titel="Umzug", beginn=date(2026, 11, 1))
+    for who in [*mine, pair]:
+        who.write(t("Lena", "wohnt_in", "Kassel"))
+        store.run(store.memory.timeline_add(who.user_id, "nova", entry))
+    assert store.run(users_under(store, under)) == [who.user_id for who in mine]
+
+    assert store.run(purge_users_under(store, under)) == [who.user_id for who in mine]
+    assert store.run(users_under(store, under)) == []
+    left = "MATCH (n) WHERE n.user_id STARTS WITH $p OR n.id STARTS WITH $p RETURN count(n) AS n"
+    assert store.run(raw_cypher(store, left, p=under)) == [{"n": 0}]
+    assert [f.objekt.name for f in pair.mappe("Lena").fakten if f.objekt] == ["Kassel"]
+    kept = store.run(
+        store.memory.timeline_window(pair.user_id, "nova", date(2026, 11, 1), date(2026, 11, 30))
+    )
+    assert [e.titel for e in kept] == ["Umzug"]

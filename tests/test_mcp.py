@@ -30,6 +30,7 @@ from cli.main import app
 from kg.api import SyncMemory
 from kg.settings import Settings
 from kg_mcp.binding import PairRef, TokenFile
+from tests.conftest import new_user_id
 from tests.mcp_support import (
     ROOT,
     HttpServer,
@@ -54,10 +55,10 @@ class Setup:
     second character of the same user, C = another user; all hold the same names."""
 
     def __init__(self, tmp: Path, settings: Settings) -> None:
-        run = uuid.uuid4().hex[:8]
-        self.a = PairRef(user_id=f"mcp-a-{run}", character_id="nova")
-        self.b = PairRef(user_id=f"mcp-a-{run}", character_id="luna")
-        self.c = PairRef(user_id=f"mcp-c-{run}", character_id="nova")
+        user_a = new_user_id("mcp-a")
+        self.a = PairRef(user_id=user_a, character_id="nova")
+        self.b = PairRef(user_id=user_a, character_id="luna")
+        self.c = PairRef(user_id=new_user_id("mcp-c"), character_id="nova")
         tokens = TokenFile()
         self.tokens: dict[str, str] = {}
         for label, p in (("a", self.a), ("b", self.b), ("c", self.c)):

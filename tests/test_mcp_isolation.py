@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 from kg.api import SyncMemory
 from kg.settings import Settings
 from kg_mcp.binding import PairRef, TokenFile
+from tests.conftest import new_user_id
 from tests.mcp_support import HttpServer, Remote, everything, http_transport, stdio_transport
 from tests.reliability_support import Stopwatch, size
 
@@ -49,8 +50,7 @@ class Ledger:
 
 class World:
     def __init__(self, tmp: Path, neo4j: Settings) -> None:
-        run = uuid.uuid4().hex[:8]
-        self.users = [f"mcp-iso-{run}-{n}" for n in range(2)]
+        self.users = [new_user_id("mcp-iso") for _ in range(2)]
         self.pairs = [PairRef(user_id=u, character_id=c) for u in self.users for c in CHARACTERS]
         tokens = TokenFile()
         secret: dict[PairRef, str] = {}

@@ -18,7 +18,6 @@ CI runs a bounded number of examples; `KG_STRESS=1` runs thousands.
 from __future__ import annotations
 
 import time
-import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, date, datetime
@@ -36,6 +35,7 @@ from hypothesis.stateful import (
 )
 
 from kg.api import SyncMemory
+from tests.conftest import new_user_id
 from tests.temporal_model import Partners, day_start
 from tests.test_temporal_oracle import move_as_the_model, oracle_settings
 
@@ -83,7 +83,7 @@ class PartnerRecord(RuleBasedStateMachine):
 
     def __init__(self) -> None:
         super().__init__()
-        self.user = f"partner-{uuid.uuid4().hex[:10]}"
+        self.user = new_user_id("partner")
         self.model = Partners()
         self.known: list[datetime] = []  # instants between steps: known[k] is after step k
         self.n = 0

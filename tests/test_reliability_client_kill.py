@@ -29,7 +29,6 @@ import subprocess
 import sys
 import threading
 import time
-import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -39,6 +38,7 @@ import pytest
 
 from kg.api import SyncMemory
 from kg.models import AuftragErgebnis
+from tests.conftest import new_user_id
 from tests.reliability_support import (
     BERUFE,
     HOBBYS,
@@ -201,7 +201,7 @@ def test_a_killed_client_leaves_no_order_half_written_or_doubled(
     store: SyncMemory, cli_env: dict[str, str]
 ) -> None:
     watch = Stopwatch("client-kill")
-    user = f"rel-kill-{uuid.uuid4().hex[:10]}"
+    user = new_user_id("rel-kill")
     env = {**os.environ, **cli_env}
     rng = random.Random(user)
     transcript = Transcript()

@@ -11,7 +11,6 @@ how a deployment outgrows one machine).
 from __future__ import annotations
 
 import asyncio
-import uuid
 from collections.abc import Iterator
 from datetime import date
 from pathlib import Path
@@ -23,6 +22,7 @@ from kg.api import Memory, SyncMemory
 from kg.errors import KgError
 from kg.models import NeuerEintrag
 from kg.settings import Settings
+from tests.conftest import new_user_id
 from tests.reliability_support import cypher
 
 
@@ -50,7 +50,7 @@ def order(user: str, n: int, **triple: Any) -> dict[str, Any]:
 def test_the_library_works_through_a_routing_uri(routed: SyncMemory) -> None:
     memory = routed.memory
     assert memory.db.settings.neo4j_uri.startswith("neo4j://")
-    user = f"rel-route-{uuid.uuid4().hex[:10]}"
+    user = new_user_id("rel-route")
     result = routed.run(memory.write(order(user, 1, subjekt="Lena", beziehung="wohnt_in",
                                            objekt="Kassel")))
     assert result.status == "ok"
@@ -126,7 +126,7 @@ def test_reads_are_read_transactions_and_writes_write_transactions(
     routed: SyncMemory, tmp_path: Path
 ) -> None:
     memory = routed.memory
-    user = f"rel-mode-{uuid.uuid4().hex[:10]}"
+    user = new_user_id("rel-mode")
     log = AccessLog(memory)
     try:
         run = routed.run
@@ -178,7 +178,7 @@ def test_a_single_read_carries_the_bookmarks_of_the_callers_last_write(
     writes shows nothing about bookmarks there; what the read sends does: the bookmarks
     the shared manager holds after the write, the write's own among them."""
     memory = routed.memory
-    user = f"rel-bm-{uuid.uuid4().hex[:10]}"
+    user = new_user_id("rel-bm")
     manager = memory.db.driver.execute_query_bookmark_manager
     log = AccessLog(memory)
     try:
@@ -204,7 +204,7 @@ def test_a_write_sent_as_a_read_is_refused_by_the_server(routed: SyncMemory) -> 
     """The access mode is not a label: the server enforces it (a cluster would route
     the read to a secondary, which cannot write either)."""
     memory = routed.memory
-    user = f"rel-ro-{uuid.uuid4().hex[:10]}"
+    user = new_user_id("rel-ro")
     with pytest.raises(KgError, match=r"AccessMode|read access mode"):
         routed.run(memory.db.read(lambda tx: tx.run("user_lock", user_id=user, auftrag_id=None)))
     # Single reads run as auto-commit reads: the same holds for them.
@@ -217,7 +217,7 @@ def test_a_write_sent_as_a_read_is_refused_by_the_server(routed: SyncMemory) -> 
 def test_a_caller_reads_its_own_writes(routed: SyncMemory) -> None:
     """Each write advances the bookmarks; the very next read waits for them."""
     memory = routed.memory
-    user = f"rel-ryow-{uuid.uuid4().hex[:10]}"
+    user = new_user_id("rel-ryow")
     manager = memory.db.driver.execute_query_bookmark_manager
 
     async def rounds() -> int:

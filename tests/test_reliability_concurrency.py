@@ -28,6 +28,7 @@ from kg.api import SyncMemory
 from kg.errors import EntityNotFound, TimelineError
 from kg.models import AuftragErgebnis, NeuerEintrag
 from kg.settings import Settings
+from tests.conftest import new_user_id
 from tests.reliability_support import (
     PERSONEN,
     Stopwatch,
@@ -121,8 +122,7 @@ def test_concurrent_writers_lose_and_double_nothing(
     store: SyncMemory, neo4j_settings: Settings
 ) -> None:
     watch = Stopwatch("concurrency")
-    tag = uuid.uuid4().hex[:10]
-    users = [f"rel-conc-{tag}-a", f"rel-conc-{tag}-b"]
+    users = [new_user_id("rel-conc"), new_user_id("rel-conc")]
     memory = store.memory
     entries: dict[str, dict[str, list[str]]] = {}
     for user in users:
@@ -236,7 +236,7 @@ def test_a_purge_racing_the_users_orders_never_breaks_the_users_lock(
 
     broken = []
     for _ in range(size(6, 30)):
-        user = f"rel-purge-{uuid.uuid4().hex[:10]}"
+        user = new_user_id("rel-purge")
         try:
             outcomes = store.run(round_(user))
             failed = [o for o in outcomes if isinstance(o, BaseException)]
@@ -258,7 +258,7 @@ def test_the_ledger_and_invariant_helpers_catch_planted_violations(
 ) -> None:
     """The assertions above can fail: each planted fault is reported."""
     memory = store.memory
-    user = f"rel-plant-{uuid.uuid4().hex[:10]}"
+    user = new_user_id("rel-plant")
     order = {"auftrag_id": "p-1", "user_id": user, "character_id": "nova",
              "tripel": [{"subjekt": "Lena", "beziehung": "wohnt_in", "objekt": "Kassel",
                          "herkunft": "mensch"}]}

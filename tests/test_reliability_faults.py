@@ -48,6 +48,7 @@ from kg.api import Memory, SyncMemory
 from kg.errors import AuthFailed, KgError, ServerUnavailable, WriteNotConfirmed
 from kg.models import AuftragErgebnis
 from kg.settings import Settings
+from tests.conftest import new_user_id
 from tests.reliability_support import (
     Stopwatch,
     Workload,
@@ -201,7 +202,7 @@ async def settled(memory: Memory, timeout: float = 30.0) -> None:
 
 async def run_round(private: Private, kind: str, settings: Settings) -> Round:
     tag = uuid.uuid4().hex[:8]
-    found = Round(kind, [f"rel-fault-{kind}-{tag}-{k}" for k in range(2)])
+    found = Round(kind, [new_user_id(f"rel-fault-{kind}") for _ in range(2)])
     memory = await Memory.open(settings)
     # A second client with the library's default timeouts, to measure those too (once:
     # a frozen server is bounded by the deadline instead, measured with `tuned`).

@@ -34,6 +34,7 @@ from kg.api import SyncMemory
 from kg.db import Tx
 from kg.errors import InvalidInput
 from kg.models import AuftragErgebnis, NeuerEintrag, clean_name, normalize_name, normalize_text
+from tests.conftest import new_user_id
 from tests.reliability_support import DONE, Stopwatch, cypher, size, violations
 
 EXAMPLES = size(250, 3000)
@@ -358,8 +359,7 @@ def test_hostile_orders_are_rejected_with_a_reason_or_written_literally(
     watch = Stopwatch("hostile")
     memory = store.memory
     canon = memory.canon
-    tag = uuid.uuid4().hex[:10]
-    user, victim = f"rel-host-{tag}", f"rel-victim-{tag}"
+    user, victim = new_user_id("rel-host"), new_user_id("rel-victim")
     for who in (user, victim):
         store.run(memory.write({
             "auftrag_id": "seed", "user_id": who, "character_id": "nova",
@@ -503,7 +503,7 @@ def test_the_limits_hold_at_their_edges(
     store: SyncMemory, subjekt: str, wert: str, written: bool
 ) -> None:
     # The longest user id too: the composite (user_id, name_norm) index key is largest.
-    user = f"rel-edge-{uuid.uuid4().hex[:8]}-" + "😀" * 180
+    user = new_user_id("rel-edge") + "😀" * (200 - len(new_user_id("rel-edge")))
     result = store.run(store.memory.write({
         "auftrag_id": "e-" + "😀" * 190, "user_id": user, "character_id": "nova",
         "tripel": [{"subjekt": subjekt, "beziehung": "hat", "wert": wert,

@@ -30,6 +30,7 @@ from kg.api import SyncMemory
 from kg.errors import EntityNotFound, InvalidInput, TimelineError
 from kg.mappe import render
 from kg.models import NeuerEintrag
+from tests.conftest import new_user_id
 from tests.reliability_support import Stopwatch, created_facts, cypher, size
 
 WORKLOADS = size(6, 60)
@@ -262,8 +263,7 @@ def test_every_read_returns_only_its_own_pairs_data(
               suppress_health_check=list(HealthCheck))
     @given(steps=st.lists(step, min_size=20, max_size=size(40, 80)))
     def one(steps: list[tuple]) -> None:
-        tag = uuid.uuid4().hex[:8]
-        users = [f"rel-iso-{tag}-{i}" for i in range(USERS)]
+        users = [new_user_id("rel-iso") for _ in range(USERS)]
         owner = run_workload(store, users, steps)
         figures["workloads"] += 1
         figures["steps"] += len(steps)

@@ -29,6 +29,7 @@ from kg.db import Database
 from kg.errors import ConfigError, InvalidInput, KgError
 from kg.queries import registry
 from kg.settings import Settings
+from tests.conftest import new_user_id
 from tests.reliability_support import cypher
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -169,7 +170,7 @@ def test_an_import_cannot_bring_its_own_relationship_type(
     store: SyncMemory, tmp_path: Path
 ) -> None:
     memory = store.memory
-    user = f"rel-imp-{uuid.uuid4().hex[:10]}"
+    user = new_user_id("rel-imp")
     store.run(memory.write({
         "auftrag_id": "i-1", "user_id": user, "character_id": "nova",
         "tripel": [{"subjekt": "Lena", "beziehung": "wohnt_in", "objekt": "Kassel",

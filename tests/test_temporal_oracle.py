@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 import time
-import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, date, datetime
@@ -37,6 +36,7 @@ from hypothesis.stateful import (
 
 from kg.api import SyncMemory
 from kg.errors import TimelineError
+from tests.conftest import new_user_id
 from tests.temporal_model import Model, day_start, end_of_day
 
 STRESS = os.environ.get("KG_STRESS") == "1"
@@ -110,7 +110,7 @@ class TemporalRecord(RuleBasedStateMachine):
 
     def __init__(self) -> None:
         super().__init__()
-        self.user = f"oracle-{uuid.uuid4().hex[:10]}"
+        self.user = new_user_id("oracle")
         self.model = Model(set(EINWERTIG))
         self.known: list[datetime] = []  # instants between steps: known[k] is after step k
         self.entries: dict[int, str] = {}  # model event → the store's active entry id

@@ -18,7 +18,7 @@ from kg.errors import InvalidInput
 from kg.models import AuftragErgebnis, Kandidat, TripelErgebnis
 from kg.transfer import canonical_date, canonical_datetime, parse_lines
 from kg.transfer.records import AuftragRec
-from tests.conftest import Pair, raw_cypher, t
+from tests.conftest import Pair, new_user_id, raw_cypher, t
 
 
 def worked_example(pair: Pair, other: str | None = None) -> None:
@@ -401,9 +401,8 @@ def test_import_refuses_another_users_entity(pair: Pair, tmp_path: Path) -> None
 
 
 def test_purge_leaves_every_other_pair_untouched(store: SyncMemory, tmp_path: Path) -> None:
-    import uuid
 
-    u1, u2 = f"test-{uuid.uuid4().hex[:12]}", f"test-{uuid.uuid4().hex[:12]}"
+    u1, u2 = new_user_id(), new_user_id()
     pairs = {(u, c): Pair(store, u, c) for u in (u1, u2) for c in ("nova", "luna")}
     for p in pairs.values():
         worked_example(p)
