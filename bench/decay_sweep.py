@@ -28,6 +28,7 @@ from typing import Any
 
 from bench.queries import attach
 from cli.launcher import LocalServer
+from kg import check as kg_check
 from kg.api import Memory, SyncMemory
 from kg.decay import DecayRun
 from kg.settings import Settings
@@ -125,6 +126,25 @@ def sweep_figures(result: DecayRun, heap: dict[str, int]) -> dict[str, Any]:
     }
 
 
+def checks_side_by_side(
+    sync: SyncMemory, day: date, at_once: list[int], rounds: int
+) -> dict[int, list[float]]:
+    """The whole-store check's seconds with each number of checks side by side, taking
+    turns, so a drift of the host's speed falls on every number alike."""
+    seconds: dict[int, list[float]] = {k: [] for k in at_once}
+    default = kg_check.CHECKS_AT_ONCE
+    try:
+        for _ in range(rounds):
+            for k in at_once:
+                kg_check.CHECKS_AT_ONCE = k
+                began = time.monotonic()
+                sync.run(sync.memory.check(day=day))
+                seconds[k].append(round(time.monotonic() - began, 1))
+    finally:
+        kg_check.CHECKS_AT_ONCE = default
+    return seconds
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--edges", type=int, default=1_000_000, help="fact edges to have")
@@ -132,7 +152,19 @@ def main() -> None:
     parser.add_argument("--restart", action="store_true", help="restart the bench server first")
     parser.add_argument("--sample-every", type=float, default=1.0, help="heap sampling seconds")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument(
+        "--check-at-once", default="",
+        help="also time the whole-store check with this many checks side by side, e.g. "
+        "1,4,8 (each in turn, --check-rounds times)",
+    )
+    parser.add_argument("--check-rounds", type=int, default=3)
     args = parser.parse_args()
+    try:
+        at_once = [int(k) for k in args.check_at_once.split(",") if k.strip()]
+    except ValueError:
+        parser.error(f"--check-at-once takes numbers and commas, not {args.check_at_once!r}")
+    if any(k < 1 for k in at_once):
+        parser.error("--check-at-once: each number is at least 1")
 
     settings = Settings()
     with SyncMemory(settings) as sync:
@@ -173,6 +205,10 @@ def main() -> None:
         report = sync.run(sync.memory.check(day=today + timedelta(days=1)))
         figures["check_seconds"] = round(time.monotonic() - began, 1)
         figures["check_violations"] = {c.name: c.count for c in report.violations}
+        if at_once:
+            figures["check_seconds_by_at_once"] = checks_side_by_side(
+                sync, today + timedelta(days=1), at_once, args.check_rounds
+            )
     if args.json:
         print(json.dumps(figures, indent=2))
         return

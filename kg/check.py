@@ -13,8 +13,8 @@ decide), so it is kept here, in `CLASSES`.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+import asyncio
+from collections.abc import Coroutine
 from datetime import UTC, date, datetime, timedelta
 from typing import Any, Literal, Protocol, get_args
 
@@ -334,19 +334,28 @@ def type_rules(canon: Canon) -> dict[str, Any]:
     }
 
 
-async def guard_results(one: Checks, canon: Canon, u: str | None, n: int) -> list[CheckResult]:
+def guard_results(one: Checks, canon: Canon, u: str | None, n: int) -> list[Job]:
     """Item 8: the checks of what the writer guards."""
     rels = canon.rel_types
     return [
-        await one("check_self_loops", user_id=u, rel_types=rels, samples=n),
-        await one("check_format_namesakes", user_id=u, samples=n),
-        await one.name_norm(user_id=u, samples=n),
-        await one("check_type_contradicts_fact", user_id=u, samples=n, **type_rules(canon)),
-        await one("check_transitive_cycles", user_id=u, transitive=canon.transitive_types,
-                  samples=n),
-        await one("check_typ_values", user_id=u, typen=list(TYPEN), samples=n),
-        await one("check_auftrag_key", user_id=u, samples=n),
+        one("check_self_loops", user_id=u, rel_types=rels, samples=n),
+        one("check_format_namesakes", user_id=u, samples=n),
+        one.name_norm(user_id=u, samples=n),
+        one("check_type_contradicts_fact", user_id=u, samples=n, **type_rules(canon)),
+        one("check_transitive_cycles", user_id=u, transitive=canon.transitive_types,
+            samples=n),
+        one("check_typ_values", user_id=u, typen=list(TYPEN), samples=n),
+        one("check_auftrag_key", user_id=u, samples=n),
     ]
+
+
+#: A check (or a few in turn) not yet run: `run_checks` awaits them.
+Job = Coroutine[Any, Any, Any]
+
+#: How many checks run at once, each in its own auto-commit read. A check of one user
+#: is mostly round trips, so side by side it takes a fraction of the time; on a large
+#: store each is a full pass, so they stay few.
+CHECKS_AT_ONCE = 4
 
 
 class Runner(Protocol):
@@ -396,13 +405,48 @@ class Checks:
                            samples=wrong[:samples])
 
 
-@asynccontextmanager
-async def _runner(db: Database, tx: Runner | None) -> AsyncIterator[Runner]:
-    if tx is not None:
-        yield tx
-        return
-    async with db.auto_commit("READ") as q:
-        yield q
+class _SessionPerQuery:
+    """Runs each query in an auto-commit read of a session of its own, so that checks
+    can run side by side."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def run(self, name: str, /, **params: Any) -> list[Record]:
+        async with self._db.auto_commit("READ") as q:
+            return await q.run(name, **params)
+
+
+async def _in_turn(jobs: list[Job]) -> list[Any]:
+    """Each job after the one before (a transaction runs one query at a time)."""
+    done: list[Any] = []
+    try:
+        for job in jobs:
+            done.append(await job)
+    finally:
+        for job in jobs[len(done):]:
+            job.close()  # the ones a failure left unstarted
+    return done
+
+
+async def _side_by_side(jobs: list[Job], at_once: int) -> list[Any]:
+    """The jobs' results in their order, at most `at_once` running at a time. The first
+    failure cancels the rest and is raised as itself."""
+    gate = asyncio.Semaphore(at_once)
+
+    async def gated(job: Job) -> Any:
+        try:
+            async with gate:
+                return await job
+        finally:
+            job.close()  # unstarted when cancelled
+
+    try:
+        async with asyncio.TaskGroup() as group:
+            tasks = [group.create_task(gated(job)) for job in jobs]
+    except BaseExceptionGroup as failed:
+        raise failed.exceptions[0] from None
+    return [task.result() for task in tasks]
 
 
 async def run_checks(
@@ -413,66 +457,74 @@ async def run_checks(
     samples: int = 5,
     tx: Runner | None = None,
 ) -> CheckReport:
-    """Every check, one query each, in auto-commit read transactions: on a large graph
-    a full pass may take longer than the interactive query timeout. With `tx` the
-    checks run inside that transaction (an import checks its own writes before commit)."""
+    """Every check, one query each, in auto-commit read transactions (on a large graph
+    a full pass may take longer than the interactive query timeout), up to
+    `CHECKS_AT_ONCE` side by side. With `tx` the checks run in turn inside that
+    transaction (an import checks its own writes before commit)."""
     day = day or datetime.now(UTC).date()
     max_age = db.settings.decay_max_age_days
+    oldest = day - timedelta(days=int(max_age))  # the oldest day still recent
     u, rels, n = user_id, canon.rel_types, samples
     symmetric = sorted(r.rel_type for r in canon.relations.values() if r.symmetrisch)
-    async with _runner(db, tx) as q:
-        one = Checks(q, own_transactions=tx is None)
-        found: list[CheckResult] = [
-            await one("check_fact_fields", user_id=u, rel_types=rels, fields=FACT_FIELDS,
-                      order=[p.name for p in FACT_PROPERTIES], samples=n),
-            await one("check_node_fields", user_id=u, entity=field_types(ENTITY_PROPERTIES),
-                      entry=field_types(TIMELINE_PROPERTIES), order=field_types(ORDER_PROPERTIES),
-                      typen=list(get_args(EintragTyp)), samples=n),
-            await one("check_fact_herkunft", user_id=u, rel_types=rels, herkunft=list(HERKUNFT),
-                samples=n),
-            await one("check_fact_strength", user_id=u, rel_types=rels, samples=n),
-            await one("check_fact_aktiv", user_id=u, rel_types=rels, samples=n),
-            await one("check_einwertig_unique", user_id=u, einwertig=canon.einwertig_types,
-                symmetric=symmetric, samples=n),
-            await one("check_duplicate_facts", user_id=u, rel_types=rels, symmetric=symmetric,
-                samples=n),
-            await one("check_relation_in_canon", user_id=u, rel_types=rels, samples=n),
-            await one("check_relation_form", user_id=u, rel_types=rels,
-                value_types=canon.value_types, samples=n),
-            await one("check_wert_nodes", user_id=u, value_types=canon.value_types, samples=n),
-            await one("check_nachfolger_unique", user_id=u, samples=n),
-            await one("check_nachfolger_cycles", user_id=u, samples=n),
-            await one("check_timeline_active_end", user_id=u, samples=n),
-            await one("check_timeline_references", user_id=u, rel_types=rels, samples=n),
-            await one("check_timeline_cancelled", user_id=u, rel_types=rels, samples=n),
-            await one("check_one_user_per_fact", user_id=u, rel_types=rels, samples=n),
-            await one("check_timeline_pair", user_id=u, samples=n),
-            await one("check_pair_ids", user_id=u, max_id=MAX_ID, samples=n),
-        ]
-        guards = await guard_results(one, canon, u, n)
-        record = [
-            await one("check_fact_interval", user_id=u, rel_types=rels, samples=n),
-            await one("check_fact_system_time", user_id=u, rel_types=rels, samples=n),
-            await one("check_timeline_system_time", user_id=u, samples=n),
-            await one("check_fact_followers", user_id=u, rel_types=rels, symmetric=symmetric,
-                samples=n),
-            await one("check_user_clock", user_id=u, samples=n),
-            await one("check_version_chains", user_id=u, rel_types=rels, samples=n),
-            await one("check_einwertig_overlap", user_id=u, einwertig=canon.einwertig_types,
-                symmetric=symmetric, samples=n),
-        ]
-        oldest = day - timedelta(days=int(max_age))  # the oldest day still recent
+    q: Runner = tx if tx is not None else _SessionPerQuery(db)
+    one = Checks(q, own_transactions=tx is None)
+
+    async def decay_and_table() -> tuple[tuple[CheckResult, ...], list[TableRow]]:
         state = (await q.run(
             "check_decay_state", user_id=u, rel_types=rels, day=day, oldest=oldest,
             samples=n))[0]
-        found.extend(decay_results(state, day, max_age))
         run = _native(state["newest"])
         rows = table(
             await q.run("check_table_labels", user_id=u),
             await q.run("check_table_relationships", user_id=u, run=run, oldest=oldest),
             canon, day, max_age, run,
         )
+        return decay_results(state, day, max_age), rows
+
+    first: list[Job] = [
+        one("check_fact_fields", user_id=u, rel_types=rels, fields=FACT_FIELDS,
+            order=[p.name for p in FACT_PROPERTIES], samples=n),
+        one("check_node_fields", user_id=u, entity=field_types(ENTITY_PROPERTIES),
+            entry=field_types(TIMELINE_PROPERTIES), order=field_types(ORDER_PROPERTIES),
+            typen=list(get_args(EintragTyp)), samples=n),
+        one("check_fact_herkunft", user_id=u, rel_types=rels, herkunft=list(HERKUNFT),
+            samples=n),
+        one("check_fact_strength", user_id=u, rel_types=rels, samples=n),
+        one("check_fact_aktiv", user_id=u, rel_types=rels, samples=n),
+        one("check_einwertig_unique", user_id=u, einwertig=canon.einwertig_types,
+            symmetric=symmetric, samples=n),
+        one("check_duplicate_facts", user_id=u, rel_types=rels, symmetric=symmetric,
+            samples=n),
+        one("check_relation_in_canon", user_id=u, rel_types=rels, samples=n),
+        one("check_relation_form", user_id=u, rel_types=rels,
+            value_types=canon.value_types, samples=n),
+        one("check_wert_nodes", user_id=u, value_types=canon.value_types, samples=n),
+        one("check_nachfolger_unique", user_id=u, samples=n),
+        one("check_nachfolger_cycles", user_id=u, samples=n),
+        one("check_timeline_active_end", user_id=u, samples=n),
+        one("check_timeline_references", user_id=u, rel_types=rels, samples=n),
+        one("check_timeline_cancelled", user_id=u, rel_types=rels, samples=n),
+        one("check_one_user_per_fact", user_id=u, rel_types=rels, samples=n),
+        one("check_timeline_pair", user_id=u, samples=n),
+        one("check_pair_ids", user_id=u, max_id=MAX_ID, samples=n),
+    ]
+    then: list[Job] = [
+        *guard_results(one, canon, u, n),
+        one("check_fact_interval", user_id=u, rel_types=rels, samples=n),
+        one("check_fact_system_time", user_id=u, rel_types=rels, samples=n),
+        one("check_timeline_system_time", user_id=u, samples=n),
+        one("check_fact_followers", user_id=u, rel_types=rels, symmetric=symmetric,
+            samples=n),
+        one("check_user_clock", user_id=u, samples=n),
+        one("check_version_chains", user_id=u, rel_types=rels, samples=n),
+        one("check_einwertig_overlap", user_id=u, einwertig=canon.einwertig_types,
+            symmetric=symmetric, samples=n),
+    ]
+    jobs = [*first, decay_and_table(), *then]
+    done = await (_in_turn(jobs) if tx is not None else _side_by_side(jobs, CHECKS_AT_ONCE))
+    found: list[CheckResult] = done[:len(first)]
+    decay, rows = done[len(first)]
+    found.extend(decay)
     found.append(table_result(rows))
-    found.extend(guards)
-    found.extend(record)
+    found.extend(done[len(first) + 1:])
     return CheckReport(user_id=user_id, day=day, checks=found, table=rows)

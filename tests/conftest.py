@@ -17,13 +17,14 @@ purges exactly the users under its prefix at the end, never another session's.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import subprocess
 import uuid
-from collections.abc import Iterator
+from collections.abc import Awaitable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
@@ -32,6 +33,8 @@ from cli.worked_example import tripel
 from kg import schema
 from kg.api import Memory, SyncMemory
 from kg.settings import LOCAL_DEFAULT_PASSWORD, Settings
+
+T = TypeVar("T")
 
 #: The session's prefix of every user id a test writes. It lives in the environment, so a
 #: child process a test starts (a CLI, a killed client) makes its users under it too.
@@ -187,6 +190,11 @@ async def raw_cypher(
     db = target.memory.db if isinstance(target, SyncMemory) else target.db
     records, _, _ = await db.driver.execute_query(query, params, database_=db.name)
     return [r.data() for r in records]
+
+
+async def together(*reads: Awaitable[T]) -> list[T]:
+    """Reads side by side, their answers in order (a test asking many as-of questions)."""
+    return list(await asyncio.gather(*reads))
 
 
 async def explain_with_examples(

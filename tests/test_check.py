@@ -8,6 +8,8 @@ planted data is removed afterwards.
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import json
 import uuid
 from collections.abc import Iterator
@@ -25,6 +27,8 @@ from kg.check import (
     CHECKS,
     CheckReport,
     CheckResult,
+    _in_turn,
+    _side_by_side,
     decay_results,
     is_recent,
     table,
@@ -38,6 +42,54 @@ TODAY = datetime.now(UTC).date()
 
 
 # -- pure --------------------------------------------------------------------------
+
+
+class Gauge:
+    """Jobs that record how many of them ran at once; `fail` names one that raises."""
+
+    def __init__(self, fail: int | None = None) -> None:
+        self.running = self.most = 0
+        self.started: list[int] = []
+        self.fail = fail
+
+    async def job(self, k: int) -> int:
+        self.started.append(k)
+        self.running += 1
+        self.most = max(self.most, self.running)
+        try:
+            await asyncio.sleep(0.01 * (k % 3))
+            if k == self.fail:
+                raise LookupError(f"job {k}")
+            return k * k
+        finally:
+            self.running -= 1
+
+
+def test_checks_run_side_by_side_in_order_and_bounded() -> None:
+    gauge = Gauge()
+    assert asyncio.run(_side_by_side([gauge.job(k) for k in range(10)], 4)) == [
+        k * k for k in range(10)
+    ]
+    assert gauge.most == 4
+
+
+def test_a_failed_check_query_is_raised_as_itself_and_ends_the_rest() -> None:
+    """The first failure (a server gone) comes out as itself, not as a group, and the
+    jobs not yet started never start: each is closed (none left to warn that it was
+    never awaited)."""
+    for run in (lambda jobs: _side_by_side(jobs, 2), _in_turn):
+        gauge = Gauge(fail=1)
+        jobs = [gauge.job(k) for k in range(6)]
+        with pytest.raises(LookupError, match="job 1"):
+            asyncio.run(run(jobs))
+        assert 1 in gauge.started and len(gauge.started) < 6 and gauge.running == 0
+        assert {inspect.getcoroutinestate(job) for job in jobs} == {inspect.CORO_CLOSED}
+
+
+def test_checks_in_a_transaction_run_one_at_a_time() -> None:
+    gauge = Gauge()
+    assert asyncio.run(_in_turn([gauge.job(k) for k in range(5)])) == [k * k for k in range(5)]
+    assert gauge.most == 1 and gauge.started == list(range(5))
 
 
 def test_recency_and_the_decay_verdicts() -> None:

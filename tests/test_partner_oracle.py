@@ -35,7 +35,7 @@ from hypothesis.stateful import (
 )
 
 from kg.api import SyncMemory
-from tests.conftest import new_user_id
+from tests.conftest import new_user_id, together
 from tests.temporal_model import Partners, day_start
 from tests.test_temporal_oracle import move_as_the_model, oracle_settings
 
@@ -182,14 +182,16 @@ class PartnerRecord(RuleBasedStateMachine):
 
     @invariant()
     def as_of_mappen_agree(self) -> None:
-        for step in sorted({len(self.known), max(1, len(self.known) - 2)}):
-            for v in PROBES:
-                got = self.run(self.store.memory.mappen(
-                    self.user, "nova", [self.ids[p] for p in PEOPLE],
-                    gueltig_am=v, bekannt_am=self.known[step - 1],
-                ))
-                for person, m in zip(PEOPLE, got, strict=True):
-                    assert partners(m) == self.model.as_of(person, v, step), (person, v, step)
+        asked = [(step, v) for step in sorted({len(self.known), max(1, len(self.known) - 2)})
+                 for v in PROBES]
+        answers = self.run(together(*(
+            self.store.memory.mappen(self.user, "nova", [self.ids[p] for p in PEOPLE],
+                                     gueltig_am=v, bekannt_am=self.known[step - 1])
+            for step, v in asked
+        )))
+        for (step, v), got in zip(asked, answers, strict=True):
+            for person, m in zip(PEOPLE, got, strict=True):
+                assert partners(m) == self.model.as_of(person, v, step), (person, v, step)
 
     def teardown(self) -> None:
         try:

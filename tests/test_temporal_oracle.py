@@ -36,7 +36,7 @@ from hypothesis.stateful import (
 
 from kg.api import SyncMemory
 from kg.errors import TimelineError
-from tests.conftest import new_user_id
+from tests.conftest import new_user_id, together
 from tests.temporal_model import Model, day_start, end_of_day
 
 STRESS = os.environ.get("KG_STRESS") == "1"
@@ -248,16 +248,18 @@ class TemporalRecord(RuleBasedStateMachine):
             return
         lena = self.lena()
         # Known right after each of the last steps, at every probe of valid time.
-        for step in sorted({len(self.known), max(2, len(self.known) - 2), 2}):
-            x = self.known[step - 1]
-            for v in PROBES:
-                m = self.run(self.memory().mappe(
-                    self.user, "nova", lena, gueltig_am=v, bekannt_am=x
-                ))
-                want = self.model.as_of(v, step)
-                assert ours(m) == want, (v, step)
-                got = {(d.objekt.name, d.ab_datum) for d in m.abgeleitet}
-                assert got == derived(want[0]), (v, step)
+        asked = [(step, v) for step in sorted({len(self.known), max(2, len(self.known) - 2), 2})
+                 for v in PROBES]
+        answers = self.run(together(*(
+            self.memory().mappe(self.user, "nova", lena, gueltig_am=v,
+                                bekannt_am=self.known[step - 1])
+            for step, v in asked
+        )))
+        for (step, v), m in zip(asked, answers, strict=True):
+            want = self.model.as_of(v, step)
+            assert ours(m) == want, (v, step)
+            got = {(d.objekt.name, d.ab_datum) for d in m.abgeleitet}
+            assert got == derived(want[0]), (v, step)
 
     def teardown(self) -> None:
         self.run(self.memory().purge(self.user))
