@@ -321,9 +321,12 @@ def snapshot(store: SyncMemory, user: str) -> str:
 
 
 def read_fact(store: SyncMemory, subjekt_id: str, fakt_id: str) -> dict[str, Any]:
+    """The fact's current version as seen from its subject. Either direction: a symmetric
+    fact told from its other end (Lena partner Ben, where Ben partner Lena stands) is
+    the edge already stored, from Ben."""
     rows = store.run(cypher(
         store.memory,
-        "MATCH (s:Entitaet {id: $s})-[r]->(o) WHERE r.id = $f AND r.t_expired IS NULL "
+        "MATCH (s:Entitaet {id: $s})-[r]-(o) WHERE r.id = $f AND r.t_expired IS NULL "
         "RETURN s.name AS name, s.user_id AS s_user, type(r) AS rel, r.user_id AS user_id, "
         "r.character_id AS character_id, o.wert AS wert, o.name AS objekt",
         s=subjekt_id, f=fakt_id,
