@@ -445,7 +445,8 @@ async def _side_by_side(jobs: list[Job], at_once: int) -> list[Any]:
         async with asyncio.TaskGroup() as group:
             tasks = [group.create_task(gated(job)) for job in jobs]
     except BaseExceptionGroup as failed:
-        raise failed.exceptions[0] from None
+        first = failed.exceptions[0]
+        raise first from first.__cause__  # as itself, with the driver's error it names
     return [task.result() for task in tasks]
 
 

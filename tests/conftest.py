@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import shutil
 import subprocess
 import uuid
@@ -39,6 +40,11 @@ T = TypeVar("T")
 #: The session's prefix of every user id a test writes. It lives in the environment, so a
 #: child process a test starts (a CLI, a killed client) makes its users under it too.
 SESSION_PREFIX = os.environ.setdefault("KG_TEST_SESSION", f"ts{uuid.uuid4().hex[:6]}-")
+if not re.fullmatch(r"ts[0-9a-f]{6}-", SESSION_PREFIX):  # "" would purge every user
+    raise RuntimeError(
+        f"KG_TEST_SESSION is {SESSION_PREFIX!r}, not a test session's prefix such as "
+        "'ts1a2b3c-': unset it, and the session makes its own"
+    )
 
 
 def new_user_id(kind: str = "test") -> str:

@@ -59,7 +59,7 @@ class Gauge:
         try:
             await asyncio.sleep(0.01 * (k % 3))
             if k == self.fail:
-                raise LookupError(f"job {k}")
+                raise LookupError(f"job {k}") from KeyError("the driver's error")
             return k * k
         finally:
             self.running -= 1
@@ -74,14 +74,15 @@ def test_checks_run_side_by_side_in_order_and_bounded() -> None:
 
 
 def test_a_failed_check_query_is_raised_as_itself_and_ends_the_rest() -> None:
-    """The first failure (a server gone) comes out as itself, not as a group, and the
-    jobs not yet started never start: each is closed (none left to warn that it was
-    never awaited)."""
+    """The first failure (a server gone) comes out as itself, not as a group, with the
+    driver's error it was raised from; and the jobs not yet started never start: each
+    is closed (none left to warn that it was never awaited)."""
     for run in (lambda jobs: _side_by_side(jobs, 2), _in_turn):
         gauge = Gauge(fail=1)
         jobs = [gauge.job(k) for k in range(6)]
-        with pytest.raises(LookupError, match="job 1"):
+        with pytest.raises(LookupError, match="job 1") as raised:
             asyncio.run(run(jobs))
+        assert repr(raised.value.__cause__) == repr(KeyError("the driver's error"))
         assert 1 in gauge.started and len(gauge.started) < 6 and gauge.running == 0
         assert {inspect.getcoroutinestate(job) for job in jobs} == {inspect.CORO_CLOSED}
 

@@ -22,7 +22,7 @@ from typer.testing import CliRunner, Result
 
 from cli.main import app
 from kg.api import SyncMemory
-from tests.conftest import Pair, new_user_id, raw_cypher, t
+from tests.conftest import SESSION_PREFIX, Pair, new_user_id, raw_cypher, t
 
 runner = CliRunner()
 
@@ -53,7 +53,7 @@ def bad_input(result: Result, *words: str) -> None:
 
 
 def order(**change: Any) -> dict[str, Any]:
-    return {"auftrag_id": f"o-{uuid.uuid4().hex[:8]}", "user_id": f"fuzz-{uuid.uuid4().hex[:8]}",
+    return {"auftrag_id": f"o-{uuid.uuid4().hex[:8]}", "user_id": new_user_id("fuzz"),
             "character_id": "nova",
             "tripel": [{"subjekt": "Lena", "beziehung": "beruf", "wert": "Ärztin",
                         "herkunft": "mensch"}]} | change
@@ -154,11 +154,12 @@ ORDERISH = st.recursive(
 FILE = st.one_of(ORDERISH, DEEP.map(str.encode), st.binary(max_size=200),
                  st.just(json.dumps(order()).encode()),
                  st.just(json.dumps(order(zeitpunkt="0001-01-01T00:00:00+05:00")).encode()),
-                 st.just(b'{"kind":"export","format":2,"user_id":"fuzz-x"}\n'),
-                 st.just('{"kind":"export","format":1,"user_id":"fuzz-x","character_id":null}'
-                         '\n{"kind":"entitaet","id":"e","user_id":"fuzz-x","name":"\u202e",'
-                         '"name_norm":"x"}\n'.encode()))
-USER = st.one_of(TEXT, st.just("fuzz-nobody"))
+                 st.just(b'{"kind":"export","format":2,"user_id":"%sfuzz-x"}\n'
+                         % SESSION_PREFIX.encode()),
+                 st.just('{"kind":"export","format":1,"user_id":"@fuzz-x","character_id":null}'
+                         '\n{"kind":"entitaet","id":"e","user_id":"@fuzz-x","name":"\u202e",'
+                         '"name_norm":"x"}\n'.replace("@", SESSION_PREFIX).encode()))
+USER = st.one_of(TEXT, st.just(f"{SESSION_PREFIX}fuzz-nobody"))
 
 
 def commands(path: str, out: str) -> st.SearchStrategy[list[str]]:
@@ -205,10 +206,11 @@ ENVS = st.fixed_dictionaries({}, optional={
 def fuzz_dir(tmp_path_factory: pytest.TempPathFactory, store: SyncMemory) -> Iterator[Path]:
     folder = tmp_path_factory.mktemp("fuzz")
     yield folder
-    store.run(raw_cypher(store, "MATCH (n) WHERE n.user_id STARTS WITH 'fuzz-' "
-                                "DETACH DELETE n"))
-    store.run(raw_cypher(store, "MATCH (n:Nutzer) WHERE n.id STARTS WITH 'fuzz-' "
-                                "DETACH DELETE n"))
+    mine = f"{SESSION_PREFIX}fuzz-"  # this session's, never another's
+    store.run(raw_cypher(store, "MATCH (n) WHERE n.user_id STARTS WITH $p DETACH DELETE n",
+                         p=mine))
+    store.run(raw_cypher(store, "MATCH (n:Nutzer) WHERE n.id STARTS WITH $p DETACH DELETE n",
+                         p=mine))
 
 
 @settings(max_examples=int(os.environ.get("KG_FUZZ_EXAMPLES", "120")), deadline=None,
