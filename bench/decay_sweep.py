@@ -28,8 +28,8 @@ from typing import Any
 
 from bench.queries import attach
 from cli.launcher import LocalServer
-from kg import check as kg_check
 from kg.api import Memory, SyncMemory
+from kg.check import run_checks
 from kg.decay import DecayRun
 from kg.settings import Settings
 
@@ -132,16 +132,12 @@ def checks_side_by_side(
     """The whole-store check's seconds with each number of checks side by side, taking
     turns, so a drift of the host's speed falls on every number alike."""
     seconds: dict[int, list[float]] = {k: [] for k in at_once}
-    default = kg_check.CHECKS_AT_ONCE
-    try:
-        for _ in range(rounds):
-            for k in at_once:
-                kg_check.CHECKS_AT_ONCE = k
-                began = time.monotonic()
-                sync.run(sync.memory.check(day=day))
-                seconds[k].append(round(time.monotonic() - began, 1))
-    finally:
-        kg_check.CHECKS_AT_ONCE = default
+    memory = sync.memory
+    for _ in range(rounds):
+        for k in at_once:
+            began = time.monotonic()
+            sync.run(run_checks(memory.db, memory.canon, day=day, at_once=k))
+            seconds[k].append(round(time.monotonic() - began, 1))
     return seconds
 
 

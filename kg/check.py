@@ -457,10 +457,11 @@ async def run_checks(
     day: date | None = None,
     samples: int = 5,
     tx: Runner | None = None,
+    at_once: int = CHECKS_AT_ONCE,
 ) -> CheckReport:
     """Every check, one query each, in auto-commit read transactions (on a large graph
-    a full pass may take longer than the interactive query timeout), up to
-    `CHECKS_AT_ONCE` side by side. With `tx` the checks run in turn inside that
+    a full pass may take longer than the interactive query timeout), up to `at_once`
+    side by side. With `tx` the checks run in turn inside that
     transaction (an import checks its own writes before commit)."""
     day = day or datetime.now(UTC).date()
     max_age = db.settings.decay_max_age_days
@@ -522,7 +523,7 @@ async def run_checks(
             symmetric=symmetric, samples=n),
     ]
     jobs = [*first, decay_and_table(), *then]
-    done = await (_in_turn(jobs) if tx is not None else _side_by_side(jobs, CHECKS_AT_ONCE))
+    done = await (_in_turn(jobs) if tx is not None else _side_by_side(jobs, at_once))
     found: list[CheckResult] = done[:len(first)]
     decay, rows = done[len(first)]
     found.extend(decay)

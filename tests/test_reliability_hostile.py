@@ -33,7 +33,14 @@ from hypothesis import strategies as st
 from kg.api import SyncMemory
 from kg.db import Tx
 from kg.errors import InvalidInput
-from kg.models import AuftragErgebnis, NeuerEintrag, clean_name, normalize_name, normalize_text
+from kg.models import (
+    MAX_ID,
+    AuftragErgebnis,
+    NeuerEintrag,
+    clean_name,
+    normalize_name,
+    normalize_text,
+)
 from tests.conftest import new_user_id
 from tests.reliability_support import DONE, Stopwatch, cypher, size, violations
 
@@ -506,7 +513,8 @@ def test_the_limits_hold_at_their_edges(
     store: SyncMemory, subjekt: str, wert: str, written: bool
 ) -> None:
     # The longest user id too: the composite (user_id, name_norm) index key is largest.
-    user = new_user_id("rel-edge") + "😀" * (200 - len(new_user_id("rel-edge")))
+    base = new_user_id("rel-edge")
+    user = base + "😀" * (MAX_ID - len(base))
     result = store.run(store.memory.write({
         "auftrag_id": "e-" + "😀" * 190, "user_id": user, "character_id": "nova",
         "tripel": [{"subjekt": subjekt, "beziehung": "hat", "wert": wert,
