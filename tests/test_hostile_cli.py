@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,7 +23,7 @@ from typer.testing import CliRunner, Result
 
 from cli.main import app
 from kg.api import SyncMemory
-from tests.conftest import SESSION_PREFIX, Pair, new_user_id, raw_cypher, t
+from tests.conftest import SESSION_PREFIX, Pair, new_user_id, raw_cypher, t, users_under
 
 runner = CliRunner()
 
@@ -160,6 +161,10 @@ FILE = st.one_of(ORDERISH, DEEP.map(str.encode), st.binary(max_size=200),
                          '\n{"kind":"entitaet","id":"e","user_id":"@fuzz-x","name":"\u202e",'
                          '"name_norm":"x"}\n'.replace("@", SESSION_PREFIX).encode()))
 USER = st.one_of(TEXT, st.just(f"{SESSION_PREFIX}fuzz-nobody"))
+#: The user of a command that writes: a random text may be a valid id, and what it
+#: wrote would outlive the session on a named test server. So it is under the session's
+#: prefix (still with every hostile character after it), or empty.
+WRITER = st.one_of(st.just(""), TEXT.map(lambda text: f"{SESSION_PREFIX}fuzz-{text}"))
 
 
 def commands(path: str, out: str) -> st.SearchStrategy[list[str]]:
@@ -181,13 +186,15 @@ def commands(path: str, out: str) -> st.SearchStrategy[list[str]]:
         st.builds(lambda u, a, b: ["timeline", "list", "-u", u, "-c", "nova", "--from", a,
                                    "--to", b], USER, DAY, DAY),
         st.builds(lambda u, ti, b: ["timeline", "add", "-u", u, "-c", "nova", "--typ",
-                                    "ereignis", "--titel", ti, "--beginn", b], USER, TEXT, DAY),
+                                    "ereignis", "--titel", ti, "--beginn", b], WRITER, TEXT,
+                  DAY),
         st.builds(lambda u, n: ["audit", "list", "-u", u, "--limit", n], USER, NUMBER),
         st.builds(lambda u, d: ["check", "--user", u, "--on", d], USER, DAY),
         st.builds(lambda u, s, w: ["correct", "-u", u, "-c", "nova", "--subjekt", s,
-                                   "--beziehung", "beruf", "--wert", w], USER, TEXT, TEXT),
+                                   "--beziehung", "beruf", "--wert", w], WRITER, TEXT, TEXT),
         st.builds(lambda u: ["export", out, "-u", u], USER),
-        st.builds(lambda d: ["decay", "run", "--as-of", d, "--user", "fuzz-nobody"], DAY),
+        st.builds(lambda d: ["decay", "run", "--as-of", d, "--user",
+                             f"{SESSION_PREFIX}fuzz-nobody"], DAY),
     )
 
 
@@ -205,12 +212,18 @@ ENVS = st.fixed_dictionaries({}, optional={
 @pytest.fixture
 def fuzz_dir(tmp_path_factory: pytest.TempPathFactory, store: SyncMemory) -> Iterator[Path]:
     folder = tmp_path_factory.mktemp("fuzz")
+    before = set(store.run(users_under(store, "")))
     yield folder
+    # Every user the fuzz wrote is under a test session's prefix, so that a session's
+    # purge finds it; a user of another kind appearing now was written by the fuzz.
+    strays = {u for u in set(store.run(users_under(store, ""))) - before
+              if not re.match(r"ts[0-9a-f]{6}-", u)}
     mine = f"{SESSION_PREFIX}fuzz-"  # this session's, never another's
     store.run(raw_cypher(store, "MATCH (n) WHERE n.user_id STARTS WITH $p DETACH DELETE n",
                          p=mine))
     store.run(raw_cypher(store, "MATCH (n:Nutzer) WHERE n.id STARTS WITH $p DETACH DELETE n",
                          p=mine))
+    assert not strays, f"the fuzz wrote users outside the session's prefix: {sorted(strays)}"
 
 
 @settings(max_examples=int(os.environ.get("KG_FUZZ_EXAMPLES", "120")), deadline=None,
@@ -224,6 +237,22 @@ def test_fuzz_the_cli(fuzz_dir: Path, data: st.DataObject) -> None:
     env = {"KG_CONNECTION_TIMEOUT": "2", "KG_RETRY_TIME": "0"}
     env |= data.draw(ENVS, label="env")
     clean(run(args, env=env))
+
+
+#: The commands of `commands` that write to the store, and where their user is.
+WRITING = {("timeline", "add"): "-u", ("correct",): "-u", ("decay", "run"): "--user"}
+
+
+@settings(max_examples=300, deadline=None)
+@given(args=commands("input.json", "out.jsonl"))
+def test_the_fuzz_writes_only_under_the_session_prefix(args: list[str]) -> None:
+    """A command that writes names a user under the session's prefix (or an empty,
+    invalid one): a plain random id would stay on a named test server after the
+    session's purge. Before, `timeline add` and `correct` drew any text as the user."""
+    for command, flag in WRITING.items():
+        if tuple(args[:len(command)]) == command:
+            user = args[args.index(flag) + 1]
+            assert user == "" or user.startswith(SESSION_PREFIX), args
 
 
 def test_a_point_of_time_is_never_a_number() -> None:
