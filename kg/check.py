@@ -14,8 +14,9 @@ decide), so it is kept here, in `CLASSES`.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine
+from collections.abc import Awaitable, Callable
 from datetime import UTC, date, datetime, timedelta
+from functools import partial
 from typing import Any, Literal, Protocol, get_args
 
 from pydantic import Field, computed_field
@@ -338,19 +339,21 @@ def guard_results(one: Checks, canon: Canon, u: str | None, n: int) -> list[Job]
     """Item 8: the checks of what the writer guards."""
     rels = canon.rel_types
     return [
-        one("check_self_loops", user_id=u, rel_types=rels, samples=n),
-        one("check_format_namesakes", user_id=u, samples=n),
-        one.name_norm(user_id=u, samples=n),
-        one("check_type_contradicts_fact", user_id=u, samples=n, **type_rules(canon)),
-        one("check_transitive_cycles", user_id=u, transitive=canon.transitive_types,
-            samples=n),
-        one("check_typ_values", user_id=u, typen=list(TYPEN), samples=n),
-        one("check_auftrag_key", user_id=u, samples=n),
+        one.job("check_self_loops", user_id=u, rel_types=rels, samples=n),
+        one.job("check_format_namesakes", user_id=u, samples=n),
+        partial(one.name_norm, user_id=u, samples=n),
+        one.job("check_type_contradicts_fact", user_id=u, samples=n, **type_rules(canon)),
+        one.job("check_transitive_cycles", user_id=u, transitive=canon.transitive_types,
+                samples=n),
+        one.job("check_typ_values", user_id=u, typen=list(TYPEN), samples=n),
+        one.job("check_auftrag_key", user_id=u, samples=n),
     ]
 
 
-#: A check (or a few in turn) not yet run: `run_checks` awaits them.
-Job = Coroutine[Any, Any, Any]
+#: A check (or a few in turn) not yet started: `run_checks` starts each when its turn
+#: comes. Until then it is only a call to make, so a job never started (the list's
+#: building failed, or an earlier check did) leaves nothing behind that was never awaited.
+Job = Callable[[], Awaitable[Any]]
 
 #: How many checks run at once, each in its own auto-commit read. A check of one user
 #: is mostly round trips, so side by side it takes a fraction of the time; on a large
@@ -374,6 +377,10 @@ class Checks:
     def __init__(self, q: Runner, own_transactions: bool) -> None:
         self.q = q
         self.own_transactions = own_transactions
+
+    def job(self, query: str, /, **params: Any) -> Job:
+        """The check of `query` with `params`, to run when its turn comes."""
+        return partial(self, query, **params)
 
     async def __call__(self, query: str, /, **params: Any) -> CheckResult:
         name = query.removeprefix("check_")
@@ -419,14 +426,7 @@ class _SessionPerQuery:
 
 async def _in_turn(jobs: list[Job]) -> list[Any]:
     """Each job after the one before (a transaction runs one query at a time)."""
-    done: list[Any] = []
-    try:
-        for job in jobs:
-            done.append(await job)
-    finally:
-        for job in jobs[len(done):]:
-            job.close()  # the ones a failure left unstarted
-    return done
+    return [await job() for job in jobs]
 
 
 async def _side_by_side(jobs: list[Job], at_once: int) -> list[Any]:
@@ -435,11 +435,8 @@ async def _side_by_side(jobs: list[Job], at_once: int) -> list[Any]:
     gate = asyncio.Semaphore(at_once)
 
     async def gated(job: Job) -> Any:
-        try:
-            async with gate:
-                return await job
-        finally:
-            job.close()  # unstarted when cancelled
+        async with gate:
+            return await job()
 
     try:
         async with asyncio.TaskGroup() as group:
@@ -484,45 +481,45 @@ async def run_checks(
         return decay_results(state, day, max_age), rows
 
     first: list[Job] = [
-        one("check_fact_fields", user_id=u, rel_types=rels, fields=FACT_FIELDS,
-            order=[p.name for p in FACT_PROPERTIES], samples=n),
-        one("check_node_fields", user_id=u, entity=field_types(ENTITY_PROPERTIES),
-            entry=field_types(TIMELINE_PROPERTIES), order=field_types(ORDER_PROPERTIES),
-            typen=list(get_args(EintragTyp)), samples=n),
-        one("check_fact_herkunft", user_id=u, rel_types=rels, herkunft=list(HERKUNFT),
-            samples=n),
-        one("check_fact_strength", user_id=u, rel_types=rels, samples=n),
-        one("check_fact_aktiv", user_id=u, rel_types=rels, samples=n),
-        one("check_einwertig_unique", user_id=u, einwertig=canon.einwertig_types,
-            symmetric=symmetric, samples=n),
-        one("check_duplicate_facts", user_id=u, rel_types=rels, symmetric=symmetric,
-            samples=n),
-        one("check_relation_in_canon", user_id=u, rel_types=rels, samples=n),
-        one("check_relation_form", user_id=u, rel_types=rels,
-            value_types=canon.value_types, samples=n),
-        one("check_wert_nodes", user_id=u, value_types=canon.value_types, samples=n),
-        one("check_nachfolger_unique", user_id=u, samples=n),
-        one("check_nachfolger_cycles", user_id=u, samples=n),
-        one("check_timeline_active_end", user_id=u, samples=n),
-        one("check_timeline_references", user_id=u, rel_types=rels, samples=n),
-        one("check_timeline_cancelled", user_id=u, rel_types=rels, samples=n),
-        one("check_one_user_per_fact", user_id=u, rel_types=rels, samples=n),
-        one("check_timeline_pair", user_id=u, samples=n),
-        one("check_pair_ids", user_id=u, max_id=MAX_ID, samples=n),
+        one.job("check_fact_fields", user_id=u, rel_types=rels, fields=FACT_FIELDS,
+                order=[p.name for p in FACT_PROPERTIES], samples=n),
+        one.job("check_node_fields", user_id=u, entity=field_types(ENTITY_PROPERTIES),
+                entry=field_types(TIMELINE_PROPERTIES), order=field_types(ORDER_PROPERTIES),
+                typen=list(get_args(EintragTyp)), samples=n),
+        one.job("check_fact_herkunft", user_id=u, rel_types=rels, herkunft=list(HERKUNFT),
+                samples=n),
+        one.job("check_fact_strength", user_id=u, rel_types=rels, samples=n),
+        one.job("check_fact_aktiv", user_id=u, rel_types=rels, samples=n),
+        one.job("check_einwertig_unique", user_id=u, einwertig=canon.einwertig_types,
+                symmetric=symmetric, samples=n),
+        one.job("check_duplicate_facts", user_id=u, rel_types=rels, symmetric=symmetric,
+                samples=n),
+        one.job("check_relation_in_canon", user_id=u, rel_types=rels, samples=n),
+        one.job("check_relation_form", user_id=u, rel_types=rels,
+                value_types=canon.value_types, samples=n),
+        one.job("check_wert_nodes", user_id=u, value_types=canon.value_types, samples=n),
+        one.job("check_nachfolger_unique", user_id=u, samples=n),
+        one.job("check_nachfolger_cycles", user_id=u, samples=n),
+        one.job("check_timeline_active_end", user_id=u, samples=n),
+        one.job("check_timeline_references", user_id=u, rel_types=rels, samples=n),
+        one.job("check_timeline_cancelled", user_id=u, rel_types=rels, samples=n),
+        one.job("check_one_user_per_fact", user_id=u, rel_types=rels, samples=n),
+        one.job("check_timeline_pair", user_id=u, samples=n),
+        one.job("check_pair_ids", user_id=u, max_id=MAX_ID, samples=n),
     ]
     then: list[Job] = [
         *guard_results(one, canon, u, n),
-        one("check_fact_interval", user_id=u, rel_types=rels, samples=n),
-        one("check_fact_system_time", user_id=u, rel_types=rels, samples=n),
-        one("check_timeline_system_time", user_id=u, samples=n),
-        one("check_fact_followers", user_id=u, rel_types=rels, symmetric=symmetric,
-            samples=n),
-        one("check_user_clock", user_id=u, samples=n),
-        one("check_version_chains", user_id=u, rel_types=rels, samples=n),
-        one("check_einwertig_overlap", user_id=u, einwertig=canon.einwertig_types,
-            symmetric=symmetric, samples=n),
+        one.job("check_fact_interval", user_id=u, rel_types=rels, samples=n),
+        one.job("check_fact_system_time", user_id=u, rel_types=rels, samples=n),
+        one.job("check_timeline_system_time", user_id=u, samples=n),
+        one.job("check_fact_followers", user_id=u, rel_types=rels, symmetric=symmetric,
+                samples=n),
+        one.job("check_user_clock", user_id=u, samples=n),
+        one.job("check_version_chains", user_id=u, rel_types=rels, samples=n),
+        one.job("check_einwertig_overlap", user_id=u, einwertig=canon.einwertig_types,
+                symmetric=symmetric, samples=n),
     ]
-    jobs = [*first, decay_and_table(), *then]
+    jobs = [*first, decay_and_table, *then]
     done = await (_in_turn(jobs) if tx is not None else _side_by_side(jobs, at_once))
     found: list[CheckResult] = done[:len(first)]
     decay, rows = done[len(first)]
