@@ -14,12 +14,12 @@ decide), so it is kept here, in `CLASSES`.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC, date, datetime, timedelta
 from functools import partial
 from typing import Any, Literal, Protocol, get_args
 
-from pydantic import Field, computed_field
+from pydantic import Field, ValidationError, computed_field
 
 from kg.canon import TYPEN, Canon
 from kg.db import Database, Record
@@ -31,11 +31,14 @@ from kg.models import (
     MAX_ID,
     ORDER_PROPERTIES,
     TIMELINE_PROPERTIES,
+    AuftragErgebnis,
     EintragTyp,
     Frozen,
     field_types,
     normalize_name,
+    result_mismatch,
 )
+from kg.plain import describe
 from kg.values import native as _native
 
 #: The fact-field check takes its fields and types from the model (`FACT_PROPERTIES`).
@@ -49,6 +52,10 @@ CHECKS: dict[str, tuple[int, str]] = {
     "node_fields": (
         1, "every entity, timeline entry and order carries its fields with their types "
         "and the values an export takes"
+    ),
+    "order_results": (
+        1, "every order's stored result is its own: it parses, and names the order, pair, "
+        "status and number of triples of its record (a replay and an import read it)"
     ),
     "fact_herkunft": (1, "every fact's herkunft is mensch, nova, modell or recherche"),
     "fact_strength": (1, "every fact's staerke_decay lies in [0, 1]"),
@@ -361,10 +368,17 @@ Job = Callable[[], Awaitable[Any]]
 CHECKS_AT_ONCE = 4
 
 
+#: How many rows a check that reads row by row asks the driver for at a time: fewer
+#: round trips than the driver's 1,000, for 20 MB at most of orders' results.
+STREAM_FETCH = 10_000
+
+
 class Runner(Protocol):
     """What runs the check queries: an auto-commit session, or an open transaction."""
 
     async def run(self, name: str, /, **params: Any) -> list[Record]: ...
+
+    def each(self, name: str, /, **params: Any) -> AsyncIterator[Record]: ...
 
 
 class Checks:
@@ -412,6 +426,39 @@ class Checks:
                            samples=wrong[:samples])
 
 
+    async def order_results(self, user_id: str | None, samples: int) -> CheckResult:
+        """`order_results`: each order's stored result read here, as a replay and an
+        import read it (Cypher cannot parse JSON), one row at a time: a store keeps an
+        order for every turn of a chat."""
+        item, title = CHECKS["order_results"]
+        count, wrong = 0, list[str]()
+        try:
+            async for row in self.q.each("order_result_rows", user_id=user_id):
+                problem = result_problem(row)
+                if problem is not None:
+                    count += 1
+                    if len(wrong) < samples:
+                        wrong.append(f"{row['id']} of {row['user_id']}/{row['character_id']}"
+                                     f" ({problem})")
+        except StoredDataError as exc:
+            return self._unreadable("order_results", exc)
+        return CheckResult(name="order_results", item=item, title=title, count=count,
+                           samples=wrong)
+
+
+def result_problem(row: Record) -> str | None:
+    """What is wrong with the stored result of the order `row` (order_result_rows), if
+    anything: a result that does not parse, or one of another order."""
+    try:
+        result = AuftragErgebnis.model_validate_json(row["ergebnis"])
+    except ValidationError as exc:
+        return f"ergebnis is not an order's result: {describe(exc, 2)}"
+    except RecursionError:
+        return "ergebnis is nested too deeply"
+    return result_mismatch(result, row["id"], row["user_id"], row["character_id"],
+                           row["status"], row["anzahl_tripel"])
+
+
 class _SessionPerQuery:
     """Runs each query in an auto-commit read of a session of its own, so that checks
     can run side by side."""
@@ -422,6 +469,11 @@ class _SessionPerQuery:
     async def run(self, name: str, /, **params: Any) -> list[Record]:
         async with self._db.auto_commit("READ") as q:
             return await q.run(name, **params)
+
+    async def each(self, name: str, /, **params: Any) -> AsyncIterator[Record]:
+        async with self._db.auto_commit("READ", fetch=STREAM_FETCH) as q:
+            async for row in q.each(name, **params):
+                yield row
 
 
 async def _in_turn(jobs: list[Job]) -> list[Any]:
@@ -486,6 +538,7 @@ async def run_checks(
         one.job("check_node_fields", user_id=u, entity=field_types(ENTITY_PROPERTIES),
                 entry=field_types(TIMELINE_PROPERTIES), order=field_types(ORDER_PROPERTIES),
                 typen=list(get_args(EintragTyp)), samples=n),
+        partial(one.order_results, user_id=u, samples=n),
         one.job("check_fact_herkunft", user_id=u, rel_types=rels, herkunft=list(HERKUNFT),
                 samples=n),
         one.job("check_fact_strength", user_id=u, rel_types=rels, samples=n),

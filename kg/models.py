@@ -678,6 +678,24 @@ class AuftragErgebnis(Frozen):
     ergebnisse: list[TripelErgebnis]
 
 
+def result_mismatch(
+    result: AuftragErgebnis, auftrag_id: Any, user_id: Any, character_id: Any, status: Any,
+    anzahl_tripel: Any,
+) -> str | None:
+    """Why `result` is not the result of the order record it is kept with (None: it is).
+    The writer stores an order's own result; an import and `kg check` hold a record to it."""
+    if (result.auftrag_id, result.user_id, result.character_id) != (
+        auftrag_id, user_id, character_id
+    ):
+        return "ergebnis belongs to another order (auftrag_id, user_id or character_id differ)"
+    if result.status != status:
+        return f"ergebnis has status {result.status!r}, the record {status!r}"
+    if anzahl_tripel is not None and anzahl_tripel != len(result.ergebnisse):
+        return (f"anzahl_tripel is {anzahl_tripel}, the ergebnis holds "
+                f"{len(result.ergebnisse)}")
+    return None
+
+
 def stored_result(text: Any, auftrag_id: str) -> AuftragErgebnis:
     """An order's result as its audit record keeps it (JSON). One that does not parse was
     changed outside the library: a StoredDataError that names the order, where pydantic's

@@ -734,6 +734,17 @@ WHERE ($user_id IS NULL OR e.user_id = $user_id) AND e.name IS :: STRING
                    AND e.name_norm = toLower(e.name), false)
 RETURN e.id AS id, e.name AS name, e.name_norm AS name_norm;
 
+// name: order_result_rows
+// Item 1: the orders (of one user when $user_id is set) that keep a result as text, for
+// `kg.check` to read each result as a replay and an import read it (Cypher cannot parse
+// JSON). check_node_fields reports a result that is not text.
+// params: $user_id
+// :param user_id => 'demo-user'
+MATCH (a:Auftrag)
+WHERE ($user_id IS NULL OR a.user_id = $user_id) AND a.ergebnis IS :: STRING
+RETURN a.id AS id, a.user_id AS user_id, a.character_id AS character_id,
+       a.status AS status, a.anzahl_tripel AS anzahl_tripel, a.ergebnis AS ergebnis;
+
 // name: check_type_contradicts_fact
 // Item 8: an entity's active type in a pair contradicts none of its active facts in
 // that pair: a relation whose subject cannot be of that type ($subjekt_typen: rel type

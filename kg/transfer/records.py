@@ -30,6 +30,7 @@ from kg.models import (
     TripelErgebnis,
     Wert,
     clean_name,
+    result_mismatch,
 )
 from kg.transfer.codec import TAG, ZEIT, Tag, Zeit, temporal_fields
 
@@ -266,16 +267,10 @@ class AuftragRec(Rec):
             raise ValueError(f"ergebnis is not an order's result ({problem(exc)})") from None
         except RecursionError:
             raise ValueError("ergebnis is nested too deeply") from None
-        if (result.auftrag_id, result.user_id, result.character_id) != (
-            self.id, self.user_id, self.character_id
-        ):
-            raise ValueError("ergebnis belongs to another order (auftrag_id, user_id or "
-                             "character_id differ)")
-        if result.status != self.status:
-            raise ValueError(f"ergebnis has status {result.status!r}, the record {self.status!r}")
-        if self.anzahl_tripel is not None and self.anzahl_tripel != len(result.ergebnisse):
-            raise ValueError(f"anzahl_tripel is {self.anzahl_tripel}, the ergebnis holds "
-                             f"{len(result.ergebnisse)}")
+        mismatch = result_mismatch(result, self.id, self.user_id, self.character_id,
+                                   self.status, self.anzahl_tripel)
+        if mismatch:
+            raise ValueError(mismatch)
         canonical = result.model_dump_json()  # what the writer stores: bounded, validated
         if canonical != self.ergebnis:
             object.__setattr__(self, "ergebnis", canonical)
