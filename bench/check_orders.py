@@ -16,6 +16,7 @@ import os
 import statistics
 import time
 import uuid
+from typing import Any
 
 from bench.queries import attach
 from kg.api import SyncMemory
@@ -39,13 +40,10 @@ async def copy(db: Database, user: str, copies: int) -> None:
                     auftrag_id="seed", copies=copies)
 
 
-def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--orders", type=int, default=100_000, help="copies of the order")
-    p.add_argument("--rounds", type=int, default=3)
-    args = p.parse_args()
+def measure(settings: Settings, orders: int, rounds: int) -> dict[str, Any]:
+    """The figures of one run (seconds per round, µs per order and per parse)."""
     user = f"check-orders-{uuid.uuid4().hex[:8]}"
-    with SyncMemory(Settings()) as sync:
+    with SyncMemory(settings) as sync:
         memory = sync.memory
         attach(memory.db)
         try:
@@ -54,16 +52,17 @@ def main() -> None:
                 "tripel": [{**t, "herkunft": "mensch"} for t in ORDER],
             })))
             began = time.monotonic()
-            sync.run(copy(memory.db, user, args.orders))
-            print(f"planted {args.orders:,} orders in {time.monotonic() - began:.1f} s")
+            sync.run(copy(memory.db, user, orders))
+            planted = time.monotonic() - began
             one = Checks(_SessionPerQuery(memory.db), own_transactions=True)
             alone: list[float] = []
             whole: list[float] = []
-            for _ in range(args.rounds):
+            for _ in range(rounds):
                 began = time.monotonic()
                 found = sync.run(one.order_results(user, 5))
                 alone.append(time.monotonic() - began)
-                assert found.ok, found.samples
+                if not found.ok:
+                    raise SystemExit(f"order_results found the copies broken: {found.samples}")
                 began = time.monotonic()
                 report = sync.run(memory.check(user))
                 whole.append(time.monotonic() - began)
@@ -74,13 +73,27 @@ def main() -> None:
             parse_us = (time.perf_counter() - began) / len(rows) * 1e6
         finally:
             sync.run(memory.purge(user))
-    n = args.orders + 1
-    print(f"order_results alone   {[round(s, 1) for s in alone]} s, median "
-          f"{statistics.median(alone) / n * 1e6:.0f} µs per order")
-    print(f"whole check --user    {[round(s, 1) for s in whole]} s "
-          f"(violations besides: {[c.name for c in report.violations]})")
-    print(f"parsing alone         {parse_us:.1f} µs per result")
-    print(f"load average          {os.getloadavg()[0]:.2f}")
+    return {
+        "orders": orders + 1, "planted_s": planted, "alone_s": alone, "whole_s": whole,
+        "per_order_us": statistics.median(alone) / (orders + 1) * 1e6, "parse_us": parse_us,
+        "other_violations": [c.name for c in report.violations],
+        "load": os.getloadavg()[0],
+    }
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--orders", type=int, default=100_000, help="copies of the order")
+    p.add_argument("--rounds", type=int, default=3)
+    args = p.parse_args()
+    f = measure(Settings(), args.orders, args.rounds)
+    print(f"planted {f['orders']:,} orders in {f['planted_s']:.1f} s")
+    print(f"order_results alone   {[round(s, 1) for s in f['alone_s']]} s, median "
+          f"{f['per_order_us']:.0f} µs per order")
+    print(f"whole check --user    {[round(s, 1) for s in f['whole_s']]} s "
+          f"(violations besides: {f['other_violations']})")
+    print(f"parsing alone         {f['parse_us']:.1f} µs per result")
+    print(f"load average          {f['load']:.2f}")
 
 
 if __name__ == "__main__":

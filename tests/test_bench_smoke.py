@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from bench import bulk, coldstart, compare, report, serverprofile
+from bench import bulk, check_orders, coldstart, compare, report, serverprofile
 from bench import run as run_module
 from bench.generate import Config, Fact, UserGraph, user
 from bench.loadavg import LoadSampler, fsync_probe, merged
@@ -58,6 +58,7 @@ from tests.conftest import (
     new_user_id,
     raw_cypher,
     t,
+    users_under,
 )
 
 RESULTS = Path(__file__).resolve().parent.parent / "bench" / "results"
@@ -859,3 +860,15 @@ def test_the_coldstart_bench_writes_its_varied_orders_and_leaves_nothing(
     ))
     assert left == [{"n": 0}]
     assert "over 200 ms:   1" in coldstart.figures([0.1, 0.3, 0.05])
+
+
+def test_the_order_check_bench_times_clean_copies_and_leaves_nothing(
+    store: SyncMemory, neo4j_settings: Settings
+) -> None:
+    """`bench.check_orders`: its copies are orders as the writer stores them (the check
+    finds them clean, or the bench stops), and its user is purged afterwards."""
+    before = set(store.run(users_under(store, "check-orders-")))
+    figures = check_orders.measure(neo4j_settings, 30, 1)
+    assert figures["orders"] == 31 and len(figures["alone_s"]) == 1
+    assert figures["per_order_us"] > 0 and figures["parse_us"] > 0
+    assert set(store.run(users_under(store, "check-orders-"))) == before
