@@ -368,17 +368,15 @@ Job = Callable[[], Awaitable[Any]]
 CHECKS_AT_ONCE = 4
 
 
-#: How many rows a check that reads row by row asks the driver for at a time: fewer
-#: round trips than the driver's 1,000, for 20 MB at most of orders' results.
-STREAM_FETCH = 10_000
+#: How many orders `order_results` reads at a time, each page in a read of its own
+#: (at least 2: a page after the first repeats the last order of the page before).
+ORDER_PAGE = 1_000
 
 
 class Runner(Protocol):
     """What runs the check queries: an auto-commit session, or an open transaction."""
 
     async def run(self, name: str, /, **params: Any) -> list[Record]: ...
-
-    def each(self, name: str, /, **params: Any) -> AsyncIterator[Record]: ...
 
 
 class Checks:
@@ -425,29 +423,43 @@ class Checks:
         return CheckResult(name="name_norm", item=item, title=title, count=len(wrong),
                            samples=wrong[:samples])
 
-
     async def order_results(self, user_id: str | None, samples: int) -> CheckResult:
         """`order_results`: each order's stored result read here, as a replay and an
-        import read it (Cypher cannot parse JSON), one row at a time: a store keeps an
-        order for every turn of a chat."""
+        import read it (Cypher cannot parse JSON), pair by pair and page by page: a
+        store keeps an order for every turn of a chat, and no read may run for long."""
         item, title = CHECKS["order_results"]
         count, wrong = 0, list[str]()
         try:
-            async for row in self.q.each("order_result_rows", user_id=user_id):
-                problem = result_problem(row)
-                if problem is not None:
-                    count += 1
-                    if len(wrong) < samples:
-                        wrong.append(f"{row['id']} of {row['user_id']}/{row['character_id']}"
-                                     f" ({problem})")
+            for pair in await self.q.run("order_pairs", user_id=user_id):
+                async for row in self._orders_of(pair["user_id"], pair["character_id"]):
+                    problem = result_problem(row)
+                    if problem is not None:
+                        count += 1
+                        if len(wrong) < samples:
+                            wrong.append(f"{row['id']} of {row['user_id']}/"
+                                         f"{row['character_id']} ({problem})")
         except StoredDataError as exc:
             return self._unreadable("order_results", exc)
         return CheckResult(name="order_results", item=item, title=title, count=count,
                            samples=wrong)
 
+    async def _orders_of(self, user_id: Any, character_id: Any) -> AsyncIterator[Record]:
+        """The pair's orders that keep their result as text, a page at a time (keyset:
+        from the last id of the page before, which the next page repeats)."""
+        after, first = "", True
+        while True:
+            page = await self.q.run("order_result_page", user_id=user_id,
+                                    character_id=character_id, after=after, limit=ORDER_PAGE)
+            for row in page:
+                if (first or row["id"] != after) and isinstance(row["ergebnis"], str):
+                    yield row
+            if len(page) < ORDER_PAGE:
+                return
+            after, first = page[-1]["id"], False
+
 
 def result_problem(row: Record) -> str | None:
-    """What is wrong with the stored result of the order `row` (order_result_rows), if
+    """What is wrong with the stored result of the order `row` (order_result_page), if
     anything: a result that does not parse, or one of another order."""
     try:
         result = AuftragErgebnis.model_validate_json(row["ergebnis"])
@@ -459,7 +471,7 @@ def result_problem(row: Record) -> str | None:
                            row["status"], row["anzahl_tripel"])
 
 
-class _SessionPerQuery:
+class SessionPerQuery:
     """Runs each query in an auto-commit read of a session of its own, so that checks
     can run side by side."""
 
@@ -469,11 +481,6 @@ class _SessionPerQuery:
     async def run(self, name: str, /, **params: Any) -> list[Record]:
         async with self._db.auto_commit("READ") as q:
             return await q.run(name, **params)
-
-    async def each(self, name: str, /, **params: Any) -> AsyncIterator[Record]:
-        async with self._db.auto_commit("READ", fetch=STREAM_FETCH) as q:
-            async for row in q.each(name, **params):
-                yield row
 
 
 async def _in_turn(jobs: list[Job]) -> list[Any]:
@@ -517,7 +524,7 @@ async def run_checks(
     oldest = day - timedelta(days=int(max_age))  # the oldest day still recent
     u, rels, n = user_id, canon.rel_types, samples
     symmetric = sorted(r.rel_type for r in canon.relations.values() if r.symmetrisch)
-    q: Runner = tx if tx is not None else _SessionPerQuery(db)
+    q: Runner = tx if tx is not None else SessionPerQuery(db)
     one = Checks(q, own_transactions=tx is None)
 
     async def decay_and_table() -> tuple[tuple[CheckResult, ...], list[TableRow]]:

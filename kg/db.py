@@ -117,24 +117,13 @@ class Tx:
         self, name: str, params: dict[str, Any], decode: Callable[[Any], Record]
     ) -> list[Record]:
         """The one round trip of every query in the transaction, decoded by `decode`."""
-        return [row async for row in self.stream(name, params, decode)]
-
-    def each(self, name: str, /, **params: Any) -> AsyncIterator[Record]:
-        """The rows of a query one at a time, as the driver fetches them (in batches): a
-        pass over many rows never holds them all."""
-        return self.stream(name, params, _shallow)
-
-    async def stream(
-        self, name: str, params: dict[str, Any], decode: Callable[[Any], Record]
-    ) -> AsyncIterator[Record]:
         db = self._db
         query = db.queries[name]
         db.round_trips += 1
         try:
             async with db.first_runs.alone(name, db.settings.query_timeout):
                 result = await self._tx.run(query.text, params)
-            async for record in result:
-                yield decode(record)
+            return [decode(record) async for record in result]
         except (ServiceUnavailable, SessionExpired):
             db.first_runs.forget()
             raise
@@ -177,26 +166,11 @@ class AutoCommit:
             except Exception as exc:  # mapped to a typed error, or re-raised untouched
                 self._raise_typed(exc)
 
-    async def each(self, name: str, /, **params: Any) -> AsyncIterator[Record]:
-        """The rows of a query one at a time, as the driver fetches them (in batches): a
-        full pass over many rows never holds them all."""
-        try:
-            async for row in self._stream(name, params, _shallow):
-                yield row
-        except Exception as exc:  # mapped to a typed error, or re-raised untouched
-            self._raise_typed(exc)
-
     async def _run(self, name: str, params: dict[str, Any]) -> list[Record]:
-        return [row async for row in self._stream(name, params, _deep)]
-
-    async def _stream(
-        self, name: str, params: dict[str, Any], decode: Callable[[Any], Record]
-    ) -> AsyncIterator[Record]:
         query = self._db.queries[name]
         timeout = self._db.settings.maintenance_timeout
         result = await self._session.run(Query(query.text, timeout=timeout), params)
-        async for record in result:
-            yield decode(record)
+        return [record.data() async for record in result]
 
     def _raise_typed(self, exc: Exception) -> NoReturn:
         typed = self._db.translate(exc)
@@ -326,12 +300,11 @@ class Database:
         found = re.search(r"cleared of (\d+) quer", str(row["value"]))
         return int(found.group(1)) if found else 0
 
-    def _session(self, access: str, fetch: int | None = None) -> Any:
+    def _session(self, access: str) -> Any:
         return self.driver.session(
             database=self.name,
             default_access_mode=access,
             bookmark_manager=self.driver.execute_query_bookmark_manager,
-            fetch_size=fetch or 1000,  # the driver's default
         )
 
     async def read(self, work: Callable[[Tx], Awaitable[T]]) -> T:
@@ -409,14 +382,11 @@ class Database:
             return [record async for record in result]
 
     @asynccontextmanager
-    async def auto_commit(
-        self, access: str = "WRITE", *, fetch: int | None = None
-    ) -> AsyncIterator[AutoCommit]:
+    async def auto_commit(self, access: str = "WRITE") -> AsyncIterator[AutoCommit]:
         """A session for maintenance queries: ones that batch themselves (`IN
-        TRANSACTIONS`, access WRITE) or long full passes (access READ). `fetch`: how many
-        rows the driver asks for at a time (its default: 1,000)."""
+        TRANSACTIONS`, access WRITE) or long full passes (access READ)."""
         try:
-            async with self._session(access, fetch) as session:
+            async with self._session(access) as session:
                 yield AutoCommit(session, self)
         except KgError:
             raise

@@ -22,6 +22,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
+import kg.check
 from cli.main import app
 from kg.canon import load_canon
 from kg.check import (
@@ -332,13 +333,31 @@ def test_node_fields(world: World, target: str, change: str, words: str) -> None
 ])
 def test_order_results(world: World, change: str, words: str) -> None:
     """An order's stored result changed outside the library: a replay of the order
-    failed, and the import refused the store's own export, while kg check found the
-    store clean. Every order the world's pair wrote (a move among them) is clean."""
+    answered with it (or failed, where it did not parse), and the export refused the
+    record, while kg check found the store clean. Every order the world's pair wrote (a
+    move among them) is clean."""
     assert world.check("order_results").ok
     (row,) = world.cypher(f"MATCH (x:Auftrag {{user_id: $u}}) WITH x ORDER BY x.id LIMIT 1 "
                           f"{change} RETURN x.id AS id")
     found = fails(world, "order_results", str(row["id"]))
     assert found.count == 1 and words in found.samples[0], found.samples
+
+
+@pytest.mark.parametrize("page", [2, 3, 1000])
+def test_order_results_reads_every_order_of_every_pair_once_page_by_page(
+    world: World, page: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Pages repeat the last id of the page before (the keyset's start): each order is
+    still read once, in every pair of the user, whatever the page size."""
+    count = "MATCH (x:Auftrag {user_id: $u}) RETURN count(x) AS n"
+    (nova,) = world.cypher(count)
+    world.pair.other("luna").write(t("Lena", "beruf", wert="Ärztin"))
+    world.pair.other("luna").write(t("Lena", "hobby", wert="Schach"))
+    monkeypatch.setattr(kg.check, "ORDER_PAGE", page)
+    assert world.check("order_results").ok
+    world.cypher("MATCH (x:Auftrag {user_id: $u}) SET x.ergebnis = '{}'")
+    found = fails(world, "order_results")
+    assert nova["n"] >= 4 and found.count == nova["n"] + 2, (found.count, found.samples)
 
 
 @pytest.mark.parametrize("change", ["SET r.herkunft = 'geraten'", "REMOVE r.herkunft"])

@@ -143,7 +143,20 @@ WHEN = st.one_of(DAY, st.datetimes(timezones=st.timezones()).map(lambda d: d.iso
                  st.sampled_from(["9999-12-31T23:59:59-05:00", "0001-01-01T00:00:00+14:00"]))
 NUMBER = st.one_of(HOSTILE, st.integers(min_value=-(10**20), max_value=10**20).map(str))
 DEEP = st.integers(min_value=1, max_value=3000).map(lambda n: "[" * n + "]" * n)
-ORDERISH = st.recursive(
+
+
+def under_prefix(value: Any) -> Any:
+    """`value` with every text `user_id` in it put under the session's prefix (its text
+    after it): an order of a file can be valid, and is then written for its user."""
+    if isinstance(value, dict):
+        return {k: f"{SESSION_PREFIX}fuzz-{v}" if k == "user_id" and isinstance(v, str)
+                else under_prefix(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [under_prefix(v) for v in value]
+    return value
+
+
+ORDERISH_VALUE = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | TEXT,
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
         st.sampled_from(["auftrag_id", "user_id", "character_id", "tripel", "subjekt",
@@ -151,7 +164,8 @@ ORDERISH = st.recursive(
                          "berichtigungen", "ereignis", "beginn", "ende", "kind", "format"]),
         inner, max_size=6),
     max_leaves=12,
-).map(lambda v: json.dumps(v, ensure_ascii=False).encode())
+).map(under_prefix)
+ORDERISH = ORDERISH_VALUE.map(lambda v: json.dumps(v, ensure_ascii=False).encode())
 FILE = st.one_of(ORDERISH, DEEP.map(str.encode), st.binary(max_size=200),
                  st.just(json.dumps(order()).encode()),
                  st.just(json.dumps(order(zeitpunkt="0001-01-01T00:00:00+05:00")).encode()),
@@ -190,8 +204,9 @@ def commands(path: str, out: str) -> st.SearchStrategy[list[str]]:
                   DAY),
         st.builds(lambda u, n: ["audit", "list", "-u", u, "--limit", n], USER, NUMBER),
         st.builds(lambda u, d: ["check", "--user", u, "--on", d], USER, DAY),
-        st.builds(lambda u, s, w: ["correct", "-u", u, "-c", "nova", "--subjekt", s,
-                                   "--beziehung", "beruf", "--wert", w], WRITER, TEXT, TEXT),
+        st.builds(lambda u, s, w, h: ["correct", "-u", u, "-c", "nova", "--subjekt", s,
+                                      "--beziehung", "beruf", "--wert", w, "--herkunft", h],
+                  WRITER, TEXT, TEXT, st.one_of(st.just("mensch"), TEXT)),
         st.builds(lambda u: ["export", out, "-u", u], USER),
         st.builds(lambda d: ["decay", "run", "--as-of", d, "--user",
                              f"{SESSION_PREFIX}fuzz-nobody"], DAY),
@@ -209,15 +224,21 @@ ENVS = st.fixed_dictionaries({}, optional={
 })
 
 
+#: What the fuzz drew in the running test (its files' text and its arguments).
+DRAWN: list[str] = []
+
+
 @pytest.fixture
 def fuzz_dir(tmp_path_factory: pytest.TempPathFactory, store: SyncMemory) -> Iterator[Path]:
     folder = tmp_path_factory.mktemp("fuzz")
     before = set(store.run(users_under(store, "")))
+    DRAWN.clear()
     yield folder
     # Every user the fuzz wrote is under a test session's prefix, so that a session's
-    # purge finds it; a user of another kind appearing now was written by the fuzz.
+    # purge finds it. A new user outside every prefix that the fuzz named (in an argument
+    # or a file) was written by it; others may be another session's, on a shared server.
     strays = {u for u in set(store.run(users_under(store, ""))) - before
-              if not re.match(r"ts[0-9a-f]{6}-", u)}
+              if not re.match(r"ts[0-9a-f]{6}-", u) and any(u in text for text in DRAWN)}
     mine = f"{SESSION_PREFIX}fuzz-"  # this session's, never another's
     store.run(raw_cypher(store, "MATCH (n) WHERE n.user_id STARTS WITH $p DETACH DELETE n",
                          p=mine))
@@ -232,8 +253,9 @@ def fuzz_dir(tmp_path_factory: pytest.TempPathFactory, store: SyncMemory) -> Ite
 @given(data=st.data())
 def test_fuzz_the_cli(fuzz_dir: Path, data: st.DataObject) -> None:
     path = fuzz_dir / "input.json"
-    path.write_bytes(data.draw(FILE, label="file"))
+    path.write_bytes(content := data.draw(FILE, label="file"))
     args = data.draw(commands(str(path), str(fuzz_dir / "out.jsonl")), label="args")
+    DRAWN.extend([content.decode(errors="replace"), *args])
     env = {"KG_CONNECTION_TIMEOUT": "2", "KG_RETRY_TIME": "0"}
     env |= data.draw(ENVS, label="env")
     clean(run(args, env=env))
@@ -253,6 +275,25 @@ def test_the_fuzz_writes_only_under_the_session_prefix(args: list[str]) -> None:
         if tuple(args[:len(command)]) == command:
             user = args[args.index(flag) + 1]
             assert user == "" or user.startswith(SESSION_PREFIX), args
+
+
+def user_ids(value: Any) -> Iterator[Any]:
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from [v] if k == "user_id" else user_ids(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from user_ids(v)
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=ORDERISH_VALUE)
+def test_the_fuzz_files_name_only_users_under_the_session_prefix(value: Any) -> None:
+    """An order of a fuzzed file may be valid (`{"auftrag_id":"0","user_id":"Lena",
+    "character_id":"nan","tripel":[{}]}` is written as a refused order of user Lena):
+    every text user_id in it is under the session's prefix."""
+    for user in user_ids(value):
+        assert not isinstance(user, str) or user.startswith(SESSION_PREFIX), value
 
 
 def test_a_point_of_time_is_never_a_number() -> None:

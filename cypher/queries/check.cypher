@@ -734,14 +734,37 @@ WHERE ($user_id IS NULL OR e.user_id = $user_id) AND e.name IS :: STRING
                    AND e.name_norm = toLower(e.name), false)
 RETURN e.id AS id, e.name AS name, e.name_norm AS name_norm;
 
-// name: order_result_rows
-// Item 1: the orders (of one user when $user_id is set) that keep a result as text, for
-// `kg.check` to read each result as a replay and an import read it (Cypher cannot parse
-// JSON). check_node_fields reports a result that is not text.
+// name: order_pairs
+// Item 1: the pairs (of $user_id; of every user when it is null) that have orders, for
+// `kg.check` to read their stored results page by page (order_result_page). One user's
+// are an index seek; the whole store's a scan that runs only when $user_id is null.
 // params: $user_id
 // :param user_id => 'demo-user'
-MATCH (a:Auftrag)
-WHERE ($user_id IS NULL OR a.user_id = $user_id) AND a.ergebnis IS :: STRING
+CALL () {
+  WITH $user_id AS whole WHERE whole IS NULL
+  MATCH (a:Auftrag) WHERE a.user_id IS NOT NULL AND a.character_id IS NOT NULL
+  RETURN DISTINCT a.user_id AS user_id, a.character_id AS character_id
+  UNION
+  MATCH (a:Auftrag)
+  WHERE a.user_id = $user_id AND a.character_id IS NOT NULL AND a.id IS NOT NULL
+  RETURN DISTINCT a.user_id AS user_id, a.character_id AS character_id
+}
+RETURN user_id, character_id;
+
+// name: order_result_page
+// Item 1: up to $limit orders of the pair ($user_id, $character_id) from the id $after
+// on (itself included), in the order of the pair key's index, for `kg.check` to read each
+// stored result as a replay and an import read it (Cypher cannot parse JSON). A page is
+// its own short read: a store keeps an order for every turn of a chat. check_node_fields
+// reports a result that is not text, and an id that is not.
+// params: $user_id, $character_id, $after, $limit
+// :param user_id => 'demo-user'
+// :param character_id => 'nova'
+// :param after => ''
+// :param limit => 1000
+MATCH (a:Auftrag {user_id: $user_id, character_id: $character_id})
+WHERE a.id >= $after
+WITH a ORDER BY a.user_id, a.character_id, a.id LIMIT $limit
 RETURN a.id AS id, a.user_id AS user_id, a.character_id AS character_id,
        a.status AS status, a.anzahl_tripel AS anzahl_tripel, a.ergebnis AS ergebnis;
 
