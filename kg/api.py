@@ -471,7 +471,8 @@ class Memory:
                 erfasst=r["erfasst"].to_native(),
                 status=r["status"],
                 anzahl=r["anzahl"],
-                ergebnis=stored_result(r["ergebnis"], r["auftrag_id"]),
+                ergebnis=stored_result(r["ergebnis"], r["auftrag_id"], user_id,
+                                       r["character_id"], r["status"], r["anzahl"]),
             )
             for r in rows
         ]

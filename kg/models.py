@@ -683,12 +683,13 @@ def result_mismatch(
     anzahl_tripel: Any,
 ) -> str | None:
     """Why `result` is not the result of the order record it is kept with (None: it is).
-    The writer stores an order's own result; an import and `kg check` hold a record to it."""
+    The writer stores an order's own result; an import, `kg check`, a replay and `kg audit`
+    hold a record to it (a replay knows no status or count: None leaves one out)."""
     if (result.auftrag_id, result.user_id, result.character_id) != (
         auftrag_id, user_id, character_id
     ):
         return "ergebnis belongs to another order (auftrag_id, user_id or character_id differ)"
-    if result.status != status:
+    if status is not None and result.status != status:
         return f"ergebnis has status {result.status!r}, the record {status!r}"
     if anzahl_tripel is not None and anzahl_tripel != len(result.ergebnisse):
         return (f"anzahl_tripel is {anzahl_tripel}, the ergebnis holds "
@@ -696,18 +697,30 @@ def result_mismatch(
     return None
 
 
-def stored_result(text: Any, auftrag_id: str) -> AuftragErgebnis:
-    """An order's result as its audit record keeps it (JSON). One that does not parse was
-    changed outside the library: a StoredDataError that names the order, where pydantic's
-    error would read as a fault of the caller's input."""
+def stored_result(
+    text: Any, auftrag_id: str, user_id: str, character_id: str, status: str | None = None,
+    anzahl_tripel: int | None = None,
+) -> AuftragErgebnis:
+    """An order's result as its audit record keeps it (JSON). One that does not parse, or
+    is not this order's (`result_mismatch`), was changed outside the library: a
+    StoredDataError that names the order, where pydantic's error would read as a fault of
+    the caller's input, and another order's result would be answered as this one's."""
+    repair = ("(its audit record was changed outside the library): the order stays "
+              "written and is not written again; restore the user from an export to "
+              "repair the record")
     try:
-        return AuftragErgebnis.model_validate_json(text)
+        result = AuftragErgebnis.model_validate_json(text)
     except (ValidationError, TypeError) as exc:
         raise StoredDataError(
-            f"the stored result of order {auftrag_id!r} does not parse (its audit record "
-            "was changed outside the library): the order stays written and is not written "
-            "again; restore the user from an export to repair the record"
+            f"the stored result of order {auftrag_id!r} does not parse {repair}"
         ) from exc
+    mismatch = result_mismatch(result, auftrag_id, user_id, character_id, status,
+                               anzahl_tripel)
+    if mismatch:
+        raise StoredDataError(
+            f"the stored result of order {auftrag_id!r} is not its own ({mismatch}) {repair}"
+        )
+    return result
 
 
 class Absage(Frozen):

@@ -323,7 +323,8 @@ class FaktenAgent:
                     "order with other content; a replay must be the same order — give a new "
                     "order a new auftrag_id"
                 )
-            first = stored_result(row["ergebnis"], auftrag.auftrag_id)
+            first = stored_result(row["ergebnis"], auftrag.auftrag_id, auftrag.user_id,
+                                  auftrag.character_id)
             return first.model_copy(update={"wiederholt": True})
         jetzt = _instant(row["jetzt"])
         planner = Planner(self.canon, auftrag, to_state(row, self.canon), jetzt)

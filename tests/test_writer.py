@@ -267,6 +267,33 @@ def test_a_stored_result_that_does_not_parse_is_stored_data_not_the_callers_inpu
     assert "Traceback" not in result.output and "invalid input" not in result.output
 
 
+def test_a_stored_result_of_another_order_is_stored_data_not_the_replays_answer(
+    pair: Pair, cli_env: dict[str, str]
+) -> None:
+    """An order's audit record holding another order's result (changed outside the
+    library): a replay answered with that other order's result as its own, and `kg audit`
+    showed it. Both now say which order's stored result is not its own (exit 1), and the
+    replay writes nothing. A record whose status or count disagrees with its result is
+    caught by `kg audit` the same way."""
+    order = pair.order(t("Lena", "wohnt_in", "Berlin"), auftrag_id="turn-own")
+    pair.store.run(pair.store.memory.write(order))
+    pair.cypher("MATCH (a:Auftrag {user_id: $u, id: 'turn-own'}) "
+                "SET a.ergebnis = replace(a.ergebnis, '\"turn-own\"', '\"turn-else\"')",
+                u=pair.user_id)
+    before = snapshot(pair)
+    with pytest.raises(StoredDataError, match="order 'turn-own' is not its own"):
+        pair.store.run(pair.store.memory.write(order))
+    assert snapshot(pair) == before
+    result = CliRunner().invoke(app, ["audit", "-u", pair.user_id], env=cli_env)
+    assert result.exit_code == 1, result.output
+    assert "stored result of order 'turn-own' is not its own" in result.output
+    pair.cypher("MATCH (a:Auftrag {user_id: $u, id: 'turn-own'}) "
+                "SET a.ergebnis = replace(a.ergebnis, '\"turn-else\"', '\"turn-own\"'), "
+                "a.anzahl_tripel = 3", u=pair.user_id)
+    result = CliRunner().invoke(app, ["audit", "-u", pair.user_id], env=cli_env)
+    assert result.exit_code == 1 and "anzahl_tripel is 3" in result.output, result.output
+
+
 def test_a_failure_in_the_middle_of_an_order_leaves_nothing(
     pair: Pair, monkeypatch: pytest.MonkeyPatch
 ) -> None:
