@@ -19,7 +19,7 @@ from datetime import UTC, date, datetime, timedelta
 from functools import partial
 from typing import Any, Literal, Protocol, get_args
 
-from pydantic import Field, ValidationError, computed_field
+from pydantic import Field, computed_field
 
 from kg.canon import TYPEN, Canon
 from kg.db import Database, Record
@@ -31,14 +31,13 @@ from kg.models import (
     MAX_ID,
     ORDER_PROPERTIES,
     TIMELINE_PROPERTIES,
-    AuftragErgebnis,
     EintragTyp,
     Frozen,
     field_types,
     normalize_name,
+    parse_result,
     result_mismatch,
 )
-from kg.plain import describe
 from kg.values import native as _native
 
 #: The fact-field check takes its fields and types from the model (`FACT_PROPERTIES`).
@@ -462,11 +461,9 @@ def result_problem(row: Record) -> str | None:
     """What is wrong with the stored result of the order `row` (order_result_page), if
     anything: a result that does not parse, or one of another order."""
     try:
-        result = AuftragErgebnis.model_validate_json(row["ergebnis"])
-    except ValidationError as exc:
-        return f"ergebnis is not an order's result: {describe(exc, 2)}"
-    except RecursionError:
-        return "ergebnis is nested too deeply"
+        result = parse_result(row["ergebnis"])
+    except ValueError as exc:
+        return str(exc)
     return result_mismatch(result, row["id"], row["user_id"], row["character_id"],
                            row["status"], row["anzahl_tripel"])
 

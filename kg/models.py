@@ -28,6 +28,7 @@ from pydantic import (
 
 from kg.canon import Typ
 from kg.errors import InvalidInput, StoredDataError
+from kg.plain import describe
 
 Herkunft = Literal["mensch", "nova", "modell", "recherche"]
 HERKUNFT: tuple[str, ...] = ("mensch", "nova", "modell", "recherche")
@@ -678,6 +679,19 @@ class AuftragErgebnis(Frozen):
     ergebnisse: list[TripelErgebnis]
 
 
+def parse_result(text: Any) -> AuftragErgebnis:
+    """An order's result from the JSON its audit record keeps; a ValueError that says
+    what is wrong with text that is not one (the import, `kg check` and a replay each
+    say it their way)."""
+    try:
+        return AuftragErgebnis.model_validate_json(text)
+    except (ValidationError, TypeError) as exc:
+        why = describe(exc, 2) if isinstance(exc, ValidationError) else str(exc)
+        raise ValueError(f"ergebnis is not an order's result ({why})") from exc
+    except RecursionError:
+        raise ValueError("ergebnis is nested too deeply") from None
+
+
 def result_mismatch(
     result: AuftragErgebnis, auftrag_id: Any, user_id: Any, character_id: Any, status: Any,
     anzahl_tripel: Any,
@@ -709,8 +723,8 @@ def stored_result(
               "written and is not written again; restore the user from an export to "
               "repair the record")
     try:
-        result = AuftragErgebnis.model_validate_json(text)
-    except (ValidationError, TypeError) as exc:
+        result = parse_result(text)
+    except ValueError as exc:
         raise StoredDataError(
             f"the stored result of order {auftrag_id!r} does not parse {repair}"
         ) from exc

@@ -30,6 +30,7 @@ from kg.models import (
     TripelErgebnis,
     Wert,
     clean_name,
+    parse_result,
     result_mismatch,
 )
 from kg.transfer.codec import TAG, ZEIT, Tag, Zeit, temporal_fields
@@ -261,12 +262,7 @@ class AuftragRec(Rec):
         """The result must be what the writer stores: a result of this very order."""
         if self.ergebnis is None:
             return self
-        try:
-            result = AuftragErgebnis.model_validate_json(self.ergebnis)
-        except ValidationError as exc:
-            raise ValueError(f"ergebnis is not an order's result ({problem(exc)})") from None
-        except RecursionError:
-            raise ValueError("ergebnis is nested too deeply") from None
+        result = parse_result(self.ergebnis)  # a ValueError says what is wrong
         mismatch = result_mismatch(result, self.id, self.user_id, self.character_id,
                                    self.status, self.anzahl_tripel)
         if mismatch:
