@@ -10,7 +10,10 @@ times each (as the bench's writer users have by the 1 M step). Prints, for each:
   decoded), the state's decoding and the plan in Python, the COMMIT's round trip, and
   the rest (the session, the retry wrapper, the Python around them);
 - with `--profile`: the server's `PROFILE` of each query of an order on a history user
-  (rolled back), db hits and time per operator that costs anything.
+  (rolled back), db hits and time per operator that costs anything;
+- with `--queued`: one writer's orders, alternately with `order_apply` sent with the
+  COMMIT (`Tx.with_commit`, the writer's way) and waited for before it (the way before
+  2026-12-03), p50 / p95 of each and their ratio, in the same process and store.
 
 Run against a started server (the history is built once per store and reused):
 
@@ -74,6 +77,17 @@ def instrument() -> None:
             return await rows(self, name, params, decode)
 
     kg_db.Tx.rows = timed_rows  # type: ignore[method-assign]
+    # The last query, queued to go with the COMMIT where the installed writer does so:
+    # its round trip is the COMMIT's.
+    with_commit = getattr(kg_db.Tx, "with_commit", None)
+    if with_commit is not None:
+
+        async def timed_with_commit(self: kg_db.Tx, name: str, /, **params: Any) -> None:
+            captured[name] = params
+            with timed(f"queue {name} (sent with the COMMIT)"):
+                await with_commit(self, name, **params)
+
+        kg_db.Tx.with_commit = timed_with_commit  # type: ignore[method-assign]
 
     def wrap(owner: Any, attr: str, label: str) -> None:
         inner: Callable[..., Any] = getattr(owner, attr)
@@ -171,6 +185,41 @@ async def measure(memory: Memory, label: str, users: list[str], people: int) -> 
     print(f"{label}, 4 writers: {sum(counts) / wall:.0f} orders/s ({sum(counts)} orders)")
 
 
+async def queued_against_waited(
+    memory: Memory, rounds: int, prefix: str = "writepath-"
+) -> dict[str, list[float]]:
+    """One writer on two fresh users, its orders alternately with `order_apply` queued
+    for the COMMIT and waited for on its own (the instrumented phases off): each way's
+    seconds per order."""
+    queued = kg_db.Tx.with_commit
+
+    async def waited(self: kg_db.Tx, name: str, /, **params: Any) -> None:
+        await self.rows(name, params, lambda record: record)
+
+    run = f"q{uuid.uuid4().hex[:6]}"
+    users = [f"{prefix}q-{uuid.uuid4().hex[:8]}" for _ in range(2)]
+    times: dict[str, list[float]] = {"queued": [], "waited": []}
+    try:
+        for i in range(rounds):
+            for way, user in zip(("queued", "waited")[:: 1 if i % 2 else -1], users, strict=True):
+                kg_db.Tx.with_commit = (  # type: ignore[method-assign]
+                    queued if way == "queued" else waited
+                )
+                start = time.perf_counter()
+                await memory.write(order(user, i, 20, run))
+                times[way].append(time.perf_counter() - start)
+    finally:
+        kg_db.Tx.with_commit = queued  # type: ignore[method-assign]
+    return times
+
+
+def print_queued(times: dict[str, list[float]]) -> None:
+    for way, values in times.items():
+        print(f"order_apply {way:<7} p50 {pct(values, 0.5):.2f} ms, p95 {pct(values, 0.95):.2f} "
+              f"ms ({len(values)} orders)")
+    print(f"queued / waited p50: {pct(times['queued'], 0.5) / pct(times['waited'], 0.5):.3f}")
+
+
 def operators(op: dict[str, Any]) -> list[tuple[str, int, str]]:
     """A profiled plan's operators: type, db hits, details."""
     details = str(op.get("args", {}).get("Details", ""))[:90]
@@ -216,9 +265,23 @@ async def main() -> None:
         "--skip", default="", help="leave out 'fresh', 'history' or 'measure' (both: only PROFILE)"
     )
     parser.add_argument("--orders", type=int, default=150, help="per writer and figure")
+    parser.add_argument(
+        "--queued", type=int, default=0, metavar="ROUNDS",
+        help="only: order_apply sent with the COMMIT against waited for, ROUNDS orders each",
+    )
     args = parser.parse_args()
     ORDERS = args.orders
     memory = await Memory.open(Settings())
+    if args.queued:
+        print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+        try:
+            for i in range(20):
+                await memory.write(order(f"writepath-warm-{uuid.uuid4().hex[:8]}", i, 20, "w"))
+            print_queued(await queued_against_waited(memory, args.queued))
+            print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+        finally:
+            await memory.close()
+        return
     instrument()
     print(
         f"kg from {os.path.dirname(kg.__file__)}; load average "

@@ -4,6 +4,8 @@ An order (Auftrag) is one transaction of two queries: `order_state` takes the us
 lock and the store's clock, finds a replayed order and reads what the triples depend on;
 `order_apply` closes the fact versions the plan changes, writes their successors and
 everything new, and the audit. The decisions in between are pure Python (`kg.plan`).
+Nothing reads `order_apply`'s answer, so it goes out with the COMMIT (`Tx.with_commit`):
+an order is two round trips, BEGIN with `order_state`, then `order_apply` with COMMIT.
 The result is stored with the order, so a replay of the same `auftrag_id` (in the same
 pair) returns it and writes nothing. A cancelled event's consequences are an order of
 this writer too (`cancel_event`), and so are the values a move re-ends (`move_event`).
@@ -277,7 +279,7 @@ class FaktenAgent:
             "anzahl_tripel": len(ergebnis.ergebnisse),
             "inhalt": inhalt,
         }
-        await tx.run(
+        await tx.with_commit(
             "order_apply",
             user_id=auftrag.user_id,
             jetzt=jetzt.isoformat(),

@@ -56,6 +56,7 @@ from tests.conftest import (
     Pair,
     explain_with_examples,
     new_user_id,
+    purge_users_under,
     raw_cypher,
     t,
     users_under,
@@ -872,3 +873,27 @@ def test_the_order_check_bench_times_clean_copies_and_leaves_nothing(
     assert figures["orders"] == 31 and len(figures["alone_s"]) == 1
     assert figures["per_order_us"] > 0 and figures["parse_us"] > 0
     assert store.run(users_under(store, user)) == []
+
+
+def test_the_write_path_bench_times_both_ways_of_sending_order_apply(
+    store: SyncMemory,
+) -> None:
+    """`bench.writepath --queued`: both ways write the order (each user gets every order
+    of its rounds), the writer's own way is back afterwards, and its users are under the
+    prefix it is given."""
+    from bench import writepath
+    from kg.db import Tx
+
+    prefix = new_user_id("writepath") + "-"
+    queued = Tx.with_commit
+    times = store.run(writepath.queued_against_waited(store.memory, 3, prefix))
+    users = store.run(users_under(store, prefix))
+    try:
+        assert {way: len(v) for way, v in times.items()} == {"queued": 3, "waited": 3}
+        assert Tx.with_commit is queued and len(users) == 2
+        written = store.run(raw_cypher(
+            store, "MATCH (a:Auftrag) WHERE a.user_id IN $users "
+            "RETURN a.user_id AS user, count(*) AS orders", users=users))
+        assert sorted(row["orders"] for row in written) == [3, 3]
+    finally:
+        store.run(purge_users_under(store, prefix))

@@ -174,6 +174,46 @@ def test_a_transaction_sends_its_begin_with_its_first_query(neo4j_settings: Sett
     assert asyncio.run(check()) == (True, True)
 
 
+def test_an_orders_last_query_goes_with_its_commit(neo4j_settings: Settings) -> None:
+    """The writer's last query (`order_apply`), whose rows it never reads, is queued and
+    goes out with the COMMIT (`Tx.with_commit`): an order is two sends, BEGIN with
+    `order_state`, then `order_apply` with the COMMIT. Its first run in a client goes
+    alone, as every query's does (`FirstRuns`). The connection's interface is private to
+    the driver: this fails when a driver version no longer has it, where the writer
+    waits for every query's answer (a round trip more, still correct)."""
+    from neo4j._async.io._bolt._base import AsyncBolt
+
+    user = new_user_id("commit")
+    sends: list[list[str]] = []
+    original = AsyncBolt.send_all
+
+    async def spy(self: Any) -> None:
+        sends.append([r.message for r in self.responses if r is not None])
+        await original(self)
+
+    async def orders() -> list[list[list[str]]]:
+        memory = await Memory.open(neo4j_settings)
+        seen = []
+        try:
+            AsyncBolt.send_all = spy  # type: ignore[method-assign]
+            for i in range(3):
+                sends.clear()
+                await memory.write({
+                    "auftrag_id": f"turn-{i}", "user_id": user, "character_id": "nova",
+                    "tripel": [t("Mia", "wohnt_in", f"Stadt {i}")],
+                })
+                seen.append(list(sends))
+            return seen
+        finally:
+            AsyncBolt.send_all = original  # type: ignore[method-assign]
+            await memory.purge(user)
+            await memory.close()
+
+    first, *planned = asyncio.run(orders())
+    assert first == [["begin", "run", "pull"], ["run", "pull"], ["commit"]]
+    assert planned == [[["begin", "run", "pull"], ["run", "pull", "commit"]]] * 2
+
+
 def test_single_reads_go_on_a_pooled_connection_without_a_session(
     neo4j_settings: Settings,
 ) -> None:

@@ -388,13 +388,13 @@ def test_hostile_orders_are_rejected_with_a_reason_or_written_literally(
 
     # Every batch of writes leaves the agent through order_apply: inspect its types.
     sent_types: set[str] = set()
-    original_run = Tx.run
+    original_send = Tx.with_commit
 
     async def inspecting(self: Tx, name: str, /, **params: Any) -> Any:
         if name == "order_apply":
             for f in [*params["ref_facts"], *params["value_facts"]]:
                 sent_types.add(f["rel"])
-        return await original_run(self, name, **params)
+        return await original_send(self, name, **params)
 
     figures = {"orders": 0, "invalid_orders": 0, "triples": 0, "written": 0, "rejected": 0,
                "ambiguous": 0, "replayed": 0}
@@ -471,10 +471,11 @@ def test_hostile_orders_are_rejected_with_a_reason_or_written_literally(
                 else:
                     assert normalize_name(fact["name"]) == normalize_name(normalize_text(name))
 
-    monkeypatch.setattr(Tx, "run", inspecting)
+    monkeypatch.setattr(Tx, "with_commit", inspecting)
     one()
     monkeypatch.undo()
 
+    assert sent_types, "no order_apply was inspected: the writer sends it another way"
     assert sent_types <= set(canon.rel_types), sent_types - set(canon.rel_types)
     assert snapshot(store, victim) == victim_before, "the victim's data changed"
     found = []

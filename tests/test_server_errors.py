@@ -152,7 +152,7 @@ def test_a_failed_commit_is_write_not_confirmed(
     caller following the docs did not replay it. The server's answer is injected at the
     order's write query (a full disk cannot be made on demand); the real transaction is
     rolled back, and the replay writes the order."""
-    real = Tx.run
+    real = Tx.with_commit
 
     async def failing(self: Tx, name: str, /, **params: Any) -> Any:
         if name == "order_apply":
@@ -161,10 +161,10 @@ def test_a_failed_commit_is_write_not_confirmed(
         return await real(self, name, **params)
 
     order = pair.order(t("Lena", "beruf", wert="Ärztin"))
-    monkeypatch.setattr(Tx, "run", failing)
+    monkeypatch.setattr(Tx, "with_commit", failing)
     with pytest.raises(WriteNotConfirmed, match="replay it with the same auftrag_id"):
         pair.store.run(pair.store.memory.write(order))
-    monkeypatch.setattr(Tx, "run", real)
+    monkeypatch.setattr(Tx, "with_commit", real)
     assert pair.cypher("MATCH (a:Auftrag {user_id: $u}) RETURN a", u=pair.user_id) == []
     replayed = pair.store.run(pair.store.memory.write(order))
     assert replayed.status == "ok" and not replayed.wiederholt

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from cli.main import app
 from kg.db import Tx
-from kg.errors import StoredDataError
+from kg.errors import KgError, StoredDataError, WriteNotConfirmed
 from kg.models import Auftrag
 from tests.conftest import Pair, t
 
@@ -297,15 +297,15 @@ def test_a_stored_result_of_another_order_is_stored_data_not_the_replays_answer(
 def test_a_failure_in_the_middle_of_an_order_leaves_nothing(
     pair: Pair, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    original = Tx.run
+    original = Tx.with_commit
 
     async def failing(self: Tx, name: str, /, **params):  # type: ignore[no-untyped-def]
-        rows = await original(self, name, **params)
-        if name == "order_apply":  # everything is written, the commit has not happened
-            raise RuntimeError("injected fault before commit")
-        return rows
+        await original(self, name, **params)
+        # order_apply is queued (or, on its first run, written): the commit has not
+        # happened, and the rollback carries what is queued.
+        raise RuntimeError("injected fault before commit")
 
-    monkeypatch.setattr(Tx, "run", failing)
+    monkeypatch.setattr(Tx, "with_commit", failing)
     with pytest.raises(RuntimeError, match="injected"):
         pair.write(
             t("Lena", "wohnt_in", "Berlin"),
@@ -317,6 +317,51 @@ def test_a_failure_in_the_middle_of_an_order_leaves_nothing(
     # The same order then goes through once.
     assert pair.write(t("Lena", "wohnt_in", "Berlin")).status == "ok"
     assert snapshot(pair)["orders"] == 1
+
+
+def test_a_refused_query_sent_with_the_commit_fails_the_order_and_leaves_nothing(
+    pair: Pair, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once planned, order_apply goes out with the COMMIT (`Tx.with_commit`), and nobody
+    waits for its answer before committing. Where the server refuses it (here an instant
+    it cannot parse), the commit fails with it: the order raises, nothing of it is
+    written, and the connection serves the next order."""
+    assert pair.write(t("Lena", "wohnt_in", "Berlin")).status == "ok"
+    assert pair.store.memory.db.first_runs.planned("order_apply")
+    before = snapshot(pair)
+    original = Tx.with_commit
+
+    async def refused(self: Tx, name: str, /, **params: Any) -> None:
+        await original(self, name, **{**params, "jetzt": "not an instant"})
+
+    monkeypatch.setattr(Tx, "with_commit", refused)
+    with pytest.raises(KgError, match="not an instant"):
+        pair.write(t("Lena", "beruf", wert="Ärztin"), t("Lena", "hobby", wert="Lesen"))
+    assert snapshot(pair) == before
+    monkeypatch.undo()
+    assert pair.write(t("Lena", "beruf", wert="Ärztin")).status == "ok"
+    assert snapshot(pair)["orders"] == before["orders"] + 1
+
+
+def test_a_connection_lost_at_the_commit_plans_the_queries_anew(
+    pair: Pair, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A connection lost at the COMMIT (which carries `order_apply`) may be a restarted
+    server, whose plans are gone: the order is not confirmed, and the next run of each
+    query is its first again (`FirstRuns`), sent alone."""
+    from neo4j.exceptions import IncompleteCommit
+
+    assert pair.write(t("Lena", "wohnt_in", "Berlin")).status == "ok"
+    runs = pair.store.memory.db.first_runs
+    assert runs.planned("order_apply")
+
+    async def lost(self: Tx, name: str, /, **params: Any) -> None:
+        raise IncompleteCommit("the connection was lost at the COMMIT")
+
+    monkeypatch.setattr(Tx, "with_commit", lost)
+    with pytest.raises(WriteNotConfirmed, match="replay it with the same auftrag_id"):
+        pair.write(t("Lena", "beruf", wert="Ärztin"))
+    assert not runs.planned("order_apply") and not runs.planned("order_state")
 
 
 def test_concurrent_writers_keep_one_active_einwertig_fact_and_one_entity(pair: Pair) -> None:
