@@ -308,6 +308,63 @@ def test_the_library_waits_on_its_sockets_without_timers_and_puts_them_back(
     assert patient["left in the pool"] == {(True, 30.0)}
 
 
+def test_a_page_of_rows_is_read_without_the_socket_timers_within_its_deadline(
+    neo4j_settings: Settings,
+) -> None:
+    """`AutoCommit.page` (the order check's pages) reads its rows within a client-side
+    deadline of its own, and without the socket's timeouts that are no shorter (the
+    server's hint of 120 s, for a page's 120 s; a task and a timer per socket read
+    otherwise). Shorter ones stay (the write timeout, 30 s; the hint, for a deadline of
+    300 s); `run` keeps them all, every connection goes back to the pool as it was, and
+    a page that misses its deadline is a typed error. This fails when a driver version
+    renames the session's connection or the socket's timeouts, where pages keep the
+    timers (slower, still correct)."""
+    from neo4j import Record as DriverRecord
+
+    user = new_user_id("page")
+
+    async def check() -> tuple[dict[str, set[object]], set[object]]:
+        memory = await Memory.open(neo4j_settings)
+        db = memory.db
+        seen: dict[str, set[object]] = {}
+        where = ["run"]
+        original = DriverRecord.data
+
+        def spy(self: Any, *keys: Any) -> Any:
+            pool = db.driver._pool
+            seen.setdefault(where[0], set()).update(
+                (c.socket.get_read_timeout(), c.socket.get_write_timeout())
+                for cs in pool.connections.values() for c in cs if c.in_use)
+            return original(self, *keys)
+
+        try:
+            for i in range(3):
+                await memory.write({"auftrag_id": f"turn-{i}", "user_id": user,
+                                    "character_id": "nova",
+                                    "tripel": [t("Mia", "wohnt_in", f"Stadt {i}")]})
+            DriverRecord.data = spy  # type: ignore[method-assign]
+            params = {"user_id": user, "character_id": "nova", "after": "", "limit": 10}
+            async with db.auto_commit("READ") as q:
+                assert len(await q.run("order_result_page", **params)) == 3
+                where[0] = "page"
+                assert len(await q.page("order_result_page", 120.0, **params)) == 3
+                where[0] = "page within 300 s"
+                assert len(await q.page("order_result_page", 300.0, **params)) == 3
+                with pytest.raises(ServerUnavailable, match="did not answer within"):
+                    await q.page("order_result_page", 1e-9, **params)
+            return seen, pooled_timeouts(db)
+        finally:
+            DriverRecord.data = original  # type: ignore[method-assign]
+            await memory.purge(user)
+            await memory.close()
+
+    seen, left = asyncio.run(check())
+    assert seen["run"] == {(120, 30.0)}
+    assert seen["page"] == {(None, 30.0)}  # the write timeout is shorter: it stays
+    assert seen["page within 300 s"] == {(120, 30.0)}  # so is the hint here
+    assert left == {(True, 30.0)}
+
+
 def test_a_failed_or_cancelled_direct_read_leaves_the_pool_usable(
     neo4j_settings: Settings,
 ) -> None:

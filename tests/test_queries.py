@@ -102,7 +102,9 @@ def test_the_package_shares_its_repeated_cypher_as_fragments() -> None:
     assert sum(t.count(scope) for t in texts) == 1  # the fact_edges fragment only
 
 
-USED = re.compile(r"""(?:run|run_again|one|query|job|each|with_commit)\(\s*["']([a-z_]+)["']""")
+USED = re.compile(
+    r"""(?:run|run_again|one|query|job|each|with_commit|page)\(\s*["']([a-z_]+)["']"""
+)
 
 
 def used_names(*folders: str) -> set[str]:
