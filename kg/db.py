@@ -145,8 +145,11 @@ class Tx:
         A failure of the query is the COMMIT's failure, which the managed transaction
         handles as it would the query's: a transient one runs the whole transaction
         again, any other is raised. A connection lost after the three are sent is a
-        commit whose outcome is unknown (`IncompleteCommit`), as it is for a COMMIT sent
-        alone. Nothing may run after it in the transaction.
+        commit whose outcome is unknown (`IncompleteCommit`; the writer's
+        `WriteNotConfirmed`, to be replayed). That window is wider than a COMMIT sent
+        alone: it holds the query's run, where a lost connection was `SessionExpired`
+        before, which the driver retried on its own. Nothing may run after it in the
+        transaction.
 
         The first run of a query goes as `run` sends it (alone, see `FirstRuns`: its plan
         is made while the others wait for the RUN's answer), and so does every run where
@@ -154,16 +157,25 @@ class Tx:
         tests/test_foundation.py says so)."""
         db = self._db
         self._not_after_queued(name)
-        connection = getattr(self._tx, "_connection", None)
+        tx = self._tx
+        connection = getattr(tx, "_connection", None)
         queue = all(callable(getattr(connection, m, None)) for m in ("run", "pull"))
-        if not (queue and db.first_runs.planned(name)):
-            await self.rows(name, params, _shallow)
-            self._queued = name
-            return
-        db.round_trips += 1
-        assert connection is not None
-        connection.run(db.queries[name].text, params)
-        connection.pull()
+        # A transaction that is closed, or whose query failed, has handed its connection
+        # back to the pool: what is queued there would go out with the connection's next
+        # use, outside any transaction of the order. `run` refuses such a transaction.
+        open_ = not getattr(tx, "_closed_flag", True) and getattr(tx, "_last_error", 1) is None
+        if queue and open_ and db.first_runs.planned(name):
+            assert connection is not None
+            try:
+                connection.run(db.queries[name].text, params)
+            except TypeError:
+                pass  # the driver's `run` takes other arguments now: nothing was queued
+            else:
+                db.round_trips += 1
+                connection.pull()
+                self._queued = name
+                return
+        await self.rows(name, params, _shallow)
         self._queued = name
 
     def _not_after_queued(self, name: str) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
@@ -212,6 +213,45 @@ def test_an_orders_last_query_goes_with_its_commit(neo4j_settings: Settings) -> 
     first, *planned = asyncio.run(orders())
     assert first == [["begin", "run", "pull"], ["run", "pull"], ["commit"]]
     assert planned == [[["begin", "run", "pull"], ["run", "pull", "commit"]]] * 2
+
+
+def test_a_query_for_the_commit_of_a_failed_transaction_is_refused_and_never_sent(
+    neo4j_settings: Settings,
+) -> None:
+    """A transaction whose query failed has handed its connection back to the pool. A
+    query queued there for the COMMIT (`Tx.with_commit`) after a caller swallowed that
+    failure went out with the connection's next use, on its own: half a transaction
+    committed. It is refused as `run` refuses it, and nothing of it is ever written."""
+    from neo4j.exceptions import Neo4jError
+
+    from kg.db import Tx
+    from kg.errors import KgError
+
+    user = new_user_id("stale")
+
+    async def work(tx: Tx) -> None:
+        with contextlib.suppress(Neo4jError):  # the caller swallows the failure
+            await tx.run("import_lock")  # no user_id: the server refuses it
+        await tx.with_commit("import_lock", user_id=user)
+
+    async def attempt() -> list[dict[str, Any]]:
+        memory = await Memory.open(neo4j_settings)
+        db = memory.db
+        try:
+            async with db.first_runs.alone("import_lock", 1.0):
+                pass  # planned: it would be queued
+            with pytest.raises(KgError, match="Transaction failed"):
+                await db.write(work)
+            for _ in range(3):  # every pooled connection's next use
+                await db.write(lambda tx: tx.run("ping"))
+                await db.query("ping")
+            return await raw_cypher(memory, "MATCH (n:Nutzer {id: $u}) RETURN n.id AS id",
+                                    u=user)
+        finally:
+            await memory.purge(user)
+            await memory.close()
+
+    assert asyncio.run(attempt()) == []
 
 
 def test_single_reads_go_on_a_pooled_connection_without_a_session(
