@@ -370,9 +370,10 @@ CHECKS_AT_ONCE = 4
 #: How many orders `order_results` reads at a time, each page in a read of its own
 #: (at least 2: a page after the first repeats the last order of the page before).
 #: 250 orders of ~2 KB read in ~20 ms, as fast per order as pages of 1,000
-#: (`bench.check_orders`); the largest orders the model allows (400 triples and
-#: corrections with long values, some MB of result each) still read well within
-#: `ORDER_PAGE_SECONDS`.
+#: (`bench.check_orders`). The largest orders the model allows (200 triples and 200
+#: corrections with long values) hold a few MB of result each by estimate (not
+#: measured): a page of them would take some 30 s at the measured rate, within
+#: `ORDER_PAGE_SECONDS`, where a page of 1,000 would not be.
 ORDER_PAGE = 250
 
 #: The client-side deadline of one such page (seconds): the socket's own silence bound

@@ -226,7 +226,7 @@ class AutoCommit:
     async def page(self, name: str, /, within: float, **params: Any) -> list[Record]:
         """`run` for a short read of many rows (a page of them): the whole read must be
         done within `within` seconds, a client-side deadline, and its rows are read
-        without the driver's socket timers that are longer (`_without_socket_timers`: a
+        without the driver's socket timers that are no shorter (`_without_socket_timers`: a
         task and a timer per socket read, which made a page of stored order results
         take 1.6 times as long). `within` bounds a read that makes progress too, so it
         must be far above the page's time; a silent server is then noticed within it,
@@ -749,15 +749,15 @@ def _without_socket_timers(connection: Any, bound: float) -> Iterator[None]:
     With a timeout set (the server's hint `connection.recv_timeout_seconds`, 120 s; the
     driver's `connection_write_timeout`, 30 s), the async driver waits for every socket
     read and write through its `wait_for`, which makes a task and a timer each time: 6
-    reads for a Mappe, 14 for a turn; 0.1-0.2 ms of a Mappe. A timeout no shorter than the
-    caller's deadline never fires first (the deadline began before each wait), so it only
-    costs; a shorter one (the write
-    timeout with the defaults, whose deadline is 35 s; the read timeout where
-    `query_timeout` is raised) still detects a silent server sooner, and is kept. (A
-    write order waits 17 times, but without the timers in its transaction's queries
-    neither its latency nor its client CPU moved beyond the noise: not done there.) The
-    socket's interface is private to the driver: where it is not as expected (driver
-    6's), nothing is changed (and tests/test_foundation.py says so)."""
+    reads for a Mappe, 14 for a turn; 0.1-0.2 ms of a Mappe. A timeout no shorter than
+    the caller's deadline never fires first (the deadline began before each wait), so it
+    only costs; a shorter one (the write timeout with the defaults, whose deadline is
+    35 s; the read timeout where `query_timeout` is raised) still detects a silent
+    server sooner, and is kept. (A write order waits 17 times, but without the timers in
+    its transaction's queries neither its latency nor its client CPU moved beyond the
+    noise: not done there.) The socket's interface is private to the driver: where it is
+    not as expected (driver 6's), nothing is changed (and tests/test_foundation.py says
+    so)."""
     sock: Any = getattr(connection, "socket", None)
     names = ("get_read_timeout", "get_write_timeout", "set_read_timeout", "set_write_timeout")
     if not all(callable(getattr(sock, n, None)) for n in names):
