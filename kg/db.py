@@ -36,6 +36,7 @@ from neo4j.exceptions import (
     DatabaseError,
     DatabaseUnavailable,
     DriverError,
+    IncompleteCommit,
     Neo4jError,
     ServiceUnavailable,
     SessionExpired,
@@ -570,6 +571,16 @@ class Database:
                 f"{str(exc.message or '')[:200]}) — check the server's log (a full disk?), "
                 "then retry."
             )
+        if isinstance(exc, IncompleteCommit):
+            # The COMMIT (with the query `Tx.with_commit` sends with it) went out, and the
+            # connection was lost before its answer: the server may have committed.
+            return ServerUnavailable(
+                f"the connection to Neo4j at {uri} was lost while a transaction "
+                "committed: whether it was written is unknown, and nothing of it is "
+                "half-written. Read it back before you retry it (`kg timeline show`, "
+                "`kg mappe`; an order is replayed safely with the same auftrag_id); if "
+                f"the server is gone, {START_HINT}."
+            )
         if isinstance(exc, (ServiceUnavailable, SessionExpired, OSError)):
             if _tls_mismatch(exc, uri):
                 return ServerUnavailable(
@@ -607,6 +618,12 @@ class Database:
         if isinstance(exc, (Neo4jError, DriverError)):
             return KgError(f"Neo4j error at {uri}: {exc}")
         return exc
+
+
+def lost_at_commit(exc: BaseException) -> bool:
+    """A typed error (`Database.translate`) for a connection lost after the COMMIT went
+    out: the transaction may be written or not."""
+    return isinstance(exc.__cause__, IncompleteCommit)
 
 
 def _tls_mismatch(exc: BaseException, uri: str) -> bool:
@@ -744,7 +761,10 @@ def _read_deadline(settings: Settings) -> float:
 def _without_socket_timers(connection: Any, bound: float) -> Iterator[None]:
     """For the block, take off the connection socket's read and write timeouts that are
     no shorter than `bound`, the deadline the caller puts around the block; then put them
-    back, before the connection returns to the pool.
+    back. A direct read releases its connection after the block; a session
+    (`AutoCommit.page`) releases it as it reads the last answer, inside the block, and
+    nothing is awaited between that and the restore, so no other task takes the
+    connection before its timeouts are back (the tests check what the pool holds).
 
     With a timeout set (the server's hint `connection.recv_timeout_seconds`, 120 s; the
     driver's `connection_write_timeout`, 30 s), the async driver waits for every socket

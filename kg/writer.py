@@ -21,7 +21,7 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from kg.canon import Canon
-from kg.db import Database, Record, Tx, held
+from kg.db import Database, Record, Tx, held, lost_at_commit
 from kg.errors import InvalidInput, ServerUnavailable, WriteNotConfirmed
 from kg.models import (
     FACT_PROPERTIES,
@@ -451,7 +451,11 @@ class FaktenAgent:
         try:
             return await self.db.write(lambda tx: self._write(tx, auftrag))
         except ServerUnavailable as exc:
+            why = str(exc)
+            if lost_at_commit(exc):
+                why = (f"the connection to Neo4j at {self.db.settings.neo4j_uri} was lost "
+                       "while it committed: whether it was written is unknown.")
             raise WriteNotConfirmed(
-                f"order {auftrag.auftrag_id!r} was not confirmed: {exc} Nothing of it is "
+                f"order {auftrag.auftrag_id!r} was not confirmed: {why} Nothing of it is "
                 "half-applied; replay it with the same auftrag_id once the server answers."
             ) from exc

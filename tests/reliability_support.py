@@ -9,10 +9,12 @@ that no recorded order accounts for.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import random
 import time
 from collections import Counter
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
@@ -319,3 +321,49 @@ def events_created(result: AuftragErgebnis, order: dict[str, Any]) -> set[str]:
             assert r.timeline_id
             created.add(r.timeline_id)
     return created
+
+
+def lose_the_answer_to_the_commit(
+    monkeypatch: Any, once: Callable[[], Awaitable[bool]] | None = None
+) -> list[str]:
+    """From now on, a transaction's COMMIT (with the query `Tx.with_commit` sends along)
+    goes out whole, and then the connection is lost before its answer is read: a network
+    that fails at that moment, the driver's `IncompleteCommit` for real.
+
+    Without `once`, the socket is shut down as soon as the COMMIT is sent; whether the
+    server committed is then up to it (Neo4j 5.26 here: it never did, in 10 of 10 tries).
+    With `once`, the client stops reading before it sends, and drops the connection only
+    once `once()` (a read on another connection) finds the transaction's work: the server
+    has committed, and the client never hears it. Returns the names of the queries whose
+    commit lost its answer."""
+    import socket
+
+    from kg.db import Tx
+
+    real = Tx.with_commit
+    lost: list[str] = []
+
+    async def armed(self: Tx, name: str, /, **params: Any) -> None:
+        await real(self, name, **params)
+        connection = self._tx._connection  # the driver's, private: a test's fault only
+        send_all = connection.send_all
+
+        async def send_then_drop() -> None:
+            transport = connection.socket._writer.transport
+            if once is None:
+                await send_all()
+                transport.get_extra_info("socket").shutdown(socket.SHUT_RDWR)
+            else:
+                transport.pause_reading()
+                await send_all()
+                give_up = time.monotonic() + 30
+                while not await once():
+                    assert time.monotonic() < give_up, "the server never committed"
+                    await asyncio.sleep(0.01)
+                transport.abort()
+            lost.append(name)
+
+        connection.send_all = send_then_drop
+
+    monkeypatch.setattr(Tx, "with_commit", armed)
+    return lost

@@ -18,7 +18,7 @@ from kg import schema
 from kg.errors import InvalidInput, TimelineError
 from kg.mappe import Mappe, render
 from kg.timeline import when_text
-from tests.conftest import Pair, t
+from tests.conftest import Pair, raw_cypher, t
 
 runner = CliRunner()
 
@@ -248,6 +248,52 @@ def test_a_cancel_keeps_what_was_known_before_it(pair: Pair) -> None:
     audit = pair.store.run(pair.store.memory.audit(pair.user_id, "nova"))
     assert audit[0].auftrag_id == f"absage-{entry}"
     assert audit[0].ergebnis.ergebnisse[0].ausgang == "abgesagt"
+    check_clean(pair)
+
+
+@pytest.mark.parametrize("server_committed", [False, True], ids=["at once", "after it"])
+def test_a_cancel_whose_commit_lost_its_answer_says_so_and_is_done_once(
+    pair: Pair, monkeypatch: pytest.MonkeyPatch, server_committed: bool
+) -> None:
+    """The connection fails after a cancel's COMMIT (which carries its order's
+    `order_apply`) went out: the cancel may be done or not. The error says that it is
+    unknown and to look before retrying (it said only that the server was not reachable);
+    the store is whole either way, and a second cancel is refused exactly when the
+    first was done."""
+    from kg.errors import ServerUnavailable
+    from tests.reliability_support import lose_the_answer_to_the_commit
+
+    pair.write(t("Lena", "wohnt_in", "Berlin"), zeitpunkt="2026-06-01T00:00:00Z")
+    moved = pair.write(t("Lena", "wohnt_in", "Kassel", ereignis=event("Umzug", "2027-02-01")))
+    entry = moved.ergebnisse[0].timeline_id
+    assert entry is not None
+    later()
+
+    def cancel() -> Any:
+        return pair.store.memory.timeline_cancel(pair.user_id, "nova", entry)
+
+
+    async def cancelled() -> bool:
+        return bool(await raw_cypher(pair.store.memory, "MATCH (e:TimelineEintrag {user_id: $u, "
+                                     "id: $id}) WHERE e.abgesagt RETURN e.id",
+                                     u=pair.user_id, id=entry))
+
+    lost = lose_the_answer_to_the_commit(monkeypatch, cancelled if server_committed else None)
+    with pytest.raises(ServerUnavailable, match=r"whether it was written is unknown.*"
+                       r"Read it back before you retry it"):
+        pair.store.run(cancel())
+    assert lost == ["order_apply"]
+    monkeypatch.undo()
+    check_clean(pair)
+    march = datetime(2027, 3, 15, tzinfo=UTC)
+    now = werte(pair.mappe("Lena", gueltig_am=march), "wohnt_in")
+    assert now in ((["Berlin"],) if server_committed else (["Berlin"], ["Kassel"]))
+    if now == ["Berlin"]:  # the lost commit had cancelled it
+        with pytest.raises(TimelineError):
+            pair.store.run(cancel())
+    else:
+        pair.store.run(cancel())
+    assert werte(pair.mappe("Lena", gueltig_am=march), "wohnt_in") == ["Berlin"]
     check_clean(pair)
 
 

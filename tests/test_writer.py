@@ -294,9 +294,23 @@ def test_a_stored_result_of_another_order_is_stored_data_not_the_replays_answer(
     assert result.exit_code == 1 and "anzahl_tripel is 3" in result.output, result.output
 
 
+@pytest.mark.parametrize("queued", [False, True], ids=["first run", "queued"])
 def test_a_failure_in_the_middle_of_an_order_leaves_nothing(
-    pair: Pair, monkeypatch: pytest.MonkeyPatch
+    pair: Pair, monkeypatch: pytest.MonkeyPatch, queued: bool
 ) -> None:
+    """Both ways `order_apply` goes: run alone (its first run in the process, which
+    writes before the fault) and queued for the COMMIT (which the rollback carries)."""
+    runs = pair.store.memory.db.first_runs
+    if queued:
+
+        async def plan() -> None:
+            async with runs.alone("order_apply", 1.0):
+                pass
+
+        pair.store.run(plan())
+    else:
+        runs.forget()
+    assert runs.planned("order_apply") == queued
     original = Tx.with_commit
 
     async def failing(self: Tx, name: str, /, **params):  # type: ignore[no-untyped-def]
@@ -362,6 +376,40 @@ def test_a_connection_lost_at_the_commit_plans_the_queries_anew(
     with pytest.raises(WriteNotConfirmed, match="replay it with the same auftrag_id"):
         pair.write(t("Lena", "beruf", wert="Ärztin"))
     assert not runs.planned("order_apply") and not runs.planned("order_state")
+
+
+@pytest.mark.parametrize("server_committed", [False, True], ids=["at once", "after it"])
+def test_an_order_whose_commit_lost_its_answer_is_written_once_by_its_replay(
+    pair: Pair, monkeypatch: pytest.MonkeyPatch, server_committed: bool
+) -> None:
+    """The connection fails after the COMMIT, which carries `order_apply`, went out: the
+    order may be written or not. The caller is told so (`WriteNotConfirmed`), and the
+    replay with the same auftrag_id writes it exactly once: `wiederholt` where the lost
+    commit had written it (made sure of by losing the answer only after the server
+    committed), written now where it had not."""
+    from tests.conftest import raw_cypher
+    from tests.reliability_support import lose_the_answer_to_the_commit
+
+    assert pair.write(t("Lena", "wohnt_in", "Berlin")).status == "ok"  # planned: queued
+    order = pair.order(t("Lena", "beruf", wert="Ärztin"))
+
+    async def written() -> bool:
+        return bool(await raw_cypher(pair.store.memory, "MATCH (a:Auftrag {user_id: $u, "
+                                     "id: $id}) RETURN a.id", u=pair.user_id,
+                                     id=order["auftrag_id"]))
+
+    lost = lose_the_answer_to_the_commit(monkeypatch, written if server_committed else None)
+    with pytest.raises(WriteNotConfirmed, match=r"whether it was written is unknown.*"
+                       r"replay it with the same auftrag_id"):
+        pair.store.run(pair.store.memory.write(order))
+    assert lost == ["order_apply"]
+    monkeypatch.undo()
+    committed = len(facts_of(pair, "Lena", "beruf"))
+    assert committed in ((1,) if server_committed else (0, 1))
+    replayed = pair.store.run(pair.store.memory.write(order))
+    assert replayed.status == "ok" and replayed.wiederholt == bool(committed)
+    assert [f["objekt"] for f in facts_of(pair, "Lena", "beruf")] == ["Ärztin"]
+    assert snapshot(pair)["orders"] == 2
 
 
 def test_concurrent_writers_keep_one_active_einwertig_fact_and_one_entity(pair: Pair) -> None:
