@@ -254,6 +254,72 @@ def test_a_query_for_the_commit_of_a_failed_transaction_is_refused_and_never_sen
     assert asyncio.run(attempt()) == []
 
 
+def test_a_query_for_the_commit_of_a_closed_transaction_is_refused_and_never_sent(
+    neo4j_settings: Settings,
+) -> None:
+    """The same for a transaction that is closed already (here committed by hand, as
+    no caller of kg should): its connection is back in the pool, and a query queued
+    there would go out with its next use. It is refused, and never written."""
+    from kg.db import Tx
+    from kg.errors import KgError
+
+    user = new_user_id("closed")
+
+    async def work(tx: Tx) -> None:
+        await tx.run("ping")
+        await tx._tx._commit()
+        await tx.with_commit("import_lock", user_id=user)
+
+    async def attempt() -> list[dict[str, Any]]:
+        memory = await Memory.open(neo4j_settings)
+        db = memory.db
+        try:
+            async with db.first_runs.alone("import_lock", 1.0):
+                pass  # planned: it would be queued
+            with pytest.raises(KgError, match="Transaction closed"):
+                await db.write(work)
+            for _ in range(3):  # every pooled connection's next use
+                await db.write(lambda tx: tx.run("ping"))
+                await db.query("ping")
+            return await raw_cypher(memory, "MATCH (n:Nutzer {id: $u}) RETURN n.id AS id",
+                                    u=user)
+        finally:
+            await memory.purge(user)
+            await memory.close()
+
+    assert asyncio.run(attempt()) == []
+
+
+def test_nothing_may_follow_the_query_that_goes_with_the_commit(
+    neo4j_settings: Settings,
+) -> None:
+    """A query after `with_commit` would run before the one queued for the COMMIT, in
+    the wrong order: it is refused, the transaction is rolled back, and nothing of it
+    is written."""
+    from kg.db import Tx
+
+    user = new_user_id("after")
+
+    async def work(tx: Tx) -> None:
+        await tx.with_commit("import_lock", user_id=user)
+        await tx.run("ping")
+
+    async def attempt() -> list[dict[str, Any]]:
+        memory = await Memory.open(neo4j_settings)
+        try:
+            for _ in range(2):  # the first run goes alone, the second is queued
+                with pytest.raises(RuntimeError, match="'ping' after 'import_lock', which "
+                                   "goes with the COMMIT: it must be the transaction's last"):
+                    await memory.db.write(work)
+            return await raw_cypher(memory, "MATCH (n:Nutzer {id: $u}) RETURN n.id AS id",
+                                    u=user)
+        finally:
+            await memory.purge(user)
+            await memory.close()
+
+    assert asyncio.run(attempt()) == []
+
+
 def test_single_reads_go_on_a_pooled_connection_without_a_session(
     neo4j_settings: Settings,
 ) -> None:
@@ -403,6 +469,36 @@ def test_a_page_of_rows_is_read_without_the_socket_timers_within_its_deadline(
     assert seen["page"] == {(None, 30.0)}  # the write timeout is shorter: it stays
     assert seen["page within 300 s"] == {(120, 30.0)}  # so is the hint here
     assert left == {(True, 30.0)}
+
+
+def test_a_page_whose_rows_stop_coming_misses_its_deadline(neo4j_settings: Settings) -> None:
+    """The page's deadline covers its rows, not only the RUN's answer: while they are read
+    the socket's read timeout is off, and a server that answers the RUN and then falls
+    silent would otherwise hold `kg check` until the query ended (forever, for a hung
+    server). Here the rows are slow to come (the server scans 30 M numbers for none), and
+    the page is a typed error within its deadline; the pool stays usable."""
+    import dataclasses
+
+    from kg.queries import Registry
+
+    slow = "UNWIND range(1, 30000000) AS x WITH x WHERE x < 0 RETURN x"
+
+    async def check() -> object:
+        memory = await Memory.open(neo4j_settings)
+        db = memory.db
+        try:
+            ping = db.queries["ping"]
+            db.queries = Registry([ping, dataclasses.replace(ping, name="slow_page", text=slow)])
+            async with db.auto_commit("READ") as q:
+                with pytest.raises(ServerUnavailable, match="did not answer within 0s"):
+                    await q.page("slow_page", 0.3)
+            async with db.auto_commit("READ") as q:
+                assert len(await q.page("ping", 5.0)) == 1
+            return pooled_timeouts(db)
+        finally:
+            await memory.close()
+
+    assert asyncio.run(check()) == {(True, 30.0)}
 
 
 def test_a_failed_or_cancelled_direct_read_leaves_the_pool_usable(
