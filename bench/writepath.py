@@ -251,6 +251,15 @@ async def profile(memory: Memory, user: str) -> None:
                     print(f"    {hit:7} db hits  {op:<28} {details}")
 
 
+async def warm_up(memory: Memory) -> list[str]:
+    """Warm the driver's pool and the server's query cache: 20 orders, each on a user of
+    its own (returned, to be purged)."""
+    users = [f"writepath-warm-{uuid.uuid4().hex[:8]}" for _ in range(20)]
+    for i, user in enumerate(users):
+        await memory.write(order(user, i, 20, "w"))
+    return users
+
+
 async def main() -> None:
     global ORDERS
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -275,10 +284,11 @@ async def main() -> None:
     if args.queued:
         print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
         try:
-            for i in range(20):
-                await memory.write(order(f"writepath-warm-{uuid.uuid4().hex[:8]}", i, 20, "w"))
+            warm = await warm_up(memory)
             print_queued(await queued_against_waited(memory, args.queued))
             print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+            for user in warm:
+                await memory.purge(user)
         finally:
             await memory.close()
         return
@@ -288,9 +298,8 @@ async def main() -> None:
         f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}"
     )
     try:
-        # Warm the driver's pool and the server's query cache.
-        for i in range(20):
-            await memory.write(order(f"writepath-warm-{uuid.uuid4().hex[:8]}", i, 20, "w"))
+        for user in await warm_up(memory):
+            await memory.purge(user)
         if args.skip not in ("fresh", "measure"):
             fresh = [f"writepath-fresh-{uuid.uuid4().hex[:8]}" for _ in range(4)]
             await measure(memory, "fresh users", fresh, 20)
