@@ -61,7 +61,12 @@ def main() -> None:
     args = p.parse_args()
     if args.entity is None:
         port = urlsplit(os.environ.get("NEO4J_URI", "bolt://127.0.0.1:7687")).port
-        sample = json.loads(Path(f"/tmp/kg-readpath-{port}.json").read_text())["samples"][0]
+        state = Path(f"/tmp/kg-readpath-{port}.json")
+        if not state.is_file():
+            p.error(f"no entity given, and no state file of bench.readpath at {state}: "
+                    "name one with --user, --character and --entity, or run "
+                    "bench.readpath against this server first")
+        sample = json.loads(state.read_text())["samples"][0]
         args.user, args.character, args.entity = (
             sample["user_id"], sample["character_id"], sample["entity_id"]
         )
