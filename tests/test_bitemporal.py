@@ -272,7 +272,6 @@ def test_a_cancel_whose_commit_lost_its_answer_says_so_and_is_done_once(
     def cancel() -> Any:
         return pair.store.memory.timeline_cancel(pair.user_id, "nova", entry)
 
-
     async def cancelled() -> bool:
         return bool(await raw_cypher(pair.store.memory, "MATCH (e:TimelineEintrag {user_id: $u, "
                                      "id: $id}) WHERE e.abgesagt RETURN e.id",
