@@ -2,6 +2,7 @@
 
     python -m bench.compare                       # newest result vs previous committed
     python -m bench.compare NEW.json [OLD.json]   # any two results
+    python -m bench.compare --goals A.json B.json ...   # each goal, run by run
 
 Prints, per size and figure, both values and the ratio newest / previous: for a latency
 or a duration below 1 means faster, for a rate above 1 means more. The machine is
@@ -16,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bench.report import RESULTS, ROOT, loadavg, newest, stamp
+from bench.report import RESULTS, ROOT, goals, loadavg, newest, stamp
 
 #: (figure, where it sits in a size's result). Latencies are milliseconds.
 FIGURES: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -151,8 +152,40 @@ def text(new: dict[str, Any], old: dict[str, Any], new_path: Path, old_path: Pat
     return "\n".join(lines)
 
 
+def across(results: list[dict[str, Any]]) -> list[tuple[str, str, list[str], str]]:
+    """(goal, target, what each run measured, how many runs met it) for runs of the same
+    code minutes apart (pure): on a shared host a timed goal is met in one run and missed
+    in the next, and one run's table cannot say which is usual. A goal a run did not
+    measure reads – there and is not counted."""
+    per_run = [goals(r) for r in results]
+    out = []
+    for i, (name, target, *_rest) in enumerate(per_run[0] if per_run else []):
+        cells = [run[i] for run in per_run if i < len(run) and run[i][0] == name]
+        if len(cells) < len(per_run):
+            continue  # the runs do not state this goal alike (another size, an older run)
+        judged = [met for _, _, _, met, _ in cells if met is not None]
+        count = f"{sum(judged)} of {len(judged)}" if judged else "–"
+        out.append((name, target, [measured for _, _, measured, _, _ in cells], count))
+    return out
+
+
+def across_table(results: list[dict[str, Any]]) -> str:
+    """`across` as a Markdown table, a column per run (its stamp)."""
+    head = ["goal", "target", *(stamp(r) for r in results), "met"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for name, target, measured, count in across(results):
+        lines.append("| " + " | ".join([name, target, *measured, count]) + " |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
+    if args[:1] == ["--goals"]:
+        if len(args) < 3:
+            raise SystemExit("--goals takes two or more result files (bench/results/*.json)")
+        print(across_table([json.loads(Path(a).read_text(encoding="utf-8"))
+                            for a in args[1:]]))
+        return
     new_path = Path(args[0]) if args else newest()
     old_path = Path(args[1]) if len(args) > 1 else previous(new_path)
     new = json.loads(new_path.read_text(encoding="utf-8"))

@@ -897,3 +897,29 @@ def test_the_write_path_bench_times_both_ways_of_sending_order_apply(
         assert sorted(row["orders"] for row in written) == [3, 3]
     finally:
         store.run(purge_users_under(store, prefix))
+
+
+def test_compare_sets_each_goal_of_several_runs_side_by_side_and_counts_the_met() -> None:
+    """`python -m bench.compare --goals` (pure): the goals of runs minutes apart, run by
+    run, and in how many of them each was met; a figure a run lacks is not counted, and
+    a goal the runs name differently (another smallest size) is left out."""
+    runs = [json.loads((RESULTS / f"2026-12-04T{t}.json").read_text(encoding="utf-8"))
+            for t in ("1951", "1959", "2007")]
+    rows = {name: (measured, met) for name, _, measured, met in compare.across(runs)}
+    assert rows["write order (5 triples), 1 writer p50"] == (
+        ["4.94 ms", "6.21 ms", "5.51 ms"], "2 of 3")
+    assert rows["bulk load (the 1M step)"][1] == "1 of 3"
+    assert rows["faster than PostgreSQL at 1M: SQL p50 / Mappe p50"][1] == "0 of 3"
+    assert rows["as-of Mappe p50 / p99 at 1M (beside it, no target)"][1] == "–"
+    table = compare.across_table(runs).splitlines()
+    assert table[0] == ("| goal | target | 2026-12-04T1951 | 2026-12-04T1959 | "
+                        "2026-12-04T2007 | met |")
+    assert "| hub entities: Mappe max at 1M | ≤ 15 ms | 122.13 ms | 4.88 ms | 6.43 ms | "\
+        "2 of 3 |" in table
+    old = json.loads((RESULTS / "2026-11-29.json").read_text(encoding="utf-8"))
+    mixed = {name: (measured, met) for name, _, measured, met in compare.across([old, runs[0]])}
+    assert mixed["CLI start: `kg mappe … --json` as a whole process, p50"] == (
+        ["–", "0.287 s"], "1 of 1")
+    assert not any(name.startswith("growth") for name in mixed)  # 10k against 100k
+    with pytest.raises(SystemExit, match="two or more result files"):
+        compare.main(["--goals", str(RESULTS / "2026-12-04T1951.json")])
