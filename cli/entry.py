@@ -48,10 +48,12 @@ def main() -> None:
             # expects of a package that is not installed.
             sys.modules.setdefault(name, None)  # type: ignore[arg-type]
         sys.modules.setdefault(PLUGIN_LOADER, _no_plugins())
+        from cli.main import for_argv
         from cli.main import main as run
 
+        app = for_argv(sys.argv)  # imports the modules of the command to run
         gc.freeze()
     finally:
         if collecting:
             gc.enable()
-    run()
+    run(app)

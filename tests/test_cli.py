@@ -13,7 +13,7 @@ import pytest
 from typer.main import get_command
 from typer.testing import CliRunner
 
-from cli.main import app
+from cli.main import COMMANDS, app, build, for_argv
 from kg.api import SyncMemory
 from tests.conftest import raw_cypher
 
@@ -200,15 +200,46 @@ def test_browser_prints_a_query_with_the_librarys_values() -> None:
     assert missing.exit_code == 2 and "--entity, --beziehung" in missing.output
 
 
+def test_a_kg_of_one_command_reads_as_the_whole_kg_for_that_command() -> None:
+    """A process builds only the command it runs (cli/main.py): its help, its usage
+    errors and their exit codes are the whole `kg`'s, for every command and group."""
+    names = [name for name, _, _ in COMMANDS]
+    assert sorted(names) == sorted(get_command(app).commands)
+    for name in names:
+        one = build(name)
+        assert list(get_command(one).commands) == [name]
+        for args in ([name, "--help"], [name, "--no-such-option"], [name]):
+            alone, whole = runner.invoke(one, args), runner.invoke(app, args)
+            assert (alone.exit_code, alone.output) == (whole.exit_code, whole.output), args
+
+
+@pytest.mark.parametrize(
+    ("argv", "commands"),
+    [
+        (["kg", "mappe", "Lena"], ["mappe"]),
+        (["kg", "timeline", "show"], ["timeline"]),
+        (["kg"], None),
+        (["kg", "--help"], None),
+        (["kg", "mape"], None),  # no command: the whole `kg` says so, and lists them
+    ],
+)
+def test_the_kg_for_a_command_line_is_its_command_or_all(
+    argv: list[str], commands: list[str] | None
+) -> None:
+    built = sorted(get_command(for_argv(argv)).commands)
+    assert built == sorted(commands or [name for name, _, _ in COMMANDS])
+
+
 #: `kg --help` in a process of its own: imported as a library, or through the entry point.
 AS_LIBRARY = "from cli.main import main"
 THROUGH_ENTRY = "from cli.entry import main"
 
 
-def kg_help(entry: str, after: str = "", **kwargs: Any) -> str:
-    """Run `kg --help` by `entry` in a child process, then `after`; its stderr."""
+def kg_help(entry: str, after: str = "", command: str = "", **kwargs: Any) -> str:
+    """Run `kg [command] --help` by `entry` in a child process, then `after`; its stderr."""
+    argv = ["kg", *command.split(), "--help"]
     code = (
-        f"import gc, sys\nsys.argv = ['kg', '--help']\n{entry}\n"
+        f"import gc, sys\nsys.argv = {argv!r}\n{entry}\n"
         f"try:\n    main()\nexcept SystemExit:\n    pass\n{after}"
     )
     done = subprocess.run(
@@ -231,6 +262,17 @@ def test_the_kg_command_hides_the_drivers_unused_optional_imports(tmp_path: Path
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)])}
     assert "numpy imported" in kg_help(AS_LIBRARY, env=env, cwd=tmp_path)
     assert "numpy imported" not in kg_help(THROUGH_ENTRY, env=env, cwd=tmp_path)
+
+
+def test_the_kg_command_imports_only_the_module_of_its_command() -> None:
+    """`kg mappe` imports the module of `mappe` (cli/facts.py), not those of the other
+    commands (the launcher, the MCP server, export and import, ...); `kg --help` all."""
+    shown = "sys.stderr.write(' '.join(sorted(m for m in sys.modules if m.startswith('cli.'))))"
+    modules = {name for _, name, _ in COMMANDS}
+    assert modules & set(kg_help(THROUGH_ENTRY, shown, "mappe", cwd=ROOT).split()) == {
+        "cli.facts"
+    }
+    assert modules <= set(kg_help(THROUGH_ENTRY, shown, cwd=ROOT).split())
 
 
 def test_the_kg_command_loads_no_pydantic_plugins() -> None:
