@@ -19,6 +19,7 @@ from kg.errors import EntityNotFound
 from kg.models import Frozen, one_line
 from kg.settings import Settings
 from kg.timeline import when_text
+from kg.values import EPOCH, instant
 from kg.values import native as _native
 
 HERKUNFT_MARK = {"modell": "laut Modell", "recherche": "recherchiert", "nova": "von Nova"}
@@ -91,18 +92,14 @@ TIME_FIELDS = (*FACT_FIELDS[12:], "id")
 DERIVED_FIELDS = ("rel", "ziel_id", "ziel_name", "pfad", "zeiten")
 
 
-_EPOCH_UTC = datetime(1970, 1, 1, tzinfo=UTC)
-
-
 def _instant(micros: int | None) -> datetime | None:
-    """The queries return fact times as epoch microseconds: exact (the writer keeps valid
-    times to the microsecond) and cheap to decode."""
-    return None if micros is None else _EPOCH_UTC + timedelta(microseconds=micros)
+    """The queries return fact times as epoch microseconds (`instant`)."""
+    return None if micros is None else instant(micros)
 
 
-def _micros(instant: datetime) -> int:
+def _micros(at: datetime) -> int:
     """An aware instant as the queries compare valid times: epoch microseconds."""
-    return (instant - _EPOCH_UTC) // timedelta(microseconds=1)
+    return (at - EPOCH) // timedelta(microseconds=1)
 
 
 def _start_of(day: date) -> datetime:
@@ -117,7 +114,7 @@ def effective(row: Record) -> tuple[datetime, datetime | None, str, str | None, 
         ab = _start_of(tl)
         ab_text = when_text(tl, None, row["ab_genauigkeit"])
     else:
-        ab = _EPOCH_UTC + timedelta(microseconds=row["t_valid"])
+        ab = instant(row["t_valid"])
         ab_text = when_text(ab.date(), None, "tag")
     tlb = _native(row.get("bis_tag"))
     bis: datetime | None
@@ -148,14 +145,14 @@ def holds(row: Record, gueltig_am: datetime) -> bool:
 
 
 _DAY_US = 86_400_000_000
-_EPOCH = date(1970, 1, 1)
+_EPOCH_DAY = EPOCH.date()
 
 
 @lru_cache(maxsize=65_536)
 def _day(number: int) -> tuple[date, str]:
     """The day `number` days after 1 January 1970, and its text. A Mappe's facts share
     few days, and the date with its German text costs more than the lookup."""
-    day = _EPOCH + timedelta(days=number)
+    day = _EPOCH_DAY + timedelta(days=number)
     return day, when_text(day, None, "tag")
 
 
@@ -279,7 +276,7 @@ def stays(
     for f in facts:
         back(f)
     # The ended values, the latest end first: each takes in the ones before it.
-    for i in sorted(range(len(ended)), key=lambda k: spans[k][1] or _EPOCH_UTC, reverse=True):
+    for i in sorted(range(len(ended)), key=lambda k: spans[k][1] or EPOCH, reverse=True):
         if i not in taken:
             back(ended[i], i)  # (a value squeezed to nothing ends where it begins)
     return since, taken

@@ -12,13 +12,14 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from kg.db import Database, Tx
 from kg.errors import QueryLoadError, SchemaError, SchemaOutdated
 from kg.queries import cypher_dir
-from kg.values import native as _native
+from kg.values import instant
 
 _FILE = re.compile(r"^(\d{4})_([a-z0-9_]+)\.cypher$")
 
@@ -73,7 +74,7 @@ def migrations(root: Path | None = None) -> list[Migration]:
     return found
 
 
-async def _recorded(db: Database) -> dict[int, dict[str, object]]:
+async def _recorded(db: Database) -> dict[int, dict[str, Any]]:
     rows = await db.query("schema_applied")
     return {int(r["version"]): r for r in rows}
 
@@ -87,9 +88,10 @@ async def status(db: Database) -> list[MigrationState]:
             state, at = "pending", None
         else:
             state = "applied" if row["checksum"] == m.checksum else "changed"
-            at = row["applied_at"]
+            us = row["applied_us"]
+            at = None if us is None else instant(us)
         states.append(
-            MigrationState(version=m.version, name=m.name, applied_at=_native(at), status=state)
+            MigrationState(version=m.version, name=m.name, applied_at=at, status=state)
         )
     return states
 

@@ -17,7 +17,7 @@ import contextlib
 import hashlib
 import json
 from collections.abc import Callable
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime
 from typing import Any
 
 from kg.canon import Canon
@@ -45,6 +45,7 @@ from kg.plan import (
     refs_of,
 )
 from kg.timeline import ReEnd
+from kg.values import instant
 
 
 def merkmal_text(canon: Canon, merkmal: Record) -> str:
@@ -65,7 +66,6 @@ def content_hash(auftrag: Auftrag) -> str:
     return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
 
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 #: A fact's instants and days (from the one list of its properties). `order_state`
 #: returns instants as epoch microseconds and days as yyyymmdd; `order_apply` takes a
 #: new version's apart from its other properties, as ISO text (the query sets
@@ -76,17 +76,12 @@ DAYS = tuple(p.name for p in FACT_PROPERTIES if p.type.startswith("DATE_"))
 TO_WIRE = tuple(key for key in INSTANTS + DAYS if key != "t_recorded")
 
 
-def _instant(micros: int) -> datetime:
-    """An instant `order_state` sent as epoch microseconds, as a UTC datetime."""
-    return _EPOCH + timedelta(microseconds=micros)
-
-
 def _day(yyyymmdd: int) -> date:
     return date(yyyymmdd // 10000, yyyymmdd // 100 % 100, yyyymmdd % 100)
 
 
 _FROM_WIRE: dict[str, Callable[[int], Any]] = {
-    **dict.fromkeys(INSTANTS, _instant),
+    **dict.fromkeys(INSTANTS, instant),
     **dict.fromkeys(DAYS, _day),
 }
 
@@ -328,7 +323,7 @@ class FaktenAgent:
             first = stored_result(row["ergebnis"], auftrag.auftrag_id, auftrag.user_id,
                                   auftrag.character_id)
             return first.model_copy(update={"wiederholt": True})
-        jetzt = _instant(row["jetzt"])
+        jetzt = instant(row["jetzt"])
         planner = Planner(self.canon, auftrag, to_state(row, self.canon), jetzt)
         results = planner.plan()
         # After the replay lookup (a replay is answered from the audit, whatever the canon
@@ -394,7 +389,7 @@ class FaktenAgent:
             all_history=True,
         )
         row = await self._state(tx, auftrag, refs)
-        jetzt = _instant(row["jetzt"])
+        jetzt = instant(row["jetzt"])
         planner = Planner(self.canon, auftrag, to_state(row, self.canon), jetzt)
         ergebnis = self._result(auftrag, [plan(planner)], jetzt, jetzt)
         await self._apply(tx, auftrag, row, jetzt, planner.ops, ergebnis, content_hash(auftrag))

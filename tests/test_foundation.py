@@ -57,6 +57,32 @@ def test_schema_apply_is_idempotent_and_recorded(store: SyncMemory) -> None:
     assert rows[0]["n"] == len(states)
 
 
+def test_schema_status_gives_each_migrations_time_as_recorded(store: SyncMemory) -> None:
+    """`schema_applied` sends the times as epoch microseconds: the same instants, to the
+    microsecond, as the stored DateTimes; a record without one shows none."""
+    rows = store.run(raw_cypher(
+        store, "MATCH (m:SchemaMigration) RETURN m.version AS v, m.applied_at AS at"
+    ))
+    stored = {r["v"]: r["at"].to_native() for r in rows}
+    states = store.run(schema.status(store.memory.db))
+    assert {s.version: s.applied_at for s in states} == stored
+    assert all(s.applied_at.tzinfo is not None for s in states if s.applied_at)
+    assert any(s.applied_at.microsecond for s in states if s.applied_at)  # not cut to seconds
+
+    at = store.run(raw_cypher(
+        store, "MATCH (m:SchemaMigration {version: 1}) WITH m, m.applied_at AS at "
+        "REMOVE m.applied_at RETURN at"
+    ))[0]["at"]
+    try:
+        states = store.run(schema.status(store.memory.db))
+        assert [s.applied_at for s in states if s.version == 1] == [None]
+        assert states[0].status == "applied"
+    finally:
+        store.run(raw_cypher(
+            store, "MATCH (m:SchemaMigration {version: 1}) SET m.applied_at = $at", at=at
+        ))
+
+
 def test_changed_migration_is_an_error_not_a_rerun(store: SyncMemory) -> None:
     rows = store.run(
         raw_cypher(store, "MATCH (m:SchemaMigration {version: 1}) RETURN m.checksum AS c")
