@@ -3,7 +3,8 @@
     python -m bench.cli_start --user bench-u000002 --character nova --entity <id or name>
 
 Runs the installed `kg` command N times against the store of NEO4J_URI (after a few
-warm-up runs, so the operating system's file cache is warm as on a chat server) and
+warm-up runs, so the operating system's file cache is warm as on a chat server, and the
+bytecode of `kg`'s modules is written as pip writes it for an installed package) and
 prints p50 / p95 of the wall time and the CPU time per run; then the slowest imports of
 one run from `python -X importtime` (cumulative, in ms). No entity given: the first
 sampled entity of `bench.readpath`'s state file.
@@ -35,12 +36,41 @@ def kg_command() -> list[str]:
     return [str(here)] if here.exists() else [shutil.which("kg") or "kg"]
 
 
+def bytecode_env() -> dict[str, str]:
+    """The environment of the timed runs: the caller's, but Python may keep its bytecode.
+    With PYTHONDONTWRITEBYTECODE set (as on this machine), a checkout whose bytecode is
+    missing or older than its source compiles those modules of `kg` in every run again:
+    35-50 ms with none, ~6 ms for one stale module, which an installed package (pip
+    compiles it) never pays. The warm-up runs write it."""
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
+def timed(cmd: list[str], runs: int, warmup: int = 3) -> tuple[list[float], float]:
+    """The wall time of each of `runs` runs of `cmd` and the CPU time per run (user +
+    system, seconds), after `warmup` runs that warm the file cache and write the
+    bytecode (`bytecode_env`)."""
+    env = bytecode_env()
+    for _ in range(warmup):
+        subprocess.run(cmd, capture_output=True, check=True, env=env)
+    walls = []
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    for _ in range(runs):
+        t = time.perf_counter()
+        subprocess.run(cmd, capture_output=True, check=True, env=env)
+        walls.append(time.perf_counter() - t)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    return walls, cpu / runs
+
+
 def importtime(argv: list[str], top: int) -> list[tuple[float, str]]:
     """The `top` imports with the largest cumulative time in one run of the CLI."""
     code = "import sys; from cli.entry import main; sys.argv = ['kg', *sys.argv[1:]]; main()"
     proc = subprocess.run(
         [sys.executable, "-X", "importtime", "-c", code, *argv],
-        capture_output=True, text=True, check=False,
+        capture_output=True, text=True, check=False, env=bytecode_env(),
     )
     rows = []
     for line in proc.stderr.splitlines():
@@ -71,17 +101,7 @@ def main() -> None:
             sample["user_id"], sample["character_id"], sample["entity_id"]
         )
     argv = ["mappe", args.entity, "-u", args.user, "-c", args.character, "--json"]
-    cmd = kg_command() + argv
-    for _ in range(3):
-        subprocess.run(cmd, capture_output=True, check=True)
-    walls = []
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    for _ in range(args.runs):
-        t = time.perf_counter()
-        subprocess.run(cmd, capture_output=True, check=True)
-        walls.append(time.perf_counter() - t)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) / args.runs
+    walls, cpu = timed(kg_command() + argv, args.runs)
     load = os.getloadavg()[0]
     print(f"`kg {' '.join(argv)}` over {args.runs} runs (load average {load:.1f}):")
     print(f"  wall p50 {percentile(walls, 0.5):.3f} s   p95 {percentile(walls, 0.95):.3f} s   "

@@ -647,26 +647,17 @@ def cli_start(s: Sample, runs: int) -> dict[str, Any] | None:
         return None
     from bench import cli_start as script
 
-    command = getattr(script, "kg_command", None)
-    if command is None:
+    command, timed = getattr(script, "kg_command", None), getattr(script, "timed", None)
+    if command is None or timed is None:
         return None
     argv = [*command(), "mappe", s.entity_id, "-u", s.user_id, "-c", s.character_id, "--json"]
-    for _ in range(3):
-        subprocess.run(argv, capture_output=True, check=True)
-    walls = []
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    for _ in range(runs):
-        t = time.perf_counter()
-        subprocess.run(argv, capture_output=True, check=True)
-        walls.append(time.perf_counter() - t)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    walls, cpu = timed(argv, runs)
     ms = stats([w * 1000 for w in walls])
     return {
         "runs": runs,
         "p50_s": round(ms["p50"] / 1000, 3),
         "p95_s": round(ms["p95"] / 1000, 3),
-        "cpu_s_per_run": round(cpu / runs, 3),
+        "cpu_s_per_run": round(cpu, 3),
     }
 
 
