@@ -90,6 +90,54 @@ def _connect_without_nagle() -> None:
 
 _connect_without_nagle()
 
+
+def _is_numeric_host(host: object) -> bool:
+    """`host` is an IPv4 or IPv6 address, not a name."""
+    for family in (socket.AF_INET, socket.AF_INET6):
+        try:
+            socket.inet_pton(family, str(host))
+        except (OSError, ValueError):
+            continue
+        return True
+    return False
+
+
+def _resolve_numeric_hosts_inline() -> None:
+    """Resolve an address that is already numeric (bolt://127.0.0.1:7687) on the spot.
+
+    The async driver resolves every address with asyncio's `getaddrinfo`, which runs it
+    in a thread of the event loop's default executor: the first one in a process starts
+    that thread, and closing the loop joins it, ~4 ms of a `kg` command. Resolving a
+    numeric address asks no name server (AI_NUMERICHOST) and cannot block, so it needs no
+    thread; a name still goes to one. The driver module is private: where it is gone or
+    its resolver is not the static method this expects, nothing is changed (and
+    tests/test_foundation.py says so)."""
+    try:
+        from neo4j._async_compat.network._util import AsyncNetworkUtil
+    except ImportError:
+        return
+    threaded = AsyncNetworkUtil.__dict__.get("get_address_info")
+    if not isinstance(threaded, staticmethod):
+        return
+
+    async def get_address_info(
+        host: Any, port: Any, *, family: int = 0, type: int = 0, proto: int = 0,
+        flags: int = 0,
+    ) -> list[Any]:
+        if _is_numeric_host(host):
+            return socket.getaddrinfo(
+                host, port, family, type, proto, flags | socket.AI_NUMERICHOST
+            )
+        return await threaded.__func__(  # type: ignore[no-any-return]
+            host, port, family=family, type=type, proto=proto, flags=flags
+        )
+
+    get_address_info.threaded = threaded  # type: ignore[attr-defined]
+    AsyncNetworkUtil.get_address_info = staticmethod(get_address_info)  # type: ignore[method-assign]
+
+
+_resolve_numeric_hosts_inline()
+
 START_HINT = "start it with `./run neo4j start` (no Docker) or `docker compose up -d`"
 
 
