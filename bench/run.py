@@ -988,8 +988,25 @@ async def measure(
     return out
 
 
+async def memory_settings(memory: Memory) -> dict[str, str | None]:
+    """The server's heap (its maximum) and page cache as it runs with them: the bench's
+    own environment need not be the one the server was started with."""
+    records, _, _ = await memory.db.driver.execute_query(
+        "SHOW SETTINGS YIELD name, value "
+        "WHERE name IN ['server.memory.heap.max_size', 'server.memory.pagecache.size'] "
+        "RETURN name, value",
+        database_=memory.db.name,
+    )
+    found = {r["name"]: r["value"] for r in records}
+    return {
+        "heap": found.get("server.memory.heap.max_size"),
+        "pagecache": found.get("server.memory.pagecache.size"),
+    }
+
+
 def machine(
-    args: argparse.Namespace, server_version: str, pg_version: str | None
+    args: argparse.Namespace, server_version: str, pg_version: str | None,
+    neo4j_memory: dict[str, str | None],
 ) -> dict[str, Any]:
     cpu = "?"
     try:
@@ -1019,8 +1036,8 @@ def machine(
             if importlib.util.find_spec("neo4j._rust") is not None
             else "pure Python"
         ),
-        "neo4j_heap": os.environ.get("KG_NEO4J_HEAP"),
-        "neo4j_pagecache": os.environ.get("KG_NEO4J_PAGECACHE"),
+        "neo4j_heap": neo4j_memory["heap"],
+        "neo4j_pagecache": neo4j_memory["pagecache"],
         "postgres": pg_version,
         "psycopg": psycopg.__version__,
         "git": _git(),
@@ -1082,7 +1099,9 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
             "ruhe_schwelle": settings.ruhe_schwelle,
             "uri": settings.neo4j_uri,
         }
-        result["machine"] = machine(args, status.version, pg.version() if pg else None)
+        result["machine"] = machine(
+            args, status.version, pg.version() if pg else None, await memory_settings(memory)
+        )
         result["sizes"] = []
         for target in sorted(args.sizes):
             result["sizes"].append(
