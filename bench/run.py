@@ -647,11 +647,12 @@ def cli_start(s: Sample, runs: int) -> dict[str, Any] | None:
         return None
     from bench import cli_start as script
 
-    command, timed = getattr(script, "kg_command", None), getattr(script, "timed", None)
-    if command is None or timed is None:
+    command = getattr(script, "kg_command", None)
+    time_runs = getattr(script, "timed", None)
+    if command is None or time_runs is None:
         return None
     argv = [*command(), "mappe", s.entity_id, "-u", s.user_id, "-c", s.character_id, "--json"]
-    walls, cpu = timed(argv, runs)
+    walls, cpu = time_runs(argv, runs)
     ms = stats([w * 1000 for w in walls])
     return {
         "runs": runs,

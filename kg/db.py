@@ -108,8 +108,9 @@ def _resolve_numeric_hosts_inline() -> None:
     The async driver resolves every address with asyncio's `getaddrinfo`, which runs it
     in a thread of the event loop's default executor: the first one in a process starts
     that thread, and closing the loop joins it, ~4 ms of a `kg` command. Resolving a
-    numeric address asks no name server (AI_NUMERICHOST) and cannot block, so it needs no
-    thread; a name still goes to one. The driver module is private: where it is gone or
+    numeric address asks no name server and cannot block, so it needs no thread; a name
+    still goes to one. The process's every driver resolves so, as every one makes its
+    sockets with `_TcpSocket`. The driver module is private: where it is gone or
     its resolver is not the static method this expects, nothing is changed (and
     tests/test_foundation.py says so)."""
     try:
@@ -120,19 +121,13 @@ def _resolve_numeric_hosts_inline() -> None:
     if not isinstance(threaded, staticmethod):
         return
 
-    async def get_address_info(
-        host: Any, port: Any, *, family: int = 0, type: int = 0, proto: int = 0,
-        flags: int = 0,
-    ) -> list[Any]:
+    async def get_address_info(host: Any, port: Any, *args: Any, **kwargs: Any) -> list[Any]:
+        # The driver's own arguments, as they are: getaddrinfo parses a numeric host
+        # itself, with no name server to ask.
         if _is_numeric_host(host):
-            return socket.getaddrinfo(
-                host, port, family, type, proto, flags | socket.AI_NUMERICHOST
-            )
-        return await threaded.__func__(  # type: ignore[no-any-return]
-            host, port, family=family, type=type, proto=proto, flags=flags
-        )
+            return socket.getaddrinfo(host, port, *args, **kwargs)
+        return await threaded.__func__(host, port, *args, **kwargs)  # type: ignore[no-any-return]
 
-    get_address_info.threaded = threaded  # type: ignore[attr-defined]
     AsyncNetworkUtil.get_address_info = staticmethod(get_address_info)  # type: ignore[method-assign]
 
 
