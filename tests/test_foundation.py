@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager
 from datetime import date
 from pathlib import Path
@@ -288,6 +288,20 @@ def test_an_orders_last_query_goes_with_its_commit(neo4j_settings: Settings) -> 
     assert planned == [[["begin", "run", "pull"], ["run", "pull", "commit"]]] * 2
 
 
+async def lock_node_after(
+    settings: Settings, user: str, attempt: Callable[[Memory], Awaitable[None]]
+) -> list[dict[str, Any]]:
+    """Run `attempt` on a store, then read `user`'s lock node (a list of its id, or empty
+    when nothing of the user was written); the user is purged afterwards."""
+    memory = await Memory.open(settings)
+    try:
+        await attempt(memory)
+        return await raw_cypher(memory, "MATCH (n:Nutzer {id: $u}) RETURN n.id AS id", u=user)
+    finally:
+        await memory.purge(user)
+        await memory.close()
+
+
 @pytest.mark.parametrize("unusable", ["failed", "closed"])
 def test_a_query_for_the_commit_of_an_unusable_transaction_is_refused_and_never_sent(
     neo4j_settings: Settings, unusable: str
@@ -313,24 +327,17 @@ def test_a_query_for_the_commit_of_an_unusable_transaction_is_refused_and_never_
             await tx._tx._commit()
         await tx.with_commit("import_lock", user_id=user)
 
-    async def attempt() -> list[dict[str, Any]]:
-        memory = await Memory.open(neo4j_settings)
+    async def attempt(memory: Memory) -> None:
         db = memory.db
-        try:
-            async with db.first_runs.alone("import_lock", 1.0):
-                pass  # planned: it would be queued
-            with pytest.raises(KgError, match=f"Transaction {unusable}"):
-                await db.write(work)
-            for _ in range(3):  # every pooled connection's next use
-                await db.write(lambda tx: tx.run("ping"))
-                await db.query("ping")
-            return await raw_cypher(memory, "MATCH (n:Nutzer {id: $u}) RETURN n.id AS id",
-                                    u=user)
-        finally:
-            await memory.purge(user)
-            await memory.close()
+        async with db.first_runs.alone("import_lock", 1.0):
+            pass  # planned: it would be queued
+        with pytest.raises(KgError, match=f"Transaction {unusable}"):
+            await db.write(work)
+        for _ in range(3):  # every pooled connection's next use
+            await db.write(lambda tx: tx.run("ping"))
+            await db.query("ping")
 
-    assert asyncio.run(attempt()) == []
+    assert asyncio.run(lock_node_after(neo4j_settings, user, attempt)) == []
 
 
 def test_nothing_may_follow_the_query_that_goes_with_the_commit(
@@ -347,20 +354,13 @@ def test_nothing_may_follow_the_query_that_goes_with_the_commit(
         await tx.with_commit("import_lock", user_id=user)
         await tx.run("ping")
 
-    async def attempt() -> list[dict[str, Any]]:
-        memory = await Memory.open(neo4j_settings)
-        try:
-            for _ in range(2):  # the first run goes alone, the second is queued
-                with pytest.raises(RuntimeError, match="'ping' after 'import_lock', which "
-                                   "goes with the COMMIT: it must be the transaction's last"):
-                    await memory.db.write(work)
-            return await raw_cypher(memory, "MATCH (n:Nutzer {id: $u}) RETURN n.id AS id",
-                                    u=user)
-        finally:
-            await memory.purge(user)
-            await memory.close()
+    async def attempt(memory: Memory) -> None:
+        for _ in range(2):  # the first run goes alone, the second is queued
+            with pytest.raises(RuntimeError, match="'ping' after 'import_lock', which "
+                               "goes with the COMMIT: it must be the transaction's last"):
+                await memory.db.write(work)
 
-    assert asyncio.run(attempt()) == []
+    assert asyncio.run(lock_node_after(neo4j_settings, user, attempt)) == []
 
 
 def test_single_reads_go_on_a_pooled_connection_without_a_session(
