@@ -44,6 +44,9 @@ _USE = re.compile(r"^(\s*)\{\{\s*([a-z][a-z0-9_]*)\s*\}\}\s*$")
 _HEADER = re.compile(r"^//\s*(name|fragment):")
 _WHAT = {"name": "query", "fragment": "fragment"}
 
+#: A block of a file: "name" or "fragment", its name, the index of its header, its lines.
+_Block = tuple[str, str, int, list[str]]
+
 
 @dataclass(frozen=True)
 class Fragment:
@@ -84,8 +87,13 @@ def _strip_comments(text: str) -> str:
 
 def fragments_of(text: str, source: str) -> dict[str, Fragment]:
     """The fragments of one file's text."""
+    return _fragments(_blocks(text, source), source)
+
+
+def _fragments(blocks: list[_Block], source: str) -> dict[str, Fragment]:
+    """The fragments among one file's blocks."""
     found: dict[str, Fragment] = {}
-    for kind, name, start, block in _blocks(text, source):
+    for kind, name, start, block in blocks:
         if kind != "fragment":
             continue
         doc = [line.strip()[2:].strip() for line in block[1:] if line.strip().startswith("//")]
@@ -101,7 +109,7 @@ def fragments_of(text: str, source: str) -> dict[str, Fragment]:
     return found
 
 
-def _blocks(text: str, source: str) -> list[tuple[str, str, int, list[str]]]:
+def _blocks(text: str, source: str) -> list[_Block]:
     """The file's blocks: (name or fragment, its name, index of its header, its lines)."""
     lines = text.splitlines()
     starts = [i for i, line in enumerate(lines) if _HEADER.match(line.strip())]
@@ -158,10 +166,18 @@ def parse(
     """Parse the named queries of one file's text, its fragments (and `fragments`, those
     of the other files) composed into them; `fragments_used` collects the fragments they
     use."""
-    shared = {**(fragments or {}), **fragments_of(text, source)}
-    fragments_used = set() if fragments_used is None else fragments_used
+    blocks = _blocks(text, source)
+    shared = {**(fragments or {}), **_fragments(blocks, source)}
+    return _queries(blocks, source, shared, set() if fragments_used is None else fragments_used)
+
+
+def _queries(
+    blocks: list[_Block], source: str, fragments: Mapping[str, Fragment],
+    fragments_used: set[str],
+) -> list[NamedQuery]:
+    """The named queries among one file's blocks, `fragments` composed into them."""
     queries: list[NamedQuery] = []
-    for kind, name, start, block in _blocks(text, source):
+    for kind, name, start, block in blocks:
         if kind != "name":
             continue
         lineno = start + 1
@@ -193,7 +209,7 @@ def parse(
             else:
                 doc.append(comment)
         composed = _compose(
-            block[body_start:], shared, source, start + body_start, fragments_used
+            block[body_start:], fragments, source, start + body_start, fragments_used
         )
         body = "\n".join(composed).strip().rstrip(";").strip()
         if not body:
@@ -224,11 +240,11 @@ def parse(
 def _parse_files(*directories: Path) -> list[NamedQuery]:
     """The queries of the directories' `*.cypher` files, with the fragments of all of
     them composed in; a fragment no query uses is a load error."""
-    texts = [(path.read_text(encoding="utf-8"), path.name)
+    files = [(_blocks(path.read_text(encoding="utf-8"), path.name), path.name)
              for directory in directories for path in sorted(directory.glob("*.cypher"))]
     fragments: dict[str, Fragment] = {}
-    for text, source in texts:
-        for name, fragment in fragments_of(text, source).items():
+    for blocks, source in files:
+        for name, fragment in _fragments(blocks, source).items():
             if name in fragments:
                 first = fragments[name]
                 raise QueryLoadError(f"{source}:{fragment.line}: fragment {name!r} already "
@@ -236,8 +252,8 @@ def _parse_files(*directories: Path) -> list[NamedQuery]:
             fragments[name] = fragment
     used: set[str] = set()
     queries: list[NamedQuery] = []
-    for text, source in texts:
-        queries.extend(parse(text, source, fragments, used))
+    for blocks, source in files:
+        queries.extend(_queries(blocks, source, fragments, used))
     for name in sorted(fragments.keys() - used):
         f = fragments[name]
         raise QueryLoadError(f"{f.source}:{f.line}: fragment {name!r} is used by no query")
