@@ -3,6 +3,7 @@ words; the public default password is for loopback only."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import time
 from pathlib import Path
@@ -175,4 +176,5 @@ def test_memory_open_reads_the_checked_settings(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.delenv("NEO4J_PASSWORD", raising=False)
     with pytest.raises(ConfigError, match="NEO4J_PASSWORD is not set"):
         SyncMemory().close()
-    assert Memory  # the async front door uses the same load_settings()
+    with pytest.raises(ConfigError, match="NEO4J_PASSWORD is not set"):
+        asyncio.run(Memory.open())  # the async front door uses the same load_settings()
