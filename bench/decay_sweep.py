@@ -23,13 +23,15 @@ import json
 import os
 import sys
 import time
+from collections.abc import Awaitable, Callable
 from datetime import UTC, date, datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
 from bench.queries import attach
 from cli.launcher import LocalServer
 from kg.api import Memory, SyncMemory
 from kg.check import run_checks
+from kg.db import Record, Tx
 from kg.decay import DecayRun
 from kg.settings import Settings
 
@@ -58,15 +60,19 @@ def generate(sync: SyncMemory, edges: int, batch: int) -> None:
         n += 1
         sync.run(
             db.write(
-                lambda tx, user=user: tx.run(
-                    "decay_bench_generate",
-                    user_id=user,
-                    entities=batch,
-                    values=PER_ENTITY[0],
-                    refs=PER_ENTITY[1],
-                    now=datetime.now(UTC),
-                    days=1500,
-                    inactive=0.05,
+                # mypy cannot infer the type of a lambda with a default argument
+                cast(
+                    Callable[[Tx], Awaitable[list[Record]]],
+                    lambda tx, user=user: tx.run(
+                        "decay_bench_generate",
+                        user_id=user,
+                        entities=batch,
+                        values=PER_ENTITY[0],
+                        refs=PER_ENTITY[1],
+                        now=datetime.now(UTC),
+                        days=1500,
+                        inactive=0.05,
+                    ),
                 )
             )
         )

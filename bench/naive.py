@@ -15,6 +15,7 @@ the benchmark can check both read the same facts.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from bench.queries import attach
@@ -28,7 +29,7 @@ def _order(f: dict[str, Any]) -> tuple[Any, ...]:
 
 
 def _neg_time(value: Any) -> float:
-    native = value.to_native() if hasattr(value, "to_native") else value
+    native: datetime = value.to_native() if hasattr(value, "to_native") else value
     return -native.timestamp()
 
 
@@ -126,18 +127,18 @@ class Naive:
             path, place = [f["n_name"]], f["n_id"]
             visited = {entity_id, place}
             while True:
-                rows = fetched.get(place)
-                if rows is None:
-                    rows = await tx.run(
+                at_place = fetched.get(place)
+                if at_place is None:
+                    at_place = await tx.run(
                         "bench_naive_active",
                         user_id=user_id,
                         character_id=character_id,
                         entity_id=place,
                     )
-                    fetched[place] = rows
+                    fetched[place] = at_place
                 up = [
                     r
-                    for r in rows
+                    for r in at_place
                     if r["out"]
                     and r["rel"] == self.trans
                     and r["r"]["staerke_decay"] >= self.schwelle

@@ -128,7 +128,7 @@ class PgCluster:
             if not exists:
                 conn.execute(f"CREATE DATABASE {DATABASE}")
         with psycopg.connect(self.dsn, autocommit=True) as conn:
-            conn.execute(SCHEMA)  # type: ignore[arg-type]
+            conn.execute(SCHEMA)
 
     def stop(self, remove: bool = True) -> None:
         if (self.datadir / "postmaster.pid").exists():
@@ -292,7 +292,7 @@ class Dossier:
 
     def read(self, user_id: str, character_id: str, entity_id: str) -> dict[str, Any]:
         row = self.conn.execute(
-            DOSSIER,  # type: ignore[arg-type]
+            DOSSIER,
             self.params(user_id, character_id, entity_id),
         ).fetchone()
         if row is None:
@@ -308,7 +308,7 @@ class Dossier:
         with self.conn.pipeline():
             cursors = [
                 self.conn.execute(
-                    DOSSIER,  # type: ignore[arg-type]
+                    DOSSIER,
                     self.params(user_id, character_id, entity_id),
                 )
                 for entity_id in entity_ids
@@ -326,7 +326,7 @@ class Dossier:
 
     def explain(self, user_id: str, character_id: str, entity_id: str) -> str:
         rows = self.conn.execute(
-            ("EXPLAIN (ANALYZE, BUFFERS) " + DOSSIER),  # type: ignore[arg-type]
+            ("EXPLAIN (ANALYZE, BUFFERS) " + DOSSIER),
             self.params(user_id, character_id, entity_id),
         ).fetchall()
         return "\n".join(r[0] for r in rows)

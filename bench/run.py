@@ -35,7 +35,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
@@ -103,7 +103,9 @@ def stats(ms: list[float]) -> dict[str, float]:
     }
 
 
-async def timed(calls: list[Callable[[], Awaitable[Any]]], warm: int | None = None) -> list[float]:
+async def timed(
+    calls: Sequence[Callable[[], Awaitable[Any]]], warm: int | None = None
+) -> list[float]:
     """Run the first `warm` calls (all by default) as a warm-up pass, then time every
     call once; milliseconds."""
     for call in calls[: len(calls) if warm is None else warm]:

@@ -234,7 +234,7 @@ async def loop(what: str, state: dict[str, Any], seconds: float, started: Any) -
             warm = 200
         else:
             if what == "ping":
-                calls = [("ping", {})]
+                calls: list[tuple[str, dict[str, Any]]] = [("ping", {})]
             elif what == "turn":
                 calls = [("mappe", params(t[0], t[1], t[2:])) for t in turns]
             else:

@@ -446,10 +446,9 @@ class Partners:
         )
         ok = not reorders
         for b in everyone if ok else []:
-            held = self.end_of(b, was) is None or self.end_of(b, was) > b.start_at(was)
-            holds = self.end_of(b, self.step) is None or (
-                self.end_of(b, self.step) > b.start_at(self.step)
-            )
+            end_before, end_after = self.end_of(b, was), self.end_of(b, self.step)
+            held = end_before is None or end_before > b.start_at(was)
+            holds = end_after is None or end_after > b.start_at(self.step)
             if held and not holds:
                 ok = False
             elif b is not bond and (held or holds):

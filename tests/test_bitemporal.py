@@ -116,7 +116,7 @@ def test_a_touch_never_moves_last_touched_backwards(pair: Pair) -> None:
         "MATCH (:Entitaet {user_id: $u})-[r:BERUF]->() RETURN r.last_touched AS touched",
         u=pair.user_id,
     )
-    assert row["touched"].to_native() == touched.erfasst > first.erfasst  # type: ignore[operator]
+    assert row["touched"].to_native() == touched.erfasst > first.erfasst
 
 
 # -- 2. valid time is a partition ---------------------------------------------------
@@ -603,7 +603,7 @@ def test_the_dates_of_a_read_are_keyword_only(pair: Pair) -> None:
     pair.write(t("Lena", "wohnt_in", "Berlin"))
     memory = pair.store.memory
     with pytest.raises(TypeError):
-        memory.mappe(pair.user_id, "nova", pair.id_of("Lena"), date(2026, 1, 1))  # type: ignore[misc, unused-coroutine]
+        memory.mappe(pair.user_id, "nova", pair.id_of("Lena"), date(2026, 1, 1))  # type: ignore[call-arg, unused-coroutine]
 
 
 # -- the invariants kg check proves ---------------------------------------------------
@@ -702,7 +702,7 @@ def moved_event(pair: Pair) -> str:
     pair.write(t("Lena", "wohnt_in", "Berlin"), zeitpunkt="2026-01-01T00:00:00Z")
     told = pair.write(t("Lena", "wohnt_in", "Kassel",
                         ereignis=event("Umzug", "2027-03-20", "tag")))
-    first = told.ergebnisse[0].timeline_id
+    first: str | None = told.ergebnisse[0].timeline_id
     assert first is not None
     later()
     pair.store.run(pair.store.memory.timeline_move(

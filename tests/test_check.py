@@ -176,7 +176,7 @@ class World:
     def u(self) -> str:
         return self.pair.user_id
 
-    def cypher(self, query: str, **params: object) -> list[dict[str, object]]:
+    def cypher(self, query: str, **params: object) -> list[dict[str, Any]]:
         return self.pair.cypher(query, u=self.u, **params)
 
     def report(self) -> CheckReport:

@@ -13,7 +13,7 @@ test created it.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 
 import pytest
 
@@ -50,7 +50,7 @@ def global_run_today(pair: Pair) -> Iterator[None]:
         pair.cypher("MATCH (d:DecayLauf {tag: $tag}) WHERE d.edges = 0 DELETE d", tag=TODAY)
 
 
-def sweep(pair: Pair, day: object = TODAY) -> None:
+def sweep(pair: Pair, day: date = TODAY) -> None:
     pair.store.run(pair.store.memory.decay_run(pair.user_id, day=day))
 
 

@@ -251,7 +251,7 @@ def kg_help(entry: str, after: str = "", command: str = "", **kwargs: Any) -> st
         f"import gc, sys\nsys.argv = {argv!r}\n{entry}\n"
         f"try:\n    main()\nexcept SystemExit:\n    pass\n{after}"
     )
-    done = subprocess.run(
+    done: subprocess.CompletedProcess[str] = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=False,
         timeout=60, **kwargs,
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterator
 from contextlib import asynccontextmanager
 from datetime import date
 from pathlib import Path
@@ -162,7 +162,7 @@ def test_the_drivers_sockets_turn_nagles_algorithm_off(neo4j_settings: Settings)
 
     from neo4j._async_compat.network import _bolt_socket
 
-    made = _bolt_socket.socket(socket.AF_INET)
+    made = _bolt_socket.socket(socket.AF_INET)  # type: ignore[attr-defined]
     uri = urlsplit(neo4j_settings.neo4j_uri)
 
     async def connect() -> int:
@@ -259,7 +259,8 @@ def test_an_orders_last_query_goes_with_its_commit(neo4j_settings: Settings) -> 
 
     user = new_user_id("commit")
     sends: list[list[str]] = []
-    original = AsyncBolt.send_all
+    # The driver's method is untyped: its type, for the spy's call.
+    original: Callable[[Any], Coroutine[Any, Any, None]] = AsyncBolt.send_all
 
     async def spy(self: Any) -> None:
         sends.append([r.message for r in self.responses if r is not None])
@@ -324,7 +325,7 @@ def test_a_query_for_the_commit_of_an_unusable_transaction_is_refused_and_never_
                 await tx.run("import_lock")  # no user_id: the server refuses it
         else:
             await tx.run("ping")
-            await tx._tx._commit()
+            await tx._tx._commit()  # type: ignore[no-untyped-call]
         await tx.with_commit("import_lock", user_id=user)
 
     async def attempt(memory: Memory) -> None:
@@ -417,9 +418,9 @@ def test_the_library_waits_on_its_sockets_without_timers_and_puts_them_back(
 
     from kg.db import Database, Tx
 
-    async def check(settings: Settings) -> dict[str, set[object]]:
+    async def check(settings: Settings) -> dict[str, set[tuple[Any, Any]]]:
         db = Database.open(settings)
-        seen: dict[str, set[object]] = {}
+        seen: dict[str, set[tuple[Any, Any]]] = {}
         where = ["outside"]
         original = _bolt_socket.AsyncBoltSocketBase._wait_for_io
 
@@ -440,7 +441,7 @@ def test_the_library_waits_on_its_sockets_without_timers_and_puts_them_back(
             where[0] = "driver's own session"
             async with db.driver.session(database=db.name) as session:
                 await (await session.run("RETURN 1")).consume()
-            seen["left in the pool"] = pooled_timeouts(db)  # type: ignore[assignment]
+            seen["left in the pool"] = pooled_timeouts(db)
             return seen
         finally:
             _bolt_socket.AsyncBoltSocketBase._wait_for_io = original  # type: ignore[method-assign]
@@ -472,7 +473,7 @@ def test_a_page_of_rows_is_read_without_the_socket_timers_within_its_deadline(
 
     user = new_user_id("page")
 
-    async def check() -> tuple[dict[str, set[object]], set[object]]:
+    async def check() -> tuple[dict[str, set[object]], set[tuple[bool, object]]]:
         memory = await Memory.open(neo4j_settings)
         db = memory.db
         seen: dict[str, set[object]] = {}
@@ -976,6 +977,7 @@ def test_the_writer_finds_entities_by_their_indexes_whatever_the_store_holds(
             for child in step.get("children", []):
                 yield from walk(child)
 
+        assert summary.plan is not None
         return list(walk(summary.plan))
 
     # A hint, once in the text, is always used; on a larger store the planner seeks by

@@ -76,7 +76,7 @@ def compact(fields: tuple[str, ...], item: dict[str, Any]) -> list[Any]:
 
 
 def row(fakten: list[dict[str, Any]], historie: list[dict[str, Any]] | None = None,
-        abgeleitet: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+        abgeleitet: list[list[Any]] | None = None) -> dict[str, Any]:
     return {"id": "lena", "name": "Lena", "typ": "person",
             "fakten": [compact(FACT_FIELDS, f) for f in fakten],
             "historie": [compact(FACT_FIELDS, h) for h in historie or []],

@@ -26,6 +26,7 @@ import pytest
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from typer.testing import CliRunner
 
+from cli.launcher import free_port
 from cli.main import app
 from kg.api import SyncMemory
 from kg.settings import Settings
@@ -36,7 +37,6 @@ from tests.mcp_support import (
     HttpServer,
     Remote,
     everything,
-    free_port,
     http_transport,
     server_env,
     stdio_transport,
@@ -134,7 +134,7 @@ def test_tools_are_listed_with_schemas_and_no_pair_argument(mcp: Setup) -> None:
         mappe = tools["mappe"]
         assert mappe.input_schema["required"] == ["entitaet"]
         assert {"gueltig_am", "bekannt_am", "budget"} <= set(mappe.input_schema["properties"])
-        assert {"text", "mappe"} <= set(mappe.output_schema["properties"])  # type: ignore[index]
+        assert {"text", "mappe"} <= set(mappe.output_schema["properties"])
         write = tools["write"].input_schema
         assert write["required"] == ["auftrag_id"]
         assert "herkunft" in json.dumps(write["$defs"]["Tripel"])
@@ -162,11 +162,11 @@ def test_write_then_mappe_then_replay(mcp: Setup, store: SyncMemory) -> None:
     assert not result.is_error
     assert "wohnt in Kassel" in text(result)
     assert "abgeleitet" in text(result) and "Deutschland" in text(result)
-    mappe = result.structured_content["mappe"]  # type: ignore[index]
+    mappe = result.structured_content["mappe"]
     assert mappe["entitaet"]["name"] == "Lena"
     facts = {f["id"] for f in mappe["fakten"]}
     assert {r["fakt_id"] for r in first["ergebnisse"]} <= facts
-    assert result.structured_content["text"] == text(result)  # type: ignore[index]
+    assert result.structured_content["text"] == text(result)
 
     before = user_data(store, mcp.a.user_id)
     again = mcp.http_a.ok("write", auftrag_id=oid, tripel=tripel)  # same pair over HTTP

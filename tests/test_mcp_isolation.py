@@ -15,14 +15,16 @@ Bounded by default (5 workloads); KG_STRESS=1 runs 40.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
+from mcp import Client
+from mcp.types import ReadResourceResult
 
 from kg.api import SyncMemory
 from kg.settings import Settings
@@ -186,7 +188,11 @@ def check_pair(w: World, p: PairRef, remote: Remote) -> int:
         assert fact_ids <= mine, (p, fact_ids - mine)
         assert not ids_in(data, "id") & (foreign_entries | foreign_entities), p
     for name in known:
-        text = remote.run(lambda c, n=name: c.read_resource(f"mappe://{n}")).contents[0].text
+        # mypy cannot infer the type of a lambda with a default argument
+        text = remote.run(cast(
+            Callable[[Client], Coroutine[Any, Any, ReadResourceResult]],
+            lambda c, n=name: c.read_resource(f"mappe://{n}"),
+        )).contents[0].text
         assert not any(tag in text for tag in foreign_tags), (p, name)
     # Foreign ids are refused or answer nothing.
     for entry in sorted(foreign_entries)[:3]:

@@ -27,7 +27,7 @@ def test_a_pair_view_reads_and_writes_only_its_pair(pair: Pair) -> None:
         run(nova.write({"auftrag_id": "a2", "character_id": "luna",
                         "tripel": [t("Lena", "beruf", wert="Ärztin")]}))
     with pytest.raises(TypeError):
-        nova.mappe(lena, date(2026, 1, 1))  # type: ignore[misc, unused-coroutine]
+        nova.mappe(lena, date(2026, 1, 1))  # type: ignore[call-arg, unused-coroutine]
 
 
 def test_the_entity_list_shows_only_the_pairs_type_and_facts(pair: Pair) -> None:

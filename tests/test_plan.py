@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 from kg.canon import load_canon
 from kg.models import Auftrag
@@ -55,7 +55,11 @@ def test_two_values_of_an_einwertig_relation_in_one_order_keep_only_the_last() -
     results = planner.plan()
     assert [r.ausgang for r in results] == ["abgeloest", "abgeloest"]
     assert planner.ops.close[0] == {"id": "f1", "start_id": "lena", "version": 1}
-    new = {f.end_id: f.new for f in planner.ops.facts if f.rel == "WOHNT_IN" and f.id != "f1"}
+    # Each planned WOHNT_IN fact ends at a place and carries the version it writes.
+    new = cast(
+        dict[str, dict[str, Any]],
+        {f.end_id: f.new for f in planner.ops.facts if f.rel == "WOHNT_IN" and f.id != "f1"},
+    )
     kassel = next(k for k, v in new.items() if not v["aktiv"])
     assert planner.state.entities[kassel].name == "Kassel"
     assert [v["aktiv"] for v in new.values()].count(True) == 1

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,7 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def test_parses_name_doc_and_params() -> None:
     text = "// name: one\n// Finds one.\n// params: $a, $b\nMATCH (n {a: $a}) RETURN $b;\n"
     (q,) = parse(text, "x.cypher")
-    assert (q.name, q.doc, q.params, q.line) == ("one", "Finds one.", {"a", "b"}, 1)
+    assert (q.name, q.doc, q.params, q.line) == ("one", "Finds one.", frozenset({"a", "b"}), 1)
     assert q.text == "MATCH (n {a: $a}) RETURN $b"
 
 
@@ -245,7 +246,7 @@ def test_a_new_version_goes_to_the_store_without_its_old_recording_time() -> Non
     from kg.writer import _wire_props
 
     then = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
-    fact = {
+    fact: dict[str, Any] = {
         "rel": "WOHNT_IN",
         "props": {"id": "f1", "t_recorded": then, "t_valid": then, "decay_am": date(2026, 11, 2)},
     }
@@ -275,7 +276,7 @@ def test_the_maps_a_query_takes_hold_exactly_the_keys_it_reads() -> None:
         pass
 
     class Tx:
-        async def plain_one(self, name: str, **params: object) -> None:
+        async def plain_one(self, name: str, **params: Any) -> None:
             self.params = params
             raise Sent
 
@@ -290,7 +291,7 @@ def test_the_maps_a_query_takes_hold_exactly_the_keys_it_reads() -> None:
     tx = Tx()
     with pytest.raises(Sent):
         asyncio.run(FaktenAgent(None, canon)._state(tx, order, refs_of(order, canon)))  # type: ignore[arg-type]
-    assert read("order_state", "refs") == set(tx.params["refs"])  # type: ignore[arg-type]
+    assert read("order_state", "refs") == set(tx.params["refs"])
 
     then = datetime(2025, 1, 1, tzinfo=UTC)
     at = mappe_params(Settings(), canon, "u", "nova", ["x"], gueltig_am=then)["at"]

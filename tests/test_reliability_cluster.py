@@ -11,7 +11,7 @@ how a deployment outgrows one machine).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -91,6 +91,7 @@ class AccessLog:
         class Pool:
             async def acquire(self, mode: str, *args: Any) -> Any:
                 log.modes.append(mode)
+                assert direct is not None  # as above: a method here does not see that
                 log.managers.append(direct._bookmarks)
                 connection = await pool.acquire(mode, *args)
                 run = connection.run
@@ -136,7 +137,7 @@ def test_reads_are_read_transactions_and_writes_write_transactions(
             user, "nova", NeuerEintrag(titel="Termin", beginn=date(2026, 11, 3))))
         assert "WRITE" in log.take()
         lena = run(memory.entity_id(user, "nova", "Lena"))
-        reads = {
+        reads: dict[str, Callable[[], Coroutine[Any, Any, object]]] = {
             "entity_id": lambda: memory.entity_id(user, "nova", "Lena"),
             "resolve": lambda: memory.resolve(user, "nova", "Lena"),
             "entities": lambda: memory.entities(user, "nova"),
@@ -154,7 +155,7 @@ def test_reads_are_read_transactions_and_writes_write_transactions(
         for name, call in reads.items():
             run(call())
             assert log.take() == {"READ"}, name
-        writes = {
+        writes: dict[str, Callable[[], Coroutine[Any, Any, object]]] = {
             "timeline_move": lambda: memory.timeline_move(user, "nova", entry.id,
                                                           date(2026, 11, 4)),
             "export": lambda: memory.export(tmp_path / "u.jsonl", user),

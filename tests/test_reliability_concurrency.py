@@ -145,8 +145,8 @@ def test_concurrent_writers_lose_and_double_nothing(
     assert errors == [], errors[:5]
 
     # Replays return the first result and say so.
-    for first, again in (r for log in logs for r in log.replays):
-        assert again.wiederholt and again.ergebnisse == first.ergebnisse
+    for original, again in (r for log in logs for r in log.replays):
+        assert again.wiederholt and again.ergebnisse == original.ergebnisse
     # An order sent by two writers at once is written by exactly one of them.
     acknowledged: dict[str, AuftragErgebnis] = {}
     for pair in range(WRITERS // 2):

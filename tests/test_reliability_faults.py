@@ -142,7 +142,7 @@ def private(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Private]:
 class Round:
     kind: str
     users: list[str]
-    sent: dict[str, dict] = field(default_factory=dict)
+    sent: dict[str, dict[str, Any]] = field(default_factory=dict)
     confirmed: dict[str, AuftragErgebnis] = field(default_factory=dict)
     unconfirmed: dict[str, str] = field(default_factory=dict)  # auftrag_id → message
     other_errors: list[str] = field(default_factory=list)

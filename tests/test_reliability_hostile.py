@@ -454,6 +454,7 @@ def test_hostile_orders_are_rejected_with_a_reason_or_written_literally(
                 assert raw["timeline_id"] in target.own_entries, raw
             if r.ausgang == "berichtigt" or r.fakt_id is None:
                 continue
+            assert r.subjekt_id is not None, r
             fact = read_fact(store, r.subjekt_id, r.fakt_id)
             assert fact["rel"] == canon[raw["beziehung"].strip()].rel_type
             assert fact["user_id"] == fact["s_user"] == result.user_id
@@ -528,6 +529,7 @@ def test_the_limits_hold_at_their_edges(
         assert r.meldung and len(r.meldung) < 500
         return
     assert r.ausgang == "geschrieben", r
+    assert r.subjekt_id is not None and r.fakt_id is not None, r
     fact = read_fact(store, r.subjekt_id, r.fakt_id)
     assert (fact["name"], fact["wert"]) == (normalize_text(subjekt), normalize_text(wert))
     again = store.run(store.memory.resolve(user, "nova", subjekt))

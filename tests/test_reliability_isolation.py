@@ -57,6 +57,7 @@ class Owner:
 
 
 # One step of a workload: (user, character, kind, a, b, k)
+Step = tuple[int, int, str, int, int, int]
 step = st.tuples(
     st.integers(0, USERS - 1),
     st.integers(0, len(CHARACTERS) - 1),
@@ -67,7 +68,7 @@ step = st.tuples(
 )
 
 
-def run_workload(store: SyncMemory, users: list[str], steps: list[tuple]) -> Owner:
+def run_workload(store: SyncMemory, users: list[str], steps: list[Step]) -> Owner:
     memory = store.memory
     owner = Owner()
     for u in users:
@@ -262,7 +263,7 @@ def test_every_read_returns_only_its_own_pairs_data(
     @settings(max_examples=WORKLOADS, deadline=None, database=None,
               suppress_health_check=list(HealthCheck))
     @given(steps=st.lists(step, min_size=20, max_size=size(40, 80)))
-    def one(steps: list[tuple]) -> None:
+    def one(steps: list[Step]) -> None:
         users = [new_user_id("rel-iso") for _ in range(USERS)]
         owner = run_workload(store, users, steps)
         figures["workloads"] += 1

@@ -74,6 +74,7 @@ def scan(source: str, where: str, names: set[str]) -> list[str]:
                 and node.func.attr == "format")
         )
         if built and CYPHER_CLAUSE.search(literal_text(node)):
+            assert isinstance(node, ast.expr)  # all three are expressions
             problems.append(f"{where}:{node.lineno}: Cypher text is built here")
         if not isinstance(node, ast.Call):
             continue

@@ -92,7 +92,7 @@ def test_settings_come_from_arguments_then_environment_then_env_file(
 def test_the_default_password_is_for_loopback_only(uri: str, loopback: bool) -> None:
     assert is_loopback(uri) is loopback
     if loopback:
-        settings = load_settings(neo4j_uri=uri, neo4j_password="")
+        settings: Settings = load_settings(neo4j_uri=uri, neo4j_password="")
         assert settings.neo4j_password.get_secret_value() == LOCAL_DEFAULT_PASSWORD
     else:
         with pytest.raises(ConfigError, match="NEO4J_PASSWORD is not set"):

@@ -4,21 +4,22 @@ from __future__ import annotations
 
 import asyncio
 from datetime import date
+from typing import Any
 
 import pytest
 
 from kg.errors import InvalidInput, TimelineError
 from kg.models import NeuerEintrag
-from kg.timeline import month_window, moved_end, when_text
+from kg.timeline import Eintrag, month_window, moved_end, when_text
 from tests.conftest import Pair, t
 
 
-def add(pair: Pair, titel: str = "Zahnarzt", **kw) -> str:
+def add(pair: Pair, titel: str = "Zahnarzt", **kw: Any) -> str:
     entry = NeuerEintrag(titel=titel, **{"typ": "termin", "beginn": date(2026, 11, 3), **kw})
     return pair.store.run(pair.store.memory.timeline_add(pair.user_id, "nova", entry)).id
 
 
-def move(pair: Pair, eintrag_id: str, beginn: date, **kw):
+def move(pair: Pair, eintrag_id: str, beginn: date, **kw: Any) -> Eintrag:
     return pair.store.run(
         pair.store.memory.timeline_move(pair.user_id, "nova", eintrag_id, beginn, **kw)
     )
@@ -94,7 +95,7 @@ def test_concurrent_moves_never_fork_the_chain(pair: Pair) -> None:
     first = add(pair)
     memory = pair.store.memory
 
-    async def race() -> list:
+    async def race() -> list[Eintrag | BaseException]:
         return await asyncio.gather(
             *(
                 memory.timeline_move(pair.user_id, "nova", first, date(2026, 12, d))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from datetime import UTC, date, datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,11 +14,11 @@ from typer.testing import CliRunner
 from cli.main import app
 from kg.db import Tx
 from kg.errors import KgError, StoredDataError, WriteNotConfirmed
-from kg.models import Auftrag
+from kg.models import Auftrag, AuftragErgebnis
 from tests.conftest import Pair, t
 
 
-def facts_of(pair: Pair, name: str, rel: str) -> list[dict]:
+def facts_of(pair: Pair, name: str, rel: str) -> list[dict[str, Any]]:
     """The current versions of a subject's facts of one relation (the record as it is)."""
     return pair.cypher(
         "MATCH (s:Entitaet {user_id: $u, name: $n})-[r]->(o) WHERE type(r) = $rel "
@@ -32,7 +33,7 @@ def facts_of(pair: Pair, name: str, rel: str) -> list[dict]:
     )
 
 
-def versions_of_berlin(pair: Pair, columns: str) -> list[dict]:
+def versions_of_berlin(pair: Pair, columns: str) -> list[dict[str, Any]]:
     """Every stored version of Lena's WOHNT_IN Berlin (`r`), oldest first, as `columns`."""
     return pair.cypher(
         "MATCH (:Entitaet {user_id: $u, name: 'Lena'})-[r:WOHNT_IN]->(:Entitaet {name: 'Berlin'}) "
@@ -41,7 +42,7 @@ def versions_of_berlin(pair: Pair, columns: str) -> list[dict]:
     )
 
 
-def snapshot(pair: Pair) -> dict:
+def snapshot(pair: Pair) -> dict[str, Any]:
     rows = pair.cypher(
         "CALL () { MATCH (e:Entitaet {user_id: $u}) RETURN count(e) AS entities } "
         "CALL () { MATCH (:Entitaet {user_id: $u})-[r]->() RETURN count(r) AS rels, "
@@ -172,7 +173,9 @@ def test_ambiguous_name_writes_nothing_and_returns_candidates(pair: Pair) -> Non
         (t("Lena", "typ", wert="drache"), "ungueltiger_typ"),
     ],
 )
-def test_rejections_have_a_reason_and_write_nothing(pair: Pair, triple: dict, grund: str) -> None:
+def test_rejections_have_a_reason_and_write_nothing(
+    pair: Pair, triple: dict[str, Any], grund: str
+) -> None:
     pair.write(t("Lena", "hobby", wert="Lesen"))
     before = snapshot(pair)
     result = pair.write(triple)
@@ -415,7 +418,7 @@ def test_an_order_whose_commit_lost_its_answer_is_written_once_by_its_replay(
 def test_concurrent_writers_keep_one_active_einwertig_fact_and_one_entity(pair: Pair) -> None:
     memory = pair.store.memory
 
-    async def burst() -> list:
+    async def burst() -> list[AuftragErgebnis]:
         orders = [
             Auftrag.model_validate(
                 pair.order(
@@ -440,7 +443,7 @@ def test_concurrent_writers_keep_one_active_einwertig_fact_and_one_entity(pair: 
     assert len([x for x in facts_of(pair, "Lena", "hat_haustier") if x["aktiv"]]) == 1
 
 
-def test_cli_write_reports_and_bad_input_changes_nothing(pair: Pair, tmp_path) -> None:
+def test_cli_write_reports_and_bad_input_changes_nothing(pair: Pair, tmp_path: Path) -> None:
     runner = CliRunner()
     good = tmp_path / "good.json"
     good.write_text(json.dumps(pair.order(t("Lena", "wohnt_in", "Kassel"))))
