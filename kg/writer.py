@@ -140,6 +140,9 @@ def to_fact(f: Record) -> FactState:
     props = {key: _python(key, value) for key, value in f["props"].items() if value is not None}
     tl, tlb = f["ab_tag"], f["bis_tag"]
     start: datetime = day_start(tl.to_native()) if tl is not None else props["t_valid"]
+    # The end of the starting event's day or month (a value told inside it is placed
+    # before it), as a reference to the event gives it.
+    window = precision_end(tl.to_native(), f["ab_genauigkeit"]) if tl is not None else None
     end: datetime | None = day_start(tlb.to_native()) if tlb is not None else props.get("t_invalid")
     if end is not None:
         end = max(end, start)  # a value never ends before it starts
@@ -148,6 +151,7 @@ def to_fact(f: Record) -> FactState:
         props,
         start=start,
         end=end,
+        window_end=window,
         aktiv=props["aktiv"],
         grund=props.get("grund"),
         version=props.get("version", 1),

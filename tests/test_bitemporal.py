@@ -229,6 +229,102 @@ def test_correcting_the_current_value_brings_its_predecessor_back(pair: Pair) ->
     check_clean(pair)
 
 
+def stays(m: Mappe, beziehung: str) -> list[tuple[str, date | None, date | None]]:
+    """The values of a relation in a Mappe, current and ended, with their days."""
+    return sorted(
+        (f.objekt.name if f.objekt else str(f.wert), f.ab_datum, f.bis_datum)
+        for f in [*m.fakten, *m.historie]
+        if f.beziehung == beziehung and f.grad == 1
+    )
+
+
+def correct(pair: Pair, objekt: str, neu_objekt: str, **extra: Any) -> Any:
+    order = pair.order(
+        {"subjekt": "Lena", "beziehung": "wohnt_in", "objekt": neu_objekt, "herkunft": "mensch"},
+        **extra,
+    )
+    order["berichtigungen"] = [{"subjekt": "Lena", "beziehung": "wohnt_in", "objekt": objekt}]
+    return pair.store.run(pair.store.memory.write(order))
+
+
+def test_a_replacement_takes_the_place_of_the_current_value_it_corrects(pair: Pair) -> None:
+    """"Not Kassel, Hamburg": Hamburg holds from where Kassel began. It began at the
+    store's clock, so Berlin came back up to the correction: Lena lived in Berlin until
+    today, and Hamburg only since."""
+    pair.write(t("Lena", "wohnt_in", "Berlin"), zeitpunkt="2026-01-01T00:00:00Z")
+    kassel = pair.write(t("Lena", "wohnt_in", "Kassel"), zeitpunkt="2026-06-01T00:00:00Z")
+    later()
+    result = correct(pair, "Kassel", "Hamburg")
+    assert [e.ausgang for e in result.ergebnisse] == ["berichtigt", "abgeloest"]
+    assert stays(pair.mappe("Lena"), "wohnt_in") == [
+        ("Berlin", date(2026, 1, 1), date(2026, 6, 1)),
+        ("Hamburg", date(2026, 6, 1), None),
+    ]
+    # As known before the correction, Kassel held from June.
+    july = datetime(2026, 7, 1, tzinfo=UTC)
+    assert werte(pair.mappe("Lena", gueltig_am=july, bekannt_am=kassel.erfasst),
+                 "wohnt_in") == ["Kassel"]
+    assert werte(pair.mappe("Lena", gueltig_am=july), "wohnt_in") == ["Hamburg"]
+    check_clean(pair)
+
+
+def test_a_replacement_takes_the_place_of_a_past_value_it_corrects(pair: Pair) -> None:
+    """Berlin, München, Hamburg; "not München, Köln": Köln holds where München did, up
+    to Hamburg, which stays current. It began at the store's clock and superseded
+    Hamburg: the Mappe said Lena lived in Hamburg until today and in Köln since."""
+    pair.write(t("Lena", "wohnt_in", "Berlin"), zeitpunkt="2025-01-01T00:00:00Z")
+    pair.write(t("Lena", "wohnt_in", "München"), zeitpunkt="2025-06-01T00:00:00Z")
+    pair.write(t("Lena", "wohnt_in", "Hamburg"), zeitpunkt="2026-06-01T00:00:00Z")
+    later()
+    result = correct(pair, "München", "Köln")
+    assert [e.ausgang for e in result.ergebnisse] == ["berichtigt", "nachgetragen"]
+    assert stays(pair.mappe("Lena"), "wohnt_in") == [
+        ("Berlin", date(2025, 1, 1), date(2025, 6, 1)),
+        ("Hamburg", date(2026, 6, 1), None),
+        ("Köln", date(2025, 6, 1), date(2026, 6, 1)),
+    ]
+    check_clean(pair)
+
+
+def test_a_replacement_of_a_value_from_an_event_moves_with_the_event(pair: Pair) -> None:
+    """Kassel came with a move in February 2027; "not Kassel, Hamburg": Hamburg comes
+    with the same move, and when the move is put off to April, Hamburg with it."""
+    pair.write(t("Lena", "wohnt_in", "Berlin"), zeitpunkt="2026-06-01T00:00:00Z")
+    moved = pair.write(t("Lena", "wohnt_in", "Kassel", ereignis=event("Umzug", "2027-02-01")))
+    entry = moved.ergebnisse[0].timeline_id
+    assert entry is not None
+    later()
+    result = correct(pair, "Kassel", "Hamburg")
+    assert result.ergebnisse[1].timeline_id == entry
+    now = pair.mappe("Lena")
+    assert [(f.objekt.name, f.ab) for f in now.fakten if f.beziehung == "wohnt_in"] == [
+        ("Hamburg", "Februar 2027")
+    ]
+    later()
+    pair.store.run(pair.store.memory.timeline_move(
+        pair.user_id, "nova", entry, date(2027, 4, 1), genauigkeit="monat"
+    ))
+    assert stays(pair.mappe("Lena"), "wohnt_in") == [
+        ("Berlin", date(2026, 6, 1), date(2027, 4, 1)),
+        ("Hamburg", date(2027, 4, 1), None),
+    ]
+    check_clean(pair)
+
+
+def test_a_replacement_with_its_own_time_keeps_it(pair: Pair) -> None:
+    """The order's zeitpunkt says when the right value began: "not Kassel; Hamburg, since
+    September". Berlin holds again up to then."""
+    pair.write(t("Lena", "wohnt_in", "Berlin"), zeitpunkt="2026-01-01T00:00:00Z")
+    pair.write(t("Lena", "wohnt_in", "Kassel"), zeitpunkt="2026-06-01T00:00:00Z")
+    later()
+    correct(pair, "Kassel", "Hamburg", zeitpunkt="2026-09-01T00:00:00Z")
+    assert stays(pair.mappe("Lena"), "wohnt_in") == [
+        ("Berlin", date(2026, 1, 1), date(2026, 9, 1)),
+        ("Hamburg", date(2026, 9, 1), None),
+    ]
+    check_clean(pair)
+
+
 def test_a_cancel_keeps_what_was_known_before_it(pair: Pair) -> None:
     berlin = pair.write(t("Lena", "wohnt_in", "Berlin"), zeitpunkt="2026-06-01T00:00:00Z")
     moved = pair.write(t("Lena", "wohnt_in", "Kassel", ereignis=event("Umzug", "2027-02-01")))

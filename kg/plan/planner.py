@@ -28,6 +28,7 @@ from kg.plan.state import (
     ChainState,
     EntityState,
     FactState,
+    Place,
     State,
     day_start,
     new_id,
@@ -63,6 +64,9 @@ class Planner(History):
         super().__init__(canon, auftrag, state, jetzt)
         self._neue: list[str] = []
         self._typ_fakten: list[str] = []
+        #: Where the values this order's corrections took back began, by subject and
+        #: relation: the place their replacement takes (`replacement_place`).
+        self._taken_places: dict[tuple[str, str], Place] = {}
 
     def plan(self) -> list[TripelErgebnis]:
         """Corrections first (their replacements follow as triples), then the triples."""
@@ -465,6 +469,10 @@ class Planner(History):
                     f"timeline entry {tripel.timeline_id!r} is cancelled",
                 )
             timeline_id, start, window_end = chain.first_id, chain.beginn, chain.window_end
+        elif tripel.ereignis is None and self.auftrag.zeitpunkt is None and subj.id is not None:
+            place = self._taken_places.get((subj.id, rel.rel_type))
+            if place is not None:
+                start, timeline_id, window_end = place
 
         if rel.name == "typ" and tripel.wert == "sonstiges" and subj.typ:
             # "No specific type yet" never replaces a specific type: nothing is written
@@ -541,6 +549,11 @@ class Planner(History):
         )
         if not wrong:
             raise Rejected("abgelehnt", "nicht_gefunden", f"no fact {target} in this pair")
+        earliest = min(wrong, key=lambda f: (f.start, f.id))
+        place = (earliest.start, earliest.props.get("timeline_id"), earliest.window_end)
+        key = (subj.id, rel.rel_type)
+        if key not in self._taken_places or place[0] < self._taken_places[key][0]:
+            self._taken_places[key] = place
         reinstated = []
         for fact in wrong:
             reinstated += self.take_back(fact, "berichtigt")
