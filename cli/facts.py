@@ -16,6 +16,7 @@ from cli.common import (
     err,
     fail,
     out,
+    parse_start,
     parse_when,
     print_json,
     user_opt,
@@ -23,7 +24,7 @@ from cli.common import (
 from kg.api import Memory, correction_order, parse_order
 from kg.errors import InvalidInput
 from kg.mappe import Mappe, MappeFakt, render
-from kg.models import AuftragErgebnis
+from kg.models import Auftrag, AuftragErgebnis
 
 #: The most bytes `kg write` reads: an order holds at most 200 triples of names and
 #: values of at most 2,000 characters, a few MiB even with every character escaped.
@@ -109,15 +110,23 @@ def write(
 def correct(
     user: str = UserOpt,
     character: str = CharOpt,
-    subjekt: str = typer.Option(..., help="Subject name of the wrong fact."),
+    subjekt: str = typer.Option(..., help="Subject of the wrong fact: a name or an id."),
     beziehung: str = typer.Option(..., help="Relation of the wrong fact."),
     herkunft: str = typer.Option(
         ..., help="Herkunft (mensch, nova, modell, recherche); required, no default."
     ),
-    objekt: str | None = typer.Option(None, help="Object entity name of the wrong fact."),
+    objekt: str | None = typer.Option(
+        None, help="Object entity of the wrong fact: a name or an id."
+    ),
     wert: str | None = typer.Option(None, help="Or its value."),
-    neu_objekt: str | None = typer.Option(None, help="Replacement object (optional)."),
+    neu_objekt: str | None = typer.Option(
+        None, help="Replacement object, a name or an id (optional)."
+    ),
     neu_wert: str | None = typer.Option(None, help="Replacement value (optional)."),
+    zeitpunkt: str | None = typer.Option(
+        None, help="When the replacement began: a date (its start, UTC) or an ISO 8601 "
+        "instant with a time zone. Default: where the corrected value began."
+    ),
     notiz: str | None = typer.Option(None, help="Why it is wrong (kept in the audit)."),
     auftrag_id: str | None = typer.Option(None, help="Idempotency id (default: generated)."),
     as_json: bool = JsonOpt,
@@ -126,20 +135,45 @@ def correct(
 
     Example: kg correct -u u1 -c nova --subjekt Mittelmeer --beziehung ist_ein
     --wert Ozean --neu-wert Nebenmeer --herkunft mensch
+
+    The replacement takes the wrong value's place: it holds from where that one began
+    (with its event, if it began with one), unless --zeitpunkt says when.
     """
     for a, b in (("--objekt", objekt), ("--wert", wert)), (("--neu-objekt", neu_objekt),
                                                            ("--neu-wert", neu_wert)):
         if a[1] is not None and b[1] is not None:
             fail(InvalidInput(f"give {a[0]} or {b[0]}, not both"))
-    try:
-        order = correction_order(
+    when = parse_start(zeitpunkt, "--zeitpunkt")
+    Ref = str | dict[str, str] | None
+
+    def build(subjekt: str | dict[str, str], objekt: Ref, neu_objekt: Ref) -> Auftrag:
+        return correction_order(
             user, character, subjekt=subjekt, beziehung=beziehung, herkunft=herkunft,
-            objekt=objekt, wert=wert, neu_objekt=neu_objekt, neu_wert=neu_wert, notiz=notiz,
-            auftrag_id=auftrag_id,
+            objekt=objekt, wert=wert, neu_objekt=neu_objekt, neu_wert=neu_wert,
+            zeitpunkt=when, notiz=notiz, auftrag_id=auftrag_id,
         )
+
+    try:
+        order = build(subjekt, objekt, neu_objekt)
     except InvalidInput as error:
         fail(error)
-    _print_result(call(lambda m: m.write(order)), as_json)
+
+    async def write(m: Memory) -> AuftragErgebnis:
+        # An entity may be named by its id, as in `kg mappe`: the id of one of the user's
+        # entities is taken as that entity, whatever else is named so.
+        async def ref(text: str | None) -> Ref:
+            if text is not None and await m.db.query(
+                "entity_by_id", user_id=user, character_id=character, entity_id=text
+            ):
+                return {"id": text}
+            return text
+
+        by_id = [await ref(subjekt), await ref(objekt), await ref(neu_objekt)]
+        if by_id == [subjekt, objekt, neu_objekt]:
+            return await m.write(order)
+        return await m.write(build(by_id[0] or subjekt, by_id[1], by_id[2]))
+
+    _print_result(call(write), as_json)
 
 
 def entities(

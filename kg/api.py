@@ -620,16 +620,20 @@ def check_cap(cap: int | None) -> None:
 class Korrektur(TypedDict, total=False):
     """What a correction names, by keyword: the wrong fact and its optional replacement."""
 
-    subjekt: Required[str]
+    #: Entities by name, or by id as {"id": ...} (as in an order).
+    subjekt: Required[str | dict[str, str]]
     beziehung: Required[str]
     #: Required, no default: who says the fact was wrong.
     herkunft: Required[str]
     #: The wrong fact's object entity, or its value.
-    objekt: str | None
+    objekt: str | dict[str, str] | None
     wert: str | None
     #: The replacement's object entity, or its value (at most one).
-    neu_objekt: str | None
+    neu_objekt: str | dict[str, str] | None
     neu_wert: str | None
+    #: When the replacement began (the order's valid time); without it, where the
+    #: corrected value began.
+    zeitpunkt: datetime | str | None
     notiz: str | None
     auftrag_id: str | None
 
@@ -639,12 +643,14 @@ def correction_order(
 ) -> Auftrag:
     """The order of a correction: the wrong fact (`objekt` or `wert`) retired as never
     true, and its replacement (`neu_objekt` or `neu_wert`) as a triple with the required
-    `herkunft`. InvalidInput says what is wrong."""
+    `herkunft`, holding from `zeitpunkt`, else where the corrected value began.
+    InvalidInput says what is wrong."""
     subjekt, beziehung = korrektur["subjekt"], korrektur["beziehung"]
     herkunft = korrektur["herkunft"]
     objekt, wert = korrektur.get("objekt"), korrektur.get("wert")
     neu_objekt, neu_wert = korrektur.get("neu_objekt"), korrektur.get("neu_wert")
     notiz, auftrag_id = korrektur.get("notiz"), korrektur.get("auftrag_id")
+    zeitpunkt = korrektur.get("zeitpunkt")
     if herkunft not in HERKUNFT:
         raise InvalidInput(
             f"herkunft is required and must be one of {', '.join(HERKUNFT)}, not {herkunft!r}"
@@ -658,6 +664,8 @@ def correction_order(
                                "wert": wert, "notiz": notiz}.items() if v is not None}
         ],
     }
+    if zeitpunkt is not None:
+        data["zeitpunkt"] = zeitpunkt
     if neu_objekt is not None or neu_wert is not None:
         replacement: dict[str, Any] = {
             "subjekt": subjekt, "beziehung": beziehung, "herkunft": herkunft

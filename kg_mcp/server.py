@@ -415,12 +415,20 @@ def build_server(
         richtig: Annotated[
             Tripel | None, Field(description="Its replacement, written in the same order.")
         ] = None,
+        zeitpunkt: Annotated[
+            AwareDatetime | None,
+            Field(description="When the replacement began, an ISO instant with a time zone "
+                  "(default: where the wrong fact began)."),
+        ] = None,
     ) -> Annotated[CallToolResult, AuftragErgebnis]:
         """Correct a wrong fact: it is retired as never true (not superseded), optionally
-        with the right fact in the same order. Replays by auftrag_id like `write`."""
+        with the right fact in the same order, which takes the wrong one's place (from
+        where it began, unless zeitpunkt says when). Replays by auftrag_id like `write`."""
         data: dict[str, Any] = {"auftrag_id": auftrag_id, "berichtigungen": [falsch]}
         if richtig is not None:
             data["tripel"] = [richtig]
+        if zeitpunkt is not None:
+            data["zeitpunkt"] = zeitpunkt
         return await write_order(pair(), data)
 
     # -- timeline ---------------------------------------------------------------

@@ -325,6 +325,42 @@ def test_a_replacement_with_its_own_time_keeps_it(pair: Pair) -> None:
     check_clean(pair)
 
 
+def test_kg_correct_names_entities_by_id_and_gives_the_replacement_a_time(
+    pair: Pair,
+) -> None:
+    """Two entities named Lena: `kg correct --subjekt Lena` is ambiguous, and the id the
+    answer points to was taken for a name ("no fact 598f… wohnt_in"). An id is taken as
+    the entity, as by `kg mappe`; --zeitpunkt says when the replacement began (a date:
+    its start), and a bad one is refused before anything is written."""
+    pair.write(t("Lena", "wohnt_in", "Berlin"), zeitpunkt="2026-01-01T00:00:00Z")
+    pair.write(t("Lena", "wohnt_in", "Kassel"), zeitpunkt="2026-06-01T00:00:00Z")
+    lena = pair.id_of("Lena")
+    pair.write(t({"neu": "Lena"}, "beruf", wert="Ärztin"))
+    args = ["correct", "-u", pair.user_id, "-c", "nova", "--beziehung", "wohnt_in",
+            "--objekt", "Kassel", "--neu-objekt", "Hamburg", "--herkunft", "mensch"]
+    ambiguous = runner.invoke(app, [*args, "--subjekt", "Lena"])
+    assert ambiguous.exit_code == 2, ambiguous.output
+    assert "2 entities are named 'Lena'" in ambiguous.output, ambiguous.output
+    for bad, words in (("1. September", "neither a date"), ("2026-09-01T00:00", "no time zone")):
+        refused = runner.invoke(app, [*args, "--subjekt", lena, "--zeitpunkt", bad])
+        assert refused.exit_code == 2 and words in refused.output, (bad, refused.output)
+    done = runner.invoke(app, [*args, "--subjekt", lena, "--zeitpunkt", "2026-09-01", "--json"])
+    assert done.exit_code == 0, done.output
+    m = pair.store.run(pair.store.memory.mappe(pair.user_id, "nova", lena))
+    assert stays(m, "wohnt_in") == [
+        ("Berlin", date(2026, 1, 1), date(2026, 9, 1)),
+        ("Hamburg", date(2026, 9, 1), None),
+    ]
+    hamburg = next(f.objekt.id for f in m.fakten if f.objekt and f.objekt.name == "Hamburg")
+    back = runner.invoke(app, ["correct", "-u", pair.user_id, "-c", "nova", "--subjekt", lena,
+                               "--beziehung", "wohnt_in", "--objekt", hamburg,
+                               "--herkunft", "mensch"])
+    assert back.exit_code == 0, back.output
+    m = pair.store.run(pair.store.memory.mappe(pair.user_id, "nova", lena))
+    assert stays(m, "wohnt_in") == [("Berlin", date(2026, 1, 1), None)]
+    check_clean(pair)
+
+
 def test_a_cancel_keeps_what_was_known_before_it(pair: Pair) -> None:
     berlin = pair.write(t("Lena", "wohnt_in", "Berlin"), zeitpunkt="2026-06-01T00:00:00Z")
     moved = pair.write(t("Lena", "wohnt_in", "Kassel", ereignis=event("Umzug", "2027-02-01")))

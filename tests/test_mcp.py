@@ -238,6 +238,24 @@ def test_correct_and_resource(mcp: Setup) -> None:
     assert contents[0].mime_type == "text/plain"
 
 
+def test_correct_gives_the_replacement_a_time(mcp: Setup) -> None:
+    """The replacement takes the wrong fact's place, or begins at `zeitpunkt`."""
+    mcp.http_c.ok("write", auftrag_id=order_id(), tripel=[triple("Ute", "wohnt_in", "Bonn")],
+                  zeitpunkt="2026-01-01T00:00:00Z")
+    mcp.http_c.ok("write", auftrag_id=order_id(), tripel=[triple("Ute", "wohnt_in", "Ulm")],
+                  zeitpunkt="2026-02-01T00:00:00Z")
+    fixed = mcp.http_c.ok(
+        "correct",
+        auftrag_id=order_id(),
+        falsch={"subjekt": "Ute", "beziehung": "wohnt_in", "objekt": "Ulm"},
+        richtig=triple("Ute", "wohnt_in", "Köln"),
+        zeitpunkt="2026-03-01T00:00:00Z",
+    )
+    assert [r["ausgang"] for r in fixed["ergebnisse"]] == ["berichtigt", "abgeloest"]
+    text = mcp.http_c.ok("mappe", entitaet="Ute")["text"]
+    assert "Köln (ab 1. März 2026)" in text and "Bonn (bis 1. März 2026)" in text, text
+
+
 def test_timeline_tools(mcp: Setup) -> None:
     mcp.http_c.ok("write", auftrag_id=order_id(), tripel=[triple("Jana", "wohnt_in", "Bonn")])
     added = mcp.http_c.ok(
