@@ -168,6 +168,18 @@ class Settings(BaseModel):
     def _uri(cls, value: str) -> str:
         return check_uri(value)
 
+    @field_validator("neo4j_database")
+    @classmethod
+    def _database(cls, value: str) -> str:
+        if value.strip().lower() == "system":
+            # Neo4j's own database takes administration commands only: every query of
+            # the store would fail there with the server's raw error.
+            raise ValueError(
+                "the system database holds Neo4j's administration, not a memory; name the "
+                "store's database (default neo4j)"
+            )
+        return value
+
     @model_validator(mode="after")
     def _password(self) -> Settings:
         if not self.neo4j_password.get_secret_value():

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import subprocess
+import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterator
 from contextlib import asynccontextmanager
@@ -18,10 +21,17 @@ from cli.launcher import PLAN_BY_SIZE, LocalServer, free_port
 from kg import schema
 from kg.api import Memory, SyncMemory
 from kg.db import FirstRuns
-from kg.errors import AuthFailed, DatabaseNotFound, SchemaError, SchemaOutdated, ServerUnavailable
+from kg.errors import (
+    AuthFailed,
+    ConfigError,
+    DatabaseNotFound,
+    SchemaError,
+    SchemaOutdated,
+    ServerUnavailable,
+)
 from kg.models import NeuerEintrag
 from kg.queries import registry
-from kg.settings import Settings
+from kg.settings import Settings, load_settings
 from tests.conftest import Pair, new_user_id, raw_cypher, t
 
 
@@ -132,6 +142,24 @@ def test_unknown_database_is_a_typed_error(neo4j_settings: Settings, check_schem
     bad = neo4j_settings.model_copy(update={"neo4j_database": "nosuchdb"})
     with pytest.raises(DatabaseNotFound, match="nosuchdb"):
         asyncio.run(Memory.open(bad, check_schema=check_schema))
+
+
+@pytest.mark.parametrize("name", ["system", "SYSTEM"])
+def test_the_system_database_is_refused_as_the_store(
+    neo4j_settings: Settings, cli_env: dict[str, str], name: str
+) -> None:
+    """NEO4J_DATABASE=system reached the server, which takes administration commands
+    only there: `kg status` ended with its raw "Not a recognised system command" and exit
+    1. It is refused with the configuration, before any connection (exit 2)."""
+    with pytest.raises(ConfigError, match="NEO4J_DATABASE: the system database"):
+        load_settings(neo4j_uri=neo4j_settings.neo4j_uri, neo4j_database=name)
+    done = subprocess.run(
+        [sys.executable, "-m", "cli.main", "status"], capture_output=True, text=True,
+        env={**os.environ, **cli_env, "NEO4J_DATABASE": name}, timeout=60, check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "the system database holds Neo4j's administration" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr
 
 
 @pytest.mark.parametrize("check_schema", [True, False])
