@@ -261,6 +261,31 @@ def test_a_value_told_again_for_an_earlier_time_reads_as_one_stay(pair: Pair) ->
     ]
 
 
+def test_a_stay_whose_current_version_rests_is_left_out_whole(pair: Pair) -> None:
+    """Berlin told for 2025 and again "since 2020", then the current version rests: the
+    Mappe left it out but showed the late version as history, "früher: wohnt in Berlin
+    (bis 1. Januar 2025)", a move out of Berlin that never was. The stay rests as a
+    whole. A value that truly ended before (Hamburg, and Berlin from 2010 until Hamburg)
+    still shows, current read and as-of alike."""
+    pair.write(t("Lena", "wohnt_in", "Berlin"), zeitpunkt="2010-01-01T00:00:00Z")
+    pair.write(t("Lena", "wohnt_in", "Hamburg"), zeitpunkt="2015-01-01T00:00:00Z")
+    pair.write(t("Lena", "wohnt_in", "Berlin"), zeitpunkt="2025-01-01T00:00:00Z")
+    pair.write(t("Lena", "wohnt_in", "Berlin"), zeitpunkt="2020-01-01T00:00:00Z")
+    pair.cypher(
+        "MATCH (:Entitaet {user_id: $u, name: 'Lena'})-[r:WOHNT_IN {aktiv: true}]->() "
+        "SET r.staerke_decay = 0.05",
+        u=pair.user_id,
+    )
+    for kw in ({}, {"gueltig_am": datetime(2026, 6, 1, tzinfo=UTC)}):
+        m = pair.mappe("Lena", **kw)
+        assert [f for f in m.fakten if f.beziehung == "wohnt_in"] == [], kw
+        assert sorted((h.objekt.name, h.ab, h.bis) for h in m.historie) == [
+            ("Berlin", "1. Januar 2010", "1. Januar 2015"),
+            ("Hamburg", "1. Januar 2015", "1. Januar 2020"),
+        ], kw
+        assert "bis 1. Januar 2025" not in render(m)
+
+
 def test_history_lists_every_value(pair: Pair) -> None:
     for i, city in enumerate(["Berlin", "Hamburg", "Kassel"]):
         pair.write(t("Lena", "wohnt_in", city), zeitpunkt=f"2026-0{i + 1}-01T00:00:00Z")
