@@ -13,7 +13,9 @@ intervals are derived from it:
   start counts up to the end of its day or month: a value that began within the
   event's precision precedes the event), so a late value lands before the values that
   follow it and becomes history;
-- taking a value back (a correction or a cancelled event) removes it from the list;
+- taking a value back (a correction or a cancelled event) removes it from the list; a
+  correction's replacement (in the same step) takes the place where the earliest
+  assertion taken back began: its instant, or its event (on a tie, one with an event);
 - a move changes an event's day from that step on: the event's value starts on the
   new day, and a value that ended where it began ends there. It is refused when
   another value begins on a day from the old to the new day (both included), or when it
@@ -146,11 +148,28 @@ class Model:
     ) -> str:
         """Returns the outcome: geschrieben, abgeloest, nachgetragen or unveraendert."""
         self.step += 1
+        return self._write(rel, value, start, event)
+
+    def _write(
+        self,
+        rel: str,
+        value: str,
+        start: datetime,
+        event: tuple[date, str] | None = None,
+        existing: int | None = None,
+    ) -> str:
+        """The write of this step: a new event (`event`), an event that exists
+        (`existing`, its day as it is now), or the instant `start`. "Before" is the
+        record as it stands in this step so far (a correction of the same order may have
+        taken values back)."""
         now = self.step
-        before = self.intervals(rel, now - 1)
+        before = self.intervals(rel, now)
         if event is not None:
-            first = first_of(event[0], event[1])
-            start, edge = day_start(first), window_end(first, event[1])
+            first, precision = first_of(event[0], event[1]), event[1]
+        elif existing is not None:
+            first, precision = self.events[existing].at(now)
+        if event is not None or existing is not None:
+            start, edge = day_start(first), window_end(first, precision)
         else:
             edge = None
         if rel in self.einwertig:
@@ -159,19 +178,19 @@ class Model:
                 return "unveraendert"
         elif any(iv.value == value for iv in before):
             return "unveraendert"
-        key = None
+        key = existing
         if event is not None:
             key = len(self.events) + 1
-            self.events[key] = Event([(now, first, event[1])])
+            self.events[key] = Event([(now, first, precision)])
         new = Assertion(value, None if key else start, key, now)
         items = self.lists.setdefault(rel, [])
         if rel not in self.einwertig:
             items.append(new)
             return "geschrieben"
-        alive = [a for a in items if a.alive(now - 1)]
+        alive = [a for a in items if a.alive(now) and a is not new]
         precede = [
             a for a in alive
-            if (self.start_of(a, now - 1) < edge if edge else self.start_of(a, now - 1) <= start)
+            if (self.start_of(a, now) < edge if edge else self.start_of(a, now) <= start)
         ]
         position = items.index(precede[-1]) + 1 if precede else 0
         items.insert(position, new)
@@ -189,10 +208,34 @@ class Model:
     def correct(self, rel: str, value: str) -> bool:
         """Take back every alive assertion of this value; False when there is none."""
         self.step += 1
+        return self._take_back(rel, value) is not None
+
+    def _take_back(self, rel: str, value: str) -> tuple[datetime, int | None] | None:
+        """Take back the alive assertions of this value in this step; where the earliest
+        of them began (its start, and its event if it had one: on a tie the one with an
+        event), or None when there is none."""
         found = [a for a in self.lists.get(rel, []) if a.alive(self.step - 1) and a.value == value]
+        if not found:
+            return None
+        places = sorted(((self.start_of(a, self.step - 1), a.event is None), a.event)
+                        for a in found)
         for a in found:
             a.removed = self.step
-        return bool(found)
+        (start, _), event = places[0]
+        return start, event
+
+    def correct_with(self, rel: str, value: str, replacement: str, clock: datetime) -> tuple[
+        bool, str
+    ]:
+        """A correction and its replacement in one order (one step): the replacement takes
+        the place of the value taken back (from where it began, with its event), or, when
+        there was none, begins at the store's `clock`. Returns (found, its outcome)."""
+        self.step += 1
+        place = self._take_back(rel, value)
+        if place is None:
+            return False, self._write(rel, replacement, clock)
+        start, event = place
+        return True, self._write(rel, replacement, start, existing=event)
 
     def cancel(self, key: int) -> None:
         self.step += 1

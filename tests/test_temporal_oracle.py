@@ -214,6 +214,22 @@ class TemporalRecord(RuleBasedStateMachine):
         assert (result.ergebnisse[0].ausgang == "berichtigt") == found, (rel, value)
         self.between()
 
+    @rule(rel=st.sampled_from(sorted(RELATIONS)), pick=st.integers(0, 2),
+          new=st.integers(0, 2))
+    def correct_with_replacement(self, rel: str, pick: int, new: int) -> None:
+        """A correction and its replacement in one order: the replacement takes the
+        place of the value taken back (or begins at the store's clock without one)."""
+        values = RELATIONS[rel][1]
+        value, right = values[pick % len(values)], values[new % len(values)]
+        form, _ = RELATIONS[rel]
+        item = {"subjekt": "Lena", "beziehung": rel,
+                ("objekt" if form == "entity" else "wert"): value}
+        result = self.order(berichtigungen=[item], tripel=[self.triple(rel, right)])
+        found, outcome = self.model.correct_with(rel, value, right, result.erfasst)
+        got = [e.ausgang for e in result.ergebnisse]
+        assert got == ["berichtigt" if found else "abgelehnt", outcome], (rel, value, right)
+        self.between()
+
     @precondition(lambda self: any(k not in self.cancelled for k in self.entries))
     @rule(key=events, day=st.sampled_from(DAYS))
     def move(self, key: int, day: date) -> None:

@@ -549,7 +549,8 @@ class Planner(History):
         )
         if not wrong:
             raise Rejected("abgelehnt", "nicht_gefunden", f"no fact {target} in this pair")
-        earliest = min(wrong, key=lambda f: (f.start, f.id))
+        # (On a tie, a value from an event: its replacement then moves with the event.)
+        earliest = min(wrong, key=lambda f: (f.start, f.props.get("timeline_id") is None, f.id))
         place = (earliest.start, earliest.props.get("timeline_id"), earliest.window_end)
         key = (subj.id, rel.rel_type)
         if key not in self._taken_places or place[0] < self._taken_places[key][0]:
