@@ -65,7 +65,7 @@ class Planner(History):
         self._neue: list[str] = []
         self._typ_fakten: list[str] = []
         #: Where the values this order's corrections took back began, by subject and
-        #: relation: the place their replacement takes (`replacement_place`).
+        #: relation: the place a replacement in the same order takes (`triple`).
         self._taken_places: dict[tuple[str, str], Place] = {}
 
     def plan(self) -> list[TripelErgebnis]:

@@ -64,7 +64,7 @@ class FactState:
 
 #: Where a value began: its start, the first id of the event it began with (if any), and
 #: the end of that event's day or month.
-Place = tuple[datetime, "str | None", "datetime | None"]
+Place = tuple[datetime, str | None, datetime | None]
 
 
 @dataclass(frozen=True)
