@@ -235,7 +235,7 @@ def _value_key(row: Record, canon: Canon) -> tuple[Any, ...] | None:
 
 
 def stays(
-    facts: list[Record], ended: list[Record], canon: Canon, resting: set[str] | None = None
+    facts: list[Record], ended: list[Record], canon: Canon
 ) -> tuple[dict[str, Start], set[int]]:
     """Versions of one value that meet are one stay (pure). Berlin told now and again for
     an earlier time is written as two versions, the late one ending where the later one
@@ -246,9 +246,7 @@ def stays(
     `facts` are the facts that hold (current, or at an as-of read's `gueltig_am`) and
     `ended` the superseded values (the history). Returns, by fact id, the start of the
     stay of each fact or ended value that continues an earlier version, and the
-    positions in `ended` of the versions taken into a later one. `resting` are the ids of
-    ended values whose stay goes on in a resting version (which the Mappe leaves out): the
-    stay rests as a whole, so they and the versions they continue are taken too."""
+    positions in `ended` of the versions taken into a later one."""
     spans = [effective(h) for h in ended]
     before: dict[tuple[Any, ...], list[tuple[int, datetime, Start]]] = {}
     for i, (h, (ab, bis, ab_text, _, from_event)) in enumerate(zip(ended, spans, strict=True)):
@@ -275,10 +273,6 @@ def stays(
         if start != first:
             since[row["id"]] = start
 
-    for i, h in enumerate(ended):
-        if resting and h["id"] in resting and i not in taken:
-            taken.add(i)
-            back(h, i)
     for f in facts:
         back(f)
     # The ended values, the latest end first: each takes in the ones before it.
@@ -370,7 +364,7 @@ def build(
     since: dict[str, Start] = {}
     if historie:  # (only a value with a history can have a stay of several versions)
         near = [dict(zip(FACT_FIELDS, f, strict=True)) for f in compact if f[2] == 1]
-        since, taken = stays(near, historie_rows, canon, set(row.get("ruhend") or ()))
+        since, taken = stays(near, historie_rows, canon)
         fakten = [_from(f, since.get(f["id"])) for f in fakten]
         historie = [_from(h, since.get(h["id"])) for i, h in enumerate(historie)
                     if i not in taken]

@@ -63,8 +63,7 @@ CASE WHEN $asof
 // The Mappen of entities (one row each, in one round trip): per entity its type, its facts in both
 // directions (degree 1, capped, strongest first), the facts of those neighbours in both
 // directions (degree 2, after degree 1 within the same cap, strongest first), the history
-// of its einwertig relations (symmetric ones from both ends) with the ids of the values
-// of it that continue in a resting one (`ruhend`), and what the transitive
+// of its einwertig relations (symmetric ones from both ends), and what the transitive
 // relations derive (closed here, never stored). Only the pair's facts; resting edges
 // (strength below $schwelle) are left out. Value nodes are never traversed further.
 // Compact: each fact, derivation and time is a list, its fields in the order of
@@ -190,20 +189,7 @@ CALL (e) {
     r.t_valid.epochSeconds * 1000000 + r.t_valid.microsecond,
     r.t_invalid.epochSeconds * 1000000 + r.t_invalid.microsecond,
     ta.beginn, ta.genauigkeit, tb.beginn, tb.genauigkeit
-  ]) AS historie,
-  // The ended values that continue in a resting version of the same value (told again
-  // for an earlier time, its follower now resting): a stay rests as a whole, so they are
-  // no "früher" either. Their followers are recorded (abgeloest_durch).
-  collect(CASE WHEN r.abgeloest_durch IS NOT NULL AND EXISTS {
-    MATCH (e)-[r2]->(n2)
-    WHERE r2.id IN r.abgeloest_durch AND type(r2) = type(r)
-      AND r2.character_id = $character_id AND r2.staerke_decay < $schwelle
-      AND (n2 = n OR n2.wert = n.wert)
-      AND CASE WHEN $asof
-        THEN r2.t_recorded <= $at.bekannt_am AND coalesce(r2.t_expired > $at.bekannt_am, true)
-             AND coalesce(r2.grund, 'abgeloest') = 'abgeloest'
-        ELSE r2.aktiv END
-  } THEN r.id END) AS ruhend
+  ]) AS historie
 }
 CALL (e) {
   UNWIND $derive AS d
@@ -244,8 +230,7 @@ CALL (e) {
   RETURN collect([type(r0), x.id, x.name, [n IN nodes(p) | n.name][..-1], zeiten])[..$cap * 4]
          AS abgeleitet
 }
-RETURN e.id AS id, e.name AS name, coalesce(typ, 'sonstiges') AS typ, fakten, historie, ruhend,
-       abgeleitet;
+RETURN e.id AS id, e.name AS name, coalesce(typ, 'sonstiges') AS typ, fakten, historie, abgeleitet;
 
 // name: history
 // Every value a relation of an entity had in the pair, as recorded now ($asof false: the
