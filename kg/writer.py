@@ -140,9 +140,6 @@ def to_fact(f: Record) -> FactState:
     props = {key: _python(key, value) for key, value in f["props"].items() if value is not None}
     tl, tlb = f["ab_tag"], f["bis_tag"]
     start: datetime = day_start(tl.to_native()) if tl is not None else props["t_valid"]
-    # The end of the starting event's day or month (a value told inside it is placed
-    # before it), as a reference to the event gives it.
-    window = precision_end(tl.to_native(), f["ab_genauigkeit"]) if tl is not None else None
     end: datetime | None = day_start(tlb.to_native()) if tlb is not None else props.get("t_invalid")
     if end is not None:
         end = max(end, start)  # a value never ends before it starts
@@ -151,7 +148,6 @@ def to_fact(f: Record) -> FactState:
         props,
         start=start,
         end=end,
-        window_end=window,
         aktiv=props["aktiv"],
         grund=props.get("grund"),
         version=props.get("version", 1),
@@ -332,7 +328,7 @@ class FaktenAgent:
         results = planner.plan()
         # After the replay lookup (a replay is answered from the audit, whatever the canon
         # says now), before anything is written.
-        self._replacements_hold(auftrag, results)
+        self._replacements_hold(auftrag, results, planner.replacing)
         ergebnis = self._result(auftrag, results, planner.now, jetzt)
         await self._apply(tx, auftrag, row, jetzt, planner.ops, ergebnis, inhalt)
         return ergebnis
@@ -400,11 +396,15 @@ class FaktenAgent:
         return ergebnis
 
     @staticmethod
-    def _replacements_hold(auftrag: Auftrag, results: list[TripelErgebnis]) -> None:
+    def _replacements_hold(
+        auftrag: Auftrag, results: list[TripelErgebnis], replacing: set[int]
+    ) -> None:
         """A correction and its replacement are written together or not at all: a
         replacement the plan refuses (by its form, an unknown relation, a type the
         entity's other facts contradict, an ambiguous name) refuses the whole order, which
-        would otherwise retire the wrong fact and leave nothing in its place."""
+        would otherwise retire the wrong fact and leave nothing in its place. A
+        replacement is a triple whose subject and relation are a correction's, as written
+        or as the plan resolved them (`replacing`, positions among the order's items)."""
         def ref(subjekt: Any) -> str:
             """A subject as written in the order: a name, an id or a new name."""
             if isinstance(subjekt, dict):
@@ -419,7 +419,7 @@ class FaktenAgent:
         for i, raw in enumerate(auftrag.tripel):
             subjekt, beziehung = ((raw.subjekt, raw.beziehung) if isinstance(raw, Tripel)
                                   else (raw.get("subjekt"), raw.get("beziehung")))
-            if (ref(subjekt), beziehung) not in corrected:
+            if (ref(subjekt), beziehung) not in corrected and first + i not in replacing:
                 continue  # not a replacement: judged on its own, as in any order
             outcome = results[first + i]
             if outcome.ausgang in ("abgelehnt", "mehrdeutig"):

@@ -14,8 +14,10 @@ intervals are derived from it:
   event's precision precedes the event), so a late value lands before the values that
   follow it and becomes history;
 - taking a value back (a correction or a cancelled event) removes it from the list; a
-  correction's replacement (in the same step) takes the place where the earliest
-  assertion taken back began: its instant, or its event (on a tie, one with an event);
+  correction's replacement (in the same step) takes the place where the latest stay of
+  the value taken back began (its intervals that held, the latest and those meeting it):
+  that start, or its event (on a tie, one with an event), without the window of the
+  event's precision; when none of it held anywhere, the store's clock;
 - a move changes an event's day from that step on: the event's value starts on the
   new day, and a value that ended where it began ends there. It is refused when
   another value begins on a day from the old to the new day (both included), or when it
@@ -157,6 +159,7 @@ class Model:
         start: datetime,
         event: tuple[date, str] | None = None,
         existing: int | None = None,
+        window: bool = True,
     ) -> str:
         """The write of this step: a new event (`event`), an event that exists
         (`existing`, its day as it is now), or the instant `start`. "Before" is the
@@ -168,10 +171,10 @@ class Model:
             first, precision = first_of(event[0], event[1]), event[1]
         elif existing is not None:
             first, precision = self.events[existing].at(now)
+        edge = None
         if event is not None or existing is not None:
-            start, edge = day_start(first), window_end(first, precision)
-        else:
-            edge = None
+            start = day_start(first)
+            edge = window_end(first, precision) if window else None
         if rel in self.einwertig:
             holding = [iv for iv in before if iv.holds(start)]
             if holding and holding[0].value == value:
@@ -208,34 +211,46 @@ class Model:
     def correct(self, rel: str, value: str) -> bool:
         """Take back every alive assertion of this value; False when there is none."""
         self.step += 1
-        return self._take_back(rel, value) is not None
+        return self._take_back(rel, value)[0]
 
-    def _take_back(self, rel: str, value: str) -> tuple[datetime, int | None] | None:
-        """Take back the alive assertions of this value in this step; where the earliest
-        of them began (its start, and its event if it had one: on a tie the one with an
-        event), or None when there is none."""
-        found = [a for a in self.lists.get(rel, []) if a.alive(self.step - 1) and a.value == value]
-        if not found:
-            return None
-        places = sorted(((self.start_of(a, self.step - 1), a.event is None), a.event)
-                        for a in found)
+    def _take_back(self, rel: str, value: str) -> tuple[bool, tuple[datetime, int | None] | None]:
+        """Take back the alive assertions of this value in this step. Returns whether
+        there were any, and where the latest stay of the value began: its intervals that
+        held somewhere, the latest and those before it that meet it (one ends where the
+        next begins), the first of them (its start, and its event if it had one; on a tie
+        the one with an event). None when none of them held anywhere."""
+        was = self.step - 1
+        alive = [a for a in self.lists.get(rel, []) if a.alive(was)]
+        spans = dict(zip(map(id, alive), self.intervals(rel, was), strict=True))
+        found = [a for a in alive if a.value == value]
         for a in found:
             a.removed = self.step
-        (start, _), event = places[0]
-        return start, event
+        held = [a for a in found if not spans[id(a)].empty]
+        if not held:
+            return bool(found), None
+        first = max(held, key=lambda a: (spans[id(a)].start, a.event is not None))
+        while True:
+            before = [a for a in held
+                      if a is not first and spans[id(a)].end == spans[id(first)].start]
+            if not before:
+                break
+            first = min(before, key=lambda a: (spans[id(a)].start, a.event is None))
+        return True, (spans[id(first)].start, first.event)
 
     def correct_with(self, rel: str, value: str, replacement: str, clock: datetime) -> tuple[
         bool, str
     ]:
         """A correction and its replacement in one order (one step): the replacement takes
-        the place of the value taken back (from where it began, with its event), or, when
-        there was none, begins at the store's `clock`. Returns (found, its outcome)."""
+        the place of the value taken back (where its latest stay began, with its event,
+        and without the window of the event's precision: the value's own place), or, when
+        none of it held anywhere, begins at the store's `clock`. Returns (found, the
+        replacement's outcome)."""
         self.step += 1
-        place = self._take_back(rel, value)
+        found, place = self._take_back(rel, value)
         if place is None:
-            return False, self._write(rel, replacement, clock)
+            return found, self._write(rel, replacement, clock)
         start, event = place
-        return True, self._write(rel, replacement, start, existing=event)
+        return found, self._write(rel, replacement, start, existing=event, window=False)
 
     def cancel(self, key: int) -> None:
         self.step += 1

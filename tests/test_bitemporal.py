@@ -311,6 +311,76 @@ def test_a_replacement_of_a_value_from_an_event_moves_with_the_event(pair: Pair)
     check_clean(pair)
 
 
+def test_a_replacement_takes_the_place_of_the_latest_stay_of_the_value(pair: Pair) -> None:
+    """München, Hamburg, München again; "not München, Köln": Köln takes the place of the
+    München that holds now. Placed at the first München, it made Hamburg current again."""
+    pair.write(t("Lena", "wohnt_in", "München"), zeitpunkt="2015-01-01T00:00:00Z")
+    pair.write(t("Lena", "wohnt_in", "Hamburg"), zeitpunkt="2018-01-01T00:00:00Z")
+    pair.write(t("Lena", "wohnt_in", "München"), zeitpunkt="2022-01-01T00:00:00Z")
+    later()
+    correct(pair, "München", "Köln")
+    assert stays(pair.mappe("Lena"), "wohnt_in") == [
+        ("Hamburg", date(2018, 1, 1), date(2022, 1, 1)),
+        ("Köln", date(2022, 1, 1), None),
+    ]
+    check_clean(pair)
+
+
+def test_a_replacement_of_a_value_that_held_nowhere_leaves_the_others_in_place(
+    pair: Pair,
+) -> None:
+    """München from 1 January 2020, then Hamburg told from the same instant: München
+    held nowhere. Its replacement took that place and squeezed Hamburg, which nobody
+    corrected, to nothing; it begins at the order's time, as any value would."""
+    pair.write(t("Lena", "wohnt_in", "München"), zeitpunkt="2020-01-01T00:00:00Z")
+    pair.write(t("Lena", "wohnt_in", "Hamburg"), zeitpunkt="2020-01-01T00:00:00Z")
+    later()
+    result = correct(pair, "München", "Köln")
+    today = result.erfasst.date()
+    assert stays(pair.mappe("Lena"), "wohnt_in") == [
+        ("Hamburg", date(2020, 1, 1), today),
+        ("Köln", today, None),
+    ]
+    check_clean(pair)
+
+
+def test_a_replacement_of_a_value_from_a_month_event_keeps_the_values_after_it(
+    pair: Pair,
+) -> None:
+    """München from a move "in March 2026", Hamburg from 20 March: München held from 1
+    to 20 March. Its replacement, placed as a new value of that event, took the month's
+    window too and squeezed Hamburg to nothing; it takes München's own place."""
+    pair.write(t("Lena", "wohnt_in", "Berlin"), zeitpunkt="2025-01-01T00:00:00Z")
+    pair.write(t("Lena", "wohnt_in", "München", ereignis=event("Umzug", "2026-03-01")))
+    pair.write(t("Lena", "wohnt_in", "Hamburg"), zeitpunkt="2026-03-20T00:00:00Z")
+    before = stays(pair.mappe("Lena"), "wohnt_in")
+    assert ("München", date(2026, 3, 1), date(2026, 3, 20)) in before, before
+    later()
+    correct(pair, "München", "Köln")
+    assert stays(pair.mappe("Lena"), "wohnt_in") == [
+        ("Berlin", date(2025, 1, 1), date(2026, 3, 1)),
+        ("Hamburg", date(2026, 3, 20), None),
+        ("Köln", date(2026, 3, 1), date(2026, 3, 20)),
+    ]
+    check_clean(pair)
+
+
+def test_a_replacement_named_otherwise_than_its_correction_is_written_with_it_or_not_at_all(
+    pair: Pair,
+) -> None:
+    """The correction names Tom by id, its replacement by name: the plan took it for the
+    replacement (it got the place), the all-or-nothing rule did not (it compared the
+    names as written), so a refused replacement left Tom's type retired and nothing in
+    its place."""
+    pair.write(t("Tom", "typ", wert="person"), t("Tom", "partner", "Lena"))
+    order = pair.order(t("Tom", "typ", wert="ort"))
+    order["berichtigungen"] = [{"subjekt": {"id": pair.id_of("Tom")}, "beziehung": "typ",
+                                "wert": "person"}]
+    with pytest.raises(InvalidInput, match="nothing was written"):
+        pair.store.run(pair.store.memory.write(order))
+    assert pair.mappe("Tom").typ == "person"
+
+
 def test_a_replacement_with_its_own_time_keeps_it(pair: Pair) -> None:
     """The order's zeitpunkt says when the right value began: "not Kassel; Hamburg, since
     September". Berlin holds again up to then."""

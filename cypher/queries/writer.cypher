@@ -254,7 +254,7 @@ CALL (since) {
                         ELSE r.decay_am END},
                     start_id: f.start_id,
                     end_id: f.end_id, wert: f.wert, ab_tag: ta.beginn,
-                    ab_genauigkeit: ta.genauigkeit, bis_tag: tb.beginn}) AS facts
+                    bis_tag: tb.beginn}) AS facts
   }
   // What its facts say about its type: up to 10 active facts per relation type, found
   // in one walk over its edges (a dynamic type in a pattern does not narrow the walk, so

@@ -67,6 +67,10 @@ class Planner(History):
         #: Where the values this order's corrections took back began, by subject and
         #: relation: the place a replacement in the same order takes (`triple`).
         self._taken_places: dict[tuple[str, str], Place] = {}
+        #: The subjects and relations this order corrects, and the positions of the
+        #: triples that replace them (the writer writes those together or not at all).
+        self._corrected: set[tuple[str, str]] = set()
+        self.replacing: set[int] = set()
 
     def plan(self) -> list[TripelErgebnis]:
         """Corrections first (their replacements follow as triples), then the triples."""
@@ -417,6 +421,8 @@ class Planner(History):
     def triple(self, index: int, tripel: Tripel) -> TripelErgebnis:
         rel = self.canon[tripel.beziehung]
         subj = self.resolve(tripel.subjekt, "subjekt")
+        if subj.id is not None and (subj.id, rel.rel_type) in self._corrected:
+            self.replacing.add(index)
         obj = self.resolve(tripel.objekt, "objekt") if tripel.objekt is not None else None
         if obj is not None and same_entity(subj, obj):
             raise Rejected(
@@ -472,7 +478,7 @@ class Planner(History):
         elif tripel.ereignis is None and self.auftrag.zeitpunkt is None and subj.id is not None:
             place = self._taken_places.get((subj.id, rel.rel_type))
             if place is not None:
-                start, timeline_id, window_end = place
+                start, timeline_id = place
 
         if rel.name == "typ" and tripel.wert == "sonstiges" and subj.typ:
             # "No specific type yet" never replaces a specific type: nothing is written
@@ -549,12 +555,10 @@ class Planner(History):
         )
         if not wrong:
             raise Rejected("abgelehnt", "nicht_gefunden", f"no fact {target} in this pair")
-        # (On a tie, a value from an event: its replacement then moves with the event.)
-        earliest = min(wrong, key=lambda f: (f.start, f.props.get("timeline_id") is None, f.id))
-        place = (earliest.start, earliest.props.get("timeline_id"), earliest.window_end)
-        key = (subj.id, rel.rel_type)
-        if key not in self._taken_places or place[0] < self._taken_places[key][0]:
-            self._taken_places[key] = place
+        self._corrected.add((subj.id, rel.rel_type))
+        place = self.place_of(wrong)
+        if place is not None and not rel.symmetrisch:
+            self._taken_places.setdefault((subj.id, rel.rel_type), place)
         reinstated = []
         for fact in wrong:
             reinstated += self.take_back(fact, "berichtigt")
@@ -568,6 +572,27 @@ class Planner(History):
             subjekt_id=subj.id,
             objekt_id=obj.id if obj else None,
         )
+
+    @staticmethod
+    def place_of(wrong: list[FactState]) -> Place | None:
+        """Where a replacement of these values goes: where the latest stay of the value
+        began (its versions that meet, one ending where the next begins, as the Mappe
+        joins them), with that version's event if it began with one (so it moves with
+        it). Values squeezed to nothing held nowhere: they give no place (nor, when all
+        are, does the correction: its replacement begins at the order's time)."""
+        held = [f for f in wrong if not f.empty]
+        if not held:
+            return None
+        # (On a tie, a value from an event first: its replacement then moves with it.)
+        first = max(held, key=lambda f: (f.start, f.props.get("timeline_id") is not None))
+        while True:
+            before = [f for f in held if f.end == first.start and f is not first]
+            if not before:
+                break
+            first = min(before, key=lambda f: (f.start, f.props.get("timeline_id") is None))
+        # The value's own place, not a new one's: no window of its event's precision (a
+        # value that began inside it after the event keeps its place).
+        return first.start, first.props.get("timeline_id")
 
     def add_entry(self, entry: NeuerEintrag, betrifft_id: str) -> str:
         props = entry_props(entry)

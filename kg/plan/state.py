@@ -38,8 +38,6 @@ class FactState:
     wert: str | None
     start: datetime
     end: datetime | None = None
-    #: Where the fact starts with an event: the end of that event's day or month.
-    window_end: datetime | None = None
     aktiv: bool = True
     grund: str | None = None
     version: int = 1
@@ -62,9 +60,8 @@ class FactState:
         return self.end is not None and self.end <= self.start
 
 
-#: Where a value began: its start, the first id of the event it began with (if any), and
-#: the end of that event's day or month.
-Place = tuple[datetime, str | None, datetime | None]
+#: Where a value began: its start, and the first id of the event it began with (if any).
+Place = tuple[datetime, str | None]
 
 
 @dataclass(frozen=True)
