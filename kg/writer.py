@@ -397,14 +397,16 @@ class FaktenAgent:
 
     @staticmethod
     def _replacements_hold(
-        auftrag: Auftrag, results: list[TripelErgebnis], replacing: set[int]
+        auftrag: Auftrag, results: list[TripelErgebnis], replacing: dict[int, list[int]]
     ) -> None:
-        """A correction and its replacement are written together or not at all: a
+        """A correction and its replacement are written together or not at all. A
         replacement the plan refuses (by its form, an unknown relation, a type the
-        entity's other facts contradict, an ambiguous name) refuses the whole order, which
-        would otherwise retire the wrong fact and leave nothing in its place. A
+        entity's other facts contradict, an ambiguous name) refuses the whole order,
+        which would otherwise retire the wrong fact and leave nothing in its place; so
+        does a correction refused (it found no such fact, or its name is ambiguous), which
+        would otherwise leave its replacement written as news at the store's clock. A
         replacement is a triple whose subject and relation are a correction's, as written
-        or as the plan resolved them (`replacing`, positions among the order's items)."""
+        or as the plan resolved them (`replacing`: positions among the order's items)."""
         def ref(subjekt: Any) -> str:
             """A subject as written in the order: a name, an id or a new name."""
             if isinstance(subjekt, dict):
@@ -414,20 +416,24 @@ class FaktenAgent:
 
         if not auftrag.berichtigungen:
             return
-        corrected = {(ref(b.subjekt), b.beziehung) for b in auftrag.berichtigungen}
+        corrections = [(ref(b.subjekt), b.beziehung) for b in auftrag.berichtigungen]
         first = len(auftrag.berichtigungen)
         for i, raw in enumerate(auftrag.tripel):
             subjekt, beziehung = ((raw.subjekt, raw.beziehung) if isinstance(raw, Tripel)
                                   else (raw.get("subjekt"), raw.get("beziehung")))
-            if (ref(subjekt), beziehung) not in corrected and first + i not in replacing:
+            replaced = {j for j, c in enumerate(corrections) if c == (ref(subjekt), beziehung)}
+            replaced.update(replacing.get(first + i, ()))
+            if not replaced:
                 continue  # not a replacement: judged on its own, as in any order
-            outcome = results[first + i]
-            if outcome.ausgang in ("abgelehnt", "mehrdeutig"):
-                raise InvalidInput(
-                    f"the correction's tripel[{i}] is refused — "
-                    f"{outcome.meldung or outcome.grund}; nothing was written (a correction "
-                    "and its replacement are written together)"
-                )
+            parts = [(f"the correction berichtigungen[{j}]", results[j])
+                     for j in sorted(replaced)]
+            parts.append((f"the correction's tripel[{i}]", results[first + i]))
+            for name, outcome in parts:
+                if outcome.ausgang in ("abgelehnt", "mehrdeutig"):
+                    raise InvalidInput(
+                        f"{name} is refused — {outcome.meldung or outcome.grund}; nothing "
+                        "was written (a correction and its replacement are written together)"
+                    )
 
     async def rehearse(self, auftrag: Auftrag) -> None:
         """Run an order's queries in a transaction that is rolled back: the server plans

@@ -237,20 +237,23 @@ class Model:
             first = min(before, key=lambda a: (spans[id(a)].start, a.event is None))
         return True, (spans[id(first)].start, first.event)
 
-    def correct_with(self, rel: str, value: str, replacement: str, clock: datetime) -> tuple[
-        bool, str
-    ]:
+    def correct_with(self, rel: str, value: str, replacement: str,
+                     clock: datetime | None) -> str | None:
         """A correction and its replacement in one order (one step): the replacement takes
         the place of the value taken back (where its latest stay began, with its event,
         and without the window of the event's precision: the value's own place), or, when
-        none of it held anywhere, begins at the store's `clock`. Returns (found, the
-        replacement's outcome)."""
+        none of it held anywhere, begins at the store's `clock`. Returns the replacement's
+        outcome; None when the value was never told: the order is refused whole, and
+        nothing changes."""
         self.step += 1
         found, place = self._take_back(rel, value)
+        if not found:
+            return None
         if place is None:
-            return found, self._write(rel, replacement, clock)
+            assert clock is not None
+            return self._write(rel, replacement, clock)
         start, event = place
-        return found, self._write(rel, replacement, start, existing=event, window=False)
+        return self._write(rel, replacement, start, existing=event, window=False)
 
     def cancel(self, key: int) -> None:
         self.step += 1

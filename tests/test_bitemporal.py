@@ -381,6 +381,40 @@ def test_a_replacement_named_otherwise_than_its_correction_is_written_with_it_or
     assert pair.mappe("Tom").typ == "person"
 
 
+def test_a_correction_that_finds_nothing_writes_no_replacement(pair: Pair) -> None:
+    """"Not Bonn, Hamburg" where Lena never lived in Bonn: the correction was refused
+    and its replacement written on its own, so Hamburg superseded Kassel at the store's
+    clock, a move nobody told. The pair is written together or not at all."""
+    pair.write(t("Lena", "wohnt_in", "Kassel"), zeitpunkt="2026-06-01T00:00:00Z")
+    before = stays(pair.mappe("Lena"), "wohnt_in")
+    with pytest.raises(InvalidInput, match=r"the correction berichtigungen\[0\] is refused — "
+                       r"no fact Lena wohnt_in Bonn in this pair; nothing was written"):
+        correct(pair, "Bonn", "Hamburg")
+    # By id, the replacement by name: the same pair, recognised by the resolved subject.
+    order = pair.order(t("Lena", "wohnt_in", "Hamburg"))
+    order["berichtigungen"] = [{"subjekt": {"id": pair.id_of("Lena")},
+                                "beziehung": "wohnt_in", "objekt": "Bonn"}]
+    with pytest.raises(InvalidInput, match="nothing was written"):
+        pair.store.run(pair.store.memory.write(order))
+    assert stays(pair.mappe("Lena"), "wohnt_in") == before
+    # An id nobody has is no entity: nothing is created under it as a name.
+    done = CliRunner().invoke(app, [
+        "correct", "-u", pair.user_id, "-c", "nova", "--subjekt", "e_0000", "--beziehung",
+        "wohnt_in", "--objekt", "Kassel", "--neu-objekt", "Hamburg", "--herkunft", "mensch"])
+    assert done.exit_code == 2, done.output
+    assert "no fact e_0000 wohnt_in Kassel in this pair" in done.output, done.output
+    assert "nothing was written" in done.output, done.output
+    names = {e.name for e in pair.store.run(
+        pair.store.memory.entities(pair.user_id, "nova", 100))}
+    assert names == {"Lena", "Kassel"}, names
+    # A correction alone that finds nothing is refused alone, as before.
+    order = pair.order(t("Tom", "wohnt_in", "Kassel"))
+    order["berichtigungen"] = [{"subjekt": "Lena", "beziehung": "wohnt_in", "objekt": "Bonn"}]
+    result = pair.store.run(pair.store.memory.write(order))
+    assert [e.ausgang for e in result.ergebnisse] == ["abgelehnt", "geschrieben"]
+    check_clean(pair)
+
+
 def test_a_replacement_with_its_own_time_keeps_it(pair: Pair) -> None:
     """The order's zeitpunkt says when the right value began: "not Kassel; Hamburg, since
     September". Berlin holds again up to then."""

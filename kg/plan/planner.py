@@ -67,10 +67,12 @@ class Planner(History):
         #: Where the values this order's corrections took back began, by subject and
         #: relation: the place a replacement in the same order takes (`triple`).
         self._taken_places: dict[tuple[str, str], Place] = {}
-        #: The subjects and relations this order corrects, and the positions of the
-        #: triples that replace them (the writer writes those together or not at all).
-        self._corrected: set[tuple[str, str]] = set()
-        self.replacing: set[int] = set()
+        #: The positions of this order's corrections by the subject (resolved) and
+        #: relation they correct, found or not, and for each triple that replaces one,
+        #: their positions (the writer writes a correction and its replacements together
+        #: or not at all).
+        self._corrections: dict[tuple[str, str], list[int]] = {}
+        self.replacing: dict[int, list[int]] = {}
 
     def plan(self) -> list[TripelErgebnis]:
         """Corrections first (their replacements follow as triples), then the triples."""
@@ -421,8 +423,8 @@ class Planner(History):
     def triple(self, index: int, tripel: Tripel) -> TripelErgebnis:
         rel = self.canon[tripel.beziehung]
         subj = self.resolve(tripel.subjekt, "subjekt")
-        if subj.id is not None and (subj.id, rel.rel_type) in self._corrected:
-            self.replacing.add(index)
+        if subj.id is not None and (subj.id, rel.rel_type) in self._corrections:
+            self.replacing[index] = self._corrections[(subj.id, rel.rel_type)]
         obj = self.resolve(tripel.objekt, "objekt") if tripel.objekt is not None else None
         if obj is not None and same_entity(subj, obj):
             raise Rejected(
@@ -534,6 +536,8 @@ class Planner(History):
             )
         rel = self.canon[item.beziehung]
         subj = self.resolve(item.subjekt, "subjekt")
+        if subj.id is not None:
+            self._corrections.setdefault((subj.id, rel.rel_type), []).append(index)
         obj = self.resolve(item.objekt, "objekt") if item.objekt is not None else None
         target = f"{subj.name} {rel.name} {obj.name if obj else repr(item.wert)}"
         if subj.id is None or (obj is not None and obj.id is None):
@@ -555,7 +559,6 @@ class Planner(History):
         )
         if not wrong:
             raise Rejected("abgelehnt", "nicht_gefunden", f"no fact {target} in this pair")
-        self._corrected.add((subj.id, rel.rel_type))
         place = self.place_of(wrong)
         if place is not None and not rel.symmetrisch:
             self._taken_places.setdefault((subj.id, rel.rel_type), place)
