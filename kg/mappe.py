@@ -262,14 +262,19 @@ def stays(
         if not candidates:
             return
         start = first = _start(row)
-        found = True
-        while found:
-            found = False
-            for i, bis, earlier in candidates:
-                if i not in taken and i != own and bis == start[0]:
-                    taken.add(i)
-                    start, found = earlier, True
-                    break
+        while True:
+            # Every version that ends where the stay begins is part of it: one that held
+            # (the stay goes on back from its start), and any squeezed to nothing there
+            # (it keeps the start). Taking only the first found made the rows' order
+            # (random ids) decide whether a squeezed one was a history of its own.
+            meeting = [(i, earlier) for i, bis, earlier in candidates
+                       if i not in taken and i != own and bis == start[0]]
+            taken.update(i for i, _ in meeting)
+            earliest = min((earlier for _, earlier in meeting), key=lambda s: s[0],
+                           default=start)
+            if earliest[0] == start[0]:
+                break
+            start = earliest
         if start != first:
             since[row["id"]] = start
 

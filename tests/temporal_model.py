@@ -90,15 +90,22 @@ class Interval:
 
 
 def stays(intervals: list[Interval]) -> list[Interval]:
-    """Join intervals of one value where one ends where the other starts, until none do."""
-    out = list(intervals)
+    """Join intervals of one value that meet (one ends where the other starts), in any
+    order: a stay is a group of intervals linked by meeting, from its earliest start to
+    its latest end (open if one is). An interval squeezed to nothing where its value's
+    stay passes is part of that stay."""
+    groups: list[list[Interval]] = [[iv] for iv in intervals]
     while True:
-        meet = [(a, b) for a in out for b in out
-                if a is not b and a.value == b.value and a.end == b.start]
-        if not meet:
-            return out
-        a, b = meet[0]
-        out = [x for x in out if x is not a and x is not b] + [Interval(a.value, a.start, b.end)]
+        pair = next(((a, b) for a in groups for b in groups if a is not b and any(
+            x.value == y.value and x.end == y.start for x in a for y in b)), None)
+        if pair is None:
+            break
+        a, b = pair
+        groups = [g for g in groups if g is not a and g is not b] + [a + b]
+    return [Interval(g[0].value, min(x.start for x in g),
+                     None if any(x.end is None for x in g) else max(x.end for x in g
+                                                                     if x.end is not None))
+            for g in groups]
 
 
 @dataclass

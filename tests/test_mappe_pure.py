@@ -237,6 +237,39 @@ def test_a_value_squeezed_to_nothing_stays_in_the_history() -> None:
     assert [(h.id, h.ab_datum, h.bis_datum) for h in mappe.historie] == [("f2", day, day)]
 
 
+@pytest.mark.parametrize("order", [(0, 1), (1, 0)])
+def test_a_version_squeezed_to_nothing_where_its_stay_passes_is_part_of_it(
+    order: tuple[int, int],
+) -> None:
+    """Ärztin from 20 January to 1 November, an Ärztin event of November squeezed to
+    nothing there by Lehrerin's, and Ärztin again from November: one stay since 20
+    January, whatever the rows' order. The walk back from the current version took the
+    first version that ended where it began, so the squeezed one was taken in or shown
+    as a history of its own by the order of the rows (by random fact ids; found by the
+    reference model's stress run)."""
+    day = date(2026, 11, 1)
+    before = fact("f1", "BERUF", None, wert="Ärztin", since=date(2026, 1, 20), until=day,
+                  grund="abgeloest")
+    nowhere = fact("f2", "BERUF", None, wert="Ärztin", since=day, until=day,
+                   grund="abgeloest")
+    lehrerin = fact("f3", "BERUF", None, wert="Lehrerin", since=day, until=day,
+                    grund="abgeloest")
+    again = fact("f4", "BERUF", None, wert="Ärztin", since=day)
+    ended = [(before, nowhere)[i] for i in order] + [lehrerin]
+    for gueltig_am in (None, at(2026, 12, 1)):
+        mappe = build(row([again], historie=ended), CANON, cap=10, gueltig_am=gueltig_am,
+                      bekannt_am=at(2026, 12, 2) if gueltig_am else None)
+        assert [(f.id, f.ab_datum) for f in mappe.fakten] == [("f4", date(2026, 1, 20))]
+        assert [(h.id, h.ab_datum, h.bis_datum) for h in mappe.historie] == [
+            ("f3", day, day)]
+    # Known before the November Ärztin (Lehrerin current): the squeezed version ends the
+    # stay it meets.
+    current = fact("f3", "BERUF", None, wert="Lehrerin", since=day)
+    mappe = build(row([current], historie=ended[:2]), CANON, cap=10)
+    assert [(h.wert, h.ab_datum, h.bis_datum) for h in mappe.historie] == [
+        ("Ärztin", date(2026, 1, 20), day)]
+
+
 def test_a_derivation_holds_since_the_stay_began() -> None:
     """Lena in Berlin since 2020 (told twice) derives Deutschland since 2020."""
     now = fact("f1", since=date(2025, 1, 1))

@@ -418,6 +418,27 @@ def test_a_value_squeezed_to_nothing_does_not_end_a_reinstated_one(
         state.correct(rel="beruf", pick=0)
 
 
+@pytest.mark.parametrize("attempt", range(6))
+def test_a_value_squeezed_where_its_stay_passes_is_part_of_the_stay(
+    store: SyncMemory, attempt: int
+) -> None:
+    """Replay of a sequence the stress run found. Ärztin from a November event; Ärztin
+    from 20 January (it ends in November); the November event moved and moved back;
+    Lehrerin and then Ärztin from events of November. The first November Ärztin is
+    squeezed to nothing where Ärztin's stay passes: the Mappe read it as part of the stay
+    or as a history of its own by the order of the (random) fact ids, and the model by
+    the order it was told. Six attempts, so both orders are (almost surely) taken."""
+    with replay(store) as state:
+        november = state.write_with_event(rel="beruf", pick=2, day=date(2026, 11, 28),
+                                          monat=True)
+        state.move(key=november, day=date(2026, 11, 28))
+        state.write_with_event(rel="beruf", pick=0, day=date(2026, 1, 20), monat=False)
+        for day in (date(2026, 1, 20), date(2026, 1, 20), date(2026, 11, 28)):
+            state.move(key=november, day=day)
+        state.write_with_event(rel="beruf", pick=1, day=date(2026, 11, 5), monat=True)
+        state.write_with_event(rel="beruf", pick=0, day=date(2026, 11, 5), monat=True)
+
+
 def test_correcting_the_last_of_values_told_for_the_same_instant(store: SyncMemory) -> None:
     """Found by the partner oracle (2026-12-01). Berlin today; Kassel and then Hamburg
     from 1 February 2027 (Hamburg squeezes Kassel to nothing). Correcting Hamburg brings
