@@ -360,6 +360,10 @@ class Timeline:
             first_id=first_id, einwertig=self.einwertig,
             symmetric=sorted(self.agent.symmetric_types),
         )
+        # The far partitions (of a symmetric relation's values' other ends) only bound
+        # the values whose end the move carries (below).
+        far = [f for f in neighbours if f["far"]]
+        neighbours = [f for f in neighbours if not f["far"]]
         for f in neighbours if k_was != after else []:
             day = _utc(f["beginn"]).date()
             if f["timeline_id"] != first_id and first_day <= day <= last_day:
@@ -423,6 +427,19 @@ class Timeline:
             groups.setdefault((f["subjekt_id"], f["rel"]), []).append(
                 _Value(fact, f["objekt"], start, end)
             )
+        # A value whose end the move carries ends there at its other end too, where it
+        # must not pass the start of a value of that person's (Anna–Ben carried past
+        # Ben–Tom would give Ben two partners).
+        carried = {r.fact_id for r in re_ends}
+        for f in far:
+            start, end = _utc(f["beginn"]), _utc(f["ende"])
+            if f["timeline_bis"] == first_id or f["id"] in carried:
+                end = after
+            if end is None or end > start:
+                fact = f"'{f['subjekt']} {f['rel'].lower()} {f['objekt']}'"
+                groups.setdefault((f["subjekt_id"], f["rel"]), []).append(
+                    _Value(fact, f["objekt"], start, end)
+                )
         for values in groups.values():
             values.sort(key=lambda v: v.start)
             for value, later in itertools.pairwise(values):

@@ -35,6 +35,7 @@ from hypothesis.stateful import (
 )
 
 from kg.api import SyncMemory
+from kg.errors import TimelineError
 from tests.conftest import new_user_id, together
 from tests.temporal_model import Partners, day_start
 from tests.test_temporal_oracle import move_as_the_model, oracle_settings
@@ -456,6 +457,24 @@ def test_a_move_never_erases_a_partner_at_the_far_end(store: SyncMemory) -> None
         assert state.model.current("Ben") == (
             {("Anna", date(2026, 11, 20))}, {("Lena", date(2026, 11, 10), date(2026, 11, 20))}
         )
+
+
+def test_a_move_never_carries_a_partner_past_one_at_its_far_end(store: SyncMemory) -> None:
+    """Found by the oracle at 300 sequences (2026-12-05). Anna–Ben from 10 November;
+    Ben–Tom today (5 December) ends it at Ben's end; Anna–Lena by an event on 28 November
+    ends it earlier, at Anna's. Moving the event to 24 December carries Anna–Ben's end
+    there, past Ben–Tom's start: Ben had two partners from 5 to 24 December (`kg check`:
+    einwertig_overlap). The move read only the partitions of the event's people (Anna,
+    Lena), not Ben's; it is refused, as in the model."""
+    with replay(store) as state:
+        state.write(("Anna", "Ben"), datetime(2026, 11, 10, tzinfo=UTC))
+        state.write(("Ben", "Tom"), datetime(2026, 12, 5, tzinfo=UTC))
+        key = state.write_with_event(("Anna", "Lena"), date(2026, 11, 28), False)
+        with pytest.raises(TimelineError, match="would make 'Ben partner Anna' overlap 'Tom'"):
+            state.run(state.store.memory.timeline_move(
+                state.user, "nova", state.entries[key], date(2026, 12, 24)))
+        state.move(key, date(2026, 12, 24))  # the model refuses it too
+        state.move(key, date(2026, 11, 20))  # earlier is no reorder: both move it
 
 
 def test_a_value_squeezed_where_a_plain_order_begins_is_followed_by_it(

@@ -80,7 +80,9 @@ RETURN t.id AS id;
 // the move (and re-end a value by its id where the move makes a value squeezed to
 // nothing hold again). `subjekt_id` is the partition's entity (a symmetric value comes
 // once for each of its ends), `objekt` the value's other end, `followers` the facts it
-// records as following it (abgeloest_durch).
+// records as following it (abgeloest_durch). Of a symmetric relation also the far
+// partitions (`far`): those of the other ends of the values in the event's people's
+// partitions, where a value whose end the move carries must not pass another's start.
 // params: $user_id, $character_id, $first_id, $einwertig, $symmetric
 // :param user_id => 'demo-user'
 // :param character_id => 'nova'
@@ -91,7 +93,20 @@ MATCH (s:Entitaet {user_id: $user_id})-[r]->(o)
 WHERE r.character_id = $character_id AND r.t_expired IS NULL AND type(r) IN $einwertig
   AND r.timeline_id = $first_id AND coalesce(r.grund, 'abgeloest') = 'abgeloest'
 UNWIND CASE WHEN type(r) IN $symmetric THEN [s, o] ELSE [s] END AS p
-WITH DISTINCT p, type(r) AS rel
+WITH collect(DISTINCT {p: p, rel: type(r)}) AS near
+CALL (near) {
+  UNWIND near AS n
+  WITH n.p AS p, n.rel AS rel
+  WHERE rel IN $symmetric
+  MATCH (p)-[x]-(q)
+  WHERE type(x) = rel AND x.character_id = $character_id AND x.t_expired IS NULL
+    AND coalesce(x.grund, 'abgeloest') = 'abgeloest'
+    AND NOT {p: q, rel: rel} IN near
+  RETURN collect(DISTINCT {p: q, rel: rel}) AS far
+}
+UNWIND [n IN near | {p: n.p, rel: n.rel, far: false}]
+     + [f IN far | {p: f.p, rel: f.rel, far: true}] AS partition
+WITH partition.p AS p, partition.rel AS rel, partition.far AS far
 MATCH (p)-[x]-(o)
 WHERE type(x) = rel AND (startNode(x) = p OR rel IN $symmetric)
   AND x.character_id = $character_id AND x.t_expired IS NULL
@@ -106,7 +121,7 @@ CALL (x) {
   WHERE NOT (tb)-[:NACHFOLGER]->(:TimelineEintrag)
   RETURN tb LIMIT 1
 }
-RETURN p.id AS subjekt_id, p.name AS subjekt, rel, x.id AS id,
+RETURN p.id AS subjekt_id, p.name AS subjekt, rel, far, x.id AS id,
        coalesce(o.name, o.wert) AS objekt, x.abgeloest_durch AS followers,
        x.timeline_id AS timeline_id, x.timeline_bis AS timeline_bis,
        CASE WHEN ta IS NULL THEN x.t_valid
