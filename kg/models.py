@@ -91,6 +91,15 @@ Name = Annotated[
     StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_NAME),
     AfterValidator(_no_control),
 ]
+@lru_cache(maxsize=4096)
+def clean_value(text: str) -> str:
+    """A value as stored and compared: composed (NFC), without invisible format
+    characters, outer whitespace stripped. "Ärztin" typed decomposed (A and U+0308, as
+    macOS sends it) or with a zero-width space in it is the same value as "Ärztin"; case
+    and inner spacing still count."""
+    return unicodedata.normalize("NFC", strip_format(text)).strip()
+
+
 def _visible(text: str) -> str:
     """A value someone can read: not made of invisible format characters alone (a
     zero-width space would show as „​“, an empty value)."""
@@ -104,9 +113,10 @@ Wert = Annotated[
     StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_WERT),
     AfterValidator(_no_control),
 ]
-#: A value to write: one a person can read. (A stored value that is not, from before
-#: this rule, can still be named by a correction, exported and imported as `Wert`.)
-NeuerWert = Annotated[Wert, AfterValidator(_visible)]
+#: A value to write: one a person can read, stored as `clean_value` makes it. (A stored
+#: value that is not, from before these rules, can still be named by a correction,
+#: exported and imported as `Wert`.)
+NeuerWert = Annotated[Wert, AfterValidator(_visible), AfterValidator(clean_value)]
 Ident = Annotated[
     str,
     StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_ID),

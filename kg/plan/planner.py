@@ -20,6 +20,7 @@ from kg.models import (
     Tripel,
     TripelErgebnis,
     clean_name,
+    clean_value,
     normalize_name,
 )
 from kg.plan.history import History
@@ -547,7 +548,8 @@ class Planner(History):
             if f.rel != rel.rel_type or not f.valid:
                 return False
             if obj is None:
-                return f.start_id == subj.id and f.wert == item.wert
+                return (f.start_id == subj.id and f.wert is not None
+                        and clean_value(f.wert) == clean_value(item.wert))
             ends = (f.start_id, f.end_id)
             return ends == (subj.id, obj.id) or (rel.symmetrisch and ends == (obj.id, subj.id))
 
