@@ -469,7 +469,7 @@ def test_a_move_never_carries_a_partner_past_one_at_its_far_end(store: SyncMemor
     with replay(store) as state:
         state.write(("Anna", "Ben"), datetime(2026, 11, 10, tzinfo=UTC))
         state.write(("Ben", "Tom"), datetime(2026, 12, 5, tzinfo=UTC))
-        key = state.write_with_event(("Anna", "Lena"), date(2026, 11, 28), False)
+        key = cast(int, state.write_with_event(("Anna", "Lena"), date(2026, 11, 28), False))
         with pytest.raises(TimelineError, match="would make 'Ben partner Anna' overlap 'Tom'"):
             state.run(state.store.memory.timeline_move(
                 state.user, "nova", state.entries[key], date(2026, 12, 24)))
