@@ -222,6 +222,11 @@ def as_known_then(row: Record) -> Record:
 Start = tuple[datetime, str, bool]
 
 
+def _symmetric(rel_type: str, canon: Canon) -> bool:
+    rel = canon.by_type.get(rel_type)
+    return rel is not None and rel.symmetrisch
+
+
 def _value_key(row: Record, canon: Canon) -> tuple[Any, ...] | None:
     """A value of a relation at its subject: its versions share the key (a value fact's
     by the value, as each version has a value node of its own). None for a symmetric
@@ -355,8 +360,16 @@ def build(
     compact = [f for f in row["fakten"] if f[0]]
     gekappt = len(compact) > cap
     compact = compact[:cap]
-    historie_rows = [dict(zip(FACT_FIELDS, h, strict=True)) for h in row["historie"] if h[0]]
-    historie_rows = historie_rows[:cap]
+    # A single-valued relation's history shows beside its current value or not at all:
+    # without it (cut by the cap, or resting) "früher: wohnt in Berlin (bis 2024)" told a
+    # move to nowhere. Its history is the entity's own; whenever it has some, a value of
+    # the relation holds (a superseded value is followed by one, and so on), so only a
+    # value left out leaves it alone. Not a partner's: one may end at the far end.
+    shown = {(f[5], f[1]) for f in compact}
+    historie_rows = [
+        h for h in (dict(zip(FACT_FIELDS, x, strict=True)) for x in row["historie"] if x[0])
+        if (h["subjekt_id"], h["rel"]) in shown or _symmetric(h["rel"], canon)
+    ][:cap]
     if gueltig_am is None:
         fakten = [current_fields(f, canon) for f in compact]
     else:

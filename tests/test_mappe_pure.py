@@ -216,7 +216,8 @@ def test_a_value_told_again_earlier_is_one_stay() -> None:
     job = fact("f7", "BERUF", None, wert="Berlin", since=date(2012, 1, 1),
                until=date(2015, 1, 1), grund="abgeloest")
     ended = fact("f8", since=date(2020, 1, 1), until=date(2024, 1, 1), grund="abgeloest")
-    mappe = build(row([kassel], historie=[ended, earlier, job, gap]), CANON, cap=10)
+    teacher = fact("f9", "BERUF", None, wert="Lehrerin", since=date(2015, 1, 1))
+    mappe = build(row([kassel, teacher], historie=[ended, earlier, job, gap]), CANON, cap=10)
     assert sorted((h.id, h.ab_datum, h.bis_datum) for h in mappe.historie) == [
         ("f6", date(2010, 1, 1), date(2012, 1, 1)),
         ("f7", date(2012, 1, 1), date(2015, 1, 1)),
@@ -289,6 +290,29 @@ def test_the_cap_cuts_and_says_so() -> None:
     capped = build(row(facts), CANON, cap=3)
     assert len(capped.fakten) == 3 and capped.gekappt
     assert not build(row(facts[:3]), CANON, cap=3).gekappt
+
+
+def test_the_history_of_a_value_the_mappe_leaves_out_goes_with_it() -> None:
+    """Berlin until 2024, Hamburg since, and sixty hobbies told later: the cap kept the
+    hobbies, cut Hamburg, and still showed "früher: wohnt in Berlin (bis 2024)", a move
+    to nowhere (found by a stranger's attack). A single-valued relation's history shows
+    beside its current value or not at all; a partner's still shows without one (his
+    partner may have ended it at her end)."""
+    berlin = fact("f1", since=date(2020, 1, 1), until=date(2024, 1, 1), grund="abgeloest")
+    hamburg = fact("f2", objekt="Hamburg", since=date(2024, 1, 1))
+    hobbies = [fact(f"h{i}", "HOBBY", None, wert=f"Hobby {i}") for i in range(3)]
+    anna = fact("f3", "PARTNER", "Anna", since=date(2019, 1, 1), until=date(2023, 1, 1),
+                grund="abgeloest")
+    for cap, shown in ((3, []), (4, [("f1", date(2020, 1, 1), date(2024, 1, 1))])):
+        mappe = build(row([*hobbies, hamburg], historie=[berlin, anna]), CANON, cap=cap)
+        assert [(h.id, h.ab_datum, h.bis_datum) for h in mappe.historie] == [
+            *shown, ("f3", date(2019, 1, 1), date(2023, 1, 1))], cap
+        if not shown:
+            assert "wohnt in Berlin" not in render(mappe)
+    # An as-of read alike: Hamburg held then but rests now (the query left it out).
+    then = build(row(hobbies, historie=[berlin]), CANON, cap=10, gueltig_am=at(2025, 1, 1),
+                 bekannt_am=at(2026, 1, 1))
+    assert then.historie == []
 
 
 def test_empty_optional_matches_are_no_facts() -> None:
