@@ -180,6 +180,32 @@ def test_fact_from_an_event_supersedes_and_follows_a_move(pair: Pair) -> None:
     assert later.ergebnisse[0].timeline_id == r.timeline_id
 
 
+def test_one_event_told_with_two_facts_of_an_order_is_one_entry(pair: Pair) -> None:
+    """"Lena moves to Kassel on 1 March and starts there as a doctor": both triples carry
+    the same event. It was written as two entries, so moving or cancelling "the move"
+    changed one of the two facts, and a caller could not name the first entry in the same
+    order. The same event of the same subject in one order is one entry; another
+    subject's, or another event, is its own."""
+    umzug = {"titel": "Umzug", "beginn": "2026-03-01"}
+    result = pair.write(
+        t("Lena", "wohnt_in", "Kassel", ereignis=umzug),
+        t("Lena", "beruf", wert="Ärztin", ereignis=dict(umzug, genauigkeit="tag")),
+        t("Tom", "wohnt_in", "Kassel", ereignis=umzug),
+        t("Lena", "hobby", wert="Schach", ereignis=dict(umzug, titel="Schachclub")),
+    )
+    ids = [e.timeline_id for e in result.ergebnisse]
+    assert ids[0] == ids[1] and len(set(ids)) == 3, ids
+    listed = pair.store.run(pair.store.memory.timeline_window(
+        pair.user_id, "nova", date(2026, 1, 1), date(2026, 12, 31)))
+    assert sorted(e.titel for e in listed) == ["Schachclub", "Umzug", "Umzug"]
+    move(pair, ids[0], date(2026, 4, 1))
+    mappe = pair.mappe("Lena")
+    assert sorted((f.beziehung, f.ab) for f in mappe.fakten if f.grad == 1) == [
+        ("beruf", "1. April 2026"), ("hobby", "1. März 2026"), ("wohnt_in", "1. April 2026")]
+    tom = pair.mappe("Tom").fakten
+    assert [f.ab for f in tom if f.grad == 1 and f.beziehung == "wohnt_in"] == ["1. März 2026"]
+
+
 @pytest.mark.parametrize("prefix", ["absage-", "verschiebung-"])
 def test_an_order_may_not_take_the_audit_id_of_a_cancel_or_a_move(
     pair: Pair, prefix: str

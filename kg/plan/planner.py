@@ -74,6 +74,8 @@ class Planner(History):
         #: or not at all).
         self._corrections: dict[tuple[str, str], list[int]] = {}
         self.replacing: dict[int, list[int]] = {}
+        #: The entries this order's events created, by subject and event.
+        self._entries: dict[tuple[Any, ...], str] = {}
 
     def plan(self) -> list[TripelErgebnis]:
         """Corrections first (their replacements follow as triples), then the triples."""
@@ -600,7 +602,15 @@ class Planner(History):
         return first.start, first.props.get("timeline_id")
 
     def add_entry(self, entry: NeuerEintrag, betrifft_id: str) -> str:
+        """The timeline entry of an event a triple brings; the same event of the same
+        subject told again in the order (title, days, precision, type) is that entry: one
+        move or cancel of "the move" moves or cancels all its facts."""
         props = entry_props(entry)
+        key = (betrifft_id, *(props[k] for k in ("typ", "titel", "beginn", "ende",
+                                                  "genauigkeit")))
+        if key in self._entries:
+            return self._entries[key]
+        self._entries[key] = str(props["id"])
         props["character_id"] = self.auftrag.character_id
         self.ops.entries.append({"props": props, "betrifft_id": betrifft_id})
         self.state.chains[props["id"]] = ChainState(
