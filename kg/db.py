@@ -47,6 +47,7 @@ from kg.errors import (
     AuthFailed,
     ConfigError,
     DatabaseNotFound,
+    InvalidInput,
     KgError,
     ServerUnavailable,
     StoredDataError,
@@ -578,6 +579,14 @@ class Database:
                 "dbms.security.auth_lock_time) after too many wrong passwords in a row — even "
                 "the right password fails until then; wait, then retry with the right "
                 "NEO4J_PASSWORD."
+            )
+        if isinstance(exc, UnicodeEncodeError):
+            # A lone surrogate: a byte that was not UTF-8 (an argument from a terminal in
+            # Latin-1, read as Python reads such bytes), which Bolt cannot carry.
+            return InvalidInput(
+                f"the text {exc.object[:60]!r} is not Unicode text: it holds bytes that are "
+                "not UTF-8 (from a terminal or a file in another encoding?) — give it as "
+                "UTF-8"
             )
         if isinstance(exc, AuthError):
             return AuthFailed(

@@ -132,9 +132,28 @@ def test_markup_in_a_name_is_printed_as_it_is(pair: Pair) -> None:
     assert missing.exit_code == 6 and "[/]" in missing.output
 
 
+def test_an_argument_that_is_not_utf_8_is_bad_input(pair: Pair) -> None:
+    """A byte that is not UTF-8 in an argument (a terminal in Latin-1) reaches Python as
+    a lone surrogate. The driver cannot send it: "unexpected UnicodeEncodeError — this
+    is a bug in kg" for an entity's name (a stranger's attack); the ids were refused
+    cleanly already."""
+    pair.write(t("Lena", "wohnt_in", "Kassel"))
+    name = "Le\udcffna"
+    lena = pair.id_of("Lena")
+    for args in (["mappe", name], ["history", name],
+                 ["timeline", "add", "--typ", "ereignis", "--titel", "Umzug", "--beginn",
+                  "2026-03-01", "--betrifft", name]):
+        bad_input(run([*args, "-u", pair.user_id, "-c", "nova"]), "not UTF-8")
+    bad_input(run(["timeline", "add", "--typ", "ereignis", "--titel", name, "--beginn",
+                   "2026-03-01", "-u", pair.user_id, "-c", "nova"]), "unicode string")
+    bad_input(run(["history", lena, "--beziehung", name, "-u", pair.user_id, "-c", "nova"]),
+              "unknown relation")
+
+
 # -- the fuzz test -------------------------------------------------------------------------
 
 HOSTILE = st.sampled_from(["", " ", "[/]", "[bold]", "\x00", "\u2028", "\u202e", "-", "--",
+                           "Le\udcffna",
                            "x" * 5000, "9999-12-31", "0001-01-01", "2026-13-45", "nan", "-1",
                            "1e999", "0", "Lena", "{}", "null", "%s", "\\", "../../etc/passwd"])
 TEXT = st.one_of(HOSTILE, st.text(max_size=30))
