@@ -259,6 +259,7 @@ class Memory:
     ) -> list[Entitaet]:
         """The user's entities (they belong to the user) with their type and active fact
         count in the pair (those belong to the pair: never another character's)."""
+        check_cap(limit, "limit")
         rows = await self.db.query(
             "entities_list", user_id=user_id, character_id=character_id, limit=limit
         )
@@ -302,6 +303,10 @@ class Memory:
     ) -> list[Mappe]:
         """The Mappen of all entities bound in a turn, in one read transaction."""
         check_cap(cap)
+        if isinstance(entity_ids, str):
+            raise InvalidInput(
+                "entity_ids is one string; give a list of entity ids (mappe reads one)"
+            )
         return await read_mappen(
             self.db,
             self.canon,
@@ -355,9 +360,16 @@ class Memory:
     # -- timeline ---------------------------------------------------------------
 
     async def timeline_add(
-        self, user_id: str, character_id: str, entry: NeuerEintrag, betrifft_id: str | None = None
+        self, user_id: str, character_id: str, entry: NeuerEintrag | dict[str, Any],
+        betrifft_id: str | None = None,
     ) -> Eintrag:
+        """A timeline entry (a `NeuerEintrag`, or its fields as a dict, as an order's)."""
         user_id, character_id = ident(user_id, "user_id"), ident(character_id, "character_id")
+        if not isinstance(entry, NeuerEintrag):
+            try:
+                entry = NeuerEintrag.model_validate(entry)
+            except ValidationError as exc:
+                raise InvalidInput(f"the entry is invalid — {describe(exc)}") from None
         return await self.timeline.add(user_id, character_id, entry, betrifft_id)
 
     async def timeline_move(
@@ -434,7 +446,7 @@ class Memory:
         self,
         user_id: str | None = None,
         *,
-        day: date | None = None,
+        day: date | str | None = None,
         if_due: bool = False,
         progress: DecayProgress | None = None,
     ) -> DecayRun:
@@ -446,20 +458,23 @@ class Memory:
 
         if user_id is not None:
             user_id = ident(user_id, "user_id")
-        return await sweep(self.db, self.canon, day, if_due, user_id, progress)
+        return await sweep(self.db, self.canon, as_day(day), if_due, user_id, progress)
 
-    async def check(self, user_id: str | None = None, *, day: date | None = None) -> CheckReport:
+    async def check(
+        self, user_id: str | None = None, *, day: date | str | None = None
+    ) -> CheckReport:
         """Prove the store's invariants (see kg.check); `user_id` checks one user's data,
         `day` is the day the decay runs' recency is judged against (default: today)."""
         from kg.check import run_checks
 
-        return await run_checks(self.db, self.canon, user_id, day)
+        return await run_checks(self.db, self.canon, user_id, as_day(day))
 
     # -- audit ------------------------------------------------------------------
 
     async def audit(
         self, user_id: str, character_id: str | None = None, limit: int = 20
     ) -> list[AuditEintrag]:
+        check_cap(limit, "limit")
         rows = await self.db.query(
             "audit_list", user_id=user_id, character_id=character_id, limit=limit
         )
@@ -574,7 +589,9 @@ class Pair:
             gueltig_am=gueltig_am, bekannt_am=bekannt_am,
         )
 
-    async def timeline_add(self, entry: NeuerEintrag, betrifft_id: str | None = None) -> Eintrag:
+    async def timeline_add(
+        self, entry: NeuerEintrag | dict[str, Any], betrifft_id: str | None = None
+    ) -> Eintrag:
         return await self.memory.timeline_add(self.user_id, self.character_id, entry, betrifft_id)
 
     async def timeline_move(
@@ -611,10 +628,20 @@ def parse_order(data: Any) -> Auftrag:
         raise InvalidInput(clip(f"the order is invalid — {describe(exc)}", 1500)) from None
 
 
-def check_cap(cap: int | None) -> None:
-    """A Mappe's cap is a positive number of facts (None: the configured default)."""
+def as_day(day: date | str | None) -> date | None:
+    """A day given to a sweep or a check: a date, or one as ISO text (YYYY-MM-DD)."""
+    if day is None or (isinstance(day, date) and not isinstance(day, datetime)):
+        return day
+    if isinstance(day, str):
+        with contextlib.suppress(ValueError):
+            return date.fromisoformat(day.strip())
+    raise InvalidInput(f"day must be a date (e.g. date(2026, 12, 5) or '2026-12-05'), not {day!r}")
+
+
+def check_cap(cap: int | None, name: str = "cap") -> None:
+    """A Mappe's cap (or a list's limit) is a positive number (None: the default)."""
     if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap < 1):
-        raise InvalidInput(f"cap must be a whole number of at least 1, not {cap!r}")
+        raise InvalidInput(f"{name} must be a whole number of at least 1, not {cap!r}")
 
 
 class Korrektur(TypedDict, total=False):
@@ -645,6 +672,12 @@ def correction_order(
     true, and its replacement (`neu_objekt` or `neu_wert`) as a triple with the required
     `herkunft`, holding from `zeitpunkt`, else where the corrected value began.
     InvalidInput says what is wrong."""
+    missing = [k for k in ("subjekt", "beziehung", "herkunft") if k not in korrektur]
+    if missing:
+        raise InvalidInput(
+            f"a correction needs {', '.join(missing)}: the wrong fact's subjekt and "
+            "beziehung, and the herkunft of the correction (mensch, nova, modell, recherche)"
+        )
     subjekt, beziehung = korrektur["subjekt"], korrektur["beziehung"]
     herkunft = korrektur["herkunft"]
     objekt, wert = korrektur.get("objekt"), korrektur.get("wert")

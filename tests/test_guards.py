@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import unicodedata
 import uuid
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -699,3 +699,30 @@ def test_resolving_an_empty_name_is_refused(pair: Pair, name: str) -> None:
     "no entity", as if such a name could exist."""
     with pytest.raises(InvalidInput, match="empty once invisible characters are removed"):
         pair.store.run(pair.store.memory.resolve(pair.user_id, "nova", name))
+
+
+def test_the_library_says_what_is_wrong_with_a_call(pair: Pair) -> None:
+    """Found by a stranger's attack: a negative limit was blamed on stored data, a
+    correction without herkunft raised a bare KeyError, an entry as a dict (as an order
+    takes one) an AttributeError, a day as text a TypeError, and one id given to
+    `mappen` was read as a list of its characters."""
+    memory, run = pair.store.memory, pair.store.run
+    pair.write(t("Lena", "wohnt_in", "Kassel"))
+    lena = pair.id_of("Lena")
+    for call, words in (
+        (memory.entities(pair.user_id, "nova", limit=-1), "limit must be a whole number"),
+        (memory.audit(pair.user_id, "nova", limit=0), "limit must be a whole number"),
+        (memory.correct(pair.user_id, "nova", subjekt="Lena",  # type: ignore[call-arg]
+                        beziehung="wohnt_in", objekt="Kassel"), "a correction needs herkunft"),
+        (memory.mappen(pair.user_id, "nova", lena),  # type: ignore[arg-type]
+         "give a list of entity ids"),
+        (memory.timeline_add(pair.user_id, "nova", {"titel": "Umzug"}),
+         "the entry is invalid — "),
+        (memory.check(pair.user_id, day=20261205), "day must be a date"),  # type: ignore[arg-type]
+    ):
+        with pytest.raises(InvalidInput, match=words):
+            run(call)
+    entry = run(memory.timeline_add(pair.user_id, "nova", {
+        "typ": "termin", "titel": "Zahnarzt", "beginn": "2026-12-20"}))
+    assert (entry.titel, entry.beginn) == ("Zahnarzt", date(2026, 12, 20))
+    assert run(memory.check(pair.user_id, day="2026-12-05")).day == date(2026, 12, 5)
