@@ -149,7 +149,7 @@ def fact(**change: Any) -> str:
 
 
 @pytest.mark.parametrize(("lines", "message"), [
-    ([ENTITY], r"x.jsonl:1: the first line must be the header"),
+    ([ENTITY], r'x.jsonl:1: the first line must be the header \{"kind":"export","format":2,'),
     ([HEADER, "{not json"], r"x.jsonl:2: not valid JSON"),
     ([HEADER, ENTITY, '{"kind":"wurst"}'], r"x.jsonl:3: a line is a JSON object with a kind"),
     ([HEADER, ENTITY, fact(t_valid="2026-10-01")], r"x.jsonl:3: fakt: t_valid: '2026-10-01'"),

@@ -200,7 +200,8 @@ def parse_lines(lines: Iterable[str], canon: Canon, source: str = "<import>") ->
         if datei is None:
             if not isinstance(rec, Kopf):
                 raise InvalidInput(
-                    f'{where}: the first line must be the header {{"kind":"export","format":1,...}}'
+                    f'{where}: the first line must be the header '
+                    f'{{"kind":"export","format":{FORMAT},...}}'
                 )
             datei = Datei(rec)
             continue
