@@ -68,7 +68,7 @@ def when_text(beginn: date, ende: date | None, genauigkeit: str) -> str:
         month = f"{MONATE[d.month - 1]} {d.year}"
         return month if genauigkeit == "monat" else f"{d.day}. {month}"
 
-    if ende is None or ende == beginn:
+    if ende is None or one(ende) == one(beginn):  # (a month's span within that month)
         return one(beginn)
     return f"{one(beginn)} bis {one(ende)}"
 

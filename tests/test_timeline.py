@@ -33,6 +33,14 @@ def test_when_text_keeps_precision() -> None:
         month_window("November")
 
 
+def test_a_span_within_one_month_of_month_precision_reads_as_that_month() -> None:
+    """A three-day appointment moved to "in May" (month precision) read "Mai 2026 bis Mai
+    2026" (a stranger's attack)."""
+    assert when_text(date(2026, 5, 1), date(2026, 5, 31), "monat") == "Mai 2026"
+    assert when_text(date(2026, 5, 1), date(2026, 6, 30), "monat") == "Mai 2026 bis Juni 2026"
+    assert when_text(date(2026, 5, 1), date(2026, 5, 3), "tag") == "1. Mai 2026 bis 3. Mai 2026"
+
+
 def test_end_before_start_is_rejected() -> None:
     with pytest.raises(ValueError, match="before"):
         NeuerEintrag(titel="x", beginn=date(2026, 11, 5), ende=date(2026, 11, 1))
