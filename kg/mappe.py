@@ -16,7 +16,7 @@ from pydantic import Field
 from kg.canon import Canon
 from kg.db import Database, Record
 from kg.errors import EntityNotFound
-from kg.models import Frozen, one_line
+from kg.models import Frozen, clean_value, one_line
 from kg.settings import Settings
 from kg.timeline import when_text
 from kg.values import EPOCH, instant
@@ -236,7 +236,8 @@ def _value_key(row: Record, canon: Canon) -> tuple[Any, ...] | None:
     if rel is None or rel.symmetrisch:
         return None
     objekt = row["objekt_id"] if row["wert"] is None else None
-    return row["rel"], row["subjekt_id"], objekt, row["wert"]
+    wert = None if row["wert"] is None else clean_value(row["wert"])  # (as stored before)
+    return row["rel"], row["subjekt_id"], objekt, wert
 
 
 def stays(
@@ -272,7 +273,8 @@ def stays(
             # (the stay goes on back from its start), and any squeezed to nothing there
             # (it keeps the start). Taking only the first found made the rows' order
             # (random ids) decide whether a squeezed one was a history of its own.
-            meeting = [(i, earlier) for i, bis, earlier in candidates
+            # (One taken in after it took in others goes on from where its stay began.)
+            meeting = [(i, since.get(ended[i]["id"], earlier)) for i, bis, earlier in candidates
                        if i not in taken and i != own and bis == start[0]]
             taken.update(i for i, _ in meeting)
             earliest = min((earlier for _, earlier in meeting), key=lambda s: s[0],

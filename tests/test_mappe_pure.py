@@ -7,6 +7,8 @@ path held, `build` maps a row to the Mappe (cap included), `render` writes the G
 
 from __future__ import annotations
 
+import itertools
+import unicodedata
 from datetime import UTC, date, datetime
 from typing import Any
 
@@ -269,6 +271,42 @@ def test_a_version_squeezed_to_nothing_where_its_stay_passes_is_part_of_it(
     mappe = build(row([current], historie=ended[:2]), CANON, cap=10)
     assert [(h.wert, h.ab_datum, h.bis_datum) for h in mappe.historie] == [
         ("Ärztin", date(2026, 1, 20), day)]
+
+
+@pytest.mark.parametrize("order", list(itertools.permutations(range(3))))
+def test_a_stay_of_three_versions_and_a_squeezed_one_reads_the_same_in_any_order(
+    order: tuple[int, ...],
+) -> None:
+    """Ärztin from 2025 and again from 20 January (told for an earlier time, so two
+    versions), an Ärztin event of November squeezed to nothing where that stay ends, and
+    Lehrerin since November. The history rows that end on the same day come in the order
+    of their (random) ids: when the January version took in the 2025 one first, the
+    squeezed one took in the January version and stopped at its own start, so the stay
+    read "ab 20. Januar 2026" (found by a review)."""
+    day = date(2026, 11, 1)
+    ended = [
+        fact("a", "BERUF", None, wert="Ärztin", since=date(2025, 1, 1),
+             until=date(2026, 1, 20), grund="abgeloest"),
+        fact("b", "BERUF", None, wert="Ärztin", since=date(2026, 1, 20), until=day,
+             grund="abgeloest"),
+        fact("e", "BERUF", None, wert="Ärztin", since=day, until=day, grund="abgeloest"),
+    ]
+    lehrerin = fact("l", "BERUF", None, wert="Lehrerin", since=day)
+    mappe = build(row([lehrerin], historie=[ended[i] for i in order]), CANON, cap=10)
+    assert [(h.wert, h.ab_datum, h.bis_datum) for h in mappe.historie] == [
+        ("Ärztin", date(2025, 1, 1), day)]
+
+
+def test_a_value_stored_decomposed_is_one_stay_with_its_composed_version() -> None:
+    """Ärztin stored decomposed (NFD, before values were stored composed) and told again
+    composed for an earlier time: one stay, not "früher: Ärztin" beside "Ärztin"."""
+    old = fact("f1", "BERUF", None, wert=unicodedata.normalize("NFD", "Ärztin"),
+               since=date(2025, 1, 1))
+    late = fact("f2", "BERUF", None, wert="Ärztin", since=date(2020, 1, 1),
+                until=date(2025, 1, 1), grund="abgeloest")
+    mappe = build(row([old], historie=[late]), CANON, cap=10)
+    assert [(f.id, f.ab_datum) for f in mappe.fakten] == [("f1", date(2020, 1, 1))]
+    assert mappe.historie == []
 
 
 def test_a_derivation_holds_since_the_stay_began() -> None:

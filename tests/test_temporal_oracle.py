@@ -439,6 +439,37 @@ def test_a_value_squeezed_where_its_stay_passes_is_part_of_the_stay(
         state.write_with_event(rel="beruf", pick=0, day=date(2026, 11, 5), monat=True)
 
 
+@pytest.mark.parametrize("attempt", range(6))
+def test_a_stay_read_back_through_a_squeezed_version_keeps_its_first_start(
+    store: SyncMemory, attempt: int
+) -> None:
+    """Found by the stress run (2026-12-05), on a sequence of nineteen events. A history
+    stay of several versions ends where a version of the same value was squeezed to
+    nothing: when the stay's last version was read first (the rows of one end come in
+    the order of their random ids), the squeezed one took it in and stopped at that
+    version's own start, not the stay's (tests/test_mappe_pure.py has the short form)."""
+    with replay(store) as state:
+        state.write_with_event(day=date(2026, 1, 20), monat=False, pick=0, rel='wohnt_in')
+        state.write_with_event(day=date(2026, 1, 20), monat=True, pick=2, rel='hobby')
+        state.write_with_event(day=date(2026, 11, 5), monat=True, pick=1, rel='wohnt_in')
+        state.write_with_event(day=date(2026, 12, 24), monat=True, pick=0, rel='wohnt_in')
+        state.write_with_event(day=date(2026, 1, 20), monat=True, pick=0, rel='hobby')
+        state.write_with_event(day=date(2026, 1, 20), monat=True, pick=0, rel='wohnt_in')
+        state.write_with_event(day=date(2027, 3, 3), monat=False, pick=0, rel='wohnt_in')
+        state.write_with_event(day=date(2027, 3, 3), monat=False, pick=0, rel='beruf')
+        state.write_with_event(day=date(2026, 1, 20), monat=True, pick=1, rel='hobby')
+        state.write_with_event(day=date(2026, 1, 20), monat=False, pick=0, rel='wohnt_in')
+        state.write_with_event(day=date(2026, 1, 20), monat=False, pick=0, rel='wohnt_in')
+        state.write_with_event(day=date(2027, 3, 3), monat=False, pick=1, rel='beruf')
+        state.write_with_event(day=date(2026, 12, 24), monat=True, pick=0, rel='beruf')
+        state.write_with_event(day=date(2026, 1, 20), monat=True, pick=0, rel='hobby')
+        state.write_with_event(day=date(2026, 12, 24), monat=True, pick=2, rel='hobby')
+        state.write_with_event(day=date(2026, 1, 20), monat=False, pick=1, rel='beruf')
+        state.write_with_event(day=date(2026, 11, 28), monat=True, pick=0, rel='wohnt_in')
+        state.write_with_event(day=date(2026, 12, 24), monat=False, pick=2, rel='hobby')
+        state.write_with_event(day=date(2026, 11, 5), monat=False, pick=0, rel='beruf')
+
+
 def test_correcting_the_last_of_values_told_for_the_same_instant(store: SyncMemory) -> None:
     """Found by the partner oracle (2026-12-01). Berlin today; Kassel and then Hamburg
     from 1 February 2027 (Hamburg squeezes Kassel to nothing). Correcting Hamburg brings
