@@ -29,6 +29,7 @@ from kg.models import (
     AuftragErgebnis,
     Tripel,
     TripelErgebnis,
+    normalize_name,
     stored_result,
 )
 from kg.plan import (
@@ -408,11 +409,15 @@ class FaktenAgent:
         replacement is a triple whose subject and relation are a correction's, as written
         or as the plan resolved them (`replacing`: positions among the order's items)."""
         def ref(subjekt: Any) -> str:
-            """A subject as written in the order: a name, an id or a new name."""
+            """A subject as written in the order: an id, or a name (new or not) as the
+            store reads names (a triple the plan refused by its form is linked so)."""
             if isinstance(subjekt, dict):
-                return str(subjekt.get("id") or subjekt.get("neu"))
-            return str(getattr(subjekt, "id", None) or getattr(subjekt, "neu", None)
-                       or subjekt)
+                if subjekt.get("id"):
+                    return str(subjekt["id"])
+                return normalize_name(str(subjekt.get("neu")))
+            if getattr(subjekt, "id", None):
+                return str(subjekt.id)
+            return normalize_name(str(getattr(subjekt, "neu", None) or subjekt))
 
         if not auftrag.berichtigungen:
             return

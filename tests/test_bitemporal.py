@@ -407,6 +407,23 @@ def test_a_correction_that_finds_nothing_writes_no_replacement(pair: Pair) -> No
     names = {e.name for e in pair.store.run(
         pair.store.memory.entities(pair.user_id, "nova", 100))}
     assert names == {"Lena", "Kassel"}, names
+    # A subject that resolves to no one, or to several, is linked to its replacement by
+    # its name as the store reads names (a review found "mara" and "Mara", and an
+    # ambiguous "Anna" with a replacement by one Anna's id, written as news).
+    order = pair.order(t("Mara", "wohnt_in", "Hamburg"))
+    order["berichtigungen"] = [{"subjekt": "mara", "beziehung": "wohnt_in",
+                                "objekt": "Bonn"}]
+    with pytest.raises(InvalidInput, match="no fact mara wohnt_in Bonn in this pair"):
+        pair.store.run(pair.store.memory.write(order))
+    pair.write(t("Anna", "wohnt_in", "Bonn"), t({"neu": "Anna"}, "wohnt_in", "Bonn"))
+    second = max(e.id for e in pair.store.run(pair.store.memory.entities(
+        pair.user_id, "nova", 100)) if e.name == "Anna")
+    order = pair.order(t({"id": second}, "wohnt_in", "Hamburg"))
+    order["berichtigungen"] = [{"subjekt": "Anna", "beziehung": "wohnt_in", "objekt": "Bonn"}]
+    with pytest.raises(InvalidInput, match=r"berichtigungen\[0\] is refused — subjekt: 2 "):
+        pair.store.run(pair.store.memory.write(order))
+    assert {e.name for e in pair.store.run(pair.store.memory.entities(
+        pair.user_id, "nova", 100))} == {"Lena", "Kassel", "Anna", "Bonn"}
     # A correction alone that finds nothing is refused alone, as before.
     order = pair.order(t("Tom", "wohnt_in", "Kassel"))
     order["berichtigungen"] = [{"subjekt": "Lena", "beziehung": "wohnt_in", "objekt": "Bonn"}]

@@ -68,11 +68,12 @@ class Planner(History):
         #: Where the values this order's corrections took back began, by subject and
         #: relation: the place a replacement in the same order takes (`triple`).
         self._taken_places: dict[tuple[str, str], Place] = {}
-        #: The positions of this order's corrections by the subject (resolved) and
-        #: relation they correct, found or not, and for each triple that replaces one,
-        #: their positions (the writer writes a correction and its replacements together
-        #: or not at all).
-        self._corrections: dict[tuple[str, str], list[int]] = {}
+        #: The positions of this order's corrections by the subject and relation they
+        #: correct, found or not (the subject by every key it has: its id, and its name
+        #: as the store reads names, as written and as resolved), and for each triple
+        #: that replaces one, their positions (the writer writes a correction and its
+        #: replacements together or not at all).
+        self._corrections: dict[tuple[tuple[str, str], str], list[int]] = {}
         self.replacing: dict[int, list[int]] = {}
         #: The entries this order's events created, by subject and event.
         self._entries: dict[tuple[Any, ...], str] = {}
@@ -423,11 +424,38 @@ class Planner(History):
 
     # -- one triple -------------------------------------------------------------
 
+    @staticmethod
+    def _subject_keys(ref: EntityRef, resolved: Resolved | None) -> set[tuple[str, str]]:
+        """The keys a subject is known by: its id and its name (normalised), as written
+        and, once resolved, as the entity has them."""
+        keys = {("id", ref.id) if isinstance(ref, ById)
+                else ("name", normalize_name(ref.neu if isinstance(ref, New) else ref))}
+        if resolved is not None:
+            keys.add(("name", normalize_name(resolved.name)))
+            if resolved.id is not None:
+                keys.add(("id", resolved.id))
+        return keys
+
+    def _note_correction(self, index: int, ref: EntityRef, resolved: Resolved | None,
+                         rel_type: str) -> None:
+        for key in self._subject_keys(ref, resolved):
+            positions = self._corrections.setdefault((key, rel_type), [])
+            if index not in positions:
+                positions.append(index)
+
+    def _note_replacement(self, index: int, ref: EntityRef, resolved: Resolved | None,
+                          rel_type: str) -> None:
+        found = {i for key in self._subject_keys(ref, resolved)
+                 for i in self._corrections.get((key, rel_type), ())}
+        if found:
+            self.replacing[index] = sorted(found.union(self.replacing.get(index, ())))
+
     def triple(self, index: int, tripel: Tripel) -> TripelErgebnis:
         rel = self.canon[tripel.beziehung]
+        # Noted before the subject resolves (an ambiguous one is refused there).
+        self._note_replacement(index, tripel.subjekt, None, rel.rel_type)
         subj = self.resolve(tripel.subjekt, "subjekt")
-        if subj.id is not None and (subj.id, rel.rel_type) in self._corrections:
-            self.replacing[index] = self._corrections[(subj.id, rel.rel_type)]
+        self._note_replacement(index, tripel.subjekt, subj, rel.rel_type)
         obj = self.resolve(tripel.objekt, "objekt") if tripel.objekt is not None else None
         if obj is not None and same_entity(subj, obj):
             raise Rejected(
@@ -538,9 +566,10 @@ class Planner(History):
                 "abgelehnt", "unbekannte_beziehung", f"unknown relation {item.beziehung!r}"
             )
         rel = self.canon[item.beziehung]
+        # Noted before the subject resolves (an ambiguous or unknown one is refused).
+        self._note_correction(index, item.subjekt, None, rel.rel_type)
         subj = self.resolve(item.subjekt, "subjekt")
-        if subj.id is not None:
-            self._corrections.setdefault((subj.id, rel.rel_type), []).append(index)
+        self._note_correction(index, item.subjekt, subj, rel.rel_type)
         obj = self.resolve(item.objekt, "objekt") if item.objekt is not None else None
         target = f"{subj.name} {rel.name} {obj.name if obj else repr(item.wert)}"
         if subj.id is None or (obj is not None and obj.id is None):
