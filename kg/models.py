@@ -100,6 +100,16 @@ def clean_value(text: str) -> str:
     return unicodedata.normalize("NFC", strip_format(text)).strip()
 
 
+def _still_short(text: str) -> str:
+    """Composed, a value can grow (U+0958 is one character decomposed into two): it must
+    still fit, or no export could carry it."""
+    if len(text) > MAX_WERT:
+        raise ValueError(
+            f"has {len(text)} characters once composed (NFC); at most {MAX_WERT} fit"
+        )
+    return text
+
+
 def _visible(text: str) -> str:
     """A value someone can read: not made of invisible format characters alone (a
     zero-width space would show as „​“, an empty value)."""
@@ -116,7 +126,9 @@ Wert = Annotated[
 #: A value to write: one a person can read, stored as `clean_value` makes it. (A stored
 #: value that is not, from before these rules, can still be named by a correction,
 #: exported and imported as `Wert`.)
-NeuerWert = Annotated[Wert, AfterValidator(_visible), AfterValidator(clean_value)]
+NeuerWert = Annotated[
+    Wert, AfterValidator(_visible), AfterValidator(clean_value), AfterValidator(_still_short)
+]
 Ident = Annotated[
     str,
     StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_ID),
