@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import time
 import uuid
 from collections.abc import Coroutine
@@ -303,9 +304,10 @@ class Memory:
     ) -> list[Mappe]:
         """The Mappen of all entities bound in a turn, in one read transaction."""
         check_cap(cap)
-        if isinstance(entity_ids, str):
+        if not isinstance(entity_ids, (list, tuple)):
             raise InvalidInput(
-                "entity_ids is one string; give a list of entity ids (mappe reads one)"
+                f"entity_ids is a {type(entity_ids).__name__}; give a list of entity ids "
+                "(mappe reads one)"
             )
         return await read_mappen(
             self.db,
@@ -632,7 +634,7 @@ def as_day(day: date | str | None) -> date | None:
     """A day given to a sweep or a check: a date, or one as ISO text (YYYY-MM-DD)."""
     if day is None or (isinstance(day, date) and not isinstance(day, datetime)):
         return day
-    if isinstance(day, str):
+    if isinstance(day, str) and re.fullmatch(r"\d{4}-\d{2}-\d{2}", day.strip()):
         with contextlib.suppress(ValueError):
             return date.fromisoformat(day.strip())
     raise InvalidInput(f"day must be a date (e.g. date(2026, 12, 5) or '2026-12-05'), not {day!r}")
@@ -640,8 +642,11 @@ def as_day(day: date | str | None) -> date | None:
 
 def check_cap(cap: int | None, name: str = "cap") -> None:
     """A Mappe's cap (or a list's limit) is a positive number (None: the default)."""
-    if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap < 1):
-        raise InvalidInput(f"{name} must be a whole number of at least 1, not {cap!r}")
+    if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap < 1
+                            or cap > 1_000_000_000):
+        raise InvalidInput(
+            f"{name} must be a whole number from 1 to 1,000,000,000, not {cap!r}"
+        )
 
 
 class Korrektur(TypedDict, total=False):

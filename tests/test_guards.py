@@ -719,6 +719,10 @@ def test_the_library_says_what_is_wrong_with_a_call(pair: Pair) -> None:
         (memory.timeline_add(pair.user_id, "nova", {"titel": "Umzug"}),
          "the entry is invalid — "),
         (memory.check(pair.user_id, day=20261205), "day must be a date"),  # type: ignore[arg-type]
+        (memory.check(pair.user_id, day="2026-W49-1"), "day must be a date"),
+        (memory.entities(pair.user_id, "nova", limit=2**70), "from 1 to 1,000,000,000"),
+        (memory.mappen(pair.user_id, "nova", {lena}),  # type: ignore[arg-type]
+         "entity_ids is a set; give a list"),
     ):
         with pytest.raises(InvalidInput, match=words):
             run(call)
