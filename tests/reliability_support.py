@@ -302,9 +302,15 @@ class Workload:
             "zeitpunkt": datetime.now(UTC).isoformat(),
             "tripel": tripel,
         }
-        if self.rng.random() < 0.05:
+        # A correction of a hobby of someone whose hobby the order does not tell: such a
+        # triple would be its replacement, and a correction that finds nothing refuses
+        # its replacement and so the whole order (docs/time.md).
+        told = {t["subjekt"] for t in tripel
+                if isinstance(t, dict) and t.get("beziehung") == "hobby"}
+        others = [p for p in PERSONEN if p not in told]
+        if self.rng.random() < 0.05 and others:
             order["berichtigungen"] = [
-                {"subjekt": self.rng.choice(PERSONEN), "beziehung": "hobby",
+                {"subjekt": self.rng.choice(others), "beziehung": "hobby",
                  "wert": self.rng.choice(HOBBYS)}
             ]
         return order, events
