@@ -4,6 +4,7 @@ to read, and the status of its results.
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -228,7 +229,9 @@ def refs_of(auftrag: Auftrag, canon: Canon) -> Refs:
         refs.add(tripel.subjekt, rel.transitiv, subject_claims(rel, tripel, canon))
         refs.add(tripel.objekt, rel.transitiv, [rel.objekt_typ] if rel.objekt_typ else [])
         if tripel.wert is not None:
-            refs.werte.add(tripel.wert)
+            # As stored now (composed), and as a value stored before that rule was
+            # likely written: decomposed, as macOS and iOS send it (kg.models.clean_value).
+            refs.werte.update((tripel.wert, unicodedata.normalize("NFD", tripel.wert)))
         if tripel.timeline_id:
             refs.timeline_ids.add(tripel.timeline_id)
         if tripel.ereignis is not None:
