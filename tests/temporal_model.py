@@ -404,11 +404,11 @@ class Partners:
     def alive(self, person: str, step: int) -> list[Bond]:
         return [b for b in self.lists.get(person, []) if b.alive(step)]
 
-    def raw_end(self, bond: Bond, step: int) -> datetime | None:
+    def raw_end(self, bond: Bond, step: int, skip: Bond | None = None) -> datetime | None:
         """Where the first bond after it in either list starts, after `step` (None: none
-        follows it). Two bonds of the same pair are in both lists; where the lists order
-        them differently, their starts decide: the later one does not end at the
-        earlier."""
+        follows it), leaving `skip` out. Two bonds of the same pair are in both lists;
+        where the lists order them differently, their starts decide: the later one does
+        not end at the earlier."""
         def after(person: str, x: Bond) -> list[Bond]:
             alive = self.alive(person, step)
             return alive[alive.index(x) + 1 :]
@@ -417,7 +417,8 @@ class Partners:
             b.start_at(step)
             for person in bond.ends
             for b in after(person, bond)
-            if not (b.ends == bond.ends and b.start_at(step) < bond.start_at(step)
+            if b is not skip
+            and not (b.ends == bond.ends and b.start_at(step) < bond.start_at(step)
                     and any(bond in after(p, b) for p in b.ends))
         ]
         return min(later) if later else None
@@ -490,7 +491,8 @@ class Partners:
         """Move an event from this step on; False (and nothing changes) when the move would
         change more than the event's bond and the ends that meet it, as in `Model.move`:
         the bond starts on the new day (its precision kept), and a bond in either of its
-        people's lists that ended where it began ends there. Refused when another bond in
+        people's lists that ended where it began ends there (unless another bond that
+        follows it begins where it ended: then it keeps its end). Refused when another bond in
         either of its people's lists begins on a day from the old to the new day (both
         included), or when any other bond that holds somewhere (before or after) would
         end elsewhere, or one that held would hold nowhere (a move never reorders or
@@ -521,13 +523,16 @@ class Partners:
                 ok = False
             elif b is not bond and (held or holds):
                 # Only a bond the moved one follows in a list they share can end where
-                # it began (another that ends on that day ends at another bond).
+                # it began (another that ends on that day ends at another bond), unless
+                # another follower begins on the same instant, at its far end: then
+                # that one holds the end where it was.
                 end_was = self.raw_end(b, was)
                 meets = end_was == k_was and any(
                     bond in (items := self.alive(p, was))[items.index(b) + 1 :]
                     for p in b.ends & bond.ends
                 )
-                expected = k_now if meets else end_was
+                held_there = self.raw_end(b, was, skip=bond) == end_was
+                expected = k_now if meets and not held_there else end_was
                 ok = ok and self.raw_end(b, self.step) == expected
         if not ok:
             bond.moves.pop()

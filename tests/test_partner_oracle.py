@@ -681,11 +681,6 @@ def test_a_squeezed_partner_whose_follower_ended_before_the_order_does_not_follo
         state.write(("Anna", "Ben"), datetime(2026, 10, 10, 12, tzinfo=UTC))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the model's move rule: a bond that also ends at its far end where the moved "
-    "bond began should keep that end (see the docstring)",
-)
 def test_a_bond_ended_at_both_ends_keeps_its_end_when_one_follower_moves(
     store: SyncMemory,
 ) -> None:
@@ -694,10 +689,10 @@ def test_a_bond_ended_at_both_ends_keeps_its_end_when_one_follower_moves(
     January; Tom–Lena by an event "in January 2026" begins at Tom's end on the same day.
     Moving Tom–Lena's event to November: the store moves it and Ben–Tom keeps its end
     (Anna–Ben still begins there), so Tom has no partner from January to November. The
-    model expects a bond that the moved one follows in a list they share to end on the
-    new day, finds it ending in January, and refuses the move. Nothing overlaps and
-    nothing is erased, so I take the store's answer to be the contract's, and the model's
-    rule to need the far end's follower too."""
+    model expected a bond that the moved one follows in a list they share to end on the
+    new day, found it ending in January, and refused the move. Nothing overlaps and
+    nothing is erased, so the store's answer is the contract's: the bond ends where its
+    first follower in either list begins, and the model's move rule now says so."""
     with replay(store) as state:
         state.write(("Ben", "Tom"), datetime(2025, 3, 29, 12, tzinfo=UTC))
         state.write_with_event(("Anna", "Ben"), date(2026, 1, 20), True)
