@@ -29,7 +29,6 @@ from kg.models import (
     AuftragErgebnis,
     Tripel,
     TripelErgebnis,
-    normalize_name,
     stored_result,
 )
 from kg.plan import (
@@ -405,34 +404,13 @@ class FaktenAgent:
         entity's other facts contradict, an ambiguous name) refuses the whole order,
         which would otherwise retire the wrong fact and leave nothing in its place; so
         does a correction refused (it found no such fact, or its name is ambiguous), which
-        would otherwise leave its replacement written as news at the store's clock. A
-        replacement is a triple whose subject and relation are a correction's, as written
-        or as the plan resolved them (`replacing`: positions among the order's items)."""
-        def ref(subjekt: Any) -> str:
-            """A subject as written in the order: an id, or a name (new or not) as the
-            store reads names (a triple the plan refused by its form is linked so)."""
-            if isinstance(subjekt, dict):
-                if subjekt.get("id"):
-                    return str(subjekt["id"])
-                return normalize_name(str(subjekt.get("neu")))
-            if getattr(subjekt, "id", None):
-                return str(subjekt.id)
-            return normalize_name(str(getattr(subjekt, "neu", None) or subjekt))
-
-        if not auftrag.berichtigungen:
-            return
-        corrections = [(ref(b.subjekt), b.beziehung) for b in auftrag.berichtigungen]
+        would otherwise leave its replacement written as news at the store's clock. The
+        plan links each replacement to its corrections (`replacing`: positions among the
+        order's items, corrections first)."""
         first = len(auftrag.berichtigungen)
-        for i, raw in enumerate(auftrag.tripel):
-            subjekt, beziehung = ((raw.subjekt, raw.beziehung) if isinstance(raw, Tripel)
-                                  else (raw.get("subjekt"), raw.get("beziehung")))
-            replaced = {j for j, c in enumerate(corrections) if c == (ref(subjekt), beziehung)}
-            replaced.update(replacing.get(first + i, ()))
-            if not replaced:
-                continue  # not a replacement: judged on its own, as in any order
-            parts = [(f"the correction berichtigungen[{j}]", results[j])
-                     for j in sorted(replaced)]
-            parts.append((f"the correction's tripel[{i}]", results[first + i]))
+        for index, replaced in sorted(replacing.items()):
+            parts = [(f"the correction berichtigungen[{j}]", results[j]) for j in replaced]
+            parts.append((f"the correction's tripel[{index - first}]", results[index]))
             for name, outcome in parts:
                 if outcome.ausgang in ("abgelehnt", "mehrdeutig"):
                     raise InvalidInput(

@@ -413,6 +413,26 @@ def test_a_correction_whose_replacement_has_the_wrong_form_writes_nothing(pair: 
     assert [f.objekt.name for f in pair.mappe("Lea").fakten if f.objekt] == ["Hamburg"]
 
 
+def test_a_correction_and_its_replacement_of_an_unknown_relation_write_nothing(
+    pair: Pair,
+) -> None:
+    """Both refused by the canon, so neither reaches the plan's resolution: they are
+    still one correction, linked by the subject and the relation as written (by id too),
+    and the order is refused whole with the correction's reason. A triple beside them
+    that replaces nothing does not make the order write."""
+    written = pair.write(t("Lea", "wohnt_in", "Berlin"))
+    lea = written.ergebnisse[0].subjekt_id
+    for subjekt in ("Lea", {"id": lea}):
+        order = correction_order(pair.user_id, "nova", subjekt=subjekt, beziehung="wohnt_inn",
+                                 objekt="Berlin", neu_objekt="Hamburg", herkunft="mensch")
+        data = order.model_dump(exclude_none=True)
+        data["tripel"] = [*data["tripel"], t("Lea", "hobby", wert="Schach")]
+        with pytest.raises(InvalidInput, match=r"berichtigungen\[0\] is refused — unknown "
+                           r"relation 'wohnt_inn'.*nothing was written"):
+            pair.store.run(pair.store.memory.write(data))
+    assert [f.beziehung for f in pair.mappe("Lea").fakten] == ["wohnt_in"]
+
+
 def test_a_correction_whose_replacement_contradicts_the_entity_writes_nothing(
     pair: Pair,
 ) -> None:

@@ -90,6 +90,10 @@ class Planner(History):
                 else:
                     results.append(self.triple(index, precheck(raw, self.canon)))
             except Rejected as rejected:
+                if not isinstance(raw, Berichtigung):
+                    # A triple refused by its form never reached `triple`: linked to a
+                    # correction by its subject and relation as written.
+                    self._note_raw_replacement(index, raw)
                 results.append(
                     TripelErgebnis(
                         index=index,
@@ -425,37 +429,55 @@ class Planner(History):
     # -- one triple -------------------------------------------------------------
 
     @staticmethod
-    def _subject_keys(ref: EntityRef, resolved: Resolved | None) -> set[tuple[str, str]]:
+    def _subject_keys(ref: Any, resolved: Resolved | None) -> set[tuple[str, str]]:
         """The keys a subject is known by: its id and its name (normalised), as written
-        and, once resolved, as the entity has them."""
-        keys = {("id", ref.id) if isinstance(ref, ById)
-                else ("name", normalize_name(ref.neu if isinstance(ref, New) else ref))}
+        (a reference, or a raw one of a triple refused by its form) and, once resolved,
+        as the entity has them."""
+        if isinstance(ref, dict):
+            keys = {("id", str(ref["id"])) if ref.get("id")
+                    else ("name", normalize_name(str(ref.get("neu"))))}
+        else:
+            keys = {("id", ref.id) if isinstance(ref, ById)
+                    else ("name", normalize_name(str(ref.neu if isinstance(ref, New) else ref)))}
         if resolved is not None:
             keys.add(("name", normalize_name(resolved.name)))
             if resolved.id is not None:
                 keys.add(("id", resolved.id))
         return keys
 
+    def _relation_key(self, beziehung: Any) -> str:
+        """A relation as corrections and replacements are linked by: its type, or its
+        name as written when the canon does not know it."""
+        name = str(beziehung)
+        return self.canon[name].rel_type if name in self.canon else f"?{name}"
+
     def _note_correction(self, index: int, ref: EntityRef, resolved: Resolved | None,
-                         rel_type: str) -> None:
+                         beziehung: str) -> None:
         for key in self._subject_keys(ref, resolved):
-            positions = self._corrections.setdefault((key, rel_type), [])
+            positions = self._corrections.setdefault((key, self._relation_key(beziehung)), [])
             if index not in positions:
                 positions.append(index)
 
-    def _note_replacement(self, index: int, ref: EntityRef, resolved: Resolved | None,
-                          rel_type: str) -> None:
+    def _note_replacement(self, index: int, ref: Any, resolved: Resolved | None,
+                          beziehung: Any) -> None:
+        relation = self._relation_key(beziehung)
         found = {i for key in self._subject_keys(ref, resolved)
-                 for i in self._corrections.get((key, rel_type), ())}
+                 for i in self._corrections.get((key, relation), ())}
         if found:
             self.replacing[index] = sorted(found.union(self.replacing.get(index, ())))
+
+    def _note_raw_replacement(self, index: int, raw: Any) -> None:
+        if isinstance(raw, Tripel):
+            self._note_replacement(index, raw.subjekt, None, raw.beziehung)
+        elif isinstance(raw, dict) and isinstance(raw.get("subjekt"), str | dict):
+            self._note_replacement(index, raw["subjekt"], None, raw.get("beziehung"))
 
     def triple(self, index: int, tripel: Tripel) -> TripelErgebnis:
         rel = self.canon[tripel.beziehung]
         # Noted before the subject resolves (an ambiguous one is refused there).
-        self._note_replacement(index, tripel.subjekt, None, rel.rel_type)
+        self._note_replacement(index, tripel.subjekt, None, rel.name)
         subj = self.resolve(tripel.subjekt, "subjekt")
-        self._note_replacement(index, tripel.subjekt, subj, rel.rel_type)
+        self._note_replacement(index, tripel.subjekt, subj, rel.name)
         obj = self.resolve(tripel.objekt, "objekt") if tripel.objekt is not None else None
         if obj is not None and same_entity(subj, obj):
             raise Rejected(
@@ -561,15 +583,16 @@ class Planner(History):
         )
 
     def correction(self, index: int, item: Berichtigung) -> TripelErgebnis:
+        # Noted before anything is refused (a relation the canon does not know, an
+        # ambiguous or unknown subject), so that its replacement is refused with it.
+        self._note_correction(index, item.subjekt, None, item.beziehung)
         if item.beziehung not in self.canon:
             raise Rejected(
                 "abgelehnt", "unbekannte_beziehung", f"unknown relation {item.beziehung!r}"
             )
         rel = self.canon[item.beziehung]
-        # Noted before the subject resolves (an ambiguous or unknown one is refused).
-        self._note_correction(index, item.subjekt, None, rel.rel_type)
         subj = self.resolve(item.subjekt, "subjekt")
-        self._note_correction(index, item.subjekt, subj, rel.rel_type)
+        self._note_correction(index, item.subjekt, subj, item.beziehung)
         obj = self.resolve(item.objekt, "objekt") if item.objekt is not None else None
         target = f"{subj.name} {rel.name} {obj.name if obj else repr(item.wert)}"
         if subj.id is None or (obj is not None and obj.id is None):
