@@ -16,7 +16,7 @@ from pydantic import Field
 from kg.canon import Canon
 from kg.db import Database, Record
 from kg.errors import EntityNotFound
-from kg.models import Frozen, clean_value, one_line
+from kg.models import Frozen, one_line, value_key
 from kg.settings import Settings
 from kg.timeline import when_text
 from kg.values import EPOCH, instant
@@ -236,7 +236,7 @@ def _value_key(row: Record, canon: Canon) -> tuple[Any, ...] | None:
     if rel is None or rel.symmetrisch:
         return None
     objekt = row["objekt_id"] if row["wert"] is None else None
-    wert = None if row["wert"] is None else clean_value(row["wert"])  # (as stored before)
+    wert = None if row["wert"] is None else value_key(row["wert"])  # (as stored before too)
     return row["rel"], row["subjekt_id"], objekt, wert
 
 

@@ -93,11 +93,20 @@ Name = Annotated[
 ]
 @lru_cache(maxsize=4096)
 def clean_value(text: str) -> str:
-    """A value as stored and compared: composed (NFC), without invisible format
-    characters, outer whitespace stripped. "Ärztin" typed decomposed (A and U+0308, as
-    macOS sends it) or with a zero-width space in it is the same value as "Ärztin"; case
-    and inner spacing still count."""
+    """A value as stored: composed (NFC), without invisible format characters, outer
+    whitespace stripped. "Ärztin" typed decomposed (A and U+0308, as macOS sends it) or
+    with a zero-width space in it is stored as "Ärztin"."""
     return unicodedata.normalize("NFC", strip_format(text)).strip()
+
+
+@lru_cache(maxsize=4096)
+def value_key(text: str) -> str:
+    """A value as compared: as stored (`clean_value`), in lower case. "Schach",
+    "schach" and "SCHACH" are one hobby, and "ärztin" no change of job from "Ärztin".
+    Lower case (`str.lower`), not case folding: the order's state query finds a value
+    by Cypher's `toLower`, which does not fold "ß" to "ss". Inner spacing still
+    counts."""
+    return clean_value(text).lower()
 
 
 def _still_short(text: str) -> str:

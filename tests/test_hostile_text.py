@@ -107,6 +107,35 @@ def test_a_value_is_the_same_however_its_letters_are_encoded(pair: Pair) -> None
     check_clean(pair)
 
 
+def test_a_value_is_the_same_in_any_case(pair: Pair) -> None:
+    """An assistant writes "Schach" on one turn and "schach" on the next: compared as
+    written, that was a second hobby, "Ärztin → ärztin" a change of job, and a
+    correction of "schach" did not find "Schach" (the whole order refused). A value is
+    compared in lower case (`kg.models.value_key`) and keeps the form it was first told
+    in; a value stored before, decomposed and in another case, is found the same way."""
+    pair.write(t("Lena", "beruf", wert="Ärztin"), t("Lena", "hobby", wert="Schach"))
+    result = pair.write(t("Lena", "beruf", wert="ÄRZTIN"), t("Lena", "hobby", wert="schach"),
+                        t("Lena", "hobby", wert="SCHACH "))
+    assert [e.ausgang for e in result.ergebnisse] == ["unveraendert"] * 3
+    assert sorted((f.beziehung, f.wert) for f in pair.mappe("Lena").fakten) == [
+        ("beruf", "Ärztin"), ("hobby", "Schach")]
+    assert pair.mappe("Lena").historie == []
+    # "Straße" and "STRASSE" stay two values: lower case, not case folding (ß).
+    result = pair.write(t("Lena", "hobby", wert="Straße"), t("Lena", "hobby", wert="STRASSE"))
+    assert [e.ausgang for e in result.ergebnisse] == ["geschrieben", "geschrieben"]
+    pair.cypher("MATCH (w:Wert {user_id: $u}) SET w.wert = normalize(w.wert, NFD)",
+                u=pair.user_id)
+    result = pair.write(t("Lena", "beruf", wert="ärztin"))
+    assert [e.ausgang for e in result.ergebnisse] == ["unveraendert"]
+    order = pair.order()
+    order["berichtigungen"] = [{"subjekt": "Lena", "beziehung": "hobby", "wert": "sCHACH"}]
+    result = pair.store.run(pair.store.memory.write(order))
+    assert [e.ausgang for e in result.ergebnisse] == ["berichtigt"]
+    assert sorted(f.wert for f in pair.mappe("Lena").fakten if f.beziehung == "hobby") == [
+        "STRASSE", unicodedata.normalize("NFD", "Straße")]
+    check_clean(pair)
+
+
 def test_the_reproduced_value_is_stored_on_one_line(pair: Pair) -> None:
     """Review case 4: the value reached render() as a line of its own."""
     pair.write(t("Lena", "beruf", wert=HOSTILE))

@@ -33,13 +33,13 @@ CALL (e) {
 // TYP, whose values the plan ends, and ist_ein, whose classes imply types), a fact `r`
 // at the entity whose other end `o` the order names (by normalised name, id or value):
 // the only ones the plan looks at (a fact that says the same is touched, not written
-// again; $refs.werte holds each value composed, as stored, and decomposed, as a value
-// stored before may be: kg.models.clean_value). What the type checks need beyond them
-// comes with `typed`, below. A person's hundred hobbies are not read for an order that
-// names one. Everything with $refs.all_history (corrections, events of referenced
-// chains).
+// again; values compare in lower case, and $refs.werte holds each value composed, as
+// stored, and decomposed, as a value stored before may be: kg.models.value_key). What
+// the type checks need beyond them comes with `typed`, below. A person's hundred
+// hobbies are not read for an order that names one. Everything with $refs.all_history
+// (corrections, events of referenced chains).
 AND (type(r) IN $refs.whole_types OR $refs.all_history OR o.name_norm IN $refs.names
-     OR o.id IN $refs.ids OR o.wert IN $refs.werte)
+     OR o.id IN $refs.ids OR toLower(o.wert) IN $refs.werte)
 
 // fragment: temporal_props
 // A new fact version `r` written from `f.props`: its instants and its day come apart in
@@ -128,7 +128,7 @@ RETURN e.id AS id, e.name AS name, coalesce(typ, 'sonstiges') AS typ;
 // :param user_id => 'demo-user'
 // :param auftrag_id => 'turn-1'
 // :param character_id => 'nova'
-// :param refs => {names: ['lena', 'kassel'], ids: [], werte: ['Ärztin'], whole_types: ['TYP', 'WOHNT_IN'], rel_types: ['WOHNT_IN', 'BERUF', 'TYP', 'LIEGT_IN'], incoming_types: ['PARTNER'], far_types: [], follow_types: ['PARTNER'], history_types: ['TYP', 'WOHNT_IN'], since: datetime() - duration('P1D'), all_history: false, timeline_ids: [], claims: {lena: ['person'], kassel: ['ort']}, trans_names: [], trans_ids: []}
+// :param refs => {names: ['lena', 'kassel'], ids: [], werte: ['ärztin'], whole_types: ['TYP', 'WOHNT_IN'], rel_types: ['WOHNT_IN', 'BERUF', 'TYP', 'LIEGT_IN'], incoming_types: ['PARTNER'], far_types: [], follow_types: ['PARTNER'], history_types: ['TYP', 'WOHNT_IN'], since: datetime() - duration('P1D'), all_history: false, timeline_ids: [], claims: {lena: ['person'], kassel: ['ort']}, trans_names: [], trans_ids: []}
 // :param typed_out => ['BERUF']
 // :param typed_in => ['WOHNT_IN']
 // :param trans_types => ['LIEGT_IN']

@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import Any
 
 from kg.canon import Canon, Relation
-from kg.models import Auftrag, TripelErgebnis, clean_value
+from kg.models import Auftrag, TripelErgebnis, value_key
 from kg.plan.state import FactState, Operations, State, Taken, as_utc, taken_of
 from kg.timeline import ReEnd
 
@@ -91,8 +91,8 @@ class History:
     def says(self, fact: FactState, subjekt_id: str, rel: Relation, objekt_id: str | None,
              wert: str | None) -> bool:
         """True when the fact states this value (symmetric relations from either end)."""
-        if wert is not None:  # (a value stored before `clean_value` compares so too)
-            return fact.wert is not None and clean_value(fact.wert) == clean_value(wert)
+        if wert is not None:  # (`value_key`: a value stored before compares so too)
+            return fact.wert is not None and value_key(fact.wert) == value_key(wert)
         if rel.symmetrisch:
             return {fact.start_id, fact.end_id} == {subjekt_id, objekt_id}
         return fact.end_id == objekt_id

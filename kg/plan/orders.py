@@ -22,6 +22,7 @@ from kg.models import (
     TripelErgebnis,
     clip,
     normalize_name,
+    value_key,
 )
 from kg.plain import problems
 from kg.plan.state import day_start
@@ -229,9 +230,11 @@ def refs_of(auftrag: Auftrag, canon: Canon) -> Refs:
         refs.add(tripel.subjekt, rel.transitiv, subject_claims(rel, tripel, canon))
         refs.add(tripel.objekt, rel.transitiv, [rel.objekt_typ] if rel.objekt_typ else [])
         if tripel.wert is not None:
-            # As stored now (composed), and as a value stored before that rule was
-            # likely written: decomposed, as macOS and iOS send it (kg.models.clean_value).
-            refs.werte.update((tripel.wert, unicodedata.normalize("NFD", tripel.wert)))
+            # In lower case, as the state query compares it (`toLower`): composed, as
+            # stored now, and decomposed, as a value stored before that rule was likely
+            # written, the way macOS and iOS send it (kg.models.value_key).
+            key = value_key(tripel.wert)
+            refs.werte.update((key, unicodedata.normalize("NFD", key)))
         if tripel.timeline_id:
             refs.timeline_ids.add(tripel.timeline_id)
         if tripel.ereignis is not None:

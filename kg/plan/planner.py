@@ -20,8 +20,8 @@ from kg.models import (
     Tripel,
     TripelErgebnis,
     clean_name,
-    clean_value,
     normalize_name,
+    value_key,
 )
 from kg.plan.history import History
 from kg.plan.orders import Rejected, precheck, subject_claims
@@ -603,7 +603,7 @@ class Planner(History):
                 return False
             if obj is None:
                 return (f.start_id == subj.id and f.wert is not None
-                        and clean_value(f.wert) == clean_value(item.wert))
+                        and value_key(f.wert) == value_key(item.wert))
             ends = (f.start_id, f.end_id)
             return ends == (subj.id, obj.id) or (rel.symmetrisch and ends == (obj.id, subj.id))
 
