@@ -164,15 +164,18 @@ async def chain_ends(tx: Tx, user_id: str, character_id: str, eintrag_id: str) -
 
 @dataclass(frozen=True)
 class ReEnd:
-    """A value a move re-ends: it ended where the moved event's value began without
-    being recorded as ending with the event, and ends at `at`, the event's new day, from
-    now on (`timeline_bis`: the event)."""
+    """A value a move re-ends, from now on at `at` with `timeline_bis`: either it ended
+    where the moved event's value began without being recorded as ending with the event,
+    and ends on the event's new day (`timeline_bis`: the event); or it was recorded as
+    ending with the event, and keeps its end because at its far end another value
+    (`followers`) begins on the same instant (`timeline_bis`: that value's event)."""
 
     fact_id: str
     subjekt_id: str
     rel: str
     at: datetime
     timeline_bis: str | None
+    followers: tuple[str, ...] = ()
 
 
 @dataclass
@@ -289,7 +292,8 @@ class Timeline:
             if row is None:
                 raise TimelineError(f"entry {eintrag_id!r} could not be moved")
             if re_ends:
-                await self.agent.move_event(tx, user_id, character_id, str(row["id"]), re_ends)
+                await self.agent.move_event(
+                    tx, user_id, character_id, str(row["id"]), re_ends, jetzt)
             return str(row["id"])
 
         new_id = await self.db.write(work)
@@ -324,7 +328,8 @@ class Timeline:
                 if f["end_id"] is not None and f["rel_type"] in self.agent.symmetric_types
             }
             ergebnis = await self.agent.cancel_event(
-                tx, user_id, character_id, ends["first_id"], eintrag_id, sorted(subjects)
+                tx, user_id, character_id, ends["first_id"], eintrag_id, sorted(subjects),
+                jetzt,
             )
             result = ergebnis.ergebnisse[0]
             return Absage(auftrag_id=ergebnis.auftrag_id, retired=result.abgeloest,
@@ -381,6 +386,29 @@ class Timeline:
             (f["subjekt_id"], f["id"]) for f in neighbours
             if f["ende"] is not None and _utc(f["ende"]) <= _utc(f["beginn"])
         }
+        # Of a symmetric relation, a value recorded as ending with the event that, at its
+        # far end, another value follows on the same instant keeps its end: it ended
+        # there at both ends (Ben–Tom ends where Anna–Ben and Tom–Lena begin; moving
+        # Anna–Ben's event leaves Ben–Tom ending where Tom–Lena begins). From now on it
+        # is recorded as ending with that value.
+        held_ends: dict[str, ReEnd] = {}
+        for f in neighbours if k_was != after else []:
+            if (f["timeline_bis"] != first_id or f["rel"] not in self.agent.symmetric_types
+                    or f["ende"] is None):
+                continue
+            at = _utc(f["ende"])
+            far_end = {g["subjekt_id"] for g in far if g["id"] == f["id"]}
+            there = [
+                g for g in far
+                if g["subjekt_id"] in far_end and g["id"] != f["id"]
+                and g["timeline_id"] != first_id and _utc(g["beginn"]) == at
+            ]
+            if there and f["id"] not in held_ends:
+                held_ends[f["id"]] = ReEnd(
+                    f["id"], f["subjekt_id"], f["rel"], at, there[0]["timeline_id"],
+                    tuple(sorted(g["id"] for g in there)),
+                )
+        re_ends.extend(held_ends.values())
         for f in neighbours:
             was_start: datetime = _utc(f["beginn"])
             was_end: datetime | None = _utc(f["ende"])
@@ -394,7 +422,8 @@ class Timeline:
             if meets and f["rel"] in self.agent.symmetric_types and f["followers"]:
                 meets = any((f["subjekt_id"], fid) in nowhere for fid in f["followers"])
             held = was_end is None or was_end > was_start
-            end = after if f["timeline_bis"] == first_id else was_end
+            carried = f["timeline_bis"] == first_id and f["id"] not in held_ends
+            end = after if carried else was_end
             if meets:
                 assert was_end is not None
                 end = min(after, was_end)
@@ -430,10 +459,10 @@ class Timeline:
         # A value whose end the move carries ends there at its other end too, where it
         # must not pass the start of a value of that person's (Anna–Ben carried past
         # Ben–Tom would give Ben two partners).
-        carried = {r.fact_id for r in re_ends}
+        carried = {r.fact_id for r in re_ends if r.fact_id not in held_ends}
         for f in far:
             start, end = _utc(f["beginn"]), _utc(f["ende"])
-            if f["timeline_bis"] == first_id or f["id"] in carried:
+            if (f["timeline_bis"] == first_id and f["id"] not in held_ends) or f["id"] in carried:
                 end = after
             if end is None or end > start:
                 fact = f"'{f['subjekt']} {f['rel'].lower()} {f['objekt']}'"

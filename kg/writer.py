@@ -341,25 +341,27 @@ class FaktenAgent:
         first_id: str,
         eintrag_id: str,
         subjects: list[tuple[str, str]],
+        jetzt: datetime,
     ) -> AuftragErgebnis:
         """Take back the consequences of a cancelled event, inside the cancel's
         transaction: an audited order of its own (`absage-<entry>`), planned by the same
         rule as a correction. `subjects` are the (entity id, relationship type) of the
-        facts valid from the event."""
+        facts valid from the event; `jetzt` the cancel's system time."""
         return await self._event_order(
             tx, f"absage-{eintrag_id}", user_id, character_id, {"absage": eintrag_id},
-            subjects, lambda planner: planner.cancel(first_id),
+            subjects, lambda planner: planner.cancel(first_id), jetzt,
         )
 
     async def move_event(
-        self, tx: Tx, user_id: str, character_id: str, eintrag_id: str, re_ends: list[ReEnd]
+        self, tx: Tx, user_id: str, character_id: str, eintrag_id: str, re_ends: list[ReEnd],
+        jetzt: datetime,
     ) -> AuftragErgebnis:
-        """Re-end the values that end where a moved event's value begins, inside the
-        move's transaction: an audited order of its own (`verschiebung-<new entry>`)."""
+        """Re-end the values a move re-ends, inside the move's transaction: an audited
+        order of its own (`verschiebung-<new entry>`), at the move's system time `jetzt`."""
         return await self._event_order(
             tx, f"verschiebung-{eintrag_id}", user_id, character_id,
             {"verschiebung": eintrag_id}, sorted({(r.subjekt_id, r.rel) for r in re_ends}),
-            lambda planner: planner.move(eintrag_id, re_ends),
+            lambda planner: planner.move(eintrag_id, re_ends), jetzt,
         )
 
     async def _event_order(
@@ -371,10 +373,15 @@ class FaktenAgent:
         what: dict[str, str],
         subjects: list[tuple[str, str]],
         plan: Callable[[Planner], TripelErgebnis],
+        jetzt: datetime,
     ) -> AuftragErgebnis:
         """An order the timeline gives the writer: its state is every version of the
         subjects' relations (what an event touched may lie far back), planned by `plan`,
-        applied and audited like any other order."""
+        applied and audited like any other order. It is recorded at the system time of
+        the timeline's change (`jetzt`), in the same transaction: the entry and the
+        versions it re-ends become the record at one instant, so no instant between
+        them shows the moved entry with the versions of before (two values of a
+        partner overlapping for a microsecond, as `kg check` saw)."""
         auftrag = Auftrag(
             auftrag_id=auftrag_id,
             user_id=user_id,
@@ -389,7 +396,6 @@ class FaktenAgent:
             all_history=True,
         )
         row = await self._state(tx, auftrag, refs)
-        jetzt = instant(row["jetzt"])
         planner = Planner(self.canon, auftrag, to_state(row, self.canon), jetzt)
         ergebnis = self._result(auftrag, [plan(planner)], jetzt, jetzt)
         await self._apply(tx, auftrag, row, jetzt, planner.ops, ergebnis, content_hash(auftrag))

@@ -336,13 +336,15 @@ class History:
 
     def move(self, entry_id: str, re_ends: list[ReEnd]) -> TripelErgebnis:
         """A moved event: the values that ended where its value began, without being
-        recorded as ending with it, now end on its new day (a new version each, still
+        recorded as ending with it, now end on its new day; a partner recorded as ending
+        with it that another value follows at its far end on the same instant keeps its
+        end, recorded as ending with that value (a new version each, still
         superseded)."""
         for r in re_ends:
             fact = self.state.facts.get(r.fact_id)
             if fact is None:
                 raise RuntimeError(f"the move's state lacks fact {r.fact_id!r}")
-            self.end_at(fact, r.at, r.timeline_bis, None)
+            self.end_at(fact, r.at, r.timeline_bis, list(r.followers) or None)
         return TripelErgebnis(
             index=0,
             ausgang="verschoben",
