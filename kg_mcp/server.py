@@ -30,7 +30,9 @@ from kg.models import (
     AuftragErgebnis,
     AwareDatetime,
     Berichtigung,
+    ById,
     Entitaet,
+    EntityRef,
     Frozen,
     Genauigkeit,
     Ident,
@@ -40,6 +42,7 @@ from kg.models import (
     Tripel,
     TripelOderRoh,
     instant,
+    normalize_name,
 )
 from kg.plain import problems
 from kg.timeline import Eintrag, month_window
@@ -271,6 +274,38 @@ def build_server(
     async def entity_id(p: PairRef, entitaet: str) -> str:
         return await guarded(memory.entity_id(p.user_id, p.character_id, entitaet), entitaet)
 
+    async def same_place(p: PairRef, falsch: Berichtigung, richtig: Tripel) -> None:
+        """`richtig` takes the wrong fact's place: the same subject and relation. Another
+        one would be written as news beside the correction (or retire the wrong fact and
+        be refused itself), so the call is refused before anything is written."""
+
+        def written(ref: EntityRef) -> str:
+            return ref.id if isinstance(ref, ById) else str(getattr(ref, "neu", ref))
+
+        def key(ref: EntityRef) -> str:
+            return ref.id if isinstance(ref, ById) else normalize_name(written(ref))
+
+        async def resolved(ref: EntityRef) -> str | None:
+            try:
+                return await memory.entity_id(p.user_id, p.character_id, written(ref))
+            except KgError:
+                return None
+
+        same = falsch.beziehung == richtig.beziehung and (
+            key(falsch.subjekt) == key(richtig.subjekt)
+            or (isinstance(falsch.subjekt, ById) != isinstance(richtig.subjekt, ById)
+                and await resolved(falsch.subjekt) is not None
+                and await resolved(falsch.subjekt) == await resolved(richtig.subjekt))
+        )
+        if not same:
+            raise ToolError(
+                f"richtig ({written(richtig.subjekt)} {richtig.beziehung}) takes the place of "
+                f"falsch ({written(falsch.subjekt)} {falsch.beziehung}), so it must be a fact "
+                "of the same "
+                "subject and relation; nothing was written — to write another fact, use "
+                "write (a correction and its replacement are written together or not at all)"
+            )
+
     # -- reading ----------------------------------------------------------------
 
     @server.tool(annotations=read_only)
@@ -426,6 +461,7 @@ def build_server(
         where it began, unless zeitpunkt says when). Replays by auftrag_id like `write`."""
         data: dict[str, Any] = {"auftrag_id": auftrag_id, "berichtigungen": [falsch]}
         if richtig is not None:
+            await same_place(pair(), falsch, richtig)
             data["tripel"] = [richtig]
         if zeitpunkt is not None:
             data["zeitpunkt"] = zeitpunkt

@@ -256,6 +256,33 @@ def test_correct_gives_the_replacement_a_time(mcp: Setup) -> None:
     assert "Köln (ab 1. März 2026)" in text and "Bonn (bis 1. März 2026)" in text, text
 
 
+def test_correct_refuses_a_replacement_of_another_subject_or_relation(mcp: Setup) -> None:
+    """Found by a stranger's attack: `richtig` of another subject (Kassel cannot be a
+    person) retired Lena's job and her type and wrote nothing in their place
+    (teilweise); `richtig` of another relation was written as news beside a correction
+    that found nothing. Both are refused before anything is written; the same subject
+    by id and by name is one."""
+    mcp.http_c.ok("write", auftrag_id=order_id(), tripel=[
+        {"subjekt": "Lea", "beziehung": "beruf", "wert": "Ärztin", "herkunft": "mensch"},
+        triple("Kassel", "liegt_in", "Hessen")])
+    before = mcp.http_c.ok("mappe", entitaet="Lea")["text"]
+    falsch = {"subjekt": "Lea", "beziehung": "beruf", "wert": "Ärztin"}
+    for richtig in (
+        {"subjekt": "Kassel", "beziehung": "beruf", "wert": "Koch", "herkunft": "mensch"},
+        {"subjekt": "Lea", "beziehung": "hobby", "wert": "Koch", "herkunft": "mensch"},
+    ):
+        for wrong in (falsch, {**falsch, "wert": "Lehrerin"}):
+            refused = mcp.http_c.call("correct", auftrag_id=order_id(), falsch=wrong,
+                                      richtig=richtig)
+            assert refused.is_error and "same subject and relation" in text(refused), (
+                text(refused))
+    assert mcp.http_c.ok("mappe", entitaet="Lea")["text"] == before
+    lea = mcp.http_c.ok("resolve", name="Lea")["entitaet"]["id"]
+    fixed = mcp.http_c.ok("correct", auftrag_id=order_id(), falsch=falsch, richtig={
+        "subjekt": {"id": lea}, "beziehung": "beruf", "wert": "Köchin", "herkunft": "mensch"})
+    assert [r["ausgang"] for r in fixed["ergebnisse"]] == ["berichtigt", "geschrieben"]
+
+
 def test_timeline_tools(mcp: Setup) -> None:
     mcp.http_c.ok("write", auftrag_id=order_id(), tripel=[triple("Jana", "wohnt_in", "Bonn")])
     added = mcp.http_c.ok(
