@@ -29,6 +29,8 @@ from kg.models import (
     FACT_PROPERTIES,
     HERKUNFT,
     MAX_ID,
+    MAX_NAME,
+    MAX_WERT,
     ORDER_PROPERTIES,
     TIMELINE_PROPERTIES,
     EintragTyp,
@@ -46,8 +48,27 @@ FACT_FIELDS = field_types(FACT_PROPERTIES)
 Klasse = Literal["memory", "fact entity", "forensics", "unclassified"]
 
 #: The checks, in the order of the invariant groups: name → (group, what it proves).
+#: The text properties an export takes only within bounds (`kg.transfer.records`: a
+#: `Name`, `Ident` or `Wert`): not empty once trimmed, at most this many characters, no
+#: control characters. By label; `fact` for every fact edge, `Wert` for its value node.
+TEXTS: dict[str, dict[str, int]] = {
+    "Entitaet": {"id": MAX_ID, "user_id": MAX_ID, "name": MAX_NAME},
+    "TimelineEintrag": {"id": MAX_ID, "user_id": MAX_ID, "character_id": MAX_ID,
+                        "titel": MAX_NAME},
+    "Auftrag": {"id": MAX_ID, "user_id": MAX_ID, "character_id": MAX_ID},
+    "fact": {"id": MAX_ID, "user_id": MAX_ID, "character_id": MAX_ID, "auftrag_id": MAX_ID,
+             "timeline_id": MAX_ID, "timeline_bis": MAX_ID},
+    "Wert": {"wert": MAX_WERT},
+}
+#: A control character (Unicode category Cc), which no name, id or value may hold: a
+#: Java regular expression for Cypher's `=~`.
+CONTROL = r"(?s).*[\x00-\x1F\x7F-\x9F].*"
+
 CHECKS: dict[str, tuple[int, str]] = {
-    "fact_fields": (1, "every fact edge carries its required fields with their types"),
+    "fact_fields": (
+        1, "every fact edge carries its required fields with their types, and its value "
+        "node a value an export takes"
+    ),
     "node_fields": (
         1, "every entity, timeline entry and order carries its fields with their types "
         "and the values an export takes"
@@ -555,10 +576,11 @@ async def run_checks(
 
     first: list[Job] = [
         one.job("check_fact_fields", user_id=u, rel_types=rels, fields=FACT_FIELDS,
-                order=[p.name for p in FACT_PROPERTIES], samples=n),
+                order=[*(p.name for p in FACT_PROPERTIES), "wert"], texts=TEXTS,
+                control=CONTROL, samples=n),
         one.job("check_node_fields", user_id=u, entity=field_types(ENTITY_PROPERTIES),
                 entry=field_types(TIMELINE_PROPERTIES), order=field_types(ORDER_PROPERTIES),
-                typen=list(get_args(EintragTyp)), samples=n),
+                typen=list(get_args(EintragTyp)), texts=TEXTS, control=CONTROL, samples=n),
         partial(one.order_results, user_id=u, samples=n),
         one.job("check_fact_herkunft", user_id=u, rel_types=rels, herkunft=list(HERKUNFT),
                 samples=n),

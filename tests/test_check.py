@@ -15,7 +15,7 @@ from collections.abc import Coroutine, Iterator
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from functools import partial
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 from hypothesis import given
@@ -37,6 +37,7 @@ from kg.check import (
     table,
     verdict,
 )
+from kg.errors import KgError
 from kg.models import normalize_name
 from kg.queries import registry
 from tests.conftest import Pair, t
@@ -321,6 +322,68 @@ def test_node_fields(world: World, target: str, change: str, words: str) -> None
     world.cypher(f"{anchor} {change}", ref=ref)
     found = fails(world, "node_fields")
     assert any(words in sample for sample in found.samples), found.samples
+
+
+@pytest.mark.parametrize(("anchor", "change", "check", "words"), [
+    ("MATCH (:Entitaet {id: $bello})<-[]-(:Entitaet)-[:HAT]->(x:Wert)", "SET x.wert = 42",
+     "fact_fields", "wert"),
+    ("MATCH (:Entitaet {user_id: $u})-[:HAT]->(x:Wert)", "SET x.wert = ''", "fact_fields",
+     "wert"),
+    ("MATCH (:Entitaet {user_id: $u})-[:HAT]->(x:Wert)", "SET x.wert = '  '", "fact_fields",
+     "wert"),
+    ("MATCH (:Entitaet {user_id: $u})-[:HAT]->(x:Wert)",
+     "SET x.wert = reduce(t = '', i IN range(1, 2001) | t + 'x')", "fact_fields", "wert"),
+    ("MATCH (:Entitaet {user_id: $u})-[:HAT]->(x:Wert)", "SET x.wert = 'Winter\u0007reifen'",
+     "fact_fields", "wert"),
+    ("MATCH (x:Entitaet {id: $bello})", "SET x.name = ' ', x.name_norm = ''", "node_fields",
+     "name"),
+    ("MATCH (x:Entitaet {id: $bello})", "SET x.name = 'Bel\u0000lo'", "node_fields", "name"),
+    ("MATCH (x:TimelineEintrag {user_id: $u}) WITH x LIMIT 1", "SET x.titel = ''",
+     "node_fields", "titel"),
+    ("MATCH (x:TimelineEintrag {user_id: $u}) WITH x LIMIT 1",
+     "SET x.titel = reduce(t = '', i IN range(1, 201) | t + 'x')", "node_fields", "titel"),
+    ("MATCH (:Entitaet {user_id: $u})-[x:HAT]->()", "SET x.id = ''", "fact_fields", "id"),
+    ("MATCH (:Entitaet {user_id: $u})-[x:HAT]->()", "SET x.auftrag_id = 'a\nb'",
+     "fact_fields", "auftrag_id"),
+])
+def test_a_text_an_export_refuses_is_reported(
+    world: World, tmp_path: Any, anchor: str, change: str, check: str, words: str
+) -> None:
+    """Found by a stranger's attack: a value, name or title out of bounds made `kg
+    export` refuse the store ("— run `kg check`") while `kg check` found it clean. Each
+    is planted here; export refuses it and check names it."""
+    assert world.check(check).ok
+    world.cypher(f"{anchor} {change}", bello=world.bello)
+    with pytest.raises(KgError, match="run `kg check`"):
+        world.pair.store.run(world.pair.store.memory.export(tmp_path / "x.jsonl", world.u))
+    found = fails(world, check)
+    assert any(words in sample for sample in found.samples), found.samples
+
+
+def test_the_text_bounds_are_the_exports() -> None:
+    """`kg.check.TEXTS` names every bounded text of the export's records with its bound:
+    a text an export would refuse that check does not know of fails here."""
+    from pydantic.fields import FieldInfo
+
+    from kg.transfer.records import AuftragRec, EintragRec, EntitaetRec, FaktRec
+
+    def bounds(metadata: Any) -> int | None:
+        return next((m.max_length for m in metadata
+                     if getattr(m, "max_length", None) is not None
+                     and getattr(m, "min_length", None) == 1), None)
+
+    def bounded(info: FieldInfo) -> int | None:
+        """The bound of a text field, also of an optional one (`Id | None`)."""
+        inner = [bounds(getattr(a, "__metadata__", ())) for a in get_args(info.annotation)]
+        return bounds(info.metadata) or next((b for b in inner if b is not None), None)
+
+    derived = ("beziehung", "subjekt", "objekt", "wert", "abgeloest_durch")
+    for cls, label in ((EntitaetRec, "Entitaet"), (EintragRec, "TimelineEintrag"),
+                       (AuftragRec, "Auftrag"), (FaktRec, "fact")):
+        texts = {name: most for name, info in cls.model_fields.items()
+                 if name not in derived and (most := bounded(info)) is not None}
+        assert texts == kg.check.TEXTS[label], label
+    assert bounded(FaktRec.model_fields["wert"]) == kg.check.TEXTS["Wert"]["wert"]
 
 
 @pytest.mark.parametrize(("change", "words"), [

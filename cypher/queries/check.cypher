@@ -55,6 +55,16 @@ WITH x,
      + [k IN coalesce(fields['NUMBER'], [])
         WHERE NOT (x[k] IS :: FLOAT NOT NULL OR x[k] IS :: INTEGER NOT NULL)] AS failed
 
+// fragment: bad_text
+// Adds to `failed` the text properties of `x` (`texts`: each name with the most
+// characters it may have, `kg.check.TEXTS`) that an export refuses: empty once trimmed,
+// longer, or with a control character ($control). A property of the wrong type is
+// `wrongly_typed`'s.
+WITH x, failed + [k IN keys(texts)
+                  WHERE x[k] IS :: STRING AND NOT k IN failed
+                    AND (size(trim(x[k])) = 0 OR size(trim(x[k])) > texts[k]
+                         OR x[k] =~ $control)] AS failed
+
 // name: check_node_fields
 // Item 1: every entity, timeline entry and order (of $user_id, of every user when it is
 // null) carries its properties with their types ($entity, $entry, $order: as
@@ -62,25 +72,32 @@ WITH x,
 // grouped like check_fact_fields' $fields) and the values an export takes: an entry's
 // typ and genauigkeit are known ones ($typen), one of month precision begins on the 1st
 // and a span of it ends on a month's last day, no span ends before it begins; an order's
-// status is ok, teilweise or abgelehnt. Samples: label, id and what is wrong.
-// params: $user_id, $entity, $entry, $order, $typen, $samples
+// status is ok, teilweise or abgelehnt; and its texts within the bounds an export
+// takes ($texts, $control: `bad_text`). Samples: label, id and what is wrong.
+// params: $user_id, $entity, $entry, $order, $typen, $texts, $control, $samples
 // :param user_id => 'demo-user'
 // :param entity => {STRING: ['id', 'user_id', 'name', 'name_norm'], DATETIME_OR_NULL: ['erstellt']}
 // :param entry => {STRING: ['id', 'user_id', 'character_id', 'typ', 'titel', 'genauigkeit'], DATE: ['beginn'], DATE_OR_NULL: ['ende'], BOOLEAN: ['aktiv']}
 // :param order => {STRING: ['id', 'user_id', 'character_id', 'status'], STRING_OR_NULL: ['ergebnis', 'inhalt']}
 // :param typen => ['termin', 'ereignis']
+// :param texts => {Entitaet: {id: 200, user_id: 200, name: 200}, TimelineEintrag: {id: 200, user_id: 200, character_id: 200, titel: 200}, Auftrag: {id: 200, user_id: 200, character_id: 200}, fact: {id: 200, user_id: 200, character_id: 200, auftrag_id: 200, timeline_id: 200, timeline_bis: 200}, Wert: {wert: 2000}}
+// :param control => '(?s).*[\\x00-\\x1F\\x7F-\\x9F].*'
 // :param samples => 5
 CALL () {
   MATCH (x:Entitaet)
   WHERE $user_id IS NULL OR x.user_id = $user_id
   WITH x, $entity AS fields
   {{ wrongly_typed }}
+  WITH x, failed, $texts.Entitaet AS texts
+  {{ bad_text }}
   RETURN x, 'Entitaet' AS label, failed
   UNION ALL
   MATCH (x:TimelineEintrag)
   WHERE $user_id IS NULL OR x.user_id = $user_id
   WITH x, $entry AS fields
   {{ wrongly_typed }}
+  WITH x, failed, $texts.TimelineEintrag AS texts
+  {{ bad_text }}
   RETURN x, 'TimelineEintrag' AS label, failed
       + CASE WHEN x.typ IS :: STRING AND NOT x.typ IN $typen THEN ['typ'] ELSE [] END
       + CASE WHEN x.genauigkeit IS :: STRING AND NOT x.genauigkeit IN ['tag', 'monat']
@@ -97,6 +114,8 @@ CALL () {
   WHERE $user_id IS NULL OR x.user_id = $user_id
   WITH x, $order AS fields
   {{ wrongly_typed }}
+  WITH x, failed, $texts.Auftrag AS texts
+  {{ bad_text }}
   RETURN x, 'Auftrag' AS label, failed
       + CASE WHEN x.status IS :: STRING AND NOT x.status IN ['ok', 'teilweise', 'abgelehnt']
              THEN ['status'] ELSE [] END AS failed
@@ -110,18 +129,27 @@ RETURN count(x) AS count,
 // name: check_fact_fields
 // Item 1: every fact edge carries its required fields with their types, as
 // `kg.models.FACT_PROPERTIES` declares them ($fields: the names grouped by type, from
-// `kg.models.field_types`; _OR_NULL allows null, NUMBER is a float or an integer).
-// Samples name the fields, in the model's order ($order).
-// params: $user_id, $rel_types, $fields, $order, $samples
+// `kg.models.field_types`; _OR_NULL allows null, NUMBER is a float or an integer), its
+// texts and its value node's `wert` within the bounds an export takes ($texts,
+// $control: `bad_text`). Samples name the fields, in the model's order ($order).
+// params: $user_id, $rel_types, $fields, $order, $texts, $control, $samples
 // :param user_id => 'demo-user'
 // :param rel_types => ['WOHNT_IN', 'BERUF', 'TYP', 'LIEGT_IN']
 // :param fields => {STRING: ['id', 'user_id', 'character_id'], INTEGER: ['version'], DATETIME: ['t_valid', 't_recorded', 'last_touched'], DATETIME_OR_NULL: ['t_invalid', 't_expired'], STRING_OR_NULL: ['timeline_id', 'timeline_bis'], BOOLEAN: ['aktiv'], NUMBER: ['staerke_decay'], DATE_OR_NULL: ['decay_am']}
-// :param order => ['id', 'version', 'user_id', 'character_id', 't_valid', 't_invalid', 'timeline_id', 'timeline_bis', 't_recorded', 't_expired', 'aktiv', 'staerke_decay', 'last_touched', 'decay_am']
+// :param order => ['id', 'version', 'user_id', 'character_id', 't_valid', 't_invalid', 'timeline_id', 'timeline_bis', 't_recorded', 't_expired', 'aktiv', 'staerke_decay', 'last_touched', 'decay_am', 'wert']
+// :param texts => {Entitaet: {id: 200, user_id: 200, name: 200}, TimelineEintrag: {id: 200, user_id: 200, character_id: 200, titel: 200}, Auftrag: {id: 200, user_id: 200, character_id: 200}, fact: {id: 200, user_id: 200, character_id: 200, auftrag_id: 200, timeline_id: 200, timeline_bis: 200}, Wert: {wert: 2000}}
+// :param control => '(?s).*[\\x00-\\x1F\\x7F-\\x9F].*'
 // :param samples => 5
 {{ fact_edges }}
 WITH r AS x, $fields AS fields
 {{ wrongly_typed }}
-WITH x AS r, failed
+WITH x, failed, $texts.fact AS texts
+{{ bad_text }}
+WITH x AS r, failed, endNode(x) AS w
+WITH r, failed + CASE WHEN w:Wert AND NOT (
+                   w.wert IS :: STRING NOT NULL AND size(trim(w.wert)) > 0
+                   AND size(trim(w.wert)) <= $texts.Wert.wert AND NOT w.wert =~ $control)
+                 THEN ['wert'] ELSE [] END AS failed
 WHERE failed <> []
 WITH r, [k IN $order WHERE k IN failed] AS bad
 RETURN count(r) AS count,
