@@ -64,6 +64,19 @@ TEXTS: dict[str, dict[str, int]] = {
 #: Java regular expression for Cypher's `=~`.
 CONTROL = r"(?s).*[\x00-\x1F\x7F-\x9F].*"
 
+
+
+def known_properties() -> dict[str, list[str]]:
+    """The properties an export takes, by label (`fact` for every fact edge): the fields
+    of its records (`kg.transfer.records`), but those it derives from the graph."""
+    from kg.transfer.records import AuftragRec, EintragRec, EntitaetRec, FaktRec
+
+    derived = {"kind", "beziehung", "subjekt", "objekt", "wert"}
+    return {label: [name for name in cls.model_fields if name not in derived]
+            for label, cls in (("Entitaet", EntitaetRec), ("TimelineEintrag", EintragRec),
+                               ("Auftrag", AuftragRec), ("fact", FaktRec))}
+
+
 CHECKS: dict[str, tuple[int, str]] = {
     "fact_fields": (
         1, "every fact edge carries its required fields with their types, and its value "
@@ -560,6 +573,7 @@ async def run_checks(
     u, rels, n = user_id, canon.rel_types, samples
     symmetric = sorted(r.rel_type for r in canon.relations.values() if r.symmetrisch)
     q: Runner = tx if tx is not None else SessionPerQuery(db)
+    known = known_properties()
     one = Checks(q, own_transactions=tx is None)
 
     async def decay_and_table() -> tuple[tuple[CheckResult, ...], list[TableRow]]:
@@ -577,10 +591,11 @@ async def run_checks(
     first: list[Job] = [
         one.job("check_fact_fields", user_id=u, rel_types=rels, fields=FACT_FIELDS,
                 order=[*(p.name for p in FACT_PROPERTIES), "wert"], texts=TEXTS,
-                control=CONTROL, samples=n),
+                control=CONTROL, known=known, samples=n),
         one.job("check_node_fields", user_id=u, entity=field_types(ENTITY_PROPERTIES),
                 entry=field_types(TIMELINE_PROPERTIES), order=field_types(ORDER_PROPERTIES),
-                typen=list(get_args(EintragTyp)), texts=TEXTS, control=CONTROL, samples=n),
+                typen=list(get_args(EintragTyp)), texts=TEXTS, control=CONTROL, known=known,
+                samples=n),
         partial(one.order_results, user_id=u, samples=n),
         one.job("check_fact_herkunft", user_id=u, rel_types=rels, herkunft=list(HERKUNFT),
                 samples=n),

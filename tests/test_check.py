@@ -345,13 +345,21 @@ def test_node_fields(world: World, target: str, change: str, words: str) -> None
     ("MATCH (:Entitaet {user_id: $u})-[x:HAT]->()", "SET x.id = ''", "fact_fields", "id"),
     ("MATCH (:Entitaet {user_id: $u})-[x:HAT]->()", "SET x.auftrag_id = 'a\nb'",
      "fact_fields", "auftrag_id"),
+    ("MATCH (:Entitaet {user_id: $u})-[x:HAT]->()", "SET x.notiz = 'von Hand'",
+     "fact_fields", "notiz (unknown)"),
+    ("MATCH (:Entitaet {user_id: $u})-[x:HAT]->()", "SET x.wert = 'Sommerreifen'",
+     "fact_fields", "wert (unknown)"),
+    ("MATCH (x:Entitaet {id: $bello})", "SET x.farbe = 'braun'", "node_fields",
+     "farbe (unknown)"),
+    ("MATCH (x:TimelineEintrag {user_id: $u}) WITH x LIMIT 1", "SET x.ort = 'Kassel'",
+     "node_fields", "ort (unknown)"),
 ])
 def test_a_text_an_export_refuses_is_reported(
     world: World, tmp_path: Any, anchor: str, change: str, check: str, words: str
 ) -> None:
-    """Found by a stranger's attack: a value, name or title out of bounds made `kg
-    export` refuse the store ("— run `kg check`") while `kg check` found it clean. Each
-    is planted here; export refuses it and check names it."""
+    """Found by a stranger's attack: a value, name or title out of bounds, or a property
+    set by hand, made `kg export` refuse the store ("run `kg check`") while `kg check`
+    found it clean. Each is planted here; export refuses it and check names it."""
     assert world.check(check).ok
     world.cypher(f"{anchor} {change}", bello=world.bello)
     with pytest.raises(KgError, match="run `kg check`"):

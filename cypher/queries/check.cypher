@@ -65,6 +65,11 @@ WITH x, failed + [k IN keys(texts)
                     AND (size(trim(x[k])) = 0 OR size(trim(x[k])) > texts[k]
                          OR x[k] =~ $control)] AS failed
 
+// fragment: unknown_keys
+// Adds to `failed` the properties of `x` that the export's records do not know (`known`:
+// `kg.check.known_properties`): set by hand, they make an export refuse the store.
+WITH x, failed + [k IN keys(x) WHERE NOT k IN known | k + ' (unknown)'] AS failed
+
 // name: check_node_fields
 // Item 1: every entity, timeline entry and order (of $user_id, of every user when it is
 // null) carries its properties with their types ($entity, $entry, $order: as
@@ -74,7 +79,7 @@ WITH x, failed + [k IN keys(texts)
 // and a span of it ends on a month's last day, no span ends before it begins; an order's
 // status is ok, teilweise or abgelehnt; and its texts within the bounds an export
 // takes ($texts, $control: `bad_text`). Samples: label, id and what is wrong.
-// params: $user_id, $entity, $entry, $order, $typen, $texts, $control, $samples
+// params: $user_id, $entity, $entry, $order, $typen, $texts, $control, $known, $samples
 // :param user_id => 'demo-user'
 // :param entity => {STRING: ['id', 'user_id', 'name', 'name_norm'], DATETIME_OR_NULL: ['erstellt']}
 // :param entry => {STRING: ['id', 'user_id', 'character_id', 'typ', 'titel', 'genauigkeit'], DATE: ['beginn'], DATE_OR_NULL: ['ende'], BOOLEAN: ['aktiv']}
@@ -82,6 +87,7 @@ WITH x, failed + [k IN keys(texts)
 // :param typen => ['termin', 'ereignis']
 // :param texts => {Entitaet: {id: 200, user_id: 200, name: 200}, TimelineEintrag: {id: 200, user_id: 200, character_id: 200, titel: 200}, Auftrag: {id: 200, user_id: 200, character_id: 200}, fact: {id: 200, user_id: 200, character_id: 200, auftrag_id: 200, timeline_id: 200, timeline_bis: 200}, Wert: {wert: 2000}}
 // :param control => '(?s).*[\\x00-\\x1F\\x7F-\\x9F].*'
+// :param known => {Entitaet: ['id', 'user_id', 'name', 'name_norm', 'erstellt'], TimelineEintrag: ['id', 'user_id', 'character_id', 'typ', 'titel', 'beginn', 'ende', 'genauigkeit', 'aktiv', 'abgesagt', 't_recorded', 'ersetzt_am', 'abgesagt_am'], Auftrag: ['id', 'user_id', 'character_id', 'empfangen', 'erfasst', 'status', 'ergebnis', 'anzahl_tripel', 'inhalt'], fact: ['id', 'user_id', 'character_id', 'herkunft', 'auftrag_id', 't_valid', 't_invalid', 'timeline_id', 'timeline_bis', 'abgeloest_durch', 't_recorded', 't_expired', 'version', 'aktiv', 'grund', 'staerke_decay', 'last_touched', 'decay_am']}
 // :param samples => 5
 CALL () {
   MATCH (x:Entitaet)
@@ -90,6 +96,8 @@ CALL () {
   {{ wrongly_typed }}
   WITH x, failed, $texts.Entitaet AS texts
   {{ bad_text }}
+  WITH x, failed, $known.Entitaet AS known
+  {{ unknown_keys }}
   RETURN x, 'Entitaet' AS label, failed
   UNION ALL
   MATCH (x:TimelineEintrag)
@@ -98,6 +106,8 @@ CALL () {
   {{ wrongly_typed }}
   WITH x, failed, $texts.TimelineEintrag AS texts
   {{ bad_text }}
+  WITH x, failed, $known.TimelineEintrag AS known
+  {{ unknown_keys }}
   RETURN x, 'TimelineEintrag' AS label, failed
       + CASE WHEN x.typ IS :: STRING AND NOT x.typ IN $typen THEN ['typ'] ELSE [] END
       + CASE WHEN x.genauigkeit IS :: STRING AND NOT x.genauigkeit IN ['tag', 'monat']
@@ -116,6 +126,8 @@ CALL () {
   {{ wrongly_typed }}
   WITH x, failed, $texts.Auftrag AS texts
   {{ bad_text }}
+  WITH x, failed, $known.Auftrag AS known
+  {{ unknown_keys }}
   RETURN x, 'Auftrag' AS label, failed
       + CASE WHEN x.status IS :: STRING AND NOT x.status IN ['ok', 'teilweise', 'abgelehnt']
              THEN ['status'] ELSE [] END AS failed
@@ -132,26 +144,29 @@ RETURN count(x) AS count,
 // `kg.models.field_types`; _OR_NULL allows null, NUMBER is a float or an integer), its
 // texts and its value node's `wert` within the bounds an export takes ($texts,
 // $control: `bad_text`). Samples name the fields, in the model's order ($order).
-// params: $user_id, $rel_types, $fields, $order, $texts, $control, $samples
+// params: $user_id, $rel_types, $fields, $order, $texts, $control, $known, $samples
 // :param user_id => 'demo-user'
 // :param rel_types => ['WOHNT_IN', 'BERUF', 'TYP', 'LIEGT_IN']
 // :param fields => {STRING: ['id', 'user_id', 'character_id'], INTEGER: ['version'], DATETIME: ['t_valid', 't_recorded', 'last_touched'], DATETIME_OR_NULL: ['t_invalid', 't_expired'], STRING_OR_NULL: ['timeline_id', 'timeline_bis'], BOOLEAN: ['aktiv'], NUMBER: ['staerke_decay'], DATE_OR_NULL: ['decay_am']}
 // :param order => ['id', 'version', 'user_id', 'character_id', 't_valid', 't_invalid', 'timeline_id', 'timeline_bis', 't_recorded', 't_expired', 'aktiv', 'staerke_decay', 'last_touched', 'decay_am', 'wert']
 // :param texts => {Entitaet: {id: 200, user_id: 200, name: 200}, TimelineEintrag: {id: 200, user_id: 200, character_id: 200, titel: 200}, Auftrag: {id: 200, user_id: 200, character_id: 200}, fact: {id: 200, user_id: 200, character_id: 200, auftrag_id: 200, timeline_id: 200, timeline_bis: 200}, Wert: {wert: 2000}}
 // :param control => '(?s).*[\\x00-\\x1F\\x7F-\\x9F].*'
+// :param known => {Entitaet: ['id', 'user_id', 'name', 'name_norm', 'erstellt'], TimelineEintrag: ['id', 'user_id', 'character_id', 'typ', 'titel', 'beginn', 'ende', 'genauigkeit', 'aktiv', 'abgesagt', 't_recorded', 'ersetzt_am', 'abgesagt_am'], Auftrag: ['id', 'user_id', 'character_id', 'empfangen', 'erfasst', 'status', 'ergebnis', 'anzahl_tripel', 'inhalt'], fact: ['id', 'user_id', 'character_id', 'herkunft', 'auftrag_id', 't_valid', 't_invalid', 'timeline_id', 'timeline_bis', 'abgeloest_durch', 't_recorded', 't_expired', 'version', 'aktiv', 'grund', 'staerke_decay', 'last_touched', 'decay_am']}
 // :param samples => 5
 {{ fact_edges }}
 WITH r AS x, $fields AS fields
 {{ wrongly_typed }}
 WITH x, failed, $texts.fact AS texts
 {{ bad_text }}
+WITH x, failed, $known.fact AS known
+{{ unknown_keys }}
 WITH x AS r, failed, endNode(x) AS w
 WITH r, failed + CASE WHEN w:Wert AND NOT (
                    w.wert IS :: STRING NOT NULL AND size(trim(w.wert)) > 0
                    AND size(trim(w.wert)) <= $texts.Wert.wert AND NOT w.wert =~ $control)
                  THEN ['wert'] ELSE [] END AS failed
 WHERE failed <> []
-WITH r, [k IN $order WHERE k IN failed] AS bad
+WITH r, [k IN $order WHERE k IN failed] + [k IN failed WHERE k ENDS WITH ' (unknown)'] AS bad
 RETURN count(r) AS count,
        collect(coalesce(r.id, elementId(r)) + ' ' + type(r) + ' ('
                + reduce(t = '', k IN bad | t + CASE t WHEN '' THEN '' ELSE ', ' END + k)

@@ -64,7 +64,8 @@ def _record(kind: str, row: Record, **extra: Any) -> Rec:
     for key, value_type, value in row["props"]:
         if key not in fields or key == "kind" or key in extra:
             raise KgError(f"{kind} {ident!r} has the property {key!r}, which export does not "
-                          "know — update kg/transfer with the graph model")
+                          "know — if it was set by hand, remove it (run `kg check`, which "
+                          "lists them all); if the graph model has it, update kg/transfer")
         if fields[key] is not _GRAPH_TYPES.get(value_type) or (
             value_type in TEMPORAL and value_type not in _GRAPH_TYPES
         ):
