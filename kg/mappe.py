@@ -294,6 +294,13 @@ def stays(
     return since, taken
 
 
+def _held(row: Record, start: Start | None) -> bool:
+    """Whether an ended value held for a while: its stay (from `start`, else its own)
+    ends after it begins."""
+    ab, bis, *_ = effective(row)
+    return bis is None or bis > (start[0] if start is not None else ab)
+
+
 def _from(fields: dict[str, Any], start: Start | None) -> dict[str, Any]:
     """A fact's fields with its *ab* at the start of its stay (`stays`)."""
     if start is None:
@@ -386,8 +393,13 @@ def build(
         near = [dict(zip(FACT_FIELDS, f, strict=True)) for f in compact if f[2] == 1]
         since, taken = stays(near, historie_rows, canon)
         fakten = [_from(f, since.get(f["id"])) for f in fakten]
-        historie = [_from(h, since.get(h["id"])) for i, h in enumerate(historie)
-                    if i not in taken]
+        # A value that held nowhere (squeezed to nothing: another was told for the same
+        # instant, or a late one begins where it does) was never a former value: as
+        # "früher: wohnt in Hamburg (bis 1. Januar 2025)" it told the chat of a stay
+        # that never happened. `kg history` still lists it.
+        held = [i for i, h in enumerate(historie_rows) if i not in taken
+                and _held(h, since.get(h["id"]))]
+        historie = [_from(historie[i], since.get(historie_rows[i]["id"])) for i in held]
     return Mappe.model_validate(
         {
             "entitaet": {"id": row["id"], "name": row["name"]},

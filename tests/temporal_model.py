@@ -326,7 +326,7 @@ class Model:
             for iv in stays(self.intervals(rel)):
                 if iv.end is None:
                     facts.add((rel, iv.value, iv.start.date()))
-                else:
+                elif iv.end > iv.start:  # (one that held nowhere is no former value)
                     history.add((rel, iv.value, iv.start.date(), iv.end.date()))
         return facts, history
 
@@ -340,7 +340,7 @@ class Model:
             for iv in stays(self.intervals(rel, step)):
                 if iv.holds(gueltig_am):
                     facts.add((rel, iv.value, iv.start.date()))
-                if iv.end is not None and iv.end <= gueltig_am:
+                if iv.end is not None and iv.start < iv.end <= gueltig_am:
                     history.add((rel, iv.value, iv.start.date(), iv.end.date()))
         return facts, history
 
@@ -555,7 +555,7 @@ class Partners:
         for iv in self.intervals(person):
             if iv.end is None:
                 facts.add((iv.value, iv.start.date()))
-            else:
+            elif iv.end > iv.start:  # (one that held nowhere is no former partner)
                 history.add((iv.value, iv.start.date(), iv.end.date()))
         return facts, history
 
@@ -568,6 +568,6 @@ class Partners:
         for iv in self.intervals(person, step):
             if iv.holds(gueltig_am):
                 facts.add((iv.value, iv.start.date()))
-            if iv.end is not None and iv.end <= gueltig_am:
+            if iv.end is not None and iv.start < iv.end <= gueltig_am:
                 history.add((iv.value, iv.start.date(), iv.end.date()))
         return facts, history

@@ -314,3 +314,20 @@ def test_prompt_text_respects_the_budget_and_marks_herkunft(pair: Pair) -> None:
     text = render(mappe, budget=300)
     assert len(text) <= 300 and text.endswith("…")
     assert "[recherchiert]" in render(mappe, budget=5000)
+
+
+def test_a_value_that_held_nowhere_is_no_former_value(pair: Pair) -> None:
+    """A stranger's attack: Berlin from 2024, then Hamburg and Köln both told from 1
+    January 2025. Hamburg held nowhere, yet the prompt said "früher: wohnt in Hamburg
+    (bis 1. Januar 2025)". The Mappe leaves it out, as of any time too; `kg history`
+    keeps it."""
+    for ort, since in (("Berlin", "2024-01-01"), ("Hamburg", "2025-01-01"),
+                       ("Köln", "2025-01-01")):
+        pair.write(t("Lena", "wohnt_in", ort), zeitpunkt=f"{since}T00:00:00Z")
+    for mappe in (pair.mappe("Lena"), pair.mappe("Lena", gueltig_am=datetime(2025, 6, 1,
+                                                                           tzinfo=UTC))):
+        assert [(h.objekt.name if h.objekt else None) for h in mappe.historie] == ["Berlin"]
+        assert "Hamburg" not in render(mappe)
+    lena = pair.store.run(pair.store.memory.entity_id(pair.user_id, "nova", "Lena"))
+    history = pair.store.run(pair.store.memory.history(pair.user_id, "nova", lena, "wohnt_in"))
+    assert "Hamburg" in {h.objekt.name for h in history if h.objekt}

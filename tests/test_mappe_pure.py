@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 import unicodedata
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -227,17 +227,24 @@ def test_a_value_told_again_earlier_is_one_stay() -> None:
     ]
 
 
-def test_a_value_squeezed_to_nothing_stays_in_the_history() -> None:
+def test_a_value_squeezed_to_nothing_is_no_former_value() -> None:
     """Berlin, then Hamburg and Berlin again on one day: Hamburg holds nowhere (it ends
     where it begins), Berlin's two versions are one stay. Hamburg is not a stay of its
-    own version (found by the reference model: it took itself in, and vanished)."""
+    own version (found by the reference model: it took itself in, and vanished), and
+    not a former value either: "früher: wohnt in Hamburg (bis 28. November)" told the
+    chat of a stay that never happened (a stranger's attack). `kg history` lists it."""
     day = date(2026, 11, 28)
     first = fact("f1", since=date(2026, 1, 20), until=day, grund="abgeloest")
     nowhere = fact("f2", objekt="Hamburg", since=day, until=day, grund="abgeloest")
     again = fact("f3", since=day)
     mappe = build(row([again], historie=[first, nowhere]), CANON, cap=10)
     assert [(f.id, f.ab_datum) for f in mappe.fakten] == [("f3", date(2026, 1, 20))]
-    assert [(h.id, h.ab_datum, h.bis_datum) for h in mappe.historie] == [("f2", day, day)]
+    assert mappe.historie == []
+    # Held for a day, it is one.
+    nowhere = fact("f2", objekt="Hamburg", since=day - timedelta(days=1), until=day,
+                   grund="abgeloest")
+    mappe = build(row([again], historie=[first, nowhere]), CANON, cap=10)
+    assert [(h.id, h.bis_datum) for h in mappe.historie] == [("f2", day)]
 
 
 @pytest.mark.parametrize("order", [(0, 1), (1, 0)])
@@ -263,8 +270,7 @@ def test_a_version_squeezed_to_nothing_where_its_stay_passes_is_part_of_it(
         mappe = build(row([again], historie=ended), CANON, cap=10, gueltig_am=gueltig_am,
                       bekannt_am=at(2026, 12, 2) if gueltig_am else None)
         assert [(f.id, f.ab_datum) for f in mappe.fakten] == [("f4", date(2026, 1, 20))]
-        assert [(h.id, h.ab_datum, h.bis_datum) for h in mappe.historie] == [
-            ("f3", day, day)]
+        assert mappe.historie == []  # (Lehrerin held nowhere)
     # Known before the November Ärztin (Lehrerin current): the squeezed version ends the
     # stay it meets.
     current = fact("f3", "BERUF", None, wert="Lehrerin", since=day)
