@@ -104,8 +104,10 @@ def value_key(text: str) -> str:
     """A value as compared: as stored (`clean_value`), in lower case. "Schach",
     "schach" and "SCHACH" are one hobby, and "ärztin" no change of job from "Ärztin".
     Lower case (`str.lower`), not case folding: the order's state query finds a value
-    by Cypher's `toLower`, which does not fold "ß" to "ss". Inner spacing still
-    counts."""
+    by Cypher's `toLower`, which does not fold "ß" to "ss". Neo4j's Java lowers by an
+    older Unicode and leaves about 40 letters added in Unicode 14 as they are (U+A7D0,
+    Vithkuqi): a value with one is found as written, and in another case is another
+    value. Inner spacing still counts."""
     return clean_value(text).lower()
 
 

@@ -120,6 +120,11 @@ def test_a_value_is_the_same_in_any_case(pair: Pair) -> None:
     assert sorted((f.beziehung, f.wert) for f in pair.mappe("Lena").fakten) == [
         ("beruf", "Ärztin"), ("hobby", "Schach")]
     assert pair.mappe("Lena").historie == []
+    # A letter Neo4j's toLower does not know (Unicode 14): found as written (the
+    # review: it was written twice).
+    for told in ("\ua7d0-Schrift", "\ua7d0-Schrift"):
+        result = pair.write(t("Lena", "hobby", wert=told))
+    assert [e.ausgang for e in result.ergebnisse] == ["unveraendert"]
     # "Straße" and "STRASSE" stay two values: lower case, not case folding (ß).
     result = pair.write(t("Lena", "hobby", wert="Straße"), t("Lena", "hobby", wert="STRASSE"))
     assert [e.ausgang for e in result.ergebnisse] == ["geschrieben", "geschrieben"]
@@ -132,7 +137,7 @@ def test_a_value_is_the_same_in_any_case(pair: Pair) -> None:
     result = pair.store.run(pair.store.memory.write(order))
     assert [e.ausgang for e in result.ergebnisse] == ["berichtigt"]
     assert sorted(f.wert for f in pair.mappe("Lena").fakten if f.beziehung == "hobby") == [
-        "STRASSE", unicodedata.normalize("NFD", "Straße")]
+        "STRASSE", unicodedata.normalize("NFD", "Straße"), "\ua7d0-Schrift"]
     check_clean(pair)
 
 

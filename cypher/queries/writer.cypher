@@ -33,13 +33,14 @@ CALL (e) {
 // TYP, whose values the plan ends, and ist_ein, whose classes imply types), a fact `r`
 // at the entity whose other end `o` the order names (by normalised name, id or value):
 // the only ones the plan looks at (a fact that says the same is touched, not written
-// again; values compare in lower case, and $refs.werte holds each value composed, as
-// stored, and decomposed, as a value stored before may be: kg.models.value_key). What
-// the type checks need beyond them comes with `typed`, below. A person's hundred
-// hobbies are not read for an order that names one. Everything with $refs.all_history
-// (corrections, events of referenced chains).
+// again; values compare in lower case, and $refs.werte holds each value as written and
+// in lower case, composed, as stored, and decomposed, as a value stored before may be:
+// kg.models.value_key; a value is found by either, as Neo4j's toLower leaves some
+// letters of Unicode 14 as they are). What the type checks need beyond them comes with
+// `typed`, below. A person's hundred hobbies are not read for an order that names one.
+// Everything with $refs.all_history (corrections, events of referenced chains).
 AND (type(r) IN $refs.whole_types OR $refs.all_history OR o.name_norm IN $refs.names
-     OR o.id IN $refs.ids OR toLower(o.wert) IN $refs.werte)
+     OR o.id IN $refs.ids OR o.wert IN $refs.werte OR toLower(o.wert) IN $refs.werte)
 
 // fragment: temporal_props
 // A new fact version `r` written from `f.props`: its instants and its day come apart in

@@ -8,6 +8,7 @@ import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
 from typing import Any, Literal
 
 from pydantic import ValidationError
@@ -230,11 +231,15 @@ def refs_of(auftrag: Auftrag, canon: Canon) -> Refs:
         refs.add(tripel.subjekt, rel.transitiv, subject_claims(rel, tripel, canon))
         refs.add(tripel.objekt, rel.transitiv, [rel.objekt_typ] if rel.objekt_typ else [])
         if tripel.wert is not None:
-            # In lower case, as the state query compares it (`toLower`): composed, as
-            # stored now, and decomposed, as a value stored before that rule was likely
-            # written, the way macOS and iOS send it (kg.models.value_key).
+            # Composed, as stored now, and decomposed, as a value stored before that
+            # rule was likely written, the way macOS and iOS send it; each as written
+            # and in lower case (`kg.models.value_key`). The state query finds a value
+            # by either (`toLower`): Neo4j's Java lowers by an older Unicode than
+            # Python, and leaves some letters (added in Unicode 14) as they are.
             key = value_key(tripel.wert)
-            refs.werte.update((key, unicodedata.normalize("NFD", key)))
+            refs.werte.update(
+                form(text) for text in (key, tripel.wert)
+                for form in (str, partial(unicodedata.normalize, "NFD")))
         if tripel.timeline_id:
             refs.timeline_ids.add(tripel.timeline_id)
         if tripel.ereignis is not None:
