@@ -39,6 +39,7 @@ from kg.models import (
     Kandidat,
     Name,
     NeuerEintrag,
+    New,
     Tripel,
     TripelOderRoh,
     instant,
@@ -286,17 +287,27 @@ def build_server(
             return ref.id if isinstance(ref, ById) else normalize_name(written(ref))
 
         async def resolved(ref: EntityRef) -> str | None:
+            """Its id; None when there is none; "" when the name is ambiguous (the plan
+            then refuses the order with the candidates)."""
             try:
                 return await memory.entity_id(p.user_id, p.character_id, written(ref))
+            except AmbiguousEntity:
+                return ""
             except KgError:
                 return None
 
-        same = falsch.beziehung == richtig.beziehung and (
-            key(falsch.subjekt) == key(richtig.subjekt)
-            or (isinstance(falsch.subjekt, ById) != isinstance(richtig.subjekt, ById)
-                and await resolved(falsch.subjekt) is not None
-                and await resolved(falsch.subjekt) == await resolved(richtig.subjekt))
-        )
+        async def same_subject() -> bool:
+            a, b = falsch.subjekt, richtig.subjekt
+            if isinstance(a, New) or isinstance(b, New):
+                return False  # a new entity is another one, whatever its name
+            if key(a) == key(b):
+                return True
+            if isinstance(a, ById) == isinstance(b, ById):
+                return False
+            ids = {await resolved(a), await resolved(b)}
+            return "" in ids or (len(ids) == 1 and None not in ids)
+
+        same = falsch.beziehung == richtig.beziehung and await same_subject()
         if not same:
             raise ToolError(
                 f"richtig ({written(richtig.subjekt)} {richtig.beziehung}) takes the place of "

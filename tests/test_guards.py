@@ -433,6 +433,26 @@ def test_a_correction_and_its_replacement_of_an_unknown_relation_write_nothing(
     assert [f.beziehung for f in pair.mappe("Lea").fakten] == ["wohnt_in"]
 
 
+def test_a_replacement_refused_by_its_form_is_linked_however_it_spells_its_place(
+    pair: Pair,
+) -> None:
+    """Found by the review: a replacement refused by its form (a value too long) with
+    its relation written " beruf " or "Beruf", or its subject's id with spaces around
+    it, was not linked to its correction, which retired Ärztin and left nothing."""
+    written = pair.write(t("Lea", "beruf", wert="Ärztin"))
+    lea = written.ergebnisse[0].subjekt_id
+    for subjekt, beziehung in (("Lea", " beruf "), ("Lea", "Beruf"), ({"id": f" {lea} "},
+                                                                       "beruf")):
+        order = pair.order()
+        order["berichtigungen"] = [{"subjekt": {"id": lea}, "beziehung": "beruf",
+                                    "wert": "Ärztin"}]
+        order["tripel"] = [{"subjekt": subjekt, "beziehung": beziehung, "wert": "x" * 2001,
+                            "herkunft": "mensch"}]
+        with pytest.raises(InvalidInput, match=r"tripel\[0\] is refused.*nothing was written"):
+            pair.store.run(pair.store.memory.write(order))
+    assert [(f.beziehung, f.wert) for f in pair.mappe("Lea").fakten] == [("beruf", "Ärztin")]
+
+
 def test_a_correction_whose_replacement_contradicts_the_entity_writes_nothing(
     pair: Pair,
 ) -> None:

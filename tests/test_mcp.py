@@ -267,17 +267,19 @@ def test_correct_refuses_a_replacement_of_another_subject_or_relation(mcp: Setup
         triple("Kassel", "liegt_in", "Hessen")])
     before = mcp.http_c.ok("mappe", entitaet="Lea")["text"]
     falsch = {"subjekt": "Lea", "beziehung": "beruf", "wert": "Ärztin"}
+    lea = mcp.http_c.ok("resolve", name="Lea")["entitaet"]["id"]
     for richtig in (
         {"subjekt": "Kassel", "beziehung": "beruf", "wert": "Koch", "herkunft": "mensch"},
         {"subjekt": "Lea", "beziehung": "hobby", "wert": "Koch", "herkunft": "mensch"},
+        # (the review: a new Lea passed as the same subject, and got the job)
+        {"subjekt": {"neu": "Lea"}, "beziehung": "beruf", "wert": "Koch", "herkunft": "mensch"},
     ):
-        for wrong in (falsch, {**falsch, "wert": "Lehrerin"}):
+        for wrong in (falsch, {**falsch, "wert": "Lehrerin"}, {**falsch, "subjekt": {"id": lea}}):
             refused = mcp.http_c.call("correct", auftrag_id=order_id(), falsch=wrong,
                                       richtig=richtig)
             assert refused.is_error and "same subject and relation" in text(refused), (
                 text(refused))
     assert mcp.http_c.ok("mappe", entitaet="Lea")["text"] == before
-    lea = mcp.http_c.ok("resolve", name="Lea")["entitaet"]["id"]
     fixed = mcp.http_c.ok("correct", auftrag_id=order_id(), falsch=falsch, richtig={
         "subjekt": {"id": lea}, "beziehung": "beruf", "wert": "Köchin", "herkunft": "mensch"})
     assert [r["ausgang"] for r in fixed["ergebnisse"]] == ["berichtigt", "geschrieben"]

@@ -434,7 +434,7 @@ class Planner(History):
         (a reference, or a raw one of a triple refused by its form) and, once resolved,
         as the entity has them."""
         if isinstance(ref, dict):
-            keys = {("id", str(ref["id"])) if ref.get("id")
+            keys = {("id", str(ref["id"]).strip()) if ref.get("id")
                     else ("name", normalize_name(str(ref.get("neu"))))}
         else:
             keys = {("id", ref.id) if isinstance(ref, ById)
@@ -446,10 +446,14 @@ class Planner(History):
         return keys
 
     def _relation_key(self, beziehung: Any) -> str:
-        """A relation as corrections and replacements are linked by: its type, or its
-        name as written when the canon does not know it."""
-        name = str(beziehung)
-        return self.canon[name].rel_type if name in self.canon else f"?{name}"
+        """A relation as corrections and replacements are linked by: its type (a name
+        with spaces around it or in another case too, as a triple refused by its form may
+        have it), or its name when the canon does not know it."""
+        name = str(beziehung).strip()
+        for known in (name, name.lower()):
+            if known in self.canon:
+                return self.canon[known].rel_type
+        return f"?{name.lower()}"
 
     def _note_correction(self, index: int, ref: EntityRef, resolved: Resolved | None,
                          beziehung: str) -> None:
