@@ -25,6 +25,7 @@ from kg.canon import TYPEN, Canon
 from kg.db import Database, Record
 from kg.errors import StoredDataError
 from kg.models import (
+    BIDI_CONTROLS,
     ENTITY_PROPERTIES,
     FACT_PROPERTIES,
     HERKUNFT,
@@ -60,9 +61,22 @@ TEXTS: dict[str, dict[str, int]] = {
              "timeline_id": MAX_ID, "timeline_bis": MAX_ID},
     "Wert": {"wert": MAX_WERT},
 }
-#: A control character (Unicode category Cc), which no name, id or value may hold: a
-#: Java regular expression for Cypher's `=~`.
-CONTROL = r"(?s).*[\x00-\x1F\x7F-\x9F].*"
+#: Java regular expressions for Cypher's `=~`, as the export's validators read a text:
+#: `Name`, `Ident` and `Wert` strip what Python counts as whitespace (`str.isspace`:
+#: also U+00A0, which Cypher's `trim` keeps) and then drop bidi controls; an entity's
+#: name also drops every invisible format character (`_stored_name`).
+_SPACE = "".join(f"\\x{{{i:X}}}" for i in range(0x110000) if chr(i).isspace())
+_BIDI = "".join(f"\\x{{{ord(c):X}}}" for c in sorted(BIDI_CONTROLS))
+TEXT_RULES = {
+    # A control character (Unicode category Cc), which no name, id or value may hold.
+    "control": r"(?s).*[\x00-\x1F\x7F-\x9F].*",
+    # Nothing left once stripped and without bidi controls.
+    "blank": f"[{_SPACE}{_BIDI}]*",
+    # An entity's name with nothing visible.
+    "invisible": f"[{_SPACE}\\p{{Cf}}]*",
+    # A character a strip keeps (the stripped length runs from the first to the last).
+    "solid": f"[^{_SPACE}]",
+}
 
 
 
@@ -591,11 +605,11 @@ async def run_checks(
     first: list[Job] = [
         one.job("check_fact_fields", user_id=u, rel_types=rels, fields=FACT_FIELDS,
                 order=[*(p.name for p in FACT_PROPERTIES), "wert"], texts=TEXTS,
-                control=CONTROL, known=known, samples=n),
+                rules=TEXT_RULES, known=known, samples=n),
         one.job("check_node_fields", user_id=u, entity=field_types(ENTITY_PROPERTIES),
                 entry=field_types(TIMELINE_PROPERTIES), order=field_types(ORDER_PROPERTIES),
-                typen=list(get_args(EintragTyp)), texts=TEXTS, control=CONTROL, known=known,
-                samples=n),
+                typen=list(get_args(EintragTyp)), texts=TEXTS, rules=TEXT_RULES,
+                known=known, samples=n),
         partial(one.order_results, user_id=u, samples=n),
         one.job("check_fact_herkunft", user_id=u, rel_types=rels, herkunft=list(HERKUNFT),
                 samples=n),

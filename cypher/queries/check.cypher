@@ -57,13 +57,17 @@ WITH x,
 
 // fragment: bad_text
 // Adds to `failed` the text properties of `x` (`texts`: each name with the most
-// characters it may have, `kg.check.TEXTS`) that an export refuses: empty once trimmed,
-// longer, or with a control character ($control). A property of the wrong type is
-// `wrongly_typed`'s.
+// characters it may have, `kg.check.TEXTS`) that an export refuses, as its validators
+// read a text ($rules: `kg.check.TEXT_RULES`): nothing left once stripped of whitespace
+// and bidi controls, longer (from the first to the last character a strip keeps), or
+// with a control character. A property of the wrong type is `wrongly_typed`'s.
 WITH x, failed + [k IN keys(texts)
                   WHERE x[k] IS :: STRING AND NOT k IN failed
-                    AND (size(trim(x[k])) = 0 OR size(trim(x[k])) > texts[k]
-                         OR x[k] =~ $control)] AS failed
+                    AND (x[k] =~ $rules.blank OR x[k] =~ $rules.control
+                         OR (size(x[k]) > texts[k]
+                             AND x[k] =~ '(?s).*' + $rules.solid + '.{'
+                                 + toString(texts[k] - 1) + ',}' + $rules.solid + '.*'))
+                 ] AS failed
 
 // fragment: unknown_keys
 // Adds to `failed` the properties of `x` that the export's records do not know (`known`:
@@ -78,15 +82,15 @@ WITH x, failed + [k IN keys(x) WHERE NOT k IN known | k + ' (unknown)'] AS faile
 // typ and genauigkeit are known ones ($typen), one of month precision begins on the 1st
 // and a span of it ends on a month's last day, no span ends before it begins; an order's
 // status is ok, teilweise or abgelehnt; and its texts within the bounds an export
-// takes ($texts, $control: `bad_text`). Samples: label, id and what is wrong.
-// params: $user_id, $entity, $entry, $order, $typen, $texts, $control, $known, $samples
+// takes ($texts, $rules: `bad_text`). Samples: label, id and what is wrong.
+// params: $user_id, $entity, $entry, $order, $typen, $texts, $rules, $known, $samples
 // :param user_id => 'demo-user'
 // :param entity => {STRING: ['id', 'user_id', 'name', 'name_norm'], DATETIME_OR_NULL: ['erstellt']}
 // :param entry => {STRING: ['id', 'user_id', 'character_id', 'typ', 'titel', 'genauigkeit'], DATE: ['beginn'], DATE_OR_NULL: ['ende'], BOOLEAN: ['aktiv']}
 // :param order => {STRING: ['id', 'user_id', 'character_id', 'status'], STRING_OR_NULL: ['ergebnis', 'inhalt']}
 // :param typen => ['termin', 'ereignis']
 // :param texts => {Entitaet: {id: 200, user_id: 200, name: 200}, TimelineEintrag: {id: 200, user_id: 200, character_id: 200, titel: 200}, Auftrag: {id: 200, user_id: 200, character_id: 200}, fact: {id: 200, user_id: 200, character_id: 200, auftrag_id: 200, timeline_id: 200, timeline_bis: 200}, Wert: {wert: 2000}}
-// :param control => '(?s).*[\\x00-\\x1F\\x7F-\\x9F].*'
+// :param rules => {control: '(?s).*[\\x00-\\x1F\\x7F-\\x9F].*', blank: '[\\s]*', invisible: '[\\s\\p{Cf}]*', solid: '[^\\s]'}
 // :param known => {Entitaet: ['id', 'user_id', 'name', 'name_norm', 'erstellt'], TimelineEintrag: ['id', 'user_id', 'character_id', 'typ', 'titel', 'beginn', 'ende', 'genauigkeit', 'aktiv', 'abgesagt', 't_recorded', 'ersetzt_am', 'abgesagt_am'], Auftrag: ['id', 'user_id', 'character_id', 'empfangen', 'erfasst', 'status', 'ergebnis', 'anzahl_tripel', 'inhalt'], fact: ['id', 'user_id', 'character_id', 'herkunft', 'auftrag_id', 't_valid', 't_invalid', 'timeline_id', 'timeline_bis', 'abgeloest_durch', 't_recorded', 't_expired', 'version', 'aktiv', 'grund', 'staerke_decay', 'last_touched', 'decay_am']}
 // :param samples => 5
 CALL () {
@@ -99,6 +103,8 @@ CALL () {
   WITH x, failed, $known.Entitaet AS known
   {{ unknown_keys }}
   RETURN x, 'Entitaet' AS label, failed
+      + CASE WHEN x.name IS :: STRING AND NOT 'name' IN failed AND x.name =~ $rules.invisible
+             THEN ['name (nothing visible)'] ELSE [] END AS failed
   UNION ALL
   MATCH (x:TimelineEintrag)
   WHERE $user_id IS NULL OR x.user_id = $user_id
@@ -143,14 +149,14 @@ RETURN count(x) AS count,
 // `kg.models.FACT_PROPERTIES` declares them ($fields: the names grouped by type, from
 // `kg.models.field_types`; _OR_NULL allows null, NUMBER is a float or an integer), its
 // texts and its value node's `wert` within the bounds an export takes ($texts,
-// $control: `bad_text`). Samples name the fields, in the model's order ($order).
-// params: $user_id, $rel_types, $fields, $order, $texts, $control, $known, $samples
+// $rules: `bad_text`). Samples name the fields, in the model's order ($order).
+// params: $user_id, $rel_types, $fields, $order, $texts, $rules, $known, $samples
 // :param user_id => 'demo-user'
 // :param rel_types => ['WOHNT_IN', 'BERUF', 'TYP', 'LIEGT_IN']
 // :param fields => {STRING: ['id', 'user_id', 'character_id'], INTEGER: ['version'], DATETIME: ['t_valid', 't_recorded', 'last_touched'], DATETIME_OR_NULL: ['t_invalid', 't_expired'], STRING_OR_NULL: ['timeline_id', 'timeline_bis'], BOOLEAN: ['aktiv'], NUMBER: ['staerke_decay'], DATE_OR_NULL: ['decay_am']}
 // :param order => ['id', 'version', 'user_id', 'character_id', 't_valid', 't_invalid', 'timeline_id', 'timeline_bis', 't_recorded', 't_expired', 'aktiv', 'staerke_decay', 'last_touched', 'decay_am', 'wert']
 // :param texts => {Entitaet: {id: 200, user_id: 200, name: 200}, TimelineEintrag: {id: 200, user_id: 200, character_id: 200, titel: 200}, Auftrag: {id: 200, user_id: 200, character_id: 200}, fact: {id: 200, user_id: 200, character_id: 200, auftrag_id: 200, timeline_id: 200, timeline_bis: 200}, Wert: {wert: 2000}}
-// :param control => '(?s).*[\\x00-\\x1F\\x7F-\\x9F].*'
+// :param rules => {control: '(?s).*[\\x00-\\x1F\\x7F-\\x9F].*', blank: '[\\s]*', invisible: '[\\s\\p{Cf}]*', solid: '[^\\s]'}
 // :param known => {Entitaet: ['id', 'user_id', 'name', 'name_norm', 'erstellt'], TimelineEintrag: ['id', 'user_id', 'character_id', 'typ', 'titel', 'beginn', 'ende', 'genauigkeit', 'aktiv', 'abgesagt', 't_recorded', 'ersetzt_am', 'abgesagt_am'], Auftrag: ['id', 'user_id', 'character_id', 'empfangen', 'erfasst', 'status', 'ergebnis', 'anzahl_tripel', 'inhalt'], fact: ['id', 'user_id', 'character_id', 'herkunft', 'auftrag_id', 't_valid', 't_invalid', 'timeline_id', 'timeline_bis', 'abgeloest_durch', 't_recorded', 't_expired', 'version', 'aktiv', 'grund', 'staerke_decay', 'last_touched', 'decay_am']}
 // :param samples => 5
 {{ fact_edges }}
@@ -160,11 +166,16 @@ WITH x, failed, $texts.fact AS texts
 {{ bad_text }}
 WITH x, failed, $known.fact AS known
 {{ unknown_keys }}
-WITH x AS r, failed, endNode(x) AS w
-WITH r, failed + CASE WHEN w:Wert AND NOT (
-                   w.wert IS :: STRING NOT NULL AND size(trim(w.wert)) > 0
-                   AND size(trim(w.wert)) <= $texts.Wert.wert AND NOT w.wert =~ $control)
-                 THEN ['wert'] ELSE [] END AS failed
+WITH x AS r, failed
+// Its value node's `wert`, by the same rules.
+CALL (r) {
+  WITH endNode(r) AS x
+  WITH x, CASE WHEN x:Wert AND NOT x.wert IS :: STRING NOT NULL THEN ['wert'] ELSE [] END
+          AS failed, CASE WHEN x:Wert THEN $texts.Wert ELSE {} END AS texts
+  {{ bad_text }}
+  RETURN failed AS value_failed
+}
+WITH r, failed + value_failed AS failed
 WHERE failed <> []
 WITH r, [k IN $order WHERE k IN failed] + [k IN failed WHERE k ENDS WITH ' (unknown)'] AS bad
 RETURN count(r) AS count,
