@@ -404,8 +404,12 @@ class Timeline:
                 and g["timeline_id"] != first_id and _utc(g["beginn"]) == at
             ]
             if there and f["id"] not in held_ends:
+                # Of several, one told without an event first (its end is then fixed),
+                # else the first by its event's id: the same choice every time.
+                first = min(there, key=lambda g: (g["timeline_id"] is not None,
+                                                  g["timeline_id"] or "", g["id"]))
                 held_ends[f["id"]] = ReEnd(
-                    f["id"], f["subjekt_id"], f["rel"], at, there[0]["timeline_id"],
+                    f["id"], f["subjekt_id"], f["rel"], at, first["timeline_id"],
                     tuple(sorted(g["id"] for g in there)),
                 )
         re_ends.extend(held_ends.values())
