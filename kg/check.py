@@ -48,10 +48,10 @@ FACT_FIELDS = field_types(FACT_PROPERTIES)
 
 Klasse = Literal["memory", "fact entity", "forensics", "unclassified"]
 
-#: The checks, in the order of the invariant groups: name → (group, what it proves).
 #: The text properties an export takes only within bounds (`kg.transfer.records`: a
-#: `Name`, `Ident` or `Wert`): not empty once trimmed, at most this many characters, no
-#: control characters. By label; `fact` for every fact edge, `Wert` for its value node.
+#: `Name`, `Ident` or `Wert`): something left once stripped, at most this many
+#: characters, no control characters (`TEXT_RULES`). By label; `fact` for every fact
+#: edge, `Wert` for its value node.
 TEXTS: dict[str, dict[str, int]] = {
     "Entitaet": {"id": MAX_ID, "user_id": MAX_ID, "name": MAX_NAME},
     "TimelineEintrag": {"id": MAX_ID, "user_id": MAX_ID, "character_id": MAX_ID,
@@ -79,7 +79,6 @@ TEXT_RULES = {
 }
 
 
-
 def known_properties() -> dict[str, list[str]]:
     """The properties an export takes, by label (`fact` for every fact edge): the fields
     of its records (`kg.transfer.records`), but those it derives from the graph."""
@@ -91,6 +90,7 @@ def known_properties() -> dict[str, list[str]]:
                                ("Auftrag", AuftragRec), ("fact", FaktRec))}
 
 
+#: The checks, in the order of the invariant groups: name → (group, what it proves).
 CHECKS: dict[str, tuple[int, str]] = {
     "fact_fields": (
         1, "every fact edge carries its required fields with their types, and its value "
