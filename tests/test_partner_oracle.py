@@ -750,3 +750,35 @@ def test_a_bond_ended_at_both_ends_goes_on_to_its_other_follower_after_the_first
         state.cancel(lena)
         state.current_mappen_agree()
         state.as_of_mappen_agree()
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="open: a month event moved before values its window had placed before it, "
+    "then cancelled, with the same pair told again earlier (see the docstring)",
+)
+def test_a_moved_month_event_cancelled_after_a_pair_told_again_earlier(
+    store: SyncMemory,
+) -> None:
+    """Found by the partner stress run (2026-12-05, after this stop's fixes; shrunk by
+    hand; the same on the code before them). Tom–Ben today, then Tom–Lena today (it
+    ends Tom–Ben); Anna–Tom by an event "December 2026" (both were told inside its
+    window: placed before it, squeezed to nothing); the event moved to January 2026
+    (before them, which the move rule allows: they hold nowhere); Tom–Ben told again
+    from 10 November (before Tom–Ben of today: the store takes it as the pair told
+    again earlier, up to today; the model places it after the event in Tom's list);
+    then the event cancelled. The store brings back Tom–Ben of today up to Tom–Lena and
+    Tom–Lena for good; the model ends Tom–Lena where Tom–Ben of 10 November begins
+    (before it: nowhere). `kg check` is clean here; the run's longer sequences, with
+    corrections of Anna–Ben between, also left an `einwertig_overlap` (not shrunk to
+    this form yet). Where a value told today inside a month window goes
+    once the event has moved away and is gone is the open question of the month rule
+    (docs/time.md); the two orders part here."""
+    with replay(store) as state:
+        state.write(people=("Tom", "Ben"), when=None)
+        state.write(people=("Tom", "Lena"), when=None)
+        key = cast(int, state.write_with_event(day=date(2026, 12, 24), monat=True,
+                                               people=("Anna", "Tom")))
+        state.move(day=date(2026, 1, 20), key=key)
+        state.write(people=("Tom", "Ben"), when=datetime(2026, 11, 10, tzinfo=UTC))
+        state.cancel(key=key)
