@@ -27,7 +27,7 @@ from datetime import date
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from kg.api import SyncMemory
@@ -38,8 +38,10 @@ from kg.models import (
     AuftragErgebnis,
     NeuerEintrag,
     clean_name,
+    clean_value,
     normalize_name,
     normalize_text,
+    value_key,
 )
 from tests.conftest import new_user_id
 from tests.reliability_support import DONE, Stopwatch, cypher, size, violations
@@ -407,6 +409,12 @@ def test_hostile_orders_are_rejected_with_a_reason_or_written_literally(
     @settings(max_examples=EXAMPLES, deadline=None, database=None,
               suppress_health_check=list(HealthCheck))
     @given(order=strategies(target, user))
+    # (a soft hyphen is stored without, and a value touched in another case keeps its
+    # first form: a run drew the first, and the assertion expected the text as told)
+    @example(order={"auftrag_id": "h-soft-hyphen", "user_id": user, "character_id": "nova",
+                    "tripel": [{"subjekt": "Lena", "beziehung": "beruf", "wert": w,
+                                "herkunft": "mensch"} for w in ("0\xad", "0", "Ärztin",
+                                                                 "ÄRZTIN")]})
     def one(order: Any) -> None:
         figures["orders"] += 1
         try:
@@ -462,8 +470,14 @@ def test_hostile_orders_are_rejected_with_a_reason_or_written_literally(
             assert fact["character_id"] == normalize_text(order["character_id"])
             if isinstance(raw.get("wert"), str):
                 # literally, injection and all (line separators and bidi controls are
-                # normalised away: they could change the prompt's structure)
-                assert fact["wert"] == normalize_text(raw["wert"])
+                # normalised away: they could change the prompt's structure), as a value
+                # is stored (composed, without format characters: `clean_value`); one
+                # touched may have been told first in another case (`value_key`)
+                told = clean_value(normalize_text(raw["wert"]))
+                if r.ausgang == "unveraendert":
+                    assert value_key(fact["wert"]) == value_key(told), (fact, raw)
+                else:
+                    assert fact["wert"] == told, (fact, raw)
             subjekt = raw["subjekt"]
             name = subjekt if isinstance(subjekt, str) else subjekt.get("neu")
             if name is not None:
