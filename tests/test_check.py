@@ -518,8 +518,11 @@ def test_einwertig_unique_counts_a_symmetric_relation_from_both_ends(world: Worl
     fails(world, "einwertig_unique", world.max)
 
 
-@pytest.mark.parametrize("case", ["same_entity", "same_value", "symmetric_reverse"])
+@pytest.mark.parametrize(
+    "case", ["same_entity", "same_value", "value_in_another_case", "symmetric_reverse"])
 def test_duplicate_facts(world: World, case: str) -> None:
+    """A value in another case is the same value (the writer compares in lower case): a
+    store written before that rule may hold "Hund" and "hund" both active."""
     assert world.check("duplicate_facts").ok
     if case == "same_entity":
         fid = one_fact(world, "HAT_HAUSTIER")
@@ -529,12 +532,35 @@ def test_duplicate_facts(world: World, case: str) -> None:
         fid = one_fact(world, "IST_EIN")
         new = copy_fact(world, fid, world.bello,
                         "CREATE (o:Wert {wert: 'Hund', user_id: $u})", "IST_EIN")
+    elif case == "value_in_another_case":
+        fid = one_fact(world, "IST_EIN")
+        new = copy_fact(world, fid, world.bello,
+                        "CREATE (o:Wert {wert: 'hUND', user_id: $u})", "IST_EIN")
     else:
         fid = one_fact(world, "PARTNER")
         new = copy_fact(world, fid, world.max, f"MATCH (o:Entitaet {{id: '{world.lena}'}})",
                         "PARTNER")
     found = fails(world, "duplicate_facts", new)
     assert fid in found.samples[0]
+
+
+def test_a_value_held_twice_in_two_cases_is_mended_as_the_docs_say(world: World) -> None:
+    """The remedy docs/decay-and-check.md gives for an old store's "Winterreifen" and
+    "winterreifen" both active: correct it (both go), then tell it once."""
+    fid = one_fact(world, "HAT")
+    copy_fact(world, fid, world.lena,
+              "CREATE (o:Wert {wert: 'winterreifen', user_id: $u})", "HAT")
+    fails(world, "duplicate_facts", fid)
+    order = world.pair.order()
+    order["berichtigungen"] = [{"subjekt": "Lena", "beziehung": "hat", "wert": "Winterreifen"}]
+    fixed = world.pair.store.run(world.pair.store.memory.write(order))
+    assert [r.ausgang for r in fixed.ergebnisse] == ["berichtigt"]
+    assert world.cypher("MATCH (:Entitaet {id: $lena})-[r:HAT]->() WHERE r.aktiv "
+                        "RETURN count(r) AS n", lena=world.lena) == [{"n": 0}]
+    world.pair.write(t("Lena", "hat", wert="Winterreifen"))
+    assert world.check("duplicate_facts").ok
+    held = [f.wert for f in world.pair.mappe("Lena").fakten if f.beziehung == "hat"]
+    assert held == ["Winterreifen"]
 
 
 # -- item 3 ----------------------------------------------------------------------------
@@ -695,6 +721,30 @@ def test_timeline_pair(world: World, case: str) -> None:
             "name: 'Fremd', name_norm: 'fremd'})", moved=world.moved_entry)
     fails(world, "timeline_pair", world.first_entry if case.startswith("succ")
           else world.moved_entry)
+
+
+@pytest.mark.parametrize("case", ["two_people", "successor_names_another",
+                                  "successor_names_none"])
+def test_timeline_person(world: World, case: str) -> None:
+    """An entry naming two people was listed twice by `kg timeline` (once per person),
+    and a move copied both links; `kg check` and an import took it."""
+    assert world.check("timeline_person").ok
+    assert world.cypher("MATCH (:TimelineEintrag {id: $first})-[:BETRIFFT]->(p) "
+                        "RETURN p.name AS name", first=world.first_entry) == [{"name": "Lena"}]
+    if case == "two_people":
+        world.cypher("MATCH (e:TimelineEintrag {id: $moved}), (m:Entitaet {id: $max}) "
+                     "CREATE (e)-[:BETRIFFT]->(m)", moved=world.moved_entry, max=world.max)
+        found = fails(world, "timeline_person", world.moved_entry)
+        assert "names 2" in found.samples[0]
+    elif case == "successor_names_another":
+        world.cypher("MATCH (e:TimelineEintrag {id: $moved})-[b:BETRIFFT]->() DELETE b "
+                     "WITH DISTINCT e MATCH (m:Entitaet {id: $max}) CREATE (e)-[:BETRIFFT]->(m)",
+                     moved=world.moved_entry, max=world.max)
+        fails(world, "timeline_person", world.moved_entry)
+    else:
+        world.cypher("MATCH (e:TimelineEintrag {id: $moved})-[b:BETRIFFT]->() DELETE b",
+                     moved=world.moved_entry)
+        fails(world, "timeline_person", world.moved_entry)
 
 
 @pytest.mark.parametrize("bad", ["", "nova\nx", " ", "n" * 201])

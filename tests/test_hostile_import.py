@@ -217,6 +217,36 @@ def test_an_entry_id_of_another_user_is_refused(
         pair.store.run(pair.store.memory.purge(other.user_id))
 
 
+def test_a_timeline_the_writer_could_not_have_made_is_refused(
+    pair: Pair, tmp_path: Path, exported: list[str]
+) -> None:
+    """An entry naming two people (`kg timeline` listed it once per person), a moved
+    entry about another person than the one it follows, and a chain that forks: each
+    line alone is valid, and the import took the first two."""
+    entries = [json.loads(x) for x in exported if '"kind":"eintrag"' in x]
+    link = json.loads(next(x for x in exported if '"kind":"nachfolger"' in x))
+    about = [json.loads(x) for x in exported if '"kind":"betrifft"' in x]
+    bello = json.loads(next(x for x in exported if '"name":"Bello"' in x))["id"]
+    assert len(entries) == 2 and len(about) == 2
+
+    def line(rec: dict[str, Any]) -> str:
+        return json.dumps(rec, ensure_ascii=False, separators=(",", ":"))
+
+    two = [*exported, line(about[0] | {"entitaet": bello})]
+    refused(pair, write(tmp_path / "two.jsonl", reseal(two)),
+            rf"two.jsonl:\d+: betrifft: entry '{about[0]['eintrag']}' already names")
+    moved = next(line(b) for b in about if b["eintrag"] == link["nach"])
+    other = [line(json.loads(x) | {"entitaet": bello}) if x == moved else x for x in exported]
+    refused(pair, write(tmp_path / "other.jsonl", reseal(other)),
+            r"other.jsonl:\d+: nachfolger: .* names another person")
+    third = entries[0] | {"id": entries[0]["id"] + "-b"}
+    fork = [*exported, line(third),
+            line(link | {"nach": third["id"]}),
+            line({"kind": "betrifft", "eintrag": third["id"], "entitaet": about[0]["entitaet"]})]
+    refused(pair, write(tmp_path / "fork.jsonl", reseal(fork)),
+            r"fork.jsonl:\d+: nachfolger: .*a chain does not fork")
+
+
 def test_a_file_that_breaks_an_invariant_writes_nothing(
     pair: Pair, tmp_path: Path, exported: list[str]
 ) -> None:

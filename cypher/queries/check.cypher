@@ -446,8 +446,10 @@ RETURN count(*) AS count,
 
 // name: check_duplicate_facts
 // Item 2: no two identical active facts (same subject, relation, pair and object: the
-// same entity, or a value node with the same wert). For symmetric relations A→B and
-// B→A are the same fact (counted once, from the smaller id). Samples: the fact ids.
+// same entity, or a value node whose wert is the same in lower case, as the writer
+// compares values: "Schach" and "schach" are one hobby, which a store written before
+// that rule may hold twice). For symmetric relations A→B and B→A are the same fact
+// (counted once, from the smaller id). Samples: the fact ids.
 // params: $user_id, $rel_types, $symmetric, $samples
 // :param user_id => 'demo-user'
 // :param rel_types => ['WOHNT_IN', 'BERUF', 'TYP', 'LIEGT_IN']
@@ -460,7 +462,8 @@ CALL (s) {
   WHERE type(r) IN $rel_types AND r.aktiv = true
     AND CASE WHEN type(r) IN $symmetric THEN s.id < o.id ELSE startNode(r) = s END
   WITH type(r) AS rel, r.character_id AS character_id,
-       CASE WHEN o:Wert THEN o.wert ELSE o END AS objekt,
+       CASE WHEN NOT o:Wert THEN o WHEN o.wert IS :: STRING THEN toLower(o.wert)
+            ELSE o.wert END AS objekt,
        collect(coalesce(r.id, elementId(r))) AS ids
   WHERE size(ids) > 1
   RETURN rel, ids
@@ -590,6 +593,27 @@ WHERE NOT (end)-[:NACHFOLGER]->() AND end.abgesagt = true
 RETURN count(r) AS count,
        collect(coalesce(r.id, elementId(r)) + ' → ' + r.timeline_id + ' (cancelled '
                + coalesce(toString(end.abgesagt_am), '?') + ')')[..$samples] AS samples;
+
+// name: check_timeline_person
+// Item 4: an entry names at most one person (BETRIFFT), and a moved entry's successor
+// the same person as the entry it follows (a move copies the link). An entry naming two
+// is listed once per person by `kg timeline` and carries both into every move.
+// params: $user_id, $samples
+// :param user_id => 'demo-user'
+// :param samples => 5
+MATCH (t:TimelineEintrag)
+WHERE $user_id IS NULL OR t.user_id = $user_id
+WITH t, COLLECT { MATCH (t)-[:BETRIFFT]->(x) RETURN x } AS named
+WITH t, named, COLLECT {
+       MATCH (prev:TimelineEintrag)-[:NACHFOLGER]->(t)
+       WHERE COLLECT { MATCH (prev)-[:BETRIFFT]->(y) RETURN y } <> named
+       RETURN prev } AS other
+WHERE size(named) > 1 OR other <> []
+RETURN count(t) AS count,
+       collect(coalesce(t.id, elementId(t)) + CASE WHEN size(named) > 1
+               THEN ' (names ' + toString(size(named)) + ')'
+               ELSE ' (names another than the entry it follows)' END)[..$samples]
+       AS samples;
 
 // name: check_timeline_system_time
 // Item 9: the timeline's own record of system time, which as-of reads follow: no entry

@@ -135,17 +135,32 @@ class Datei:
                 raise bad(r, f"character_id {pair_of!r} is not the header's {character!r}")
         entities = {e.id for e in self.entitaeten}
         entries = {e.id for e in self.eintraege}
+        person: dict[str, str] = {}
+        for b in self.betrifft:
+            if b.eintrag not in entries:
+                raise bad(b, f"entry {b.eintrag!r} is not in the file")
+            if b.entitaet not in entities:
+                raise bad(b, f"entity {b.entitaet!r} is not in the file")
+            if person.setdefault(b.eintrag, b.entitaet) != b.entitaet:
+                raise bad(b, f"entry {b.eintrag!r} already names {person[b.eintrag]!r}: an "
+                             "entry is about one person")
+        successor: dict[str, str] = {}
+        predecessor: dict[str, str] = {}
         for n in self.nachfolger:
             for end in (n.von, n.nach):
                 if end not in entries:
                     raise bad(n, f"entry {end!r} is not in the file")
             if n.von == n.nach:
                 raise bad(n, "an entry cannot succeed itself")
-        for b in self.betrifft:
-            if b.eintrag not in entries:
-                raise bad(b, f"entry {b.eintrag!r} is not in the file")
-            if b.entitaet not in entities:
-                raise bad(b, f"entity {b.entitaet!r} is not in the file")
+            if successor.setdefault(n.von, n.nach) != n.nach:
+                raise bad(n, f"entry {n.von!r} already has the successor "
+                             f"{successor[n.von]!r}: a chain does not fork")
+            if predecessor.setdefault(n.nach, n.von) != n.von:
+                raise bad(n, f"entry {n.nach!r} already succeeds {predecessor[n.nach]!r}: "
+                             "chains do not join")
+            if person.get(n.von) != person.get(n.nach):
+                raise bad(n, f"entry {n.nach!r} names another person than {n.von!r}, which "
+                             "it follows: a moved event stays about its person")
         fact_ids = {f.id for f in self.fakten}
         for f in self.fakten:
             if f.beziehung not in canon:
