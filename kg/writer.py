@@ -226,9 +226,13 @@ class FaktenAgent:
         )
         self.typed_in = sorted(r.rel_type for r in rels if r.objekt_typ)
 
-    async def _state(self, tx: Tx, auftrag: Auftrag, refs: Refs) -> Record:
-        row = await tx.plain_one(
-            "order_state",
+    async def _state(
+        self, tx: Tx, auftrag: Auftrag, refs: Refs, jetzt: datetime | None = None
+    ) -> Record:
+        """The order's state; with `jetzt`, in a transaction that holds the user's lock
+        and took that clock already (an order of the timeline's), without taking it
+        again (`event_state`)."""
+        params = dict(
             user_id=auftrag.user_id,
             auftrag_id=auftrag.auftrag_id,
             character_id=auftrag.character_id,
@@ -254,6 +258,10 @@ class FaktenAgent:
             typed_in=self.typed_in,
             trans_types=self.canon.transitive_types,
         )
+        if jetzt is None:
+            row = await tx.plain_one("order_state", **params)
+        else:
+            row = await tx.plain_one("event_state", jetzt=jetzt, **params)
         assert row is not None
         held(auftrag.user_id, row["jetzt"] is not None)
         return row
@@ -395,7 +403,7 @@ class FaktenAgent:
             history_types={"TYP"} | {t for _, t in subjects},
             all_history=True,
         )
-        row = await self._state(tx, auftrag, refs)
+        row = await self._state(tx, auftrag, refs, jetzt)
         planner = Planner(self.canon, auftrag, to_state(row, self.canon), jetzt)
         ergebnis = self._result(auftrag, [plan(planner)], jetzt, jetzt)
         await self._apply(tx, auftrag, row, jetzt, planner.ops, ergebnis, content_hash(auftrag))

@@ -249,6 +249,45 @@ def test_a_purge_racing_the_users_orders_never_breaks_the_users_lock(
     assert broken == []
 
 
+def test_concurrent_cancels_and_moves_of_one_user_wait_and_never_deadlock(
+    store: SyncMemory, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A cancel or a move takes the user's lock, then its audited order read its state
+    with the order's query, which took the lock a second time. With other writers of the
+    user waiting for it, Neo4j saw a deadlock and failed one of them (3 cancelling
+    processes, the attack): the driver retried it, with a warning on stderr. Now they
+    wait their turn, and no transaction is failed."""
+    memory = store.memory
+    user = new_user_id("rel-cancel")
+    try:
+        ids: list[str] = []
+        for i in range(12):
+            written = store.run(memory.write({
+                "auftrag_id": f"e-{i}", "user_id": user, "character_id": "nova",
+                "tripel": [{"subjekt": f"P{i}", "beziehung": "wohnt_in", "objekt": f"Ort{i}",
+                            "herkunft": "mensch",
+                            "ereignis": {"titel": f"Umzug {i}", "beginn": "2026-11-01"}}]}))
+            entry = written.ergebnisse[0].timeline_id
+            assert entry is not None
+            ids.append(entry)
+
+        async def race() -> list[Any]:
+            return await asyncio.gather(
+                *(memory.timeline_cancel(user, "nova", e) for e in ids[:8]),
+                *(memory.timeline_move(user, "nova", e, date(2026, 10, 1)) for e in ids[8:]),
+                return_exceptions=True)
+
+        with caplog.at_level("WARNING", logger="neo4j"):
+            outcomes = store.run(race())
+        assert [o for o in outcomes if isinstance(o, BaseException)] == []
+        retried = [r.getMessage()[:160] for r in caplog.records if "retried" in r.getMessage()]
+        assert retried == []
+        report = store.run(memory.check(user))
+        assert [c.name for c in report.violations if not c.name.startswith("decay")] == []
+    finally:
+        store.run(memory.purge(user))
+
+
 def violations_of(store: SyncMemory, user: str) -> list[str]:
     return store.run(violations(store.memory, user))
 

@@ -134,6 +134,29 @@ RETURN e.id AS id, e.name AS name, coalesce(typ, 'sonstiges') AS typ;
 // :param typed_in => ['WOHNT_IN']
 // :param trans_types => ['LIEGT_IN']
 {{ user_clock }}
+{{ order_state_reads }}
+
+// name: event_state
+// The state of an order the timeline gives the writer (a cancel's, a move's), read in
+// the transaction that took the user's lock and its clock ($jetzt) first: order_state
+// without taking the lock a second time. (Taken a second time in one transaction
+// while other writers of the user waited for it, Neo4j reported a deadlock and failed
+// one of them: concurrent cancels of one user were retried, and the driver said so on
+// stderr.)
+// params: $user_id, $auftrag_id, $character_id, $refs, $typed_out, $typed_in, $trans_types, $jetzt
+// :param user_id => 'demo-user'
+// :param auftrag_id => 'turn-1'
+// :param character_id => 'nova'
+// :param refs => {names: ['lena', 'kassel'], ids: [], werte: ['ärztin'], whole_types: ['TYP', 'WOHNT_IN'], rel_types: ['WOHNT_IN', 'BERUF', 'TYP', 'LIEGT_IN'], incoming_types: ['PARTNER'], far_types: [], follow_types: ['PARTNER'], history_types: ['TYP', 'WOHNT_IN'], since: datetime() - duration('P1D'), all_history: false, timeline_ids: [], claims: {lena: ['person'], kassel: ['ort']}, trans_names: [], trans_ids: []}
+// :param typed_out => ['BERUF']
+// :param typed_in => ['WOHNT_IN']
+// :param trans_types => ['LIEGT_IN']
+// :param jetzt => datetime()
+WITH $jetzt AS jetzt
+{{ order_state_reads }}
+
+// fragment: order_state_reads
+// What order_state reads once it holds the user's lock and its clock (`jetzt`).
 WITH jetzt, CASE WHEN $refs.all_history THEN null
                  WHEN $refs.since IS NOT NULL AND $refs.since < jetzt THEN $refs.since
                  ELSE jetzt END AS since
