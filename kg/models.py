@@ -239,6 +239,24 @@ def _iso_only(value: object) -> object:
 
 AwareDatetime = Annotated[datetime, BeforeValidator(_iso_only), AfterValidator(_aware)]
 
+
+def _day_start(value: object) -> object:
+    """A day alone (a `date`, or text YYYY-MM-DD) is the start of that day, UTC, as
+    `kg write --zeitpunkt` reads it: "she moved on 1 November" begins at its midnight.
+    An instant stays as it is, and still needs its time zone (never guessed)."""
+    if isinstance(value, date) and not isinstance(value, datetime):
+        return datetime.combine(value, time.min, tzinfo=UTC)
+    if isinstance(value, str) and len(value.strip()) == 10:
+        try:
+            return datetime.combine(date.fromisoformat(value.strip()), time.min, tzinfo=UTC)
+        except ValueError:
+            pass
+    return value
+
+
+#: When something began: an instant with its time zone, or a day (its start, UTC).
+StartDatetime = Annotated[AwareDatetime, BeforeValidator(_day_start)]
+
 #: A point of an as-of read: an instant, a date (the end of that day, UTC) or ISO text.
 When = datetime | date | str
 
@@ -587,10 +605,11 @@ class Auftrag(Frozen):
     auftrag_id: Ident = Field(description="Idempotency id: the same id is never written twice.")
     user_id: Ident = Field(description="The human the entities belong to.")
     character_id: Ident = Field(description="The character; (user_id, character_id) is the pair.")
-    zeitpunkt: AwareDatetime | None = Field(
+    zeitpunkt: StartDatetime | None = Field(
         None,
-        description="Valid time of the order's facts (when they became true); default: the "
-        "store's clock. System time (when the store learned them) is always the store's.",
+        description="Valid time of the order's facts (when they became true): an ISO instant "
+        "with a time zone, or a day (YYYY-MM-DD: its start, UTC); default: the store's "
+        "clock. System time (when the store learned them) is always the store's.",
     )
     tripel: list[TripelOderRoh] = Field(
         default_factory=list,

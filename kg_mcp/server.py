@@ -40,6 +40,7 @@ from kg.models import (
     Name,
     NeuerEintrag,
     New,
+    StartDatetime,
     Tripel,
     TripelOderRoh,
     instant,
@@ -436,8 +437,9 @@ def build_server(
             Field(max_length=200, description=Auftrag.model_fields["berichtigungen"].description),
         ] = None,
         zeitpunkt: Annotated[
-            AwareDatetime | None,
-            Field(description="The turn's clock, an ISO instant with a time zone (default now)."),
+            StartDatetime | None,
+            Field(description="When the triples became true: an ISO instant with a time zone, "
+                  "or a day (YYYY-MM-DD, its start, UTC); default now."),
         ] = None,
     ) -> Annotated[CallToolResult, AuftragErgebnis]:
         """Write one order (Auftrag) of a chat turn through the Fakten-Agent, in one
@@ -462,9 +464,9 @@ def build_server(
             Tripel | None, Field(description="Its replacement, written in the same order.")
         ] = None,
         zeitpunkt: Annotated[
-            AwareDatetime | None,
-            Field(description="When the replacement began, an ISO instant with a time zone "
-                  "(default: where the wrong fact began)."),
+            StartDatetime | None,
+            Field(description="When the replacement began: an ISO instant with a time zone, "
+                  "or a day (YYYY-MM-DD, its start, UTC); default: where the wrong fact began."),
         ] = None,
     ) -> Annotated[CallToolResult, AuftragErgebnis]:
         """Correct a wrong fact: it is retired as never true (not superseded), optionally

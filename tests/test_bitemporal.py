@@ -11,12 +11,14 @@ from datetime import UTC, date, datetime
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 from typer.testing import CliRunner
 
 from cli.main import app
 from kg import schema
 from kg.errors import InvalidInput, TimelineError
 from kg.mappe import Mappe, render
+from kg.models import Auftrag
 from kg.timeline import when_text
 from tests.conftest import Pair, raw_cypher, t
 
@@ -1097,3 +1099,16 @@ def test_a_round_trip_keeps_every_version_and_every_as_of_answer(
     assert second.read_text() == first.read_text()
     assert answers() == before
     check_clean(pair)
+
+
+@pytest.mark.parametrize("day", ["2026-11-01", " 2026-11-01 ", date(2026, 11, 1)])
+def test_an_orders_zeitpunkt_may_be_a_day_its_start_as_the_cli_reads_it(day: Any) -> None:
+    """`kg write --zeitpunkt 2026-11-01` began at that day's start (UTC); the library and
+    the MCP tools refused the same day ("needs a time zone"). Now all three take it. An
+    instant without its time zone is still refused: its zone is never guessed."""
+    order = {"auftrag_id": "a", "user_id": "u", "character_id": "nova", "zeitpunkt": day,
+             "tripel": [t("Lena", "wohnt_in", "Kassel")]}
+    assert Auftrag.model_validate(order).zeitpunkt == datetime(2026, 11, 1, tzinfo=UTC)
+    for bad in ("2026-11-01T00:00", "2026-13-01", "1. November"):
+        with pytest.raises(ValidationError, match="zeitpunkt"):
+            Auftrag.model_validate(order | {"zeitpunkt": bad})

@@ -239,9 +239,10 @@ def test_correct_and_resource(mcp: Setup) -> None:
 
 
 def test_correct_gives_the_replacement_a_time(mcp: Setup) -> None:
-    """The replacement takes the wrong fact's place, or begins at `zeitpunkt`."""
+    """The replacement takes the wrong fact's place, or begins at `zeitpunkt`. A day
+    alone is its start (UTC), as the CLI reads it; the tools refused it before."""
     mcp.http_c.ok("write", auftrag_id=order_id(), tripel=[triple("Ute", "wohnt_in", "Bonn")],
-                  zeitpunkt="2026-01-01T00:00:00Z")
+                  zeitpunkt="2026-01-01")
     mcp.http_c.ok("write", auftrag_id=order_id(), tripel=[triple("Ute", "wohnt_in", "Ulm")],
                   zeitpunkt="2026-02-01T00:00:00Z")
     fixed = mcp.http_c.ok(
@@ -249,7 +250,7 @@ def test_correct_gives_the_replacement_a_time(mcp: Setup) -> None:
         auftrag_id=order_id(),
         falsch={"subjekt": "Ute", "beziehung": "wohnt_in", "objekt": "Ulm"},
         richtig=triple("Ute", "wohnt_in", "Köln"),
-        zeitpunkt="2026-03-01T00:00:00Z",
+        zeitpunkt="2026-03-01",
     )
     assert [r["ausgang"] for r in fixed["ergebnisse"]] == ["berichtigt", "abgeloest"]
     text = mcp.http_c.ok("mappe", entitaet="Ute")["text"]
