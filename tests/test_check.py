@@ -747,6 +747,17 @@ def test_timeline_person(world: World, case: str) -> None:
         fails(world, "timeline_person", world.moved_entry)
 
 
+def test_an_export_refuses_a_cycle_of_successors(world: World, tmp_path: Any) -> None:
+    """Found by a stranger's attack: two entries that follow each other. `kg check` named
+    the cycle, and `kg export` wrote a file its own import refused."""
+    world.cypher("MATCH (a:TimelineEintrag {id: $first}), (b:TimelineEintrag {id: $moved}) "
+                 "CREATE (b)-[:NACHFOLGER]->(a)", first=world.first_entry,
+                 moved=world.moved_entry)
+    fails(world, "nachfolger_cycles")
+    with pytest.raises(KgError, match=r"in a cycle of successors.*run `kg check`"):
+        world.pair.store.run(world.pair.store.memory.export(tmp_path / "x.jsonl", world.u))
+
+
 @pytest.mark.parametrize("bad", ["", "nova\nx", " ", "n" * 201])
 def test_pair_ids(world: World, bad: str) -> None:
     """`kg timeline add` once wrote entries for an empty character or one with a line

@@ -161,6 +161,18 @@ class Datei:
             if person.get(n.von) != person.get(n.nach):
                 raise bad(n, f"entry {n.nach!r} names another person than {n.von!r}, which "
                              "it follows: a moved event stays about its person")
+        # With one successor each, a chain that never reaches its first entry (one
+        # without a predecessor) walking back from an entry is a cycle.
+        reached = set()
+        for first in successor.keys() - predecessor.keys():
+            entry: str | None = first
+            while entry is not None:
+                reached.add(entry)
+                entry = successor.get(entry)
+        for n in self.nachfolger:
+            if n.von not in reached:
+                raise bad(n, f"entry {n.von!r} is in a cycle of successors: a chain has a "
+                             "first entry and an end")
         fact_ids = {f.id for f in self.fakten}
         for f in self.fakten:
             if f.beziehung not in canon:
