@@ -81,10 +81,10 @@ def test_system_time_comes_from_the_store_not_the_order(pair: Pair) -> None:
     assert again.wiederholt and again.erfasst == result.erfasst
 
 
-@pytest.mark.parametrize("zeitpunkt", [0, -1, 1e10, "1700000000", True, "2026-01-01"])
+@pytest.mark.parametrize("zeitpunkt", [0, -1, 1e10, "1700000000", True, "2026-01-01T10:00"])
 def test_a_valid_time_is_an_iso_instant_never_a_number(pair: Pair, zeitpunkt: Any) -> None:
     """0 would be 1970, 1e10 the year 2286, "1700000000" a day in 2023: a number is no
-    instant (nor a date without a zone)."""
+    instant (nor a time without its zone; a day alone is its start, see below)."""
     with pytest.raises(InvalidInput, match="zeitpunkt"):
         pair.write(t("Lena", "wohnt_in", "Berlin"), zeitpunkt=zeitpunkt)
     assert pair.cypher("MATCH (e:Entitaet {user_id: $u}) RETURN e", u=pair.user_id) == []
@@ -1112,3 +1112,39 @@ def test_an_orders_zeitpunkt_may_be_a_day_its_start_as_the_cli_reads_it(day: Any
     for bad in ("2026-11-01T00:00", "2026-13-01", "1. November"):
         with pytest.raises(ValidationError, match="zeitpunkt"):
             Auftrag.model_validate(order | {"zeitpunkt": bad})
+
+
+def test_entries_from_before_system_time_was_kept_are_known_from_the_start(
+    pair: Pair,
+) -> None:
+    """Found by a stranger's attack: timeline entries without `t_recorded` and
+    `ersetzt_am` (a store from before system time was kept; `kg check` leaves them
+    alone, taking them as known from the start). Every as-of read fell back to the
+    facts' own days: Hamburg from 1 April, the event's day before its move, where the
+    current record says September. Now a read takes them as known from the start too."""
+    pair.write(t("Lena", "wohnt_in", "Berlin"), zeitpunkt="2025-01-01T00:00:00Z")
+    pair.write(t("Lena", "wohnt_in", "Kassel"), zeitpunkt="2026-03-01T00:00:00Z")
+    written = pair.write(t("Lena", "wohnt_in", "Hamburg", ereignis={
+        "titel": "Umzug", "beginn": "2026-04-01", "genauigkeit": "monat"}))
+    first = written.ergebnisse[0].timeline_id
+    assert first is not None
+    pair.store.run(pair.store.memory.timeline_move(pair.user_id, "nova", first,
+                                                   date(2026, 9, 1), genauigkeit="monat"))
+    pair.cypher("MATCH (t:TimelineEintrag {user_id: $u}) REMOVE t.t_recorded, t.ersetzt_am",
+                u=pair.user_id)
+    now = pair.mappe("Lena")
+    expected = [("Berlin", date(2025, 1, 1), date(2026, 3, 1)),
+                ("Hamburg", date(2026, 9, 1), None),
+                ("Kassel", date(2026, 3, 1), date(2026, 9, 1))]
+    assert stays(now, "wohnt_in") == expected
+    known = pair.mappe("Lena", bekannt_am=datetime.now(UTC))
+    assert stays(known, "wohnt_in") == expected
+    june = pair.mappe("Lena", gueltig_am=date(2026, 6, 1))
+    assert [f.objekt.name for f in june.fakten if f.beziehung == "wohnt_in" and f.objekt] == [
+        "Kassel"]
+    lena = pair.id_of("Lena")
+    history = pair.store.run(pair.store.memory.history(pair.user_id, "nova", lena))
+    assert history == pair.store.run(pair.store.memory.history(
+        pair.user_id, "nova", lena, bekannt_am=datetime.now(UTC)))
+    report = pair.store.run(pair.store.memory.check(pair.user_id))
+    assert "timeline_system_time" not in [c.name for c in report.violations]

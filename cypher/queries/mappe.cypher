@@ -1,22 +1,24 @@
 // fragment: event_days
 // The days the fact `r` starts and ends on, from its events: `ta`, the end of the chain of
 // r.timeline_id, and `tb`, of r.timeline_bis (null without one), each chain as it is now
-// ($asof false) or as it was known at $at.bekannt_am (its last entry recorded by then).
+// ($asof false) or as it was known at $at.bekannt_am (its last entry recorded by then;
+// an entry of a store from before system time was kept carries no t_recorded, and is
+// known from the start, as `kg check` takes it).
 // (Most facts have no event: the index is asked only for the ones that have.)
 OPTIONAL CALL (r) {
   WITH r WHERE r.timeline_id IS NOT NULL
   OPTIONAL MATCH (:TimelineEintrag {id: r.timeline_id})-[:NACHFOLGER*0..]->(ta:TimelineEintrag)
   WHERE NOT EXISTS { (ta)-[:NACHFOLGER]->(nx)
-                     WHERE NOT $asof OR nx.t_recorded <= $at.bekannt_am }
-    AND (NOT $asof OR ta.t_recorded <= $at.bekannt_am)
+                     WHERE NOT $asof OR coalesce(nx.t_recorded <= $at.bekannt_am, true) }
+    AND (NOT $asof OR coalesce(ta.t_recorded <= $at.bekannt_am, true))
   RETURN ta LIMIT 1
 }
 OPTIONAL CALL (r) {
   WITH r WHERE r.timeline_bis IS NOT NULL
   OPTIONAL MATCH (:TimelineEintrag {id: r.timeline_bis})-[:NACHFOLGER*0..]->(tb:TimelineEintrag)
   WHERE NOT EXISTS { (tb)-[:NACHFOLGER]->(nx)
-                     WHERE NOT $asof OR nx.t_recorded <= $at.bekannt_am }
-    AND (NOT $asof OR tb.t_recorded <= $at.bekannt_am)
+                     WHERE NOT $asof OR coalesce(nx.t_recorded <= $at.bekannt_am, true) }
+    AND (NOT $asof OR coalesce(tb.t_recorded <= $at.bekannt_am, true))
   RETURN tb LIMIT 1
 }
 
