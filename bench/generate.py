@@ -567,15 +567,10 @@ class _UserBuilder:
                 if org is hub_org:
                     self.fact(char, org, "liegt_in", hub_city, herkunft="recherche")
                     continue
-                site, before = rng.choice(plain), rng.choice(plain)
-                self.einwertig(
-                    char,
-                    org,
-                    "liegt_in",
-                    site,
-                    herkunft="recherche",
-                    old_o=before if before is not site and rng.random() < 0.5 else None,
-                )
+                # One site: liegt_in is mehrwertig, so a former site is never
+                # superseded (the generator once wrote it so, a shape the writer never
+                # writes, and `kg check` now says so).
+                self.fact(char, org, "liegt_in", rng.choice(plain), herkunft="recherche")
 
         for char in self.g.characters:
             share = 1.0 if char == "nova" else 0.4

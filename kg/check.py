@@ -153,6 +153,9 @@ CHECKS: dict[str, tuple[int, str]] = {
     "einwertig_overlap": (
         9, "no two values of an einwertig relation hold at the same valid and known time"
     ),
+    "einwertig_followed": (
+        9, "where a value of an einwertig relation ends, another value holds (no gaps)"
+    ),
 }
 
 #: Classification of the graph's labels and non-fact relationship types (convention §2,
@@ -615,7 +618,8 @@ async def run_checks(
         one.job("check_fact_herkunft", user_id=u, rel_types=rels, herkunft=list(HERKUNFT),
                 samples=n),
         one.job("check_fact_strength", user_id=u, rel_types=rels, samples=n),
-        one.job("check_fact_aktiv", user_id=u, rel_types=rels, samples=n),
+        one.job("check_fact_aktiv", user_id=u, rel_types=rels, einwertig=canon.einwertig_types,
+                samples=n),
         one.job("check_einwertig_unique", user_id=u, einwertig=canon.einwertig_types,
                 symmetric=symmetric, samples=n),
         one.job("check_duplicate_facts", user_id=u, rel_types=rels, symmetric=symmetric,
@@ -645,6 +649,8 @@ async def run_checks(
         one.job("check_version_chains", user_id=u, rel_types=rels, samples=n),
         one.job("check_einwertig_overlap", user_id=u, einwertig=canon.einwertig_types,
                 symmetric=symmetric, samples=n),
+        one.job("check_einwertig_followed", user_id=u, rel_types=rels,
+                einwertig=canon.einwertig_types, symmetric=symmetric, samples=n),
     ]
     jobs = [*first, decay_and_table, *then]
     done = await (_in_turn(jobs) if tx is not None else _side_by_side(jobs, at_once))

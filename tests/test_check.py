@@ -477,12 +477,57 @@ def test_fact_strength(world: World, value: float) -> None:
                   "r.t_expired = datetime()"),  # decay is no reason to be inactive
     ("HAT", None, "SET r.aktiv = false, r.grund = 'berichtigt', "
                   "r.t_invalid = r.t_valid + duration('P1D'), r.t_expired = datetime()"),
+    # (the attack) a pet superseded: a mehrwertig value is taken back, never superseded
+    ("HAT_HAUSTIER", None, "SET r.aktiv = false, r.grund = 'abgeloest', "
+                           "r.t_invalid = datetime('2026-06-01T00:00:00Z')"),
+    # (the attack) cancelled, yet resting on no event
+    ("BERUF", "Lehrerin", "SET r.aktiv = false, r.grund = 'abgesagt', r.t_invalid = r.t_valid"),
 ])
 def test_fact_aktiv(world: World, rel: str, objekt: str | None, change: str) -> None:
     assert world.check("fact_aktiv").ok
     fid = one_fact(world, rel, objekt)
     world.cypher(f"MATCH (:Entitaet {{user_id: $u}})-[r {{id: $id}}]->() {change}", id=fid)
     fails(world, "fact_aktiv", fid)
+
+
+@pytest.mark.parametrize("case", ["gap", "ended_with_nothing_after"])
+def test_einwertig_followed(world: World, case: str) -> None:
+    """Found by a stranger's attack: Berlin's end moved back by hand to October, where
+    Kassel begins in December (no residence in between); Kassel, the current value,
+    marked superseded with nothing after it (no residence at all). Both passed `kg
+    check`, and every read showed them."""
+    assert world.check("einwertig_followed").ok
+    if case == "gap":
+        (berlin,) = world.cypher(
+            "MATCH (:Entitaet {user_id: $u})-[r:WOHNT_IN]->(:Entitaet {name: 'Berlin'}) "
+            "WHERE r.t_expired IS NULL REMOVE r.timeline_bis "
+            "SET r.t_invalid = datetime('2026-10-01T00:00:00Z') RETURN r.id AS id")
+        fid = berlin["id"]
+    else:
+        fid = one_fact(world, "WOHNT_IN", "Kassel")
+        world.cypher("MATCH (:Entitaet {user_id: $u})-[r {id: $id}]->() SET r.aktiv = false, "
+                     "r.grund = 'abgeloest', r.t_invalid = datetime()", id=fid)
+    found = fails(world, "einwertig_followed", fid)
+    assert "nothing holds after it" in found.samples[0]
+
+
+def test_einwertig_followed_takes_a_partner_followed_at_its_far_end(pair: Pair) -> None:
+    """Ben–Tom ends where Tom–Lena begins: at Tom's end something holds, at Ben's
+    nothing; a symmetric relation is followed at either end."""
+    pair.write(t("Ben", "partner", "Tom"), zeitpunkt="2026-01-01T00:00:00Z")
+    pair.write(t("Tom", "partner", "Lena"), zeitpunkt="2026-03-01T00:00:00Z")
+    pair.store.run(pair.store.memory.decay_run(pair.user_id, day=TODAY))
+    report = pair.store.run(pair.store.memory.check(pair.user_id))
+    assert report.ok, [(c.name, c.samples) for c in report.violations]
+    ended = pair.cypher("MATCH (:Entitaet {user_id: $u})-[r:PARTNER]-() WHERE r.grund = "
+                        "'abgeloest' AND r.t_expired IS NULL RETURN DISTINCT r.id AS id",
+                        u=pair.user_id)
+    assert len(ended) == 1
+    pair.cypher("MATCH (:Entitaet {user_id: $u})-[r:PARTNER]-() WHERE r.aktiv "
+                "SET r.t_valid = datetime('2026-04-01T00:00:00Z')", u=pair.user_id)
+    found = pair.store.run(pair.store.memory.check(pair.user_id))
+    (followed,) = [c for c in found.checks if c.name == "einwertig_followed"]
+    assert not followed.ok and ended[0]["id"] in followed.samples[0]
 
 
 # -- item 2 ----------------------------------------------------------------------------

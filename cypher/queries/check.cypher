@@ -211,12 +211,16 @@ RETURN count(r) AS count,
 // Item 1: aktiv agrees with the version's state. Without grund the value holds
 // open-ended (no t_invalid, no timeline_bis, no abgeloest_durch: nothing follows it),
 // and the version is active exactly while it is the current record (no t_expired).
-// Superseded (abgeloest) it has a t_invalid; taken back (berichtigt, abgesagt) it never
-// held, so t_invalid = t_valid; neither is active.
+// Superseded (abgeloest) it has a t_invalid, and is of an einwertig relation
+// ($einwertig: the values of the others are a set, each holding until taken back);
+// taken back (berichtigt, abgesagt) it never held, so t_invalid = t_valid, and a
+// cancelled one (abgesagt) rests on the event that was cancelled (timeline_id); none of
+// them is active.
 // A closed version (t_expired: a later version replaced it) keeps the state it recorded.
-// params: $user_id, $rel_types, $samples
+// params: $user_id, $rel_types, $einwertig, $samples
 // :param user_id => 'demo-user'
 // :param rel_types => ['WOHNT_IN', 'BERUF', 'TYP', 'LIEGT_IN']
+// :param einwertig => ['WOHNT_IN', 'BERUF', 'TYP']
 // :param samples => 5
 {{ fact_edges }}
   AND r.aktiv IS :: BOOLEAN NOT NULL
@@ -224,9 +228,11 @@ RETURN count(r) AS count,
     WHEN r.grund IS NULL
       THEN r.t_invalid IS NULL AND r.timeline_bis IS NULL AND r.abgeloest_durch IS NULL
            AND r.aktiv = (r.t_expired IS NULL)
-    WHEN r.grund = 'abgeloest' THEN r.t_invalid IS NOT NULL AND NOT r.aktiv
-    WHEN r.grund IN ['berichtigt', 'abgesagt']
-      THEN r.t_invalid = r.t_valid AND NOT r.aktiv
+    WHEN r.grund = 'abgeloest'
+      THEN r.t_invalid IS NOT NULL AND NOT r.aktiv AND type(r) IN $einwertig
+    WHEN r.grund = 'berichtigt' THEN r.t_invalid = r.t_valid AND NOT r.aktiv
+    WHEN r.grund = 'abgesagt'
+      THEN r.t_invalid = r.t_valid AND NOT r.aktiv AND r.timeline_id IS NOT NULL
     ELSE false
   END, false)
 RETURN count(r) AS count,
@@ -339,6 +345,64 @@ RETURN count(*) AS count,
                + reduce(t = '', x IN vs | t + CASE t WHEN '' THEN '' ELSE ', ' END
                         + coalesce(toString(x.v), '?')
                         + CASE WHEN x.exp IS NULL THEN '*' ELSE '' END) + ')')[..$samples]
+       AS samples;
+
+// fragment: span_now
+// The start `ab` and end `bis` (epoch microseconds; bis null: open) of the current fact
+// version `x` as recorded now, as a reader takes them: from the end of its events'
+// chains (timeline_id, timeline_bis: the day's start, UTC), else its valid time; the end
+// only of a superseded value, an end before the start being the start.
+CALL (x) {
+  OPTIONAL MATCH (:TimelineEintrag {id: x.timeline_id})-[:NACHFOLGER*0..]->(ta:TimelineEintrag)
+  WHERE NOT (ta)-[:NACHFOLGER]->()
+  OPTIONAL MATCH (:TimelineEintrag {id: x.timeline_bis})-[:NACHFOLGER*0..]->(tb:TimelineEintrag)
+  WHERE NOT (tb)-[:NACHFOLGER]->()
+  WITH x, ta, tb LIMIT 1
+  WITH x, CASE WHEN ta IS NULL THEN x.t_valid.epochSeconds * 1000000 + x.t_valid.microsecond
+               ELSE datetime({date: ta.beginn, timezone: 'UTC'}).epochSeconds * 1000000
+          END AS ab,
+       CASE WHEN coalesce(x.grund, '') <> 'abgeloest' THEN null
+            WHEN tb IS NOT NULL
+              THEN datetime({date: tb.beginn, timezone: 'UTC'}).epochSeconds * 1000000
+            ELSE x.t_invalid.epochSeconds * 1000000 + x.t_invalid.microsecond END AS bis
+  RETURN ab, CASE WHEN bis < ab THEN ab ELSE bis END AS bis
+}
+
+// name: check_einwertig_followed
+// Item 9: valid time has no gaps: where a value of an einwertig relation ends (a current
+// version, superseded and not squeezed to nothing), another value of the partition holds
+// or begins (at its subject; of a symmetric relation at either end: a partner may end
+// because the other took a new one, who may in turn be squeezed to nothing by a partner
+// of the far end told for the same instant), as recorded now. A superseded value is
+// always followed by one, and a value taken back gives the time it held to the one
+// before it; so a value that ends with nothing after it, or a gap between two values,
+// was edited by hand.
+// params: $user_id, $rel_types, $einwertig, $symmetric, $samples
+// :param user_id => 'demo-user'
+// :param rel_types => ['WOHNT_IN', 'BERUF', 'TYP', 'LIEGT_IN', 'PARTNER']
+// :param einwertig => ['WOHNT_IN', 'BERUF', 'TYP', 'PARTNER']
+// :param symmetric => ['PARTNER']
+// :param samples => 5
+{{ fact_edges }}
+  AND type(r) IN $einwertig AND r.t_expired IS NULL AND r.grund = 'abgeloest'
+WITH s, r, o, r AS x
+{{ span_now }}
+WITH s, r, o, ab AS von, bis AS ende
+WHERE ende > von
+CALL (s, r, o, ende) {
+  UNWIND CASE WHEN type(r) IN $symmetric THEN [s, o] ELSE [s] END AS e
+  MATCH (e)-[x]-()
+  WHERE type(x) = type(r) AND x <> r AND x.character_id = r.character_id
+    AND x.t_expired IS NULL AND coalesce(x.grund, 'abgeloest') = 'abgeloest'
+    AND (startNode(x) = e OR type(x) IN $symmetric)
+  {{ span_now }}
+  WITH ab, bis WHERE ab = ende OR (ab < ende AND (bis IS NULL OR ende < bis))
+  RETURN count(*) AS holding
+}
+WITH r, ende WHERE holding = 0
+RETURN count(r) AS count,
+       collect(r.id + ' v' + toString(r.version) + ' (ends '
+               + toString(datetime({epochMillis: ende / 1000})) + ', nothing holds after it)')[..$samples]
        AS samples;
 
 // name: check_einwertig_overlap
