@@ -123,6 +123,7 @@ CHECKS: dict[str, tuple[int, str]] = {
     "pair_ids": (5, "every user and character id is an id: not empty, no control characters"),
     "decay_has_a_run": (6, "the newest decay_am is recent: no decay properties without a run"),
     "decay_sweep_complete": (6, "the newest sweep reached every active fact edge"),
+    "decay_strength": (6, "every active edge's strength is its sweep's (last_touched, decay_am)"),
     "decay_table": (7, "the decay convention's §4 table has no violated verdict"),
     # Item 8: what the Fakten-Agent guards.
     "self_loops": (8, "no fact has one entity at both ends"),
@@ -598,13 +599,16 @@ async def run_checks(
         state = (await q.run(
             "check_decay_state", user_id=u, rel_types=rels, day=day, oldest=oldest,
             samples=n))[0]
+        swept = result("decay_strength", await q.run(
+            "check_decay_strength", user_id=u, rel_types=rels, rate=db.settings.decay_rate,
+            samples=n))
         run = _native(state["newest"])
         rows = table(
             await q.run("check_table_labels", user_id=u),
             await q.run("check_table_relationships", user_id=u, run=run, oldest=oldest),
             canon, day, max_age, run,
         )
-        return decay_results(state, day, max_age), rows
+        return (*decay_results(state, day, max_age), swept), rows
 
     first: list[Job] = [
         one.job("check_fact_fields", user_id=u, rel_types=rels, fields=FACT_FIELDS,

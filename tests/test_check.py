@@ -459,6 +459,28 @@ def test_fact_herkunft(world: World, change: str) -> None:
     fails(world, "fact_herkunft", fid)
 
 
+@pytest.mark.parametrize(("change", "ok"), [
+    ("SET r.staerke_decay = 0.0", False),  # (the attack) touched today, set to 0: it rests
+    ("SET r.staerke_decay = 0.7", False),
+    ("SET r.last_touched = datetime({date: r.decay_am, timezone: 'UTC'}) - duration('P30D'), "
+     "r.staerke_decay = exp(-0.0015 * 30)", True),  # as a sweep wrote it
+    ("SET r.last_touched = datetime({date: r.decay_am, timezone: 'UTC'}) - duration('P30D')",
+     False),  # untouched for 30 days, yet at 1
+    ("REMOVE r.decay_am SET r.staerke_decay = 0.9", False),  # no sweep reached it
+])
+def test_decay_strength(world: World, change: str, ok: bool) -> None:
+    """Found by a stranger's attack: a strength of 0 on a fact touched today passed `kg
+    check` (only its range was proven), and the fact rested, out of every Mappe, until
+    the next sweep. A strength is the sweep's function of last_touched and decay_am."""
+    assert world.check("decay_strength").ok
+    fid = one_fact(world, "HAT_HAUSTIER")
+    world.cypher(f"MATCH (:Entitaet {{user_id: $u}})-[r {{id: $id}}]->() {change}", id=fid)
+    if ok:
+        assert world.check("decay_strength").ok
+    else:
+        fails(world, "decay_strength", fid)
+
+
 @pytest.mark.parametrize("value", [1.5, -0.1])
 def test_fact_strength(world: World, value: float) -> None:
     assert world.check("fact_strength").ok

@@ -207,6 +207,34 @@ RETURN count(r) AS count,
 RETURN count(r) AS count,
        collect(coalesce(r.id, elementId(r)) + ' (staerke_decay ' + toString(r.staerke_decay) + ')')[..$samples] AS samples;
 
+// name: check_decay_strength
+// Item 6: every active fact edge's strength is the one its sweep wrote: exp(-$rate * days
+// from last_touched to the start of its decay_am, UTC), 1 when it was touched at or after
+// that instant, or when no sweep has reached it yet (no decay_am). A strength set by hand
+// (a fact at 0 rests, out of every Mappe, until the next sweep) or left behind by a touch
+// that did not reset it. Within a millionth: the sweep counts whole seconds, the bench's
+// generator and Python exact ones. A strength or time of the wrong type is another
+// check's (fact_fields).
+// params: $user_id, $rel_types, $rate, $samples
+// :param user_id => 'demo-user'
+// :param rel_types => ['WOHNT_IN', 'BERUF', 'TYP', 'LIEGT_IN']
+// :param rate => 0.0015
+// :param samples => 5
+{{ fact_edges }}
+  AND r.aktiv = true AND r.last_touched IS :: ZONED DATETIME NOT NULL
+  AND (r.staerke_decay IS :: FLOAT NOT NULL OR r.staerke_decay IS :: INTEGER NOT NULL)
+  AND (r.decay_am IS NULL OR r.decay_am IS :: DATE)
+WITH r, CASE WHEN r.decay_am IS NULL THEN 0.0
+             ELSE duration.inSeconds(r.last_touched,
+                    datetime({date: r.decay_am, timezone: 'UTC'})).seconds / 86400.0
+        END AS days
+WITH r, CASE WHEN days <= 0 THEN 1.0 ELSE exp(-$rate * days) END AS swept
+WHERE abs(r.staerke_decay - swept) > 0.000001
+RETURN count(r) AS count,
+       collect(coalesce(r.id, elementId(r)) + ' (staerke_decay ' + toString(r.staerke_decay)
+               + ', by its last_touched and decay_am ' + toString(round(swept, 6)) + ')')[..$samples]
+       AS samples;
+
 // name: check_fact_aktiv
 // Item 1: aktiv agrees with the version's state. Without grund the value holds
 // open-ended (no t_invalid, no timeline_bis, no abgeloest_durch: nothing follows it),
