@@ -372,6 +372,12 @@ class Memory:
                 entry = NeuerEintrag.model_validate(entry)
             except ValidationError as exc:
                 raise InvalidInput(f"the entry is invalid — {describe(exc)}") from None
+        if entry.typ == "ereignis" and betrifft_id is None:
+            raise InvalidInput(
+                "an ereignis is an event of a person, linked to that person: name them "
+                "(betrifft; `kg timeline add --betrifft`), or give the entry another typ "
+                "(termin, geburtstag, deadline, jahrestag, erinnerung)"
+            )
         return await self.timeline.add(user_id, character_id, entry, betrifft_id)
 
     async def timeline_move(

@@ -117,7 +117,7 @@ CHECKS: dict[str, tuple[int, str]] = {
     "timeline_active_end": (4, "exactly the end of a chain is active (none when cancelled)"),
     "timeline_references": (4, "every timeline_id names an existing first entry of the pair"),
     "timeline_cancelled": (4, "no active fact rests on a cancelled event"),
-    "timeline_person": (4, "an entry names at most one person, the same as the entry it follows"),
+    "timeline_person": (4, "an entry names one person at most (an ereignis one), as before"),
     "one_user_per_fact": (5, "no fact links entities of two different users"),
     "timeline_pair": (5, "NACHFOLGER and BETRIFFT stay within one pair / one user"),
     "pair_ids": (5, "every user and character id is an id: not empty, no control characters"),

@@ -791,7 +791,7 @@ def test_timeline_pair(world: World, case: str) -> None:
 
 
 @pytest.mark.parametrize("case", ["two_people", "successor_names_another",
-                                  "successor_names_none"])
+                                  "successor_names_none", "event_of_nobody"])
 def test_timeline_person(world: World, case: str) -> None:
     """An entry naming two people was listed twice by `kg timeline` (once per person),
     and a move copied both links; `kg check` and an import took it."""
@@ -808,10 +808,14 @@ def test_timeline_person(world: World, case: str) -> None:
                      "WITH DISTINCT e MATCH (m:Entitaet {id: $max}) CREATE (e)-[:BETRIFFT]->(m)",
                      moved=world.moved_entry, max=world.max)
         fails(world, "timeline_person", world.moved_entry)
-    else:
+    elif case == "successor_names_none":
         world.cypher("MATCH (e:TimelineEintrag {id: $moved})-[b:BETRIFFT]->() DELETE b",
                      moved=world.moved_entry)
         fails(world, "timeline_person", world.moved_entry)
+    else:  # (the attack) the link of an event deleted: the event was nobody's
+        world.cypher("MATCH (e:TimelineEintrag {user_id: $u})-[b:BETRIFFT]->() DELETE b")
+        found = fails(world, "timeline_person", world.first_entry)
+        assert any("names no person" in s for s in found.samples), found.samples
 
 
 def test_an_export_refuses_a_cycle_of_successors(world: World, tmp_path: Any) -> None:

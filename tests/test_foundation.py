@@ -945,11 +945,12 @@ def test_histories_and_timeline_calls_of_every_shape_share_one_plan_per_query(
         store.run(memory.history(u, c, lena, "wohnt_in"))
         store.run(memory.history(u, c, lena, bekannt_am="2026-01-01T00:00:00Z"))
         store.run(memory.history(u, c, lena, "beruf", gueltig_am="2025-01-01"))
-        day = store.run(memory.timeline_add(u, c, NeuerEintrag(titel="A", beginn=date(2025, 3, 1))))
+        day = store.run(memory.timeline_add(u, c, NeuerEintrag(
+            typ="termin", titel="A", beginn=date(2025, 3, 1))))
         span = store.run(memory.timeline_add(u, c, NeuerEintrag(
             titel="B", beginn=date(2025, 3, 1), ende=date(2025, 3, 5)), lena))
         month = store.run(memory.timeline_add(u, c, NeuerEintrag(
-            titel="C", beginn=date(2025, 3, 1), genauigkeit="monat")))
+            typ="termin", titel="C", beginn=date(2025, 3, 1), genauigkeit="monat")))
         store.run(memory.timeline_move(u, c, day.id, date(2025, 4, 1)))
         span = store.run(memory.timeline_move(u, c, span.id, date(2025, 4, 1), date(2025, 4, 3)))
         month = store.run(memory.timeline_move(u, c, month.id, date(2025, 5, 1), None, "tag"))

@@ -81,7 +81,8 @@ def test_the_writer_writes_exactly_the_nodes_properties(pair: Pair) -> None:
     # The worked example (entities, orders, an event moved: ersetzt_am), and a span with
     # an end that is cancelled (ende, abgesagt, abgesagt_am).
     pair.store.run(build(memory, pair.user_id, pair.character_id))
-    span = NeuerEintrag(titel="Urlaub", beginn=date(2026, 7, 1), ende=date(2026, 7, 14))
+    span = NeuerEintrag(typ="termin", titel="Urlaub", beginn=date(2026, 7, 1),
+                        ende=date(2026, 7, 14))
     entry = pair.store.run(memory.timeline_add(pair.user_id, pair.character_id, span))
     pair.store.run(memory.timeline_cancel(pair.user_id, pair.character_id, entry.id))
     for label, model in (("Entitaet", ENTITY_PROPERTIES), ("Auftrag", ORDER_PROPERTIES),

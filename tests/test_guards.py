@@ -758,6 +758,9 @@ def test_the_library_says_what_is_wrong_with_a_call(pair: Pair) -> None:
          "give a list of entity ids"),
         (memory.timeline_add(pair.user_id, "nova", {"titel": "Umzug"}),
          "the entry is invalid — "),
+        # (the attack) an ereignis is an event of a person: without one it was nobody's
+        (memory.timeline_add(pair.user_id, "nova", {"titel": "Umzug", "beginn": "2026-11-01"}),
+         "an ereignis is an event of a person"),
         (memory.check(pair.user_id, day=20261205), "day must be a date"),  # type: ignore[arg-type]
         (memory.check(pair.user_id, day="2026-W49-1"), "day must be a date"),
         (memory.entities(pair.user_id, "nova", limit=2**70), "from 1 to 1,000,000,000"),

@@ -66,7 +66,7 @@ def test_the_session_purges_exactly_the_users_under_its_prefix(
     Here under a prefix of this test's own, with the fixture's pair outside it."""
     under = f"{SESSION_PREFIX}sweep-{uuid.uuid4().hex[:6]}-"
     mine = [Pair(store, f"{under}{k}") for k in range(2)]
-    entry = NeuerEintrag(titel="Umzug", beginn=date(2026, 11, 1))
+    entry = NeuerEintrag(typ="termin", titel="Umzug", beginn=date(2026, 11, 1))
     for who in [*mine, pair]:
         who.write(t("Lena", "wohnt_in", "Kassel"))
         store.run(store.memory.timeline_add(who.user_id, "nova", entry))

@@ -109,7 +109,8 @@ def run_step(w: World, n: int, s: tuple[int, str, int, int, int]) -> None:
         known = remote.ok("resolve", name=person)["entitaet"] is not None
         entry = remote.ok(
             "timeline_add",
-            eintrag={"titel": f"{tag} {person} {n}", "beginn": f"2026-06-{1 + k:02d}"},
+            eintrag={"titel": f"{tag} {person} {n}", "beginn": f"2026-06-{1 + k:02d}",
+                     "typ": "ereignis" if known else "termin"},
             betrifft=person if known else None,
         )
         ledger.entries[p].add(entry["id"])

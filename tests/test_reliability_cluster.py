@@ -58,7 +58,7 @@ def test_the_library_works_through_a_routing_uri(routed: SyncMemory) -> None:
     mappe = routed.run(memory.mappe(user, "nova", lena))
     assert [f.objekt.name for f in mappe.fakten if f.objekt] == ["Kassel"]
     entry = routed.run(memory.timeline_add(
-        user, "nova", NeuerEintrag(titel="Umzug", beginn=date(2026, 11, 1))))
+        user, "nova", NeuerEintrag(typ="termin", titel="Umzug", beginn=date(2026, 11, 1))))
     moved = routed.run(memory.timeline_move(user, "nova", entry.id, date(2026, 12, 1)))
     assert routed.run(memory.timeline_active(user, "nova", entry.id)).id == moved.id
     assert [a.auftrag_id for a in routed.run(memory.audit(user))] == ["c-1"]
@@ -134,7 +134,7 @@ def test_reads_are_read_transactions_and_writes_write_transactions(
         run(memory.write(order(user, 1, subjekt="Lena", beziehung="hobby", wert="Lesen")))
         assert log.take() == {"WRITE"}
         entry = run(memory.timeline_add(
-            user, "nova", NeuerEintrag(titel="Termin", beginn=date(2026, 11, 3))))
+            user, "nova", NeuerEintrag(typ="termin", titel="Termin", beginn=date(2026, 11, 3))))
         assert "WRITE" in log.take()
         lena = run(memory.entity_id(user, "nova", "Lena"))
         reads: dict[str, Callable[[], Coroutine[Any, Any, object]]] = {

@@ -131,7 +131,7 @@ def test_concurrent_writers_lose_and_double_nothing(
             entries[user][character] = [
                 store.run(memory.timeline_add(
                     user, character,
-                    NeuerEintrag(typ="ereignis", titel=f"Umzug {k}", beginn=date(2026, 3, 1)),
+                    NeuerEintrag(typ="termin", titel=f"Umzug {k}", beginn=date(2026, 3, 1)),
                 )).id
                 for k in range(3)
             ]

@@ -383,7 +383,7 @@ def test_hostile_orders_are_rejected_with_a_reason_or_written_literally(
     target = Target()
     target.own_entities = [e.id for e in store.run(memory.entities(user, "nova"))]
     target.victim_entities = [e.id for e in store.run(memory.entities(victim, "nova"))]
-    entry = NeuerEintrag(titel="Umzug", beginn=date(2026, 11, 1), genauigkeit="monat")
+    entry = NeuerEintrag(typ="termin", titel="Umzug", beginn=date(2026, 11, 1), genauigkeit="monat")
     target.own_entries = [store.run(memory.timeline_add(user, "nova", entry)).id]
     target.victim_entries = [store.run(memory.timeline_add(victim, "nova", entry)).id]
     victim_before = snapshot(store, victim)

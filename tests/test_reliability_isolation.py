@@ -96,7 +96,8 @@ def run_workload(store: SyncMemory, users: list[str], steps: list[Step]) -> Owne
                 owner.entries[(u, c)].add(moved.id)
             continue
         if kind == "event":
-            entry = NeuerEintrag(titel=f"{tag} {person} {n}", beginn=date(2026, 6, 1 + k))
+            entry = NeuerEintrag(typ="termin", titel=f"{tag} {person} {n}",
+                                 beginn=date(2026, 6, 1 + k))
             owner.entries[(u, c)].add(store.run(memory.timeline_add(u, c, entry)).id)
             continue
         triple: dict[str, Any] = {"subjekt": person, "herkunft": "mensch"}

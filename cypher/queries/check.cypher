@@ -687,9 +687,10 @@ RETURN count(r) AS count,
                + coalesce(toString(end.abgesagt_am), '?') + ')')[..$samples] AS samples;
 
 // name: check_timeline_person
-// Item 4: an entry names at most one person (BETRIFFT), and a moved entry's successor
-// the same person as the entry it follows (a move copies the link). An entry naming two
-// is listed once per person by `kg timeline` and carries both into every move.
+// Item 4: an entry names at most one person (BETRIFFT), an event of a person (typ
+// ereignis) exactly one, and a moved entry's successor the same person as the entry it
+// follows (a move copies the link). An entry naming two is listed once per person by
+// `kg timeline` and carries both into every move; an ereignis naming none is nobody's.
 // params: $user_id, $samples
 // :param user_id => 'demo-user'
 // :param samples => 5
@@ -700,11 +701,12 @@ WITH t, named, COLLECT {
        MATCH (prev:TimelineEintrag)-[:NACHFOLGER]->(t)
        WHERE COLLECT { MATCH (prev)-[:BETRIFFT]->(y) RETURN y } <> named
        RETURN prev } AS other
-WHERE size(named) > 1 OR other <> []
+WHERE size(named) > 1 OR other <> [] OR (t.typ = 'ereignis' AND named = [])
 RETURN count(t) AS count,
-       collect(coalesce(t.id, elementId(t)) + CASE WHEN size(named) > 1
-               THEN ' (names ' + toString(size(named)) + ')'
-               ELSE ' (names another than the entry it follows)' END)[..$samples]
+       collect(coalesce(t.id, elementId(t)) + CASE
+               WHEN size(named) > 1 THEN ' (names ' + toString(size(named)) + ')'
+               WHEN other <> [] THEN ' (names another than the entry it follows)'
+               ELSE ' (an ereignis that names no person)' END)[..$samples]
        AS samples;
 
 // name: check_timeline_system_time
