@@ -94,6 +94,27 @@ class StoredDataError(KgError):
 
     exit_code = 1
 
+    @classmethod
+    def of(
+        cls, kind: str, ident: object, prop: str, value: object, why: str | None = None
+    ) -> StoredDataError:
+        """The error for one stored value that a read cannot turn into its model: the
+        thing (`kind` and its id, when it has one), the property, what it holds, and
+        what to do. A reader raises this, never the error of a model or a conversion,
+        which would read as a bug in kg or as a fault of the caller's input."""
+        where = f"{kind} {ident!r}" if ident is not None and prop != "id" else f"a {kind}"
+        if value is None:
+            held = "missing"
+        else:
+            shown = repr(value)
+            shown = shown if len(shown) <= 60 else shown[:59] + "…"
+            held = f"{shown} ({type(value).__name__})"
+        return cls(
+            f"{where}: its stored {prop} is {held}{f', {why}' if why else ''} — changed "
+            "outside the library (by hand or by an older version); run `kg check` to find "
+            "every such value, then repair them or restore the user from an export"
+        )
+
 
 class WriteNotConfirmed(KgError):
     """The server failed while an order was being written; its outcome is unknown.

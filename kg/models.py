@@ -9,7 +9,7 @@ import re
 import unicodedata
 from datetime import UTC, date, datetime, time
 from functools import lru_cache
-from typing import Annotated, Any, Literal, NamedTuple
+from typing import Annotated, Any, Literal, NamedTuple, TypeVar
 
 from pydantic import (
     AfterValidator,
@@ -305,6 +305,53 @@ class Frozen(BaseModel):
     # Each model's validator is built on its first use, not at import: a command that
     # only reads a Mappe does not build the order models (~5 ms of `kg mappe`).
     model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+
+
+M = TypeVar("M", bound=BaseModel)
+
+#: The kind of a stored thing by the model field that holds it (a Mappe's facts, and the
+#: entities a fact or an entry names).
+_HELD_AS = {"fakten": "fact", "historie": "fact", "entitaet": "entity", "subjekt": "entity",
+            "objekt": "entity"}
+#: A stored property by the model field that holds it, where the names differ.
+_STORED_AS = {"staerke": "staerke_decay"}
+
+
+def stored_invalid(exc: ValidationError, data: Any, kind: str, ident: object) -> StoredDataError:
+    """A model built from stored values (`data`, as validated) that does not validate:
+    a StoredDataError that names the thing — the innermost object with an id on the
+    error's path, its kind by the field that holds it (`_HELD_AS`), else `kind` `ident`
+    — and its property. pydantic's own error would read as a fault of the caller's
+    input (exit 2), and names neither the thing nor its id."""
+    error = exc.errors()[0]
+    loc = error["loc"]
+    node, field = data, None
+    for step in loc[:-1]:
+        try:
+            node = node[step]
+        except (KeyError, IndexError, TypeError):
+            break
+        if isinstance(step, str):
+            field = step
+        if isinstance(node, dict) and "id" in node:
+            kind, ident = _HELD_AS.get(field or "", kind), node["id"]
+    prop = ".".join(str(p) for p in loc[-2:]) if loc and isinstance(loc[-1], int) else (
+        str(loc[-1]) if loc else "value")
+    prop = _STORED_AS.get(prop, prop)
+    value = None if error["type"] == "missing" else error.get("input")
+    why = str(error["msg"]).removeprefix("Value error, ")
+    return StoredDataError.of(kind, ident, prop, value,
+                              None if value is None else why[:1].lower() + why[1:])
+
+
+def from_store(cls: type[M], data: dict[str, Any], kind: str, ident: object = None) -> M:
+    """`cls` validated from stored values; a StoredDataError (`stored_invalid`) that names
+    `kind` and its id (`ident`, else the data's `id`) when one of them is not what the
+    library writes."""
+    try:
+        return cls.model_validate(data)
+    except ValidationError as exc:
+        raise stored_invalid(exc, data, kind, data.get("id") if ident is None else ident) from exc
 
 
 #: The Cypher types a stored property can have, as `kg check` tests them (`_OR_NULL`: or
