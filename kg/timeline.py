@@ -22,11 +22,12 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field, ValidationError
 
 from kg.db import Database, Record, Tx, held
-from kg.errors import InvalidInput, TimelineError
+from kg.errors import InvalidInput, StoredDataError, TimelineError
+from kg.values import stored_day, stored_instant
 
 if TYPE_CHECKING:
     from kg.writer import FaktenAgent
-from kg.models import Absage, Frozen, Genauigkeit, NeuerEintrag
+from kg.models import Absage, Frozen, Genauigkeit, NeuerEintrag, from_store
 
 MONATE = (
     "Januar",
@@ -42,6 +43,12 @@ MONATE = (
     "November",
     "Dezember",
 )
+
+
+#: The timeline entries a fact's dates come from, as a StoredDataError names them (the
+#: active end of the chain of its `timeline_id`, and of its `timeline_bis`).
+START_ENTRY = "timeline entry of the event of fact"
+END_ENTRY = "timeline entry of the event that ended fact"
 
 
 class Eintrag(Frozen):
@@ -126,22 +133,29 @@ def entry_props(entry: NeuerEintrag) -> dict[str, Any]:
 
 
 def to_eintrag(node: Any, person_id: str | None = None, person_name: str | None = None) -> Eintrag:
-    beginn = node["beginn"].to_native()
-    ende = node["ende"].to_native() if node.get("ende") is not None else None
-    return Eintrag(
-        id=node["id"],
-        typ=node["typ"],
-        titel=node["titel"],
-        beginn=beginn,
-        ende=ende,
-        genauigkeit=node["genauigkeit"],
-        aktiv=node["aktiv"],
-        abgesagt=bool(node.get("abgesagt")),
-        person_id=person_id,
-        person_name=person_name,
-        fremd=node["typ"] == "ereignis" and person_id is not None,
-        text=when_text(beginn, ende, node["genauigkeit"]),
-    )
+    """An entry as read back from its node (and the person it names). A property stored
+    outside the library is a StoredDataError that names the entry and the property."""
+    ident = node.get("id")
+    beginn = stored_day(node.get("beginn"), "timeline entry", ident, "beginn")
+    ende = node.get("ende")
+    ende = None if ende is None else stored_day(ende, "timeline entry", ident, "ende")
+    if person_name is not None and not isinstance(person_name, str):
+        raise StoredDataError.of("entity", person_id, "name", person_name, "not a text")
+    genauigkeit = node.get("genauigkeit")
+    return from_store(Eintrag, {
+        "id": ident,
+        "typ": node.get("typ"),
+        "titel": node.get("titel"),
+        "beginn": beginn,
+        "ende": ende,
+        "genauigkeit": genauigkeit,
+        "aktiv": node.get("aktiv"),
+        "abgesagt": bool(node.get("abgesagt")),
+        "person_id": person_id,
+        "person_name": person_name,
+        "fremd": node.get("typ") == "ereignis" and person_id is not None,
+        "text": when_text(beginn, ende, genauigkeit),
+    }, "timeline entry", ident)
 
 
 # -- used inside write transactions ------------------------------------------------
@@ -188,14 +202,19 @@ class _Value:
     end: datetime | None
 
 
-def _day(value: Any) -> date:
-    """A driver date as a Python date."""
-    return value.to_native() if hasattr(value, "to_native") else value  # type: ignore[no-any-return]
+def _day(entry: Any, prop: str) -> date:
+    """A day of an entry's node (`beginn`, `ende`) as a Python date."""
+    return stored_day(entry.get(prop), "timeline entry", entry.get("id"), prop)
 
 
-def _utc(value: Any) -> Any:
-    """A driver instant as an aware UTC datetime (None stays None)."""
-    return None if value is None else value.to_native().astimezone(UTC)
+#: The fact property a neighbour's time comes from when its value has no event.
+_FACT_TIME = {"beginn": "t_valid", "ende": "t_invalid"}
+
+
+def _utc(row: Record, key: str) -> Any:
+    """A neighbour's `beginn` or `ende` (a driver instant) as an aware UTC datetime
+    (None stays None)."""
+    return stored_instant(row[key], "fact", row["id"], _FACT_TIME[key])
 
 
 # -- the timeline's own operations -------------------------------------------------
@@ -262,8 +281,7 @@ class Timeline:
             if neues_ende is None and old.get("ende") is not None:
                 months = old["genauigkeit"] == "monat" and genauigkeit in (None, "monat")
                 try:
-                    neues_ende = moved_end(old["beginn"].to_native(), old["ende"].to_native(),
-                                           beginn, months)
+                    neues_ende = moved_end(_day(old, "beginn"), _day(old, "ende"), beginn, months)
                 except OverflowError:
                     raise InvalidInput(
                         f"a span beginning {beginn} would end after 9999-12-31: give its end"
@@ -353,7 +371,7 @@ class Timeline:
         `ends` are the chain's (`_active_end`), read under the user's lock."""
         eintrag_id = ends["active_id"]  # the entry moved: `_active_end` made sure
         first_id = ends["first_id"]
-        k_was = datetime.combine(_day(ends["active"]["beginn"]), time.min, tzinfo=UTC)
+        k_was = datetime.combine(_day(ends["active"], "beginn"), time.min, tzinfo=UTC)
         after = datetime.combine(normalized(entry).beginn, time.min, tzinfo=UTC)
         # Days on which no other value may begin (both ends included: values that begin
         # on the same day are ordered by their day alone, so a tie is a reorder too).
@@ -370,7 +388,7 @@ class Timeline:
         far = [f for f in neighbours if f["far"]]
         neighbours = [f for f in neighbours if not f["far"]]
         for f in neighbours if k_was != after else []:
-            day = _utc(f["beginn"]).date()
+            day = _utc(f, "beginn").date()
             if f["timeline_id"] != first_id and first_day <= day <= last_day:
                 raise TimelineError(
                     f"moving entry {eintrag_id!r} to {entry.beginn} would carry the event to "
@@ -384,7 +402,7 @@ class Timeline:
         # other end's partition that merely begins on the same day).
         nowhere = {
             (f["subjekt_id"], f["id"]) for f in neighbours
-            if f["ende"] is not None and _utc(f["ende"]) <= _utc(f["beginn"])
+            if f["ende"] is not None and _utc(f, "ende") <= _utc(f, "beginn")
         }
         # Of a symmetric relation, a value recorded as ending with the event that, at its
         # far end, another value follows on the same instant keeps its end: it ended
@@ -396,12 +414,12 @@ class Timeline:
             if (f["timeline_bis"] != first_id or f["rel"] not in self.agent.symmetric_types
                     or f["ende"] is None):
                 continue
-            at = _utc(f["ende"])
+            at = _utc(f, "ende")
             far_end = {g["subjekt_id"] for g in far if g["id"] == f["id"]}
             there = [
                 g for g in far
                 if g["subjekt_id"] in far_end and g["id"] != f["id"]
-                and g["timeline_id"] != first_id and _utc(g["beginn"]) == at
+                and g["timeline_id"] != first_id and _utc(g, "beginn") == at
             ]
             if there and f["id"] not in held_ends:
                 # Of several, one told without an event first (its end is then fixed),
@@ -414,8 +432,8 @@ class Timeline:
                 )
         re_ends.extend(held_ends.values())
         for f in neighbours:
-            was_start: datetime = _utc(f["beginn"])
-            was_end: datetime | None = _utc(f["ende"])
+            was_start: datetime = _utc(f, "beginn")
+            was_end: datetime | None = _utc(f, "ende")
             own = f["timeline_id"] == first_id
             start = after if own else was_start
             fact = f"'{f['subjekt']} {f['rel'].lower()} {f['objekt']}'"
@@ -465,7 +483,7 @@ class Timeline:
         # Ben–Tom would give Ben two partners).
         carried = {r.fact_id for r in re_ends if r.fact_id not in held_ends}
         for f in far:
-            start, end = _utc(f["beginn"]), _utc(f["ende"])
+            start, end = _utc(f, "beginn"), _utc(f, "ende")
             if (f["timeline_bis"] == first_id and f["id"] not in held_ends) or f["id"] in carried:
                 end = after
             if end is None or end > start:

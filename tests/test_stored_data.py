@@ -12,16 +12,21 @@ with raw Cypher, as `tests/test_check.py` does.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import date
+from typing import Any
 
 import pytest
 from pydantic import ValidationError
 from typer.testing import CliRunner
 
+from cli.main import app
 from kg.errors import StoredDataError
 from kg.mappe import Mappe
 from kg.models import stored_invalid
 from kg.values import stored_day, stored_instant
+from tests.conftest import Pair, t
 
 runner = CliRunner()
 
@@ -67,3 +72,75 @@ def test_a_model_error_names_the_innermost_thing_with_an_id() -> None:
         Mappe.model_validate(data)
     error = str(stored_invalid(raised.value, data, "entity", "e1"))
     assert error.startswith("fact 'f1': its stored staerke_decay is missing — "), error
+
+
+# -- against the store -------------------------------------------------------------------
+
+
+@dataclass
+class Planted:
+    """Lena moved from Berlin to Kassel by an event, the event moved once."""
+
+    pair: Pair
+    lena: str
+    first_entry: str
+    active_entry: str
+
+    @property
+    def u(self) -> str:
+        return self.pair.user_id
+
+    def cypher(self, query: str, **params: object) -> list[dict[str, Any]]:
+        return self.pair.cypher(query, u=self.u, **params)
+
+    def kg(self, *args: str, env: dict[str, str]) -> str:
+        """Run `kg`; it must end in a StoredDataError: exit 1, `kg check` named, and
+        neither "a bug in kg" nor "invalid input" (the caller's fault, exit 2)."""
+        result = runner.invoke(app, list(args), env=env)
+        assert result.exit_code == 1, (result.exit_code, result.output)
+        assert "run `kg check`" in result.output, result.output
+        assert "bug in kg" not in result.output and "invalid input" not in result.output
+        return result.output
+
+
+@pytest.fixture
+def planted(pair: Pair) -> Iterator[Planted]:
+    pair.write(t("Lena", "wohnt_in", "Berlin"), zeitpunkt="2026-01-01T00:00:00Z")
+    moved = pair.write(t("Lena", "wohnt_in", "Kassel", ereignis={
+        "titel": "Lena zieht nach Kassel", "beginn": "2026-04-01", "genauigkeit": "monat"}))
+    first = moved.ergebnisse[0].timeline_id
+    active = pair.store.run(pair.store.memory.timeline_move(
+        pair.user_id, "nova", first, date(2026, 5, 1)))
+    yield Planted(pair, pair.id_of("Lena"), first, active.id)
+
+
+# -- timeline entries --------------------------------------------------------------------
+
+
+def test_an_entry_day_stored_as_text(planted: Planted, cli_env: dict[str, str]) -> None:
+    """`timeline show` ended in "unexpected AttributeError: 'str' object has no
+    attribute 'to_native'"; a move of the entry would have too."""
+    planted.cypher("MATCH (x:TimelineEintrag {id: $id}) SET x.beginn = '2027-02-01'",
+                   id=planted.active_entry)
+    named = f"timeline entry {planted.active_entry!r}: its stored beginn is '2027-02-01' (str)"
+    pair = ["-u", planted.u, "-c", "nova"]
+    assert named in planted.kg("timeline", "show", planted.first_entry, *pair, env=cli_env)
+    assert named in planted.kg("timeline", "move", planted.active_entry, *pair,
+                               "--beginn", "2026-06-01", env=cli_env)
+
+
+def test_an_entry_without_its_id(planted: Planted, cli_env: dict[str, str]) -> None:
+    """`timeline list` and `timeline show` ended in "unexpected KeyError: 'id'"."""
+    planted.cypher("MATCH (x:TimelineEintrag {id: $id}) REMOVE x.id", id=planted.active_entry)
+    pair = ["-u", planted.u, "-c", "nova"]
+    for args in (["list", *pair, "--monat", "2026-05"], ["show", planted.first_entry, *pair]):
+        out = planted.kg("timeline", *args, env=cli_env)
+        assert "a timeline entry: its stored id is missing" in out, out
+
+
+def test_the_name_of_the_person_an_entry_names(planted: Planted, cli_env: dict[str, str]) -> None:
+    """`timeline show` said "invalid input — person_name: ..." (exit 2)."""
+    planted.cypher("MATCH (x:Entitaet {id: $id}) SET x.name = 42", id=planted.lena)
+    out = planted.kg("timeline", "show", planted.first_entry, "-u", planted.u, "-c", "nova",
+                     env=cli_env)
+    assert f"entity {planted.lena!r}: its stored name is 42 (int)" in out, out
