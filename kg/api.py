@@ -47,6 +47,7 @@ from kg.models import (
     Tripel,
     When,
     clip,
+    from_store,
     ident,
     instant,
     normalize_name,
@@ -55,6 +56,7 @@ from kg.models import (
 from kg.plain import describe
 from kg.settings import Settings, load_settings
 from kg.timeline import Eintrag, Timeline
+from kg.values import stored_instant
 
 if TYPE_CHECKING:  # imported where used: a read (and `kg mappe`) never loads them
     from kg import transfer
@@ -233,7 +235,8 @@ class Memory:
                 for m in row["merkmale"]
                 if m["rel"] is not None and m["other"] is not None
             ]
-            return Kandidat(id=row["id"], name=row["name"], typ=row["typ"], merkmale=merkmale)
+            return from_store(Kandidat, {"id": row["id"], "name": row["name"], "typ": row["typ"],
+                                         "merkmale": merkmale}, "entity")
 
         found = [kandidat(r) for r in rows]
         return Aufloesung(entitaet=found[0] if len(found) == 1 else None, kandidaten=found)
@@ -264,7 +267,7 @@ class Memory:
         rows = await self.db.query(
             "entities_list", user_id=user_id, character_id=character_id, limit=limit
         )
-        return [Entitaet(**r) for r in rows]
+        return [from_store(Entitaet, r, "entity") for r in rows]
 
     # -- reading ----------------------------------------------------------------
 
@@ -487,16 +490,17 @@ class Memory:
             "audit_list", user_id=user_id, character_id=character_id, limit=limit
         )
         return [
-            AuditEintrag(
-                auftrag_id=r["auftrag_id"],
-                character_id=r["character_id"],
-                empfangen=r["empfangen"].to_native(),
-                erfasst=r["erfasst"].to_native(),
-                status=r["status"],
-                anzahl=r["anzahl"],
-                ergebnis=stored_result(r["ergebnis"], r["auftrag_id"], user_id,
-                                       r["character_id"], r["status"], r["anzahl"]),
-            )
+            from_store(AuditEintrag, {
+                "auftrag_id": r["auftrag_id"],
+                "character_id": r["character_id"],
+                "empfangen": stored_instant(r["empfangen"], "order", r["auftrag_id"],
+                                            "empfangen"),
+                "erfasst": stored_instant(r["erfasst"], "order", r["auftrag_id"], "erfasst"),
+                "status": r["status"],
+                "anzahl": r["anzahl"],
+                "ergebnis": stored_result(r["ergebnis"], r["auftrag_id"], user_id,
+                                          r["character_id"], r["status"], r["anzahl"]),
+            }, "order", r["auftrag_id"])
             for r in rows
         ]
 

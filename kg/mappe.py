@@ -11,16 +11,15 @@ from datetime import UTC, date, datetime, time, timedelta
 from functools import lru_cache
 from typing import Any
 
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from kg.canon import Canon
 from kg.db import Database, Record
-from kg.errors import EntityNotFound
-from kg.models import Frozen, one_line, value_key
+from kg.errors import EntityNotFound, StoredDataError
+from kg.models import Frozen, from_store, one_line, stored_invalid, value_key
 from kg.settings import Settings
-from kg.timeline import when_text
-from kg.values import EPOCH, instant
-from kg.values import native as _native
+from kg.timeline import END_ENTRY, START_ENTRY, when_text
+from kg.values import EPOCH, instant, stored_day
 
 HERKUNFT_MARK = {"modell": "laut Modell", "recherche": "recherchiert", "nova": "von Nova"}
 
@@ -108,7 +107,8 @@ def _start_of(day: date) -> datetime:
 
 def effective(row: Record) -> tuple[datetime, datetime | None, str, str | None, bool]:
     """(valid from, valid until, ab text, bis text, from an event) of a fact row."""
-    tl = _native(row.get("ab_tag"))
+    tl = row.get("ab_tag")
+    tl = None if tl is None else stored_day(tl, START_ENTRY, row["id"], "beginn")
     ab: datetime
     if tl is not None:
         ab = _start_of(tl)
@@ -116,7 +116,8 @@ def effective(row: Record) -> tuple[datetime, datetime | None, str, str | None, 
     else:
         ab = instant(row["t_valid"])
         ab_text = when_text(ab.date(), None, "tag")
-    tlb = _native(row.get("bis_tag"))
+    tlb = row.get("bis_tag")
+    tlb = None if tlb is None else stored_day(tlb, END_ENTRY, row["id"], "beginn")
     bis: datetime | None
     bis_text: str | None
     if tlb is not None:
@@ -176,7 +177,8 @@ def _fields(
         "grad": grad,
         "via": via,
         "herkunft": herkunft,
-        "staerke": round(float(staerke), 6),
+        # (anything but a number was stored by hand: the model names it)
+        "staerke": round(staerke, 6) if isinstance(staerke, (int, float)) else staerke,
         "aktiv": aktiv,
         "ab": ab,
         "ab_datum": ab_datum,
@@ -192,7 +194,7 @@ def current_fields(f: list[Any], canon: Canon) -> dict[str, Any]:
     `fact_fields(dict(zip(FACT_FIELDS, f)), canon)`; a test holds them equal."""
     t_valid, ab_tag, ab_gen = f[13], f[15], f[16]
     if ab_tag is not None:
-        ab_datum = _native(ab_tag)
+        ab_datum = stored_day(ab_tag, START_ENTRY, f[0], "beginn")
         ab = when_text(ab_datum, None, ab_gen)
     else:
         ab_datum, ab = _day(t_valid // _DAY_US)
@@ -236,6 +238,8 @@ def _value_key(row: Record, canon: Canon) -> tuple[Any, ...] | None:
     if rel is None or rel.symmetrisch:
         return None
     objekt = row["objekt_id"] if row["wert"] is None else None
+    if row["wert"] is not None and not isinstance(row["wert"], str):
+        raise StoredDataError.of("value of fact", row["id"], "wert", row["wert"], "not a text")
     wert = None if row["wert"] is None else value_key(row["wert"])  # (as stored before too)
     return row["rel"], row["subjekt_id"], objekt, wert
 
@@ -309,7 +313,7 @@ def _from(fields: dict[str, Any], start: Start | None) -> dict[str, Any]:
 
 
 def to_fakt(row: Record, canon: Canon, history: bool = False) -> MappeFakt:
-    return MappeFakt.model_validate(fact_fields(row, canon, history))
+    return from_store(MappeFakt, fact_fields(row, canon, history), "fact", row["id"])
 
 
 def derived(
@@ -338,15 +342,15 @@ def derived(
         key = (d["rel"], d["ziel_id"])
         if key in found and found[key][0] <= ab:
             continue  # an earlier (or as early and shorter) path holds already
-        found[key] = ab, Abgeleitet(
-            beziehung=rel.name,
-            text=rel.vorwaerts,
-            objekt=Bezug(id=d["ziel_id"], name=d["ziel_name"]),
-            pfad=d["pfad"],
-            ab=ab_text,
-            ab_datum=ab.date(),
-            aus_ereignis=from_event,
-        )
+        found[key] = ab, from_store(Abgeleitet, {
+            "beziehung": rel.name,
+            "text": rel.vorwaerts,
+            "objekt": {"id": d["ziel_id"], "name": d["ziel_name"]},
+            "pfad": d["pfad"],
+            "ab": ab_text,
+            "ab_datum": ab.date(),
+            "aus_ereignis": from_event,
+        }, "path to entity", d["ziel_id"])
     return [a for _, a in found.values()]
 
 
@@ -400,18 +404,20 @@ def build(
         held = [i for i, h in enumerate(historie_rows) if i not in taken
                 and _held(h, since.get(h["id"]))]
         historie = [_from(historie[i], since.get(historie_rows[i]["id"])) for i in held]
-    return Mappe.model_validate(
-        {
-            "entitaet": {"id": row["id"], "name": row["name"]},
-            "typ": row["typ"],
-            "fakten": fakten,
-            "historie": historie,
-            "abgeleitet": derived(row, canon, gueltig_am, since)[:cap],
-            "gekappt": gekappt,
-            "gueltig_am": gueltig_am,
-            "bekannt_am": bekannt_am,
-        }
-    )
+    data = {
+        "entitaet": {"id": row["id"], "name": row["name"]},
+        "typ": row["typ"],
+        "fakten": fakten,
+        "historie": historie,
+        "abgeleitet": derived(row, canon, gueltig_am, since)[:cap],
+        "gekappt": gekappt,
+        "gueltig_am": gueltig_am,
+        "bekannt_am": bekannt_am,
+    }
+    try:
+        return Mappe.model_validate(data)
+    except ValidationError as exc:  # a stored value: name its fact or entity
+        raise stored_invalid(exc, data, "entity", row["id"]) from exc
 
 
 def derive_pairs(canon: Canon) -> list[dict[str, str]]:

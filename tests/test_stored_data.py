@@ -12,6 +12,7 @@ with raw Cypher, as `tests/test_check.py` does.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import date
@@ -144,3 +145,72 @@ def test_the_name_of_the_person_an_entry_names(planted: Planted, cli_env: dict[s
     out = planted.kg("timeline", "show", planted.first_entry, "-u", planted.u, "-c", "nova",
                      env=cli_env)
     assert f"entity {planted.lena!r}: its stored name is 42 (int)" in out, out
+
+
+# -- Mappe, history, entities, audit -----------------------------------------------------
+
+
+def test_an_event_day_stored_as_text(planted: Planted, cli_env: dict[str, str]) -> None:
+    """`kg mappe` ended in "unexpected AttributeError: 'str' object has no attribute
+    'month'", `kg history` in "unexpected TypeError: combine() argument 1 must be
+    datetime.date, not str"."""
+    planted.cypher("MATCH (x:TimelineEintrag {id: $id}) SET x.beginn = '2027-02-01'",
+                   id=planted.active_entry)
+    (kassel,) = planted.cypher("MATCH (:Entitaet {user_id: $u})-[r:WOHNT_IN]->"
+                               "(:Entitaet {name: 'Kassel'}) RETURN r.id AS id")
+    pair = ["-u", planted.u, "-c", "nova"]
+    out = planted.kg("mappe", "Lena", *pair, env=cli_env)
+    assert (f"timeline entry of the event of fact {kassel['id']!r}: its stored beginn is "
+            "'2027-02-01' (str), not a date") in out, out
+    out = planted.kg("history", "Lena", *pair, env=cli_env)
+    assert "its stored beginn is '2027-02-01' (str), not a date" in out, out
+
+
+def test_an_entity_name_stored_as_a_number(planted: Planted, cli_env: dict[str, str]) -> None:
+    """`kg mappe`, `kg history` and `kg entities` said "invalid input — name: Input
+    should be a valid string" (exit 2), as if the caller had given a wrong name."""
+    planted.cypher("MATCH (x:Entitaet {id: $id}) SET x.name = 42", id=planted.lena)
+    pair = ["-u", planted.u, "-c", "nova"]
+    named = f"entity {planted.lena!r}: its stored name is 42 (int)"
+    for args in (["mappe", "Lena", *pair], ["mappe", planted.lena, *pair],
+                 ["mappe", "Kassel", *pair], ["history", planted.lena, *pair],
+                 ["history", "Lena", *pair], ["entities", *pair]):
+        out = planted.kg(*args, env=cli_env)
+        assert named in out, (args, out)
+
+
+@pytest.mark.parametrize(("anchor", "change", "words"), [
+    ("MATCH (:Entitaet {user_id: $u})-[x:WOHNT_IN {aktiv: false}]->()",
+     "SET x.staerke_decay = 'x'", "its stored staerke_decay is 'x' (str)"),
+    ("MATCH (:Entitaet {user_id: $u})-[x:WOHNT_IN {aktiv: false}]->()",
+     "SET x.herkunft = 7", "its stored herkunft is 7 (int)"),
+    ("MATCH (:Entitaet {user_id: $u})-[:WOHNT_IN {aktiv: false}]->(x)",
+     "SET x.name = ['Berlin']", "its stored name is ['Berlin'] (list)"),
+])
+def test_a_fact_of_the_history(planted: Planted, anchor: str, change: str, words: str) -> None:
+    """A superseded value's fact or entity (the library: `history` and the Mappe)."""
+    planted.cypher(f"{anchor} {change}")
+    mem, u = planted.pair.store.memory, planted.u
+    with pytest.raises(StoredDataError, match=re.escape(words)):
+        planted.pair.store.run(mem.history(u, "nova", planted.lena))
+
+
+def test_a_value_stored_as_a_number(planted: Planted) -> None:
+    """A value node's `wert` (both in the Mappe's history and in `history`)."""
+    planted.pair.write(t("Lena", "beruf", wert="Ärztin"))
+    planted.pair.write(t("Lena", "beruf", wert="Lehrerin"))
+    planted.cypher("MATCH (:Entitaet {user_id: $u})-[:BERUF {aktiv: false}]->(x) "
+                   "SET x.wert = 5")
+    mem, u = planted.pair.store.memory, planted.u
+    for read in (mem.mappe(u, "nova", planted.lena), mem.history(u, "nova", planted.lena)):
+        with pytest.raises(StoredDataError, match="its stored wert is 5 \\(int\\)"):
+            planted.pair.store.run(read)
+
+
+def test_an_order_time_stored_as_text(planted: Planted, cli_env: dict[str, str]) -> None:
+    """`kg audit` ended in "unexpected AttributeError: 'str' object has no attribute
+    'to_native'"."""
+    (order,) = planted.cypher("MATCH (x:Auftrag {user_id: $u}) WITH x ORDER BY x.erfasst "
+                              "LIMIT 1 SET x.empfangen = 'gestern' RETURN x.id AS id")
+    out = planted.kg("audit", "-u", planted.u, env=cli_env)
+    assert f"order {order['id']!r}: its stored empfangen is 'gestern' (str)" in out, out
