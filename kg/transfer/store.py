@@ -15,7 +15,7 @@ from pydantic import ValidationError
 from kg.canon import Canon
 from kg.check import run_checks
 from kg.db import Database, Record, Tx, held
-from kg.errors import ConfigError, InvalidInput, KgError
+from kg.errors import ConfigError, InvalidInput, StoredDataError
 from kg.transfer.codec import TAG, ZEIT, temporal_fields
 from kg.transfer.parse import Datei, read_file
 from kg.transfer.records import (
@@ -63,20 +63,32 @@ def _record(kind: str, row: Record, **extra: Any) -> Rec:
     ident = _prop(row, "id")
     for key, value_type, value in row["props"]:
         if key not in fields or key == "kind" or key in extra:
-            raise KgError(f"{kind} {ident!r} has the property {key!r}, which export does not "
-                          "know — if it was set by hand, remove it (run `kg check`, which "
-                          "lists them all); if the graph model has it, update kg/transfer")
+            raise StoredDataError(
+                f"{kind} {ident!r} has the property {key!r}, which export does not know — if "
+                "it was set by hand, remove it (run `kg check`, which lists them all); if the "
+                "graph model has it, update kg/transfer")
         if fields[key] is not _GRAPH_TYPES.get(value_type) or (
             value_type in TEMPORAL and value_type not in _GRAPH_TYPES
         ):
-            raise KgError(f"{kind} {ident!r}: property {key!r} is a {value_type}, not what "
-                          "the graph model says — run `kg check`")
+            raise StoredDataError(f"{kind} {ident!r}: property {key!r} is a {value_type}, not "
+                                  "what the graph model says — run `kg check`")
         data[key] = value
     try:
         return cls.model_validate(data | extra)
     except ValidationError as exc:
-        raise KgError(f"{kind} {ident!r} cannot be exported ({problem(exc)}) — "
-                      "run `kg check`") from None
+        which = f"{kind} {ident!r}" if ident is not None else f"{kind} without an id"
+        raise StoredDataError(f"{which} cannot be exported ({problem(exc)}) — "
+                              "run `kg check`") from None
+
+
+def _link(cls: type[Rec], data: dict[str, Any], kind: str, target: Any) -> Rec:
+    """A NACHFOLGER or BETRIFFT record; a StoredDataError when the node it leads to (the
+    `kind`) has no id an export takes."""
+    try:
+        return cls.model_validate(data)
+    except ValidationError as exc:
+        raise StoredDataError.of(kind, None, "id", target,
+                                 None if target is None else problem(exc)) from None
 
 
 async def read_export(
@@ -97,9 +109,13 @@ async def read_export(
             eintrag = _record("eintrag", row)
             datei.add(eintrag)
             for nach in row["nachfolger"]:
-                datei.add(NachfolgerRec(kind="nachfolger", von=eintrag.key(), nach=nach))
+                datei.add(_link(NachfolgerRec, {"kind": "nachfolger", "von": eintrag.key(),
+                                                "nach": nach},
+                                f"timeline entry following {eintrag.key()!r}", nach))
             for entitaet in row["betrifft"]:
-                datei.add(BetrifftRec(kind="betrifft", eintrag=eintrag.key(), entitaet=entitaet))
+                datei.add(_link(BetrifftRec, {"kind": "betrifft", "eintrag": eintrag.key(),
+                                              "entitaet": entitaet},
+                                f"entity named by timeline entry {eintrag.key()!r}", entitaet))
         for row in await tx.run("export_facts", **scope):
             rel = canon.by_type.get(row["rel_type"])
             if rel is None:
@@ -122,7 +138,7 @@ async def read_export(
         datei.check(canon, "export")
     except InvalidInput as exc:
         message = f"the store is inconsistent, export refused — {exc}; run `kg check`"
-        raise KgError(message) from None
+        raise StoredDataError(message) from None
     return datei
 
 
