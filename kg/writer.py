@@ -44,8 +44,8 @@ from kg.plan import (
     precision_end,
     refs_of,
 )
-from kg.timeline import ReEnd
-from kg.values import instant
+from kg.timeline import END_ENTRY, START_ENTRY, ReEnd
+from kg.values import instant, stored_day
 
 
 def merkmal_text(canon: Canon, merkmal: Record) -> str:
@@ -139,8 +139,10 @@ def to_fact(f: Record) -> FactState:
     # this version does not have.
     props = {key: _python(key, value) for key, value in f["props"].items() if value is not None}
     tl, tlb = f["ab_tag"], f["bis_tag"]
-    start: datetime = day_start(tl.to_native()) if tl is not None else props["t_valid"]
-    end: datetime | None = day_start(tlb.to_native()) if tlb is not None else props.get("t_invalid")
+    start: datetime = (day_start(stored_day(tl, START_ENTRY, props.get("id"), "beginn"))
+                       if tl is not None else props["t_valid"])
+    end: datetime | None = (day_start(stored_day(tlb, END_ENTRY, props.get("id"), "beginn"))
+                            if tlb is not None else props.get("t_invalid"))
     if end is not None:
         end = max(end, start)  # a value never ends before it starts
     return _fact(
@@ -194,7 +196,8 @@ def to_state(row: Record, canon: Canon) -> State:
     for ids in state.by_name.values():
         ids.sort()  # candidates in a stable order
     for c in row["chains"]:
-        beginn = c["beginn"].to_native()
+        beginn = stored_day(c["beginn"], "active end of the timeline chain", c["first_id"],
+                            "beginn")
         state.chains[c["given"]] = ChainState(
             c["first_id"], c["abgesagt"], day_start(beginn),
             precision_end(beginn, c["genauigkeit"]),

@@ -241,3 +241,18 @@ def test_export_refuses_stored_data_as_such(planted: Planted, tmp_path: Path) ->
     with pytest.raises(StoredDataError, match=f"eintrag {planted.active_entry!r}: property "
                        "'beginn' is a STRING"):
         planted.pair.store.run(mem.export(tmp_path / "x.jsonl", planted.u))
+
+
+# -- the writer's state ------------------------------------------------------------------
+
+
+def test_a_cancel_of_an_event_whose_day_is_text(
+    planted: Planted, cli_env: dict[str, str]
+) -> None:
+    """The writer reads the event's day for its state: `kg timeline cancel` ended in
+    "unexpected AttributeError: 'str' object has no attribute 'to_native'"."""
+    planted.cypher("MATCH (x:TimelineEintrag {id: $id}) SET x.beginn = '2027-02-01'",
+                   id=planted.active_entry)
+    out = planted.kg("timeline", "cancel", planted.active_entry, "-u", planted.u, "-c", "nova",
+                     env=cli_env)
+    assert "its stored beginn is '2027-02-01' (str), not a date" in out, out
