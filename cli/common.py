@@ -7,7 +7,7 @@ import logging
 import sys
 from collections.abc import Callable, Coroutine, Iterator
 from contextlib import contextmanager
-from datetime import UTC, date, datetime, time
+from datetime import date, datetime
 from typing import Any, NoReturn, TypeVar
 
 import typer
@@ -150,12 +150,15 @@ def parse_when(text: str | None, name: str) -> datetime | None:
 
 
 def parse_start(text: str | None, name: str) -> datetime | None:
-    """A valid-time start option (when something began): a date is the start of that day
-    (UTC); an instant as `parse_when` reads it (its time zone never guessed)."""
-    moment = parse_when(text, name)
-    if moment is None or text is None or len(text.strip()) != 10:
-        return moment
-    return datetime.combine(moment.date(), time.min, tzinfo=UTC)
+    """A valid-time start option (when something began), read as the library reads an
+    order's `zeitpunkt` (`kg.models.start_of`): a date is the start of that day (UTC)."""
+    from kg.errors import InvalidInput
+    from kg.models import start_of
+
+    try:
+        return start_of(text, name)
+    except InvalidInput as error:
+        fail(error)
 
 
 def parse_day(text: str, name: str) -> date:

@@ -241,17 +241,21 @@ AwareDatetime = Annotated[datetime, BeforeValidator(_iso_only), AfterValidator(_
 
 
 def _day_start(value: object) -> object:
-    """A day alone (a `date`, or text YYYY-MM-DD) is the start of that day, UTC, as
-    `kg write --zeitpunkt` reads it: "she moved on 1 November" begins at its midnight.
-    An instant stays as it is, and still needs its time zone (never guessed)."""
-    if isinstance(value, date) and not isinstance(value, datetime):
-        return datetime.combine(value, time.min, tzinfo=UTC)
-    if isinstance(value, str) and len(value.strip()) == 10:
-        try:
-            return datetime.combine(date.fromisoformat(value.strip()), time.min, tzinfo=UTC)
-        except ValueError:
-            pass
-    return value
+    """A day alone is the start of that day (`start_of`); an instant stays as it is,
+    and still needs its time zone (never guessed)."""
+    if not _a_day(value):
+        return value
+    try:
+        return start_of(value, "zeitpunkt")  # type: ignore[arg-type]  # _a_day: date or str
+    except InvalidInput as exc:
+        raise ValueError(str(exc).removeprefix("zeitpunkt ")) from None
+
+
+def _a_day(value: object) -> bool:
+    """A day alone: a `date` (not a datetime), or text of a day's length."""
+    if isinstance(value, str):
+        return len(value.strip()) == 10
+    return isinstance(value, date) and not isinstance(value, datetime)
 
 
 #: When something began: an instant with its time zone, or a day (its start, UTC).
@@ -262,6 +266,16 @@ When = datetime | date | str
 
 
 _POINT_OF_TIME = re.compile(r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}.*)?")
+
+
+def start_of(value: When | None, role: str) -> datetime | None:
+    """When something began (an order's `zeitpunkt`, `kg write --zeitpunkt`): a day alone
+    (a date, or YYYY-MM-DD) is the start of that day, UTC ("she moved on 1 November"
+    begins at its midnight); anything else as `instant` reads it."""
+    moment = instant(value, role)
+    if moment is None or not _a_day(value):
+        return moment
+    return datetime.combine(moment.date(), time.min, tzinfo=UTC)
 
 
 def instant(value: When | None, role: str) -> datetime | None:
