@@ -276,23 +276,26 @@ class Timeline:
         async def work(tx: Tx) -> str:
             jetzt = await lock(tx, user_id)
             ends = await self._active_end(tx, user_id, character_id, eintrag_id, "move")
-            old = ends["active"]
+            # The active entry as stored, read as every read reads it (a property set by
+            # hand is a StoredDataError that names it, not a KeyError or the caller's
+            # invalid input).
+            old = to_eintrag(ends["active"])
             neues_ende = ende
-            if neues_ende is None and old.get("ende") is not None:
-                months = old["genauigkeit"] == "monat" and genauigkeit in (None, "monat")
+            if neues_ende is None and old.ende is not None:
+                months = old.genauigkeit == "monat" and genauigkeit in (None, "monat")
                 try:
-                    neues_ende = moved_end(_day(old, "beginn"), _day(old, "ende"), beginn, months)
+                    neues_ende = moved_end(old.beginn, old.ende, beginn, months)
                 except OverflowError:
                     raise InvalidInput(
                         f"a span beginning {beginn} would end after 9999-12-31: give its end"
                     ) from None
             try:
                 entry = NeuerEintrag(
-                    typ=old["typ"],
-                    titel=titel or old["titel"],
+                    typ=old.typ,
+                    titel=titel or old.titel,
                     beginn=beginn,
                     ende=neues_ende,
-                    genauigkeit=genauigkeit or old["genauigkeit"],
+                    genauigkeit=genauigkeit or old.genauigkeit,
                 )
             except ValidationError as exc:
                 raise InvalidInput(

@@ -131,6 +131,23 @@ def test_an_entry_day_stored_as_text(planted: Planted, cli_env: dict[str, str]) 
                                "--beginn", "2026-06-01", env=cli_env)
 
 
+@pytest.mark.parametrize(("change", "words"), [
+    ("REMOVE x.genauigkeit", "its stored genauigkeit is missing"),
+    ("SET x.genauigkeit = 'woche'", "its stored genauigkeit is 'woche'"),
+    ("SET x.titel = 42", "its stored titel is 42 (int)"),
+])
+def test_an_entry_moved_with_a_property_set_by_hand(
+    planted: Planted, cli_env: dict[str, str], change: str, words: str
+) -> None:
+    """The review: a move read the entry's own properties by key: "unexpected KeyError:
+    'genauigkeit' — this is a bug in kg", and a precision or title set by hand was the
+    caller's "invalid input" (exit 2)."""
+    planted.cypher(f"MATCH (x:TimelineEintrag {{id: $id}}) {change}", id=planted.active_entry)
+    output = planted.kg("timeline", "move", planted.active_entry, "-u", planted.u, "-c",
+                        "nova", "--beginn", "2026-06-01", env=cli_env)
+    assert f"timeline entry {planted.active_entry!r}: {words}" in output, output
+
+
 def test_an_entry_without_its_id(planted: Planted, cli_env: dict[str, str]) -> None:
     """`timeline list` and `timeline show` ended in "unexpected KeyError: 'id'"."""
     planted.cypher("MATCH (x:TimelineEintrag {id: $id}) REMOVE x.id", id=planted.active_entry)
