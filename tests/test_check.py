@@ -463,7 +463,7 @@ def test_fact_herkunft(world: World, change: str) -> None:
     ("SET r.staerke_decay = 0.0", False),  # (the attack) touched today, set to 0: it rests
     ("SET r.staerke_decay = 0.7", False),
     ("SET r.last_touched = datetime({date: r.decay_am, timezone: 'UTC'}) - duration('P30D'), "
-     "r.staerke_decay = exp(-0.0015 * 30)", True),  # as a sweep wrote it
+     "r.staerke_decay = exp(-$rate * 30)", True),  # as a sweep wrote it (KG_DECAY_RATE)
     ("SET r.last_touched = datetime({date: r.decay_am, timezone: 'UTC'}) - duration('P30D')",
      False),  # untouched for 30 days, yet at 1
     ("REMOVE r.decay_am SET r.staerke_decay = 0.9", False),  # no sweep reached it
@@ -474,7 +474,8 @@ def test_decay_strength(world: World, change: str, ok: bool) -> None:
     the next sweep. A strength is the sweep's function of last_touched and decay_am."""
     assert world.check("decay_strength").ok
     fid = one_fact(world, "HAT_HAUSTIER")
-    world.cypher(f"MATCH (:Entitaet {{user_id: $u}})-[r {{id: $id}}]->() {change}", id=fid)
+    world.cypher(f"MATCH (:Entitaet {{user_id: $u}})-[r {{id: $id}}]->() {change}", id=fid,
+                 rate=world.pair.store.memory.db.settings.decay_rate)
     if ok:
         assert world.check("decay_strength").ok
     else:
@@ -585,11 +586,8 @@ def test_einwertig_unique_counts_a_symmetric_relation_from_both_ends(world: Worl
     fails(world, "einwertig_unique", world.max)
 
 
-@pytest.mark.parametrize(
-    "case", ["same_entity", "same_value", "value_in_another_case", "symmetric_reverse"])
+@pytest.mark.parametrize("case", ["same_entity", "same_value", "symmetric_reverse"])
 def test_duplicate_facts(world: World, case: str) -> None:
-    """A value in another case is the same value (the writer compares in lower case): a
-    store written before that rule may hold "Hund" and "hund" both active."""
     assert world.check("duplicate_facts").ok
     if case == "same_entity":
         fid = one_fact(world, "HAT_HAUSTIER")
@@ -599,10 +597,6 @@ def test_duplicate_facts(world: World, case: str) -> None:
         fid = one_fact(world, "IST_EIN")
         new = copy_fact(world, fid, world.bello,
                         "CREATE (o:Wert {wert: 'Hund', user_id: $u})", "IST_EIN")
-    elif case == "value_in_another_case":
-        fid = one_fact(world, "IST_EIN")
-        new = copy_fact(world, fid, world.bello,
-                        "CREATE (o:Wert {wert: 'hUND', user_id: $u})", "IST_EIN")
     else:
         fid = one_fact(world, "PARTNER")
         new = copy_fact(world, fid, world.max, f"MATCH (o:Entitaet {{id: '{world.lena}'}})",
@@ -611,13 +605,26 @@ def test_duplicate_facts(world: World, case: str) -> None:
     assert fid in found.samples[0]
 
 
+def test_duplicate_values(world: World) -> None:
+    """A value in another case is the same value (the writer compares in lower case): a
+    store written before that rule may hold "Hund" and "hund" both active, and
+    duplicate_facts, which compares exactly, does not see it."""
+    assert world.check("duplicate_values").ok
+    fid = one_fact(world, "IST_EIN")
+    new = copy_fact(world, fid, world.bello, "CREATE (o:Wert {wert: 'hUND', user_id: $u})",
+                    "IST_EIN")
+    found = fails(world, "duplicate_values", new)
+    assert fid in found.samples[0]
+    assert world.check("duplicate_facts").ok
+
+
 def test_a_value_held_twice_in_two_cases_is_mended_as_the_docs_say(world: World) -> None:
     """The remedy docs/decay-and-check.md gives for an old store's "Winterreifen" and
     "winterreifen" both active: correct it (both go), then tell it once."""
     fid = one_fact(world, "HAT")
     copy_fact(world, fid, world.lena,
               "CREATE (o:Wert {wert: 'winterreifen', user_id: $u})", "HAT")
-    fails(world, "duplicate_facts", fid)
+    fails(world, "duplicate_values", fid)
     order = world.pair.order()
     order["berichtigungen"] = [{"subjekt": "Lena", "beziehung": "hat", "wert": "Winterreifen"}]
     fixed = world.pair.store.run(world.pair.store.memory.write(order))
@@ -625,7 +632,7 @@ def test_a_value_held_twice_in_two_cases_is_mended_as_the_docs_say(world: World)
     assert world.cypher("MATCH (:Entitaet {id: $lena})-[r:HAT]->() WHERE r.aktiv "
                         "RETURN count(r) AS n", lena=world.lena) == [{"n": 0}]
     world.pair.write(t("Lena", "hat", wert="Winterreifen"))
-    assert world.check("duplicate_facts").ok
+    assert world.check("duplicate_values").ok
     held = [f.wert for f in world.pair.mappe("Lena").fakten if f.beziehung == "hat"]
     assert held == ["Winterreifen"]
 
@@ -791,7 +798,7 @@ def test_timeline_pair(world: World, case: str) -> None:
 
 
 @pytest.mark.parametrize("case", ["two_people", "successor_names_another",
-                                  "successor_names_none", "event_of_nobody"])
+                                  "successor_names_none"])
 def test_timeline_person(world: World, case: str) -> None:
     """An entry naming two people was listed twice by `kg timeline` (once per person),
     and a move copied both links; `kg check` and an import took it."""
@@ -808,14 +815,36 @@ def test_timeline_person(world: World, case: str) -> None:
                      "WITH DISTINCT e MATCH (m:Entitaet {id: $max}) CREATE (e)-[:BETRIFFT]->(m)",
                      moved=world.moved_entry, max=world.max)
         fails(world, "timeline_person", world.moved_entry)
-    elif case == "successor_names_none":
+    else:
         world.cypher("MATCH (e:TimelineEintrag {id: $moved})-[b:BETRIFFT]->() DELETE b",
                      moved=world.moved_entry)
         fails(world, "timeline_person", world.moved_entry)
-    else:  # (the attack) the link of an event deleted: the event was nobody's
-        world.cypher("MATCH (e:TimelineEintrag {user_id: $u})-[b:BETRIFFT]->() DELETE b")
-        found = fails(world, "timeline_person", world.first_entry)
-        assert any("names no person" in s for s in found.samples), found.samples
+
+
+def test_ereignis_person(world: World) -> None:
+    """(The attack) the link of an event deleted: the event was nobody's, and `kg check`
+    passed. Contract rule 7 links an event of a person to the person."""
+    assert world.check("ereignis_person").ok
+    world.cypher("MATCH (e:TimelineEintrag {user_id: $u})-[b:BETRIFFT]->() DELETE b")
+    fails(world, "ereignis_person", world.first_entry)
+
+
+def test_a_backup_of_what_an_older_version_wrote_restores(
+    world: World, tmp_path: Any
+) -> None:
+    """The review: an ereignis without its person (`kg timeline add` took one until
+    this version) and a value held in two cases (written before values compared in lower
+    case) made the import of the store's own export refuse the whole file, after the
+    purge. The import takes them; `kg check` still names them."""
+    world.cypher("MATCH (e:TimelineEintrag {user_id: $u})-[b:BETRIFFT]->() DELETE b")
+    copy_fact(world, one_fact(world, "HAT"), world.lena,
+              "CREATE (o:Wert {wert: 'winterreifen', user_id: $u})", "HAT")
+    memory = world.pair.store.memory
+    world.pair.store.run(memory.export(tmp_path / "backup.jsonl", world.u))
+    world.pair.store.run(memory.purge(world.u))
+    world.pair.store.run(memory.import_file(tmp_path / "backup.jsonl"))
+    names = {c.name for c in world.report().violations}
+    assert {"ereignis_person", "duplicate_values"} <= names, names
 
 
 def test_an_export_refuses_a_cycle_of_successors(world: World, tmp_path: Any) -> None:
