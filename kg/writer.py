@@ -261,12 +261,13 @@ class FaktenAgent:
             typed_in=self.typed_in,
             trans_types=self.canon.transitive_types,
         )
-        if jetzt is None:
-            row = await tx.plain_one("order_state", **params)
-        else:
+        if jetzt is not None:
             row = await tx.plain_one("event_state", jetzt=jetzt, **params)
+            assert row is not None
+            return row
+        row = await tx.plain_one("order_state", **params)
         assert row is not None
-        held(auftrag.user_id, row["jetzt"] is not None)
+        held(auftrag.user_id, row["jetzt"] is not None)  # the lock it took is the node's
         return row
 
     async def _apply(
