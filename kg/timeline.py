@@ -424,7 +424,7 @@ class Timeline:
                 if g["subjekt_id"] in far_end and g["id"] != f["id"]
                 and g["timeline_id"] != first_id and _utc(g, "beginn") == at
             ]
-            if there and f["id"] not in held_ends:
+            if there and after > at and f["id"] not in held_ends:
                 # Of several, one told without an event first (its end is then fixed),
                 # else the first by its event's id: the same choice every time.
                 first = min(there, key=lambda g: (g["timeline_id"] is not None,
