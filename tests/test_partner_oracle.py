@@ -793,3 +793,29 @@ def test_a_bond_ended_at_both_ends_follows_its_event_moved_earlier(store: SyncMe
         state.move(day=date(2026, 12, 24), key=anna_lena)
         state.move(day=date(2026, 12, 24), key=tom_ben)
         state.move(day=date(2026, 11, 28), key=anna_lena)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="open: a bond whose end a move later kept at the far end's follower does not "
+    "follow the event moved back earlier (see the docstring)",
+)
+def test_a_kept_end_follows_its_event_moved_back_earlier(store: SyncMemory) -> None:
+    """The other side of the held-end rule, found by reading it (2026-12-05, not by a
+    run). As in the replay above, Tom–Lena ends on 24 December where Tom–Ben and
+    Anna–Lena begin. Anna–Lena's event moved later, to 10 January 2027: Tom–Lena keeps
+    its end at Tom–Ben and is recorded from then on as ending with Tom–Ben alone
+    (`timeline_bis` holds one chain). Moved back to 28 November, the model ends Tom–Lena
+    there (its first follower in either list), and the store refuses the move as an
+    overlap: it no longer knows that Anna–Lena follows Tom–Lena too."""
+    with replay(store) as state:
+        tom_ben = cast(int, state.write_with_event(
+            day=date(2026, 1, 20), monat=False, people=("Tom", "Ben")))
+        anna_lena = cast(int, state.write_with_event(
+            day=date(2026, 1, 20), monat=False, people=("Anna", "Lena")))
+        state.move(day=date(2026, 11, 28), key=anna_lena)
+        state.write_with_event(day=date(2026, 1, 20), monat=True, people=("Tom", "Lena"))
+        state.move(day=date(2026, 12, 24), key=anna_lena)
+        state.move(day=date(2026, 12, 24), key=tom_ben)
+        state.move(day=date(2027, 1, 10), key=anna_lena)
+        state.move(day=date(2026, 11, 28), key=anna_lena)
