@@ -772,6 +772,20 @@ def test_a_moved_month_event_cancelled_after_a_pair_told_again_earlier(
         state.cancel(key=key)
 
 
+def tom_lena_ended_at_both_ends(state: PartnerRecord) -> int:
+    """The start both held-end replays share: Tom–Ben and Anna–Lena by events (moved
+    to 24 December by way of 28 November), Tom–Lena by an event "January 2026"; so
+    Tom–Lena ends on 24 December at both ends. Returns Anna–Lena's event's key."""
+    tom_ben = cast(int, state.write_with_event(
+        day=date(2026, 1, 20), monat=False, people=("Tom", "Ben")))
+    anna_lena = cast(int, state.write_with_event(
+        day=date(2026, 1, 20), monat=False, people=("Anna", "Lena")))
+    state.move(day=date(2026, 11, 28), key=anna_lena)
+    state.write_with_event(day=date(2026, 1, 20), monat=True, people=("Tom", "Lena"))
+    state.move(day=date(2026, 12, 24), key=anna_lena)
+    state.move(day=date(2026, 12, 24), key=tom_ben)
+    return anna_lena
+
 
 def test_a_bond_ended_at_both_ends_follows_its_event_moved_earlier(store: SyncMemory) -> None:
     """Found by the partner stress run of 2026-12-05 (on 007703a, after 22 min; hypothesis
@@ -784,14 +798,7 @@ def test_a_bond_ended_at_both_ends_follows_its_event_moved_earlier(store: SyncMe
     follower in either list begins, so moved earlier it ends with the event; only a move
     later keeps its end there."""
     with replay(store) as state:
-        tom_ben = cast(int, state.write_with_event(
-            day=date(2026, 1, 20), monat=False, people=("Tom", "Ben")))
-        anna_lena = cast(int, state.write_with_event(
-            day=date(2026, 1, 20), monat=False, people=("Anna", "Lena")))
-        state.move(day=date(2026, 11, 28), key=anna_lena)
-        state.write_with_event(day=date(2026, 1, 20), monat=True, people=("Tom", "Lena"))
-        state.move(day=date(2026, 12, 24), key=anna_lena)
-        state.move(day=date(2026, 12, 24), key=tom_ben)
+        anna_lena = tom_lena_ended_at_both_ends(state)
         state.move(day=date(2026, 11, 28), key=anna_lena)
 
 
@@ -809,13 +816,6 @@ def test_a_kept_end_follows_its_event_moved_back_earlier(store: SyncMemory) -> N
     there (its first follower in either list), and the store refuses the move as an
     overlap: it no longer knows that Anna–Lena follows Tom–Lena too."""
     with replay(store) as state:
-        tom_ben = cast(int, state.write_with_event(
-            day=date(2026, 1, 20), monat=False, people=("Tom", "Ben")))
-        anna_lena = cast(int, state.write_with_event(
-            day=date(2026, 1, 20), monat=False, people=("Anna", "Lena")))
-        state.move(day=date(2026, 11, 28), key=anna_lena)
-        state.write_with_event(day=date(2026, 1, 20), monat=True, people=("Tom", "Lena"))
-        state.move(day=date(2026, 12, 24), key=anna_lena)
-        state.move(day=date(2026, 12, 24), key=tom_ben)
+        anna_lena = tom_lena_ended_at_both_ends(state)
         state.move(day=date(2027, 1, 10), key=anna_lena)
         state.move(day=date(2026, 11, 28), key=anna_lena)
