@@ -597,20 +597,17 @@ async def run_checks(
     known = known_properties()
     one = Checks(q, own_transactions=tx is None)
 
-    async def decay_and_table() -> tuple[tuple[CheckResult, ...], list[TableRow]]:
+    async def decay_and_table() -> tuple[tuple[CheckResult, CheckResult], list[TableRow]]:
         state = (await q.run(
             "check_decay_state", user_id=u, rel_types=rels, day=day, oldest=oldest,
             samples=n))[0]
-        swept = result("decay_strength", await q.run(
-            "check_decay_strength", user_id=u, rel_types=rels, rate=db.settings.decay_rate,
-            samples=n))
         run = _native(state["newest"])
         rows = table(
             await q.run("check_table_labels", user_id=u),
             await q.run("check_table_relationships", user_id=u, run=run, oldest=oldest),
             canon, day, max_age, run,
         )
-        return (*decay_results(state, day, max_age), swept), rows
+        return decay_results(state, day, max_age), rows
 
     first: list[Job] = [
         one.job("check_fact_fields", user_id=u, rel_types=rels, fields=FACT_FIELDS,
@@ -660,11 +657,16 @@ async def run_checks(
         one.job("check_einwertig_followed", user_id=u, rel_types=rels,
                 einwertig=canon.einwertig_types, symmetric=symmetric, samples=n),
     ]
-    jobs = [*first, decay_and_table, *then]
+    # The strengths' scan of every active edge is a job of its own, side by side with the
+    # sweep's state and table, which its result follows in the report.
+    swept = one.job("check_decay_strength", user_id=u, rel_types=rels,
+                    rate=db.settings.decay_rate, samples=n)
+    jobs = [*first, decay_and_table, swept, *then]
     done = await (_in_turn(jobs) if tx is not None else _side_by_side(jobs, at_once))
     found: list[CheckResult] = done[:len(first)]
     decay, rows = done[len(first)]
     found.extend(decay)
+    found.append(done[len(first) + 1])
     found.append(table_result(rows))
-    found.extend(done[len(first) + 1:])
+    found.extend(done[len(first) + 2:])
     return CheckReport(user_id=user_id, day=day, checks=found, table=rows)
