@@ -202,6 +202,23 @@ class _Value:
     end: datetime | None
 
 
+def _squeezed_before(g: Record, f: Record, far: list[Record]) -> bool:
+    """True when the value `g`, squeezed to nothing in its partition, comes before `f`
+    there: a value that squeezed it (its recorded follower) begins no later than `f`
+    (as the planner's `_squeezed_before`). Such a value precedes `f`, so it does not
+    follow it, even where it begins on the instant `f` ends (Tom–Ben by an event moved
+    into the window of a month event that Tom–Lena has: placed before Tom–Lena)."""
+    start, end = _utc(g, "beginn"), _utc(g, "ende")
+    if end is None or end > start:
+        return False
+    followers = set(g["followers"] or ())
+    return any(
+        x["id"] in followers and x["subjekt_id"] == g["subjekt_id"]
+        and _utc(x, "beginn") <= _utc(f, "beginn")
+        for x in far
+    )
+
+
 def _day(entry: Any, prop: str) -> date:
     """A day of an entry's node (`beginn`, `ende`) as a Python date."""
     return stored_day(entry.get(prop), "timeline entry", entry.get("id"), prop)
@@ -423,6 +440,7 @@ class Timeline:
                 g for g in far
                 if g["subjekt_id"] in far_end and g["id"] != f["id"]
                 and g["timeline_id"] != first_id and _utc(g, "beginn") == at
+                and not _squeezed_before(g, f, far)
             ]
             if there and after > at and f["id"] not in held_ends:
                 # Of several, one told without an event first (its end is then fixed),

@@ -775,7 +775,10 @@ def test_a_moved_month_event_cancelled_after_a_pair_told_again_earlier(
 def tom_lena_ended_at_both_ends(state: PartnerRecord) -> int:
     """The start both held-end replays share: Tom–Ben and Anna–Lena by events (moved
     to 24 December by way of 28 November), Tom–Lena by an event "January 2026"; so
-    Tom–Lena ends on 24 December at both ends. Returns Anna–Lena's event's key."""
+    Tom–Lena ends on 24 December where Anna–Lena begins, and Tom–Ben begins on that
+    instant at Tom's end (placed before Tom–Lena in Tom's list, as Tom–Ben's first day
+    lay in Tom–Lena's window: squeezed to nothing by it, no follower of it). Returns
+    Anna–Lena's event's key."""
     tom_ben = cast(int, state.write_with_event(
         day=date(2026, 1, 20), monat=False, people=("Tom", "Ben")))
     anna_lena = cast(int, state.write_with_event(
@@ -802,20 +805,18 @@ def test_a_bond_ended_at_both_ends_follows_its_event_moved_earlier(store: SyncMe
         state.move(day=date(2026, 11, 28), key=anna_lena)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open: a bond whose end a move later kept at the far end's follower does not "
-    "follow the event moved back earlier (see the docstring)",
-)
-def test_a_kept_end_follows_its_event_moved_back_earlier(store: SyncMemory) -> None:
-    """The other side of the held-end rule, found by reading it (2026-12-05, not by a
-    run). As in the replay above, Tom–Lena ends on 24 December where Tom–Ben and
-    Anna–Lena begin. Anna–Lena's event moved later, to 10 January 2027: Tom–Lena keeps
-    its end at Tom–Ben and is recorded from then on as ending with Tom–Ben alone
-    (`timeline_bis` holds one chain). Moved back to 28 November, the model ends Tom–Lena
-    there (its first follower in either list), and the store refuses the move as an
-    overlap: it no longer knows that Anna–Lena follows Tom–Lena too."""
+def test_a_bond_keeps_no_end_at_a_far_value_squeezed_before_it(store: SyncMemory) -> None:
+    """Found by reading the held-end rule (2026-12-05; pinned as a strict xfail then, and
+    read wrongly: the replay failed a step earlier than its docstring said). As in the
+    replay above, Tom–Lena ends on 24 December where Anna–Lena begins; Tom–Ben, moved to
+    24 December too, was placed before Tom–Lena in Tom's list (its first day lay in
+    Tom–Lena's month window) and is squeezed to nothing by it. Anna–Lena's event moved
+    to 10 January 2027: Tom–Lena's only follower is Anna–Lena, so it ends there. The
+    store kept its end at Tom–Ben, which begins on that instant but precedes it (the
+    held-end rule took any far value beginning there for a follower), and refused the
+    move back to 28 November as an overlap."""
     with replay(store) as state:
         anna_lena = tom_lena_ended_at_both_ends(state)
         state.move(day=date(2027, 1, 10), key=anna_lena)
+        state.current_mappen_agree()
         state.move(day=date(2026, 11, 28), key=anna_lena)
