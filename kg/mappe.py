@@ -514,7 +514,8 @@ def render(mappe: Mappe, budget: int = 1500, *, heute: date | None = None) -> st
 
     A fact's *ab* is shown where it tells something: from an event, beside the history
     of its relation, and whenever it lies after the day read (`gueltig_am`'s, or
-    `heute`: today, UTC), so a value that begins later never reads as holding now."""
+    `heute`: today, UTC), so a value that begins later never reads as holding now; and
+    a superseded value that still holds on that day reads "noch bis", not "früher"."""
     name = mappe.entitaet.name
     lines = [f"{name} ({mappe.typ})"]
     day = mappe.gueltig_am.date() if mappe.gueltig_am else (heute or datetime.now(UTC).date())
@@ -540,7 +541,12 @@ def render(mappe: Mappe, budget: int = 1500, *, heute: date | None = None) -> st
         else:
             lines.append(f"- {f.subjekt.name} {f.text} {name}{ab}{mark(f)}")
     for h in mappe.historie:
-        lines.append(f"- früher: {h.text} {obj(h)} (bis {h.bis}){mark(h)}")
+        if ahead(h.bis_datum):
+            # Superseded from a later day on (a value told with a later start): it
+            # still holds on the day read, so it is no former value yet.
+            lines.append(f"- {h.text} {obj(h)} (noch bis {h.bis}){mark(h)}")
+        else:
+            lines.append(f"- früher: {h.text} {obj(h)} (bis {h.bis}){mark(h)}")
     for d in mappe.abgeleitet:
         shown = d.aus_ereignis or d.beziehung in history_rels or ahead(d.ab_datum)
         ab = f", ab {d.ab}" if d.ab and shown else ""

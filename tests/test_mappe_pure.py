@@ -414,7 +414,7 @@ def test_render_writes_the_facts_history_and_derivations() -> None:
             abgeleitet=[derivation(KASSEL, hessen)]),
         CANON, cap=10,
     )
-    assert render(mappe, heute=date(2026, 11, 30)).splitlines() == [
+    assert render(mappe, heute=date(2026, 12, 2)).splitlines() == [
         "Lena (person)",
         "- wohnt in Kassel (ab Dezember 2026)",
         "- ist von Beruf „Lehrerin“ [laut Modell]",
@@ -447,6 +447,26 @@ def test_render_says_when_a_value_begins_later() -> None:
         "- ist von Beruf „Ärztin“",
         "- abgeleitet: wohnt in Hessen (über Kassel, Hessen)",
         "  · Kassel liegt in Hessen",
+    ]
+
+
+def test_render_never_calls_a_value_that_still_holds_former() -> None:
+    """A value told with a later start supersedes the current one from then on: the
+    superseded one is history, but until its end it is the value that holds. Read on a
+    day before that end, it is no "früher" line (the chat would take Lena for moved
+    already); from its end on it is."""
+    berlin = fact("f1", until=date(2027, 1, 1), grund="abgeloest", since=date(2020, 5, 1))
+    kassel = fact("f2", objekt="Kassel", since=date(2027, 1, 1))
+    mappe = build(row([kassel], historie=[berlin]), CANON, cap=10)
+    assert render(mappe, heute=date(2026, 12, 5)).splitlines() == [
+        "Lena (person)",
+        "- wohnt in Kassel (ab 1. Januar 2027)",
+        "- wohnt in Berlin (noch bis 1. Januar 2027)",
+    ]
+    assert render(mappe, heute=date(2027, 1, 1)).splitlines() == [
+        "Lena (person)",
+        "- wohnt in Kassel (ab 1. Januar 2027)",
+        "- früher: wohnt in Berlin (bis 1. Januar 2027)",
     ]
 
 
