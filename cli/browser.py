@@ -112,8 +112,7 @@ def browser(
         except ConfigError as error:
             fail(error)
         if beziehung not in canon:
-            err.print(f"error: unknown relation {beziehung!r}; known: "
-                      f"{', '.join(sorted(canon.relations))}", markup=False)
+            err.print(f"error: {canon.unknown(beziehung)}", markup=False)
             raise typer.Exit(2)
     text = (browser_dir() / f"{query}.cypher").read_text(encoding="utf-8")
     out.print("\n".join([*param_lines(values), body(text)]), markup=False)

@@ -7,6 +7,7 @@ types it allows. Relationship types in Cypher come only from here.
 
 from __future__ import annotations
 
+import re
 import tomllib
 from functools import cache
 from importlib import resources
@@ -83,9 +84,19 @@ class Canon:
         try:
             return self.relations[name]
         except KeyError:
-            raise UnknownRelation(
-                f"unknown relation {name!r} — the canon has: {', '.join(sorted(self.relations))}"
-            ) from None
+            raise UnknownRelation(self.unknown(name)) from None
+
+    def unknown(self, name: object) -> str:
+        """What to tell a caller who named a relation the canon does not have: the
+        relation meant when only case, spaces or hyphens differ (a relation's name is
+        exact: `Wohnt_In` is not `wohnt_in`), and the canon's relations."""
+        meant = None
+        if isinstance(name, str):
+            key = re.sub(r"[\s-]+", "_", name.strip()).casefold()
+            meant = next((r for r in self.relations if r.casefold() == key), None)
+        hint = f" — did you mean {meant!r}?" if meant else ""
+        return (f"unknown relation {name!r}{hint} (the canon has: "
+                f"{', '.join(sorted(self.relations))})")
 
     def __contains__(self, name: object) -> bool:
         return name in self.relations

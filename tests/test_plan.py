@@ -226,6 +226,27 @@ def test_precheck_names_the_form_problem() -> None:
         precheck(tr("Lena", "wohnt_in", wert="Kassel"), CANON)
 
 
+def test_a_relation_named_in_another_case_is_refused_with_the_one_meant() -> None:
+    """A relation's name is exact; a caller (often a language model) that writes
+    `Wohnt_In` or `wohnt in` is told which relation it meant, in a triple and in a
+    correction alike; a name with no such relation gets the canon's list alone."""
+    planner = Planner(
+        CANON,
+        order(tr("Lena", "Wohnt_In", "Kassel"), tr("Lena", "mag", "Pizza"),
+              berichtigungen=[{"subjekt": "Lena", "beziehung": "wohnt in",
+                               "objekt": "Berlin"}]),
+        state_with_lena_in_berlin(),
+        JETZT,
+    )
+    sentence, wrong_case, unknown = planner.plan()  # corrections first
+    for result in (wrong_case, sentence, unknown):
+        assert (result.ausgang, result.grund) == ("abgelehnt", "unbekannte_beziehung")
+        assert "the canon has: " in (result.meldung or "") and "wohnt_in" in (result.meldung or "")
+    assert "did you mean 'wohnt_in'?" in (wrong_case.meldung or "")
+    assert "did you mean 'wohnt_in'?" in (sentence.meldung or "")
+    assert "did you mean" not in (unknown.meldung or "")
+
+
 def test_an_event_with_an_unchanged_fact_creates_no_entry() -> None:
     planner = Planner(CANON, order(tr("Lena", "wohnt_in", "Berlin", ereignis={
         "titel": "Umzug", "beginn": "2026-11-01", "genauigkeit": "monat"})),

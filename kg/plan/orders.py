@@ -78,7 +78,7 @@ def precheck(raw: Tripel | dict[str, Any], canon: Canon) -> Tripel:
         raise Rejected(
             "abgelehnt",
             "unbekannte_beziehung",
-            f"unknown relation {tripel.beziehung!r}; known: {', '.join(sorted(canon.relations))}",
+            canon.unknown(tripel.beziehung),
         )
     rel = canon[tripel.beziehung]
     if rel.objekt == "entitaet" and tripel.objekt is None:

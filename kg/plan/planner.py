@@ -592,7 +592,7 @@ class Planner(History):
         self._note_correction(index, item.subjekt, None, item.beziehung)
         if item.beziehung not in self.canon:
             raise Rejected(
-                "abgelehnt", "unbekannte_beziehung", f"unknown relation {item.beziehung!r}"
+                "abgelehnt", "unbekannte_beziehung", self.canon.unknown(item.beziehung)
             )
         rel = self.canon[item.beziehung]
         subj = self.resolve(item.subjekt, "subjekt")
