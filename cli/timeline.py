@@ -1,4 +1,4 @@
-"""`kg timeline`: add, move, cancel, show and list the entries of a pair."""
+"""`kg timeline`: add, move, cancel, link, show and list the entries of a pair."""
 
 from __future__ import annotations
 
@@ -122,6 +122,29 @@ def cancel(
             f"cancelled; facts retired: {len(result.retired)}, "
             f"reinstated: {len(result.reinstated)} (order {result.auftrag_id})"
         )
+
+
+@timeline_app.command("link")
+def link(
+    eintrag_id: str = typer.Argument(..., help="Any entry of the chain."),
+    user: str = UserOpt,
+    character: str = CharOpt,
+    betrifft: str = typer.Option(..., help="The entity (name or id) the entry is about."),
+    as_json: bool = JsonOpt,
+) -> None:
+    """Name the person an entry is about, on every entry of its chain that names nobody.
+
+    A repair for `kg check`'s ereignis_person (an event written without its person by an
+    older version, or whose link was deleted by hand); dates, facts and orders stay.
+
+    Example: kg timeline link 3f2a... -u u1 -c nova --betrifft Lena
+    """
+
+    async def run(m: Memory) -> list[Eintrag]:
+        person = await m.entity_id(user, character, betrifft)
+        return await m.timeline_link(user, character, eintrag_id, person)
+
+    _table(call(run), as_json)
 
 
 @timeline_app.command("show")

@@ -411,6 +411,14 @@ class Memory:
     ) -> list[Eintrag]:
         return await self.timeline.chain(user_id, character_id, eintrag_id)
 
+    async def timeline_link(
+        self, user_id: str, character_id: str, eintrag_id: str, betrifft_id: str
+    ) -> list[Eintrag]:
+        """Name the person a timeline chain is about where its entries name nobody (a
+        repair: see `Timeline.link`); returns the chain."""
+        user_id, character_id = ident(user_id, "user_id"), ident(character_id, "character_id")
+        return await self.timeline.link(user_id, character_id, eintrag_id, betrifft_id)
+
     async def timeline_window(
         self, user_id: str, character_id: str, von: date, bis: date
     ) -> list[Eintrag]:

@@ -375,6 +375,49 @@ class Timeline:
 
         return await self.db.write(work)
 
+    async def link(
+        self, user_id: str, character_id: str, eintrag_id: str, betrifft_id: str
+    ) -> list[Eintrag]:
+        """Name the person a chain is about on each of its entries that names nobody (an
+        ereignis an older version wrote without its person, or whose link a hand edit
+        deleted: `kg check`'s `ereignis_person`, `timeline_person`). Any entry of the
+        chain, of any state; the entries' dates, facts and orders stay as they are.
+        Refused when an entry of the chain names another person (a chain names one).
+        Returns the chain, oldest first."""
+
+        async def work(tx: Tx) -> None:
+            await lock(tx, user_id)
+            rows = await tx.run(
+                "timeline_chain", user_id=user_id, character_id=character_id,
+                eintrag_id=eintrag_id,
+            )
+            if not rows:
+                raise TimelineError(f"no timeline entry {eintrag_id!r} in this pair")
+            entries = [to_eintrag(r["eintrag"], r["person_id"], r["person_name"]) for r in rows]
+            others = sorted({
+                f"{e.person_name!r} ({e.person_id})" for e in entries
+                if e.person_id is not None and e.person_id != betrifft_id
+            })
+            if others:
+                raise TimelineError(
+                    f"the chain of entry {eintrag_id!r} already names {', '.join(others)}: "
+                    "a chain names one person — if that link is wrong, cancel the entry "
+                    "and add it again with the right --betrifft"
+                )
+            missing = sorted({e.id for e in entries if e.person_id is None})
+            if not missing:
+                return
+            row = await tx.one(
+                "timeline_link", user_id=user_id, character_id=character_id, ids=missing,
+                betrifft_id=betrifft_id,
+            )
+            assert row is not None
+            if not row["person"]:  # raised in the transaction: nothing is linked
+                raise TimelineError(f"no entity with id {betrifft_id!r} for this user")
+
+        await self.db.write(work)
+        return await self.chain(user_id, character_id, eintrag_id)
+
     async def _keep_order(
         self, tx: Tx, user_id: str, character_id: str, ends: Record, entry: NeuerEintrag
     ) -> list[ReEnd]:

@@ -37,7 +37,7 @@ from kg.check import (
     table,
     verdict,
 )
-from kg.errors import KgError
+from kg.errors import KgError, TimelineError
 from kg.models import normalize_name
 from kg.queries import registry
 from tests.conftest import Pair, t
@@ -827,6 +827,61 @@ def test_ereignis_person(world: World) -> None:
     assert world.check("ereignis_person").ok
     world.cypher("MATCH (e:TimelineEintrag {user_id: $u})-[b:BETRIFFT]->() DELETE b")
     fails(world, "ereignis_person", world.first_entry)
+
+
+def test_an_ereignis_without_its_person_is_mended_by_a_link(world: World) -> None:
+    """The remedy was to cancel the event and add it again: a cancel takes back the
+    facts valid from it, so the record showed a cancel that never happened. `kg timeline
+    link` names the person on every entry of the chain that names nobody, and nothing
+    else changes: the check is clean, the dates, facts and orders are as before."""
+    world.cypher("MATCH (e:TimelineEintrag {user_id: $u})-[b:BETRIFFT]->() DELETE b")
+    fails(world, "ereignis_person", world.first_entry)
+    facts = "MATCH (:Entitaet {user_id: $u})-[r]->() RETURN count(r) AS n, collect(r.id) AS ids"
+    before = world.cypher(facts)
+    orders = "MATCH (a:Auftrag {user_id: $u}) RETURN count(a) AS n"
+    orders_before = world.cypher(orders)
+    store, mem = world.pair.store, world.pair.store.memory
+    chain = store.run(mem.timeline_link(world.u, "nova", world.first_entry, world.lena))
+    assert [(e.id, e.person_name) for e in chain] == [
+        (world.first_entry, "Lena"), (world.moved_entry, "Lena")]
+    assert world.report().ok
+    assert world.cypher(facts) == before and world.cypher(orders) == orders_before
+    # Again: nothing to do, the same answer.
+    again = store.run(mem.timeline_link(world.u, "nova", world.moved_entry, world.lena))
+    assert again == chain
+    assert world.cypher("MATCH (e:TimelineEintrag {user_id: $u})-[b:BETRIFFT]->() "
+                        "RETURN count(b) AS n") == [{"n": 2}]
+
+
+def test_cli_links_an_entry_by_the_persons_name(world: World, cli_env: dict[str, str]) -> None:
+    world.cypher("MATCH (e:TimelineEintrag {user_id: $u})-[b:BETRIFFT]->() DELETE b")
+    runner = CliRunner()
+    base = ["timeline", "link", world.moved_entry, "-u", world.u, "-c", "nova"]
+    linked = runner.invoke(app, [*base, "--betrifft", "Lena", "--json"], env=cli_env)
+    assert linked.exit_code == 0, linked.output
+    assert [e["person_name"] for e in json.loads(linked.stdout)] == ["Lena", "Lena"]
+    refused = runner.invoke(app, [*base, "--betrifft", "Max"], env=cli_env)
+    assert refused.exit_code == 8 and "a chain names one person" in refused.output
+    assert "Traceback" not in refused.output
+    unknown = runner.invoke(app, [*base, "--betrifft", "Niemand"], env=cli_env)
+    assert unknown.exit_code == 6 and "Traceback" not in unknown.output, unknown.output
+
+
+def test_a_link_never_names_a_second_person_or_a_strangers_entity(world: World) -> None:
+    store, mem = world.pair.store, world.pair.store.memory
+    with pytest.raises(TimelineError, match=r"already names 'Lena'.*a chain names one person"):
+        store.run(mem.timeline_link(world.u, "nova", world.first_entry, world.max))
+    world.cypher("MATCH (e:TimelineEintrag {user_id: $u})-[b:BETRIFFT]->() DELETE b")
+    stranger = Pair(world.pair.store, world.u + "-stranger")
+    stranger.write(t("Fremd", "beruf", wert="Spion"))
+    with pytest.raises(TimelineError, match="no entity with id"):
+        store.run(mem.timeline_link(world.u, "nova", world.first_entry,
+                                    stranger.id_of("Fremd")))
+    with pytest.raises(TimelineError, match="no timeline entry 'nope'"):
+        store.run(mem.timeline_link(world.u, "nova", "nope", world.lena))
+    # Refused whole: no entry names anybody.
+    assert world.cypher("MATCH (e:TimelineEintrag {user_id: $u})-[b:BETRIFFT]->() "
+                        "RETURN count(b) AS n") == [{"n": 0}]
 
 
 def test_a_backup_of_what_an_older_version_wrote_restores(

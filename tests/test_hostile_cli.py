@@ -224,6 +224,8 @@ def commands(path: str, out: str) -> st.SearchStrategy[list[str]]:
         st.builds(lambda u, ti, b: ["timeline", "add", "-u", u, "-c", "nova", "--typ",
                                     "ereignis", "--titel", ti, "--beginn", b], WRITER, TEXT,
                   DAY),
+        st.builds(lambda i, u, n: ["timeline", "link", i, "-u", u, "-c", "nova", "--betrifft",
+                                   n], TEXT, WRITER, TEXT),
         st.builds(lambda u, n: ["audit", "list", "-u", u, "--limit", n], USER, NUMBER),
         st.builds(lambda u, d: ["check", "--user", u, "--on", d], USER, DAY),
         st.builds(lambda u, s, w, h: ["correct", "-u", u, "-c", "nova", "--subjekt", s,
@@ -284,7 +286,8 @@ def test_fuzz_the_cli(fuzz_dir: Path, data: st.DataObject) -> None:
 
 
 #: The commands of `commands` that write to the store, and where their user is.
-WRITING = {("timeline", "add"): "-u", ("correct",): "-u", ("decay", "run"): "--user"}
+WRITING = {("timeline", "add"): "-u", ("timeline", "link"): "-u", ("correct",): "-u",
+           ("decay", "run"): "--user"}
 
 
 @settings(max_examples=300, deadline=None)

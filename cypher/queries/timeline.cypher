@@ -161,6 +161,29 @@ UNWIND nodes(p) AS e
 OPTIONAL MATCH (e)-[:BETRIFFT]->(person:Entitaet)
 RETURN e AS eintrag, person.id AS person_id, person.name AS person_name;
 
+// name: timeline_link
+// Link the entries $ids (of one chain, each naming nobody yet) to the person they are
+// about, $betrifft_id, under the user's lock: a repair of an entry whose link an older
+// version did not write or a hand edit deleted. `person` is false where that entity is
+// not the user's (nothing is linked then); `linked` counts the links made.
+// params: $user_id, $character_id, $ids, $betrifft_id
+// :param user_id => 'demo-user'
+// :param character_id => 'nova'
+// :param ids => ['<entry id>']
+// :param betrifft_id => '<id of Lena>'
+OPTIONAL MATCH (e:Entitaet {id: $betrifft_id})
+WHERE e.user_id = $user_id
+CALL (e) {
+  WITH e WHERE e IS NOT NULL
+  UNWIND $ids AS id
+  MATCH (t:TimelineEintrag {id: id})
+  WHERE t.user_id = $user_id AND t.character_id = $character_id
+    AND NOT (t)-[:BETRIFFT]->(:Entitaet)
+  CREATE (t)-[:BETRIFFT]->(e)
+  RETURN count(*) AS linked
+}
+RETURN e IS NOT NULL AS person, linked;
+
 // name: timeline_window
 // The pair's active entries overlapping [$von, $bis]; month-precision entries cover
 // their whole month, spans their whole span.
