@@ -205,7 +205,7 @@ class History:
             # its own ends begins earlier. Of a symmetric relation only if the value that
             # followed the taken-back one is at `before`'s own ends: else that end lay in
             # the far end's partition alone.
-            followers = self._carried_followers(taken, before, rel)
+            followers = self._carried_followers(taken, {fact.start_id, fact.end_id}, before, rel)
             carried = taken.end if followers or not rel.symmetrisch else None
             if upcoming is not None and (carried is None or upcoming.start < carried):
                 self.end_at(
@@ -244,20 +244,27 @@ class History:
             if self.state.facts[fid].valid and not self.state.facts[fid].empty
         )
 
-    def _carried_followers(self, taken: Taken, before: FactState, rel: Relation) -> list[str]:
+    def _carried_followers(
+        self, taken: Taken, taken_ends: set[str | None], before: FactState, rel: Relation
+    ) -> list[str]:
         """The facts that followed the taken-back one and now follow `before`: all of them
         in a relation of one partition per subject. In a symmetric one, those at
         `before`'s ends that still hold somewhere (not taken back by the same order) and
-        come after it: not one that begins earlier or that `before` itself ended, which
-        precedes it in the partition they share (it followed the taken-back value at the
-        other end only)."""
+        come after it: each that followed the taken-back value in a partition `before`
+        shares with it, where `before` preceded it (whatever its start: Tom–Anna from 3
+        June, placed after Tom–Ben of a June event, which Tom–Ben from 23 June precedes,
+        follows that one too); else one that begins no earlier (it followed the
+        taken-back value at the other end only, and a partition orders by start); never
+        one that `before` itself ended, which precedes it."""
         if not rel.symmetrisch:
             return list(taken.followers)
         ends = {before.start_id, before.end_id}
+        shared = ends & taken_ends
         return [
             fid for fid in taken.followers
             if (f := self.state.facts.get(fid)) is not None and f.valid
-            and {f.start_id, f.end_id} & ends and f.start >= before.start
+            and {f.start_id, f.end_id} & ends
+            and ({f.start_id, f.end_id} & shared or f.start >= before.start)
             and not (f.grund == "abgeloest" and self._ended_by(f, taken_of(before)))
         ]
 
