@@ -6,6 +6,7 @@ plus the library's and the CLI's as-of parameters and the migration of old store
 
 from __future__ import annotations
 
+import asyncio
 import time
 from datetime import UTC, date, datetime
 from typing import Any
@@ -79,6 +80,42 @@ def test_system_time_comes_from_the_store_not_the_order(pair: Pair) -> None:
     again = pair.write(t("Lena", "wohnt_in", "Berlin"), auftrag_id=result.auftrag_id,
                        zeitpunkt="2020-01-01T00:00:00Z")
     assert again.wiederholt and again.erfasst == result.erfasst
+
+
+def test_a_write_is_recorded_when_it_has_the_users_lock_not_when_it_began(pair: Pair) -> None:
+    """Found by a stranger's attack: an order that waited for the user's lock (behind a
+    long order, an import, a purge) was recorded at its transaction's start. A read
+    while it waited answered the value of before, and afterwards "as known at" that
+    read's instant answered the new one: a later write changed what the store had said.
+    The clock is now read once the lock is held, so nothing that waited is recorded
+    before the instant it waited through."""
+    pair.write(t("Lena", "beruf", wert="Ärztin"))
+    lena = pair.id_of("Lena")
+    memory, db = pair.store.memory, pair.store.memory.db
+
+    def beruf(mappe: Mappe) -> str | None:
+        return next((f.wert for f in mappe.fakten if f.beziehung == "beruf"), None)
+
+    async def scenario() -> tuple[str | None, str | None, str | None]:
+        async with db.driver.session(database=db.name) as session:
+            holder = await session.begin_transaction()
+            await holder.run("MATCH (n:Nutzer {id: $u}) SET n.writes = n.writes",
+                             u=pair.user_id)
+            waiting = asyncio.create_task(
+                memory.write(pair.order(t("Lena", "beruf", wert="Lehrerin"))))
+            await asyncio.sleep(0.5)  # the order has begun and waits for the lock
+            read_at = datetime.now(UTC)
+            then = beruf(await memory.mappe(pair.user_id, "nova", lena))
+            await asyncio.sleep(0.05)
+            await holder.commit()
+        await waiting
+        now = beruf(await memory.mappe(pair.user_id, "nova", lena))
+        known_then = beruf(await memory.mappe(pair.user_id, "nova", lena, bekannt_am=read_at))
+        return then, now, known_then
+
+    then, now, known_then = pair.store.run(scenario())
+    assert (then, now) == ("Ärztin", "Lehrerin")
+    assert known_then == then
 
 
 @pytest.mark.parametrize("zeitpunkt", [0, -1, 1e10, "1700000000", True, "2026-01-01T10:00"])

@@ -1,10 +1,14 @@
 // fragment: user_clock
-// Take the user's lock node and the store's clock `jetzt`: the transaction's clock, or
-// just after the user's last write if that is later (`uhr`), so it strictly increases per
-// user. The counter's write comes first: Cypher takes a write lock before it reads a
-// property that a SET depends on directly, so `uhr` is read under the lock. (Read before
-// it, a transaction waiting for the lock kept the `uhr` of before the write it waited
-// for, and recorded its versions earlier than that write's.)
+// Take the user's lock node and the store's clock `jetzt`: the server's clock once the
+// lock is held, or just after the user's last write if that is later (`uhr`), so it
+// strictly increases per user. The counter's write comes first: Cypher takes a write
+// lock before it reads a property that a SET depends on directly, so `uhr` is read under
+// the lock. (Read before it, a transaction waiting for the lock kept the `uhr` of before
+// the write it waited for, and recorded its versions earlier than that write's.) The
+// clock too is read after the lock (`datetime.realtime()`, evaluated as the row passes,
+// after the SET): the transaction's clock (`datetime.transaction()`) is its start, and
+// an order that had waited for the lock was recorded before reads made while it waited,
+// which had not seen it ("as known at" such a read then answered otherwise).
 // A purge deletes the lock node in the transaction that holds its lock: a transaction
 // that had found the node and waited for its lock holds, once the purge commits, the
 // lock of a node that is gone, which serialises nothing. Its clock is then null (the
@@ -12,7 +16,7 @@
 // (kg.db.LockLost), on a lock node that is there.
 MERGE (lock:Nutzer {id: $user_id})
 SET lock.writes = coalesce(lock.writes, 0) + 1
-WITH lock, datetime.transaction() AS clock
+WITH lock, datetime.realtime() AS clock
 WITH lock, CASE WHEN lock.uhr IS NOT NULL AND lock.uhr >= clock
                 THEN lock.uhr + duration({nanoseconds: 1000}) ELSE clock END AS jetzt
 SET lock.uhr = jetzt
