@@ -829,3 +829,24 @@ def test_cancelling_a_month_event_never_gives_a_partner_two(store: SyncMemory) -
         state.write(people=("Tom", "Anna"), when=datetime(2026, 6, 3, tzinfo=UTC))
         state.write(people=("Ben", "Lena"), when=datetime(2026, 11, 19, tzinfo=UTC))
         state.cancel(key=june)
+
+
+def test_a_partner_ended_by_a_corrected_value_no_longer_follows_its_event(
+    store: SyncMemory,
+) -> None:
+    """Found by a stranger's attack (2026-12-05, shrunk from a concurrent run). Ben–Lena
+    from 30 August 2025; Tom–Ben by an event "August 2025" (Ben–Lena began in its
+    window: placed before it, squeezed to nothing, recorded as ending with its event);
+    Ben–Lena again by an event "August 2025" (it follows both); Tom–Ben corrected. The
+    first Ben–Lena kept its end (the second still follows it), still recorded as ending
+    with Tom–Ben's event: moving that event to November made it hold again, from 30
+    August to 1 November, beside the second from 1 August (`kg check`:
+    einwertig_overlap). A value that keeps its end when the value that ended it is taken
+    back is now recorded as ending with the followers that remain."""
+    with replay(store) as state:
+        state.write(people=("Ben", "Lena"), when=datetime(2025, 8, 30, tzinfo=UTC))
+        tom_ben = cast(int, state.write_with_event(day=date(2025, 8, 2), monat=True,
+                                                   people=("Tom", "Ben")))
+        state.write_with_event(day=date(2025, 8, 4), monat=True, people=("Ben", "Lena"))
+        state.correct(("Tom", "Ben"))
+        state.move(day=date(2025, 11, 2), key=tom_ben)

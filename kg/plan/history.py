@@ -186,7 +186,15 @@ class History:
             if before.grund != "abgeloest" or not self._ended_by(before, taken):
                 continue
             if self._still_followed(before, taken):
-                continue  # another value follows it at the same instant (a partner's far end)
+                # Another value follows it (a partner's far end, or a value that squeezed
+                # it too): it keeps its end. Recorded as ending with the taken-back
+                # value's event, it would follow that event's moves from now on (a value
+                # squeezed to nothing holding again when the event moved later), so it is
+                # recorded as ending with the followers that remain.
+                if taken.timeline_id is not None and (
+                        before.props.get("timeline_bis") == taken.timeline_id):
+                    self._end_with_the_rest(before, taken)
+                continue
             # The values after it at its own ends (of a symmetric relation also at the
             # end it does not share with the taken-back value): those that begin later
             # and hold somewhere, or will again (a value squeezed to nothing by another
@@ -275,6 +283,15 @@ class History:
         `squeezed_partners`."""
         shared = {squeezed.start_id, squeezed.end_id} & {before.start_id, before.end_id}
         return any(x.valid and x.start <= before.start for x in self._followers(squeezed, shared))
+
+    def _end_with_the_rest(self, before: FactState, taken: Taken) -> None:
+        """Record `before` as ending where the first of its followers other than the
+        taken-back one begins (with that one's event, or fixed when it has none), each of
+        them named: its end as the reads show it now, no longer tied to the event of a
+        value that never held."""
+        rest = [f for f in self._followers(before) if f.id != taken.id and f.valid]
+        first = min(rest, key=lambda f: (f.start, f.props.get("timeline_id") is not None, f.id))
+        self.end_at(before, first.start, first.props.get("timeline_id"), [f.id for f in rest])
 
     def _still_followed(self, before: FactState, taken: Taken) -> bool:
         """True when a value other than the taken-back one follows `before` where it ends
