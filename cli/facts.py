@@ -25,6 +25,7 @@ from kg.api import Memory, correction_order, parse_order
 from kg.errors import InvalidInput
 from kg.mappe import Mappe, MappeFakt, render
 from kg.models import Auftrag, AuftragErgebnis
+from kg.settings import MAPPE_CAP_MAX
 
 #: The most bytes `kg write` reads: an order holds at most 200 triples of names and
 #: values of at most 2,000 characters, a few MiB even with every character escaped.
@@ -211,7 +212,7 @@ def mappe(
         None, help="System time: as the store knew it then (date or instant, as above)."
     ),
     cap: int | None = typer.Option(
-        None, min=1, max=10_000, help="Most facts (default KG_MAPPE_CAP)."
+        None, min=1, max=MAPPE_CAP_MAX, help="Most facts (default KG_MAPPE_CAP)."
     ),
     as_json: bool = JsonOpt,
     text: bool = typer.Option(False, "--text", help="Only the prompt text block."),

@@ -54,7 +54,7 @@ from kg.models import (
     stored_result,
 )
 from kg.plain import describe
-from kg.settings import Settings, load_settings
+from kg.settings import MAPPE_CAP_MAX, Settings, load_settings
 from kg.timeline import Eintrag, Timeline
 from kg.values import stored_instant
 
@@ -263,7 +263,7 @@ class Memory:
     ) -> list[Entitaet]:
         """The user's entities (they belong to the user) with their type and active fact
         count in the pair (those belong to the pair: never another character's)."""
-        check_cap(limit, "limit")
+        check_limit(limit)
         rows = await self.db.query(
             "entities_list", user_id=user_id, character_id=character_id, limit=limit
         )
@@ -493,7 +493,7 @@ class Memory:
     async def audit(
         self, user_id: str, character_id: str | None = None, limit: int = 20
     ) -> list[AuditEintrag]:
-        check_cap(limit, "limit")
+        check_limit(limit)
         rows = await self.db.query(
             "audit_list", user_id=user_id, character_id=character_id, limit=limit
         )
@@ -658,12 +658,27 @@ def as_day(day: date | str | None) -> date | None:
     raise InvalidInput(f"day must be a date (e.g. date(2026, 12, 5) or '2026-12-05'), not {day!r}")
 
 
-def check_cap(cap: int | None, name: str = "cap") -> None:
-    """A Mappe's cap (or a list's limit) is a positive number (None: the default)."""
-    if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap < 1
-                            or cap > 1_000_000_000):
+#: The most rows a listing (`entities`, `audit`) takes as its `limit`.
+LIMIT_MAX = 1_000_000_000
+
+
+def check_limit(limit: int, name: str = "limit") -> None:
+    """A list's limit is a whole number from 1 to LIMIT_MAX."""
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= LIMIT_MAX:
+        raise InvalidInput(f"{name} must be a whole number from 1 to {LIMIT_MAX:,}, not {limit!r}")
+
+
+def check_cap(cap: int | None) -> None:
+    """A Mappe's cap is a whole number from 1 to MAPPE_CAP_MAX (None: the setting's), and
+    refused beyond it before any query runs: the query's memory grows with the square of
+    the cap, and beyond the bound the server would refuse it for memory after seconds."""
+    if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap < 1):
+        raise InvalidInput(f"cap must be a whole number from 1 to {MAPPE_CAP_MAX:,}, not {cap!r}")
+    if cap is not None and cap > MAPPE_CAP_MAX:
         raise InvalidInput(
-            f"{name} must be a whole number from 1 to 1,000,000,000, not {cap!r}"
+            f"cap {cap:,} is more than a Mappe holds: at most {MAPPE_CAP_MAX:,} facts (a "
+            "Mappe is a prompt's dossier, and its query's memory grows with the square of "
+            f"the cap) — ask for {MAPPE_CAP_MAX:,} or fewer"
         )
 
 

@@ -48,6 +48,14 @@ _VARIABLES = {
 #: The file of settings in the working directory, below the environment.
 ENV_FILE = ".env"
 
+#: The most facts a Mappe holds, however it is asked for (a call's `cap`, `kg mappe
+#: --cap`, the MCP tool, `KG_MAPPE_CAP`). Each row of the Mappe's query carries the list
+#: of the near facts it collected, so the query's memory grows with the square of the
+#: cap: on a server with a 1 GiB heap, 1,000 facts of one entity fit in a transaction's
+#: memory and 1,500 did not. A Mappe is a prompt's dossier; a thousand facts is more
+#: than any prompt holds.
+MAPPE_CAP_MAX = 1000
+
 
 def variable(field: str) -> str:
     """The environment variable of a settings field."""
@@ -140,7 +148,9 @@ class Settings(BaseModel):
         description="Server-side seconds one piece of maintenance may take: an export, "
         "import or purge transaction (one per file), a pass of `kg check`, a decay sweep.",
     )
-    mappe_cap: int = Field(60, ge=1, le=10_000, description="Most facts a Mappe holds.")
+    mappe_cap: int = Field(
+        60, ge=1, le=MAPPE_CAP_MAX, description="Most facts a Mappe holds (see MAPPE_CAP_MAX)."
+    )
     ruhe_schwelle: float = Field(
         0.1, ge=0, le=1, description="Strength below which an edge rests (left out)."
     )

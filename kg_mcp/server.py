@@ -47,6 +47,7 @@ from kg.models import (
     normalize_name,
 )
 from kg.plain import problems
+from kg.settings import MAPPE_CAP_MAX
 from kg.timeline import Eintrag, month_window
 from kg_mcp.binding import Binding, PairRef, TokenPair, Unbound
 
@@ -109,7 +110,7 @@ BudgetArg = Annotated[
 CapArg = Annotated[
     int | None,
     BeforeValidator(_no_bool),
-    Field(ge=1, le=1000, description="Most facts (default: the store's cap)."),
+    Field(ge=1, le=MAPPE_CAP_MAX, description="Most facts (default: the store's cap)."),
 ]
 AuftragIdArg = Annotated[Ident, Field(description=Auftrag.model_fields["auftrag_id"].description)]
 

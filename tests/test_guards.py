@@ -20,9 +20,10 @@ from typer.testing import CliRunner
 from cli.main import app
 from kg.api import Memory, correction_order, parse_order
 from kg.canon import load_canon
-from kg.errors import EntityNotFound, InvalidInput
+from kg.errors import ConfigError, EntityNotFound, InvalidInput
 from kg.models import Auftrag, clean_name, normalize_name
 from kg.plan import Planner, State
+from kg.settings import MAPPE_CAP_MAX, load_settings
 from tests.conftest import Pair, t
 
 #: The store's clock in the pure plans (system time is passed in).
@@ -583,6 +584,42 @@ def test_cap_zero_is_rejected_and_gekappt_means_something_was_cut(pair: Pair) ->
     cli = CliRunner().invoke(app, ["mappe", "Lena", "-u", pair.user_id, "-c", "nova",
                                    "--cap", "0"])
     assert cli.exit_code == 2 and "cap" in cli.output
+
+
+def test_a_cap_beyond_the_mappes_bound_is_refused_on_every_surface(
+    pair: Pair, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found by a black-box attack: `mappe(cap=1500)` of an entity with 2,000 hobbies ran
+    Neo4j out of transaction memory and said "retry later" (`kg mappe --cap 1500`: exit 3;
+    the CLI took caps up to 10,000, the library up to 10^9). Every row of the Mappe's query
+    carries the near facts it collected, so its memory grows with the square of the cap:
+    the library, the CLI, the MCP tool and KG_MAPPE_CAP share one bound, and a cap beyond
+    it is refused before any query runs."""
+    from pydantic import TypeAdapter, ValidationError
+
+    from kg_mcp.server import CapArg
+
+    memory, run = pair.store.memory, pair.store.run
+    pair.write(t("Lena", "hobby", wert="Lesen"))
+    lena = pair.id_of("Lena")
+    beyond = MAPPE_CAP_MAX + 1
+    for call in (memory.mappe(pair.user_id, "nova", lena, cap=beyond),
+                 memory.mappen(pair.user_id, "nova", [lena], cap=beyond),
+                 memory.pair(pair.user_id, "nova").mappe(lena, cap=beyond)):
+        with pytest.raises(InvalidInput, match=f"at most {MAPPE_CAP_MAX:,} facts"):
+            run(call)
+    assert len(run(memory.mappe(pair.user_id, "nova", lena, cap=MAPPE_CAP_MAX)).fakten) == 1
+    cli = CliRunner().invoke(app, ["mappe", "Lena", "-u", pair.user_id, "-c", "nova",
+                                   "--cap", str(beyond)])
+    assert cli.exit_code == 2, cli.output
+    assert "'--cap'" in cli.output and f"equal to {MAPPE_CAP_MAX}" in cli.output, cli.output
+    mcp_cap = TypeAdapter(CapArg)
+    assert mcp_cap.validate_python(MAPPE_CAP_MAX) == MAPPE_CAP_MAX
+    with pytest.raises(ValidationError, match=f"less than or equal to {MAPPE_CAP_MAX}"):
+        mcp_cap.validate_python(beyond)
+    monkeypatch.setenv("KG_MAPPE_CAP", str(beyond))
+    with pytest.raises(ConfigError, match=f"KG_MAPPE_CAP: .*{MAPPE_CAP_MAX}"):
+        load_settings()
 
 
 def test_candidates_never_read_none(pair: Pair) -> None:
