@@ -1,6 +1,7 @@
 """The `kg` command: typer sub-apps by area, each command one library call.
 
-Exit codes: 0 ok; 1 an order not fully written or check violations; 2 bad input;
+Exit codes: 0 ok; 1 an order not fully written or check violations; 2 bad input or
+configuration, or a query that needs more memory than the server allows (ask for less);
 3 Neo4j unreachable / auth / database; 4 schema not current; 5 launcher failed;
 6 unknown entity; 7 ambiguous name; 8 timeline rule broken.
 

@@ -49,6 +49,7 @@ from kg.errors import (
     DatabaseNotFound,
     InvalidInput,
     KgError,
+    MemoryLimitExceeded,
     ServerUnavailable,
     StoredDataError,
 )
@@ -534,7 +535,14 @@ class Database:
 
         @unit_of_work(timeout=seconds)
         async def unit(tx: AsyncManagedTransaction) -> T:
-            return await work(Tx(tx, self))
+            try:
+                return await work(Tx(tx, self))
+            except Neo4jError as exc:
+                if _out_of_memory(exc):
+                    # Raised as a typed error, not the driver's: the driver runs again
+                    # what it takes for transient, and this would fail again the same.
+                    raise self.translate(exc) from exc
+                raise
 
         # The server ends a transaction after query_timeout; this client-side deadline
         # covers a server that stops answering at all (a frozen process, a dropped
@@ -597,6 +605,15 @@ class Database:
             return DatabaseNotFound(
                 f"database {self.name!r} does not exist on {uri} — set NEO4J_DATABASE "
                 "(Community Edition has one user database, `neo4j`)."
+            )
+        if _out_of_memory(exc):
+            return MemoryLimitExceeded(
+                f"Neo4j at {uri} refused the query: it needed more memory than the server "
+                f"allows a transaction ({code}: {str(getattr(exc, 'message', '') or '')[:200]})"
+                " — a retry will not help, nothing was written. Ask for less (a smaller "
+                "cap, fewer entities at once), or give the server more: a larger heap "
+                "(server.memory.heap.max_size; KG_NEO4J_HEAP for `kg server start`) or a "
+                "higher db.memory.transaction.total.max in neo4j.conf."
             )
         if isinstance(exc, DatabaseUnavailable) or code.endswith("DatabaseUnavailable"):
             return ServerUnavailable(
@@ -860,9 +877,23 @@ def _begin_with_first_query(session: AsyncSession) -> AbstractContextManager[Any
 
 
 def _retryable(exc: Exception) -> bool:
-    """What the driver's managed transactions would retry."""
+    """What the driver's managed transactions would retry, but for a query refused for
+    memory (`_out_of_memory`)."""
+    if _out_of_memory(exc):
+        return False
     is_retryable = getattr(exc, "is_retryable", None)
     return bool(is_retryable()) if callable(is_retryable) else True
+
+
+def _out_of_memory(exc: BaseException) -> bool:
+    """The server refused a query for memory (MemoryPoolOutOfMemoryError when the
+    transactions' pool is full, TransactionOutOfMemoryError over one transaction's limit,
+    OutOfMemoryError for the heap itself). Neo4j files the first and last as transient,
+    as other transactions may free memory meanwhile; but the same query asks for the same
+    memory again, and a retry only holds the caller for KG_RETRY_TIME before the same
+    refusal (a Mappe with a large cap took seconds per attempt)."""
+    code = getattr(exc, "code", None) or ""
+    return isinstance(exc, Neo4jError) and "OutOfMemory" in code
 
 
 def _deep(record: Any) -> Record:

@@ -55,6 +55,15 @@ class SchemaOutdated(SchemaError):
     """The database's schema is older than this package needs."""
 
 
+class MemoryLimitExceeded(KgError):
+    """Neo4j refused a query for memory: it needed more than the server allows one
+    transaction. Neo4j reports it as a transient error, but the same query needs the same
+    memory again, so it is never retried: ask for less, or give the server more memory.
+    Nothing was written."""
+
+    exit_code = 2
+
+
 class InvalidInput(KgError):
     """Input (an order, a date, a file line) is malformed."""
 

@@ -16,7 +16,13 @@ from pydantic import SecretStr
 from cli.launcher import LauncherSettings
 from kg.api import Memory, SyncMemory
 from kg.db import Database, Tx
-from kg.errors import AuthFailed, ConfigError, ServerUnavailable, WriteNotConfirmed
+from kg.errors import (
+    AuthFailed,
+    ConfigError,
+    MemoryLimitExceeded,
+    ServerUnavailable,
+    WriteNotConfirmed,
+)
 from kg.settings import LOCAL_DEFAULT_PASSWORD, Settings, is_loopback, load_settings
 from tests.conftest import Pair, t
 
@@ -144,6 +150,61 @@ def test_a_server_side_commit_failure_is_server_unavailable() -> None:
                                     "No space left on device"))
     assert isinstance(found, ServerUnavailable)
     assert "No space left on device" in str(found)
+
+
+@pytest.mark.parametrize("code", [
+    "Neo.TransientError.General.MemoryPoolOutOfMemoryError",
+    "Neo.TransientError.General.OutOfMemoryError",
+    "Neo.ClientError.General.TransactionOutOfMemoryError",
+])
+def test_a_query_refused_for_memory_says_a_retry_will_not_help(code: str) -> None:
+    """Found by a black-box attack: a Mappe refused for memory was "a transient error
+    … retry later, or raise KG_RETRY_TIME" (`kg` exit 3), and the same query fails again
+    the same way."""
+    found = translated(server_error(code, "dbms.memory.transaction.total.max threshold reached"))
+    assert isinstance(found, MemoryLimitExceeded) and found.exit_code == 2
+    words = str(found)
+    assert "more memory than the server allows a transaction" in words
+    assert "a retry will not help" in words and "KG_RETRY_TIME" not in words
+    assert "Ask for less" in words and "db.memory.transaction.total.max" in words
+    assert "threshold reached" in words  # the server's own words name its limit
+
+
+def test_a_query_refused_for_memory_is_sent_once(neo4j_settings: Settings) -> None:
+    """Neo4j files a query refused for memory as transient, and the driver's managed
+    transactions and the library's auto-commit reads retried it for KG_RETRY_TIME (a Mappe
+    with a large cap took seconds per attempt) before the same refusal. A real refusal:
+    a query that collects gigabytes of text, on both paths, with a retry time that would
+    allow several attempts; it is sent once on each."""
+    import dataclasses
+
+    from kg.queries import Registry
+
+    greedy = ("WITH reduce(s = '', i IN range(1, 100) | s + '0123456789') AS s "
+              "UNWIND range(1, 4000000) AS i RETURN size(collect(s + i)) AS n")
+
+    async def attempts() -> list[int]:
+        memory = await Memory.open(neo4j_settings.model_copy(update={"retry_time": 30.0}))
+        db = memory.db
+        try:
+            ping = db.queries["ping"]
+            db.queries = Registry([ping, dataclasses.replace(ping, name="greedy", text=greedy)])
+            async def in_transaction(tx: Tx) -> object:
+                return await tx.run("greedy")
+
+            sent = []
+            for path in (db.query("greedy"), db.read(in_transaction)):
+                before = db.round_trips
+                with pytest.raises(MemoryLimitExceeded, match="a retry will not help"):
+                    await path
+                sent.append(db.round_trips - before)
+            return sent
+        finally:
+            await memory.close()
+
+    began = time.monotonic()
+    assert asyncio.run(attempts()) == [1, 1]
+    assert time.monotonic() - began < 30
 
 
 def test_a_failed_commit_is_write_not_confirmed(
