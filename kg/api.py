@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import difflib
 import re
 import time
 import uuid
@@ -709,7 +710,22 @@ def correction_order(
     """The order of a correction: the wrong fact (`objekt` or `wert`) retired as never
     true, and its replacement (`neu_objekt` or `neu_wert`) as a triple with the required
     `herkunft`, holding from `zeitpunkt`, else where the corrected value began.
-    InvalidInput says what is wrong."""
+    InvalidInput says what is wrong; an unknown keyword (a typo of `neu_objekt` would
+    retire the wrong fact and write no replacement) is refused before anything else."""
+    known = list(Korrektur.__annotations__)
+    unknown = [k for k in korrektur if k not in known]
+    if unknown:
+        named = ", ".join(
+            f"{k!r}" + "".join(f" (did you mean {m!r}?)"
+                               for m in difflib.get_close_matches(k, known, 1))
+            for k in unknown
+        )
+        what, it = ("is not a keyword", "it") if len(unknown) == 1 else ("are not keywords",
+                                                                           "them")
+        raise InvalidInput(
+            f"{named} {what} of a correction; nothing was written — fix or remove {it} (a "
+            f"correction takes {', '.join(known)})"
+        )
     missing = [k for k in ("subjekt", "beziehung", "herkunft") if k not in korrektur]
     if missing:
         raise InvalidInput(

@@ -414,6 +414,27 @@ def test_a_correction_whose_replacement_has_the_wrong_form_writes_nothing(pair: 
     assert [f.objekt.name for f in pair.mappe("Lea").fakten if f.objekt] == ["Hamburg"]
 
 
+def test_a_correction_with_an_unknown_keyword_writes_nothing(pair: Pair) -> None:
+    """Found by a black-box attack: `correct(..., neu_objeckt="Köln")` (a typo of
+    `neu_objekt`) answered `berichtigt`, retired München and never wrote Köln. A keyword a
+    correction does not know is refused before anything is written, by name, with the one
+    meant and the keywords it takes."""
+    pair.write(t("Lena", "wohnt_in", "München"))
+    memory, run = pair.store.memory, pair.store.run
+    with pytest.raises(InvalidInput) as refused:
+        run(memory.correct(  # type: ignore[call-arg]
+            pair.user_id, "nova", subjekt="Lena", beziehung="wohnt_in", objekt="München",
+            herkunft="mensch", neu_objeckt="Köln"))
+    words = str(refused.value)
+    assert "'neu_objeckt' (did you mean 'neu_objekt'?) is not a keyword" in words
+    assert "nothing was written" in words and "neu_objekt, neu_wert, zeitpunkt" in words
+    assert [f.objekt.name for f in pair.mappe("Lena").fakten if f.objekt] == ["München"]
+    assert len(run(memory.audit(pair.user_id, "nova"))) == 1  # the first order only
+    with pytest.raises(InvalidInput, match="'extra', 'when' are not keywords"):
+        correction_order(pair.user_id, "nova", subjekt="Lena",  # type: ignore[call-arg]
+                         beziehung="wohnt_in", herkunft="mensch", extra="x", when="y")
+
+
 def test_a_correction_and_its_replacement_of_an_unknown_relation_write_nothing(
     pair: Pair,
 ) -> None:
