@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import difflib
 import re
+import threading
 import time
 import uuid
 from collections.abc import Coroutine
@@ -772,10 +773,20 @@ def correction_order(
 
 
 class SyncMemory:
-    """`Memory` for synchronous callers: each call runs the async one on a private loop."""
+    """`Memory` for synchronous callers: each call runs the async one on a private loop.
+
+    One SyncMemory may be shared by several threads (a threaded web server's workers):
+    its calls run one at a time, each to completion, on its one loop, where its driver
+    and connections live; a thread that calls while another's call runs waits for it.
+    For calls side by side, await `Memory` on one event loop instead.
+    """
 
     def __init__(self, settings: Settings | None = None, check_schema: bool = True) -> None:
         self._runner = asyncio.Runner()
+        # A loop runs one `run` at a time: a second thread's would raise "This event
+        # loop is already running" and leave its coroutine never awaited. Reentrant, so
+        # that a call made from inside a running call fails as it did, not in a deadlock.
+        self._turn = threading.RLock()
         try:
             self.memory = self._runner.run(Memory.open(settings, check_schema))
         except BaseException:
@@ -783,14 +794,17 @@ class SyncMemory:
             raise
 
     def run(self, coro: Coroutine[Any, Any, T]) -> T:
-        """Run any coroutine of `self.memory` (or the library) to completion."""
-        return self._runner.run(coro)
+        """Run any coroutine of `self.memory` (or the library) to completion; from any
+        thread, after the call another thread is running."""
+        with self._turn:
+            return self._runner.run(coro)
 
     def close(self) -> None:
-        try:
-            self._runner.run(self.memory.close())
-        finally:
-            self._runner.close()
+        with self._turn:
+            try:
+                self._runner.run(self.memory.close())
+            finally:
+                self._runner.close()
 
     def __enter__(self) -> SyncMemory:
         return self

@@ -14,9 +14,11 @@ least 8 writers x 500 orders each.
 from __future__ import annotations
 
 import asyncio
+import gc
 import random
 import threading
 import uuid
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import date, timedelta
@@ -284,6 +286,41 @@ def test_concurrent_cancels_and_moves_of_one_user_wait_and_never_deadlock(
         assert retried == []
         report = store.run(memory.check(user))
         assert [c.name for c in report.violations if not c.name.startswith("decay")] == []
+    finally:
+        store.run(memory.purge(user))
+
+
+def test_one_sync_memory_serves_several_threads(store: SyncMemory) -> None:
+    """Found by a black-box attack: four threads calling `run` on one SyncMemory (a
+    threaded web server's backend) — three raised `RuntimeError: This event loop is
+    already running`, with "coroutine was never awaited" warnings, and one order was
+    written. Every thread's orders are written now, and nothing is raised or warned."""
+    memory = store.memory
+    user = new_user_id("rel-threads")
+    threads, per_thread = 6, 4
+    start = threading.Barrier(threads)
+
+    def writer(n: int) -> list[str]:
+        start.wait()
+        return [
+            store.run(memory.write({
+                "auftrag_id": f"t{n}-{i}", "user_id": user, "character_id": "nova",
+                "tripel": [{"subjekt": f"P{n}", "beziehung": "hobby", "wert": f"Hobby {i}",
+                            "herkunft": "mensch"}]})).status
+            for i in range(per_thread)
+        ]
+
+    try:
+        with warnings.catch_warnings(record=True) as warned:
+            warnings.simplefilter("always")
+            with ThreadPoolExecutor(threads) as pool:
+                statuses = [s for done in pool.map(writer, range(threads)) for s in done]
+            gc.collect()  # an unawaited coroutine warns as it is collected
+        assert statuses == ["ok"] * threads * per_thread
+        assert [str(w.message) for w in warned] == []
+        written = store.run(memory.audit(user, "nova", limit=100))
+        assert sorted(a.auftrag_id for a in written) == sorted(
+            f"t{n}-{i}" for n in range(threads) for i in range(per_thread))
     finally:
         store.run(memory.purge(user))
 
