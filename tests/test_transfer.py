@@ -487,6 +487,36 @@ def test_cli_import_errors_are_one_line(tmp_path: Path, cli_env: dict[str, str])
     assert missing.exit_code == 2 and "cannot read" in missing.stderr
 
 
+def test_an_import_that_meets_a_newer_value_says_how_to_restore(
+    pair: Pair, tmp_path: Path, cli_env: dict[str, str]
+) -> None:
+    """Found by a black-box attack: a pair's file imported after the pair had a newer
+    value said "would break … einwertig_unique …; nothing was imported" and no more. It
+    says what to do now (docs/export.md: export, purge, import) with the purge command of
+    the file's pair, and that command makes the import go through."""
+    runner = CliRunner()
+    path = tmp_path / "pair.jsonl"
+    pair.write(t("Lena", "wohnt_in", "München"))
+    export_text(pair.store, path, pair.user_id, "nova")
+    pair.store.run(pair.store.memory.purge(pair.user_id, "nova"))
+    pair.write(t("Lena", "wohnt_in", "Köln"))
+
+    refused = runner.invoke(app, ["import", str(path)], env=cli_env)
+    assert refused.exit_code == 2, refused.output
+    words = " ".join(refused.stderr.split())
+    assert "einwertig_unique" in words and "nothing was imported" in words
+    purge = f"kg purge --user {pair.user_id} --character nova --yes"
+    assert f"holds nothing: if the store has data of it (written after the export), purge " \
+           f"that first (`{purge}`" in words, words
+    assert "or import the file into another store" in words
+    assert len(refused.stderr.strip().splitlines()) == 1
+
+    assert runner.invoke(app, purge.split()[1:], env=cli_env).exit_code == 0
+    done = runner.invoke(app, ["import", str(path)], env=cli_env)
+    assert done.exit_code == 0, done.output
+    assert [f.objekt.name for f in pair.mappe("Lena").fakten if f.objekt] == ["München"]
+
+
 @pytest.mark.parametrize(("target", "message"), [
     ("fifo", "is a device, pipe or socket, not a file"),
     ("dir", "is a directory, not a file"),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 import stat
 import tempfile
 from collections import Counter
@@ -327,7 +328,7 @@ async def write_import(
                 f"of `kg check`: {first.name} ({first.title}; {first.count} found, e.g. "
                 f"{', '.join(first.samples[:3]) or '-'})"
                 + (f", and {', '.join(c.name for c in broken[1:])}" if len(broken) > 1 else "")
-                + "; nothing was imported"
+                + "; nothing was imported — " + _import_where_empty(datei)
             )
         return len(kept), notes
 
@@ -337,6 +338,24 @@ async def write_import(
         datei=source, user_id=user, character_id=datei.kopf.character_id,
         zeilen=datei.zeilen, anzahl=datei.anzahl(), entitaeten_vorhanden=vorhanden,
         warnungen=[*datei.warnungen, *notes],
+    )
+
+
+def _import_where_empty(datei: Datei) -> str:
+    """What to do when a file and the store's data together break an invariant: a file
+    restores its pair (or user) into a store that holds nothing of it (docs/export.md:
+    export, purge, import). What the store holds of the pair now (a value written after
+    the export) is not merged with the file's, whose values are history of their own."""
+    user, character = datei.kopf.user_id, datei.kopf.character_id
+    whose = f"user {user!r}" if character is None else f"pair ({user!r}, {character!r})"
+    purge = f"kg purge --user {shlex.quote(user)}" + (
+        "" if character is None else f" --character {shlex.quote(character)}")
+    return (
+        f"import it where the {whose} holds nothing: if the store has data of it (written "
+        f"after the export), purge that first (`{purge} --yes`; `kg export` it before, if "
+        "it may be needed) or import the file into another store; if the store has "
+        "nothing of it, the file itself is inconsistent (changed by hand?): export it "
+        "again"
     )
 
 
