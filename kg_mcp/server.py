@@ -108,9 +108,12 @@ BudgetArg = Annotated[
     Field(ge=100, le=20_000, description="Most characters of the German prompt text."),
 ]
 CapArg = Annotated[
-    int | None,
+    # The bounds on the number alone: on `int | None` they applied to null too, and a
+    # cap sent as null (the default, as when left out) failed ("Unable to apply
+    # constraint 'ge' to supplied value None").
+    Annotated[int, Field(ge=1, le=MAPPE_CAP_MAX)] | None,
     BeforeValidator(_no_bool),
-    Field(ge=1, le=MAPPE_CAP_MAX, description="Most facts (default: the store's cap)."),
+    Field(description="Most facts (default: the store's cap)."),
 ]
 AuftragIdArg = Annotated[Ident, Field(description=Auftrag.model_fields["auftrag_id"].description)]
 

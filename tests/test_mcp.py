@@ -181,6 +181,9 @@ def test_write_then_mappe_then_replay(mcp: Setup, store: SyncMemory) -> None:
     assert not any(r["fakt_id"] in everything(other) for r in first["ergebnisse"])
     assert "Kassel" not in everything(other) and "Ärztin" not in everything(other)
 
+    # An optional argument sent as null is the default, as when it is left out (a cap of
+    # null failed: "Unable to apply constraint 'ge' to supplied value None").
+    assert mcp.stdio.ok("mappe", entitaet="Lena", cap=None)["mappe"]["entitaet"]["name"] == "Lena"
     several = mcp.http_a.ok("mappen", entitaeten=["Lena", "Kassel"], budget=400)
     assert [m["entitaet"]["name"] for m in several["mappen"]] == ["Lena", "Kassel"]
     assert "Judo" not in json.dumps(several)
