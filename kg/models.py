@@ -732,9 +732,9 @@ class TripelErgebnis(Frozen):
     fakt_id: str | None = Field(None, description="The written or touched fact.")
     abgeloest: list[str] = Field(
         default_factory=list,
-        description="Facts this one superseded, corrected or cancelled (a correction: the "
-        "facts it retired, then the types only they implied; a move: the values it "
-        "re-ended).",
+        description="Facts this one superseded, corrected or cancelled (a correction or a "
+        "cancel: the facts it retired, then the types only they implied; a move: the "
+        "values it re-ended).",
     )
     wieder_gueltig: list[str] = Field(
         default_factory=list,
@@ -854,7 +854,10 @@ class Absage(Frozen):
     """What cancelling a timeline entry changed (an audited order of its own)."""
 
     auftrag_id: str = Field(description="The order in the audit that took the facts back.")
-    retired: list[str] = Field(description="Facts valid from the entry, retired as never true.")
+    retired: list[str] = Field(
+        description="Facts valid from the entry, retired as never true, then the types only "
+        "they implied."
+    )
     reinstated: list[str] = Field(description="Values those facts had superseded, holding again.")
 
 

@@ -364,6 +364,11 @@ class Timeline:
             subjects = {(f["start_id"], f["rel_type"]) for f in facts} | {
                 (f["end_id"], f["rel_type"]) for f in facts
                 if f["end_id"] is not None and f["rel_type"] in self.agent.symmetric_types
+            } | {
+                # The type facts of the objects whose type a fact implies (`wohnt_in` →
+                # ort): a type only the cancelled facts implied goes with them.
+                (f["end_id"], "TYP") for f in facts
+                if f["end_id"] is not None and f["rel_type"] in self.agent.typed_in
             }
             ergebnis = await self.agent.cancel_event(
                 tx, user_id, character_id, ends["first_id"], eintrag_id, sorted(subjects),

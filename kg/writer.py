@@ -358,7 +358,8 @@ class FaktenAgent:
         """Take back the consequences of a cancelled event, inside the cancel's
         transaction: an audited order of its own (`absage-<entry>`), planned by the same
         rule as a correction. `subjects` are the (entity id, relationship type) of the
-        facts valid from the event; `jetzt` the cancel's system time."""
+        facts valid from the event, and (object id, TYP) where such a fact implies its
+        object's type; `jetzt` the cancel's system time."""
         return await self._event_order(
             tx, f"absage-{eintrag_id}", user_id, character_id, {"absage": eintrag_id},
             subjects, lambda planner: planner.cancel(first_id), jetzt,

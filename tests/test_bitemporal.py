@@ -528,7 +528,8 @@ def test_a_cancel_keeps_what_was_known_before_it(pair: Pair) -> None:
     assert entry is not None and berlin.erfasst is not None
     later()
     outcome = pair.store.run(pair.store.memory.timeline_cancel(pair.user_id, "nova", entry))
-    assert outcome.retired == [moved.ergebnisse[0].fakt_id]
+    # The fact, then Kassel's type, which only it implied.
+    assert outcome.retired == [moved.ergebnisse[0].fakt_id, *moved.ergebnisse[0].typ_fakten]
     assert outcome.reinstated == [berlin.ergebnisse[0].fakt_id]
     march = datetime(2027, 3, 15, tzinfo=UTC)
     before_cancel = pair.mappe("Lena", gueltig_am=march, bekannt_am=moved.erfasst)

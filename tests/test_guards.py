@@ -556,6 +556,63 @@ def test_a_type_another_fact_or_the_human_gave_stays(pair: Pair) -> None:
     assert typ_of(pair, "Paris") == "ort"
 
 
+def cancel(pair: Pair, eintrag_id: str | None) -> Any:
+    assert eintrag_id is not None
+    return pair.store.run(pair.store.memory.timeline_cancel(pair.user_id, "nova", eintrag_id))
+
+
+@pytest.mark.parametrize(("beziehung", "objekt", "typ"),
+                         [("hat_haustier", "Bello", "tier"), ("wohnt_in", "Berlin", "ort")])
+def test_a_type_implied_only_by_a_cancelled_events_fact_is_retired(
+    pair: Pair, beziehung: str, objekt: str, typ: str
+) -> None:
+    """A cancel and a correction take a value back by one rule (docs/time.md): a type
+    that only a cancelled event's fact implied goes with it, as after a correction. It
+    stayed: Bello was still a tier once "Lena gets a dog" was cancelled, and "Bello is a
+    cook" was refused as a typkonflikt with a fact that never held."""
+    told = pair.write(t("Lena", beziehung, objekt,
+                        ereignis={"titel": "Neu", "beginn": "2026-11-20"}))
+    (r,) = told.ergebnisse
+    assert typ_of(pair, objekt) == typ and r.typ_fakten
+    cancelled = cancel(pair, r.timeline_id)
+    # The fact, then the types only it implied (the object's, and Lena's person of
+    # hat_haustier), as a correction lists them.
+    assert cancelled.retired[0] == r.fakt_id
+    assert sorted(cancelled.retired[1:]) == sorted(r.typ_fakten)
+    assert typ_of(pair, objekt) == "sonstiges"
+    assert pair.write(t(objekt, "beruf", wert="Koch")).ergebnisse[0].ausgang == "geschrieben"
+    assert check(pair, "fact_aktiv").ok
+
+
+def test_a_cancel_keeps_a_type_stated_on_its_own_or_implied_by_a_fact_that_holds(
+    pair: Pair,
+) -> None:
+    """Only a type the cancelled facts alone implied goes: not one stated by a `typ`
+    triple (before the event, or since), nor one that a fact of the same order, not of
+    the event, still implies (Max still has Bello; Tom still lives in Rom)."""
+    umzug = {"titel": "Umzug", "beginn": "2026-11-20"}
+    pair.write(t("Paris", "typ", wert="ort"))
+    told = pair.write(
+        t("Lena", "wohnt_in", "Paris", ereignis=umzug),
+        t("Lena", "hat_haustier", "Bello", ereignis=umzug),
+        t("Lena", "hat_haustier", "Rex", ereignis=umzug),
+        t("Max", "hat_haustier", "Bello"),
+        t("Anna", "wohnt_in", "Rom", ereignis={"titel": "Umzug", "beginn": "2026-12-01"}),
+        t("Tom", "wohnt_in", "Rom"),
+    )
+    pair.write(t("Rex", "typ", wert="tier"))  # stated since
+    lena, anna = told.ergebnisse[0], told.ergebnisse[4]
+    cancelled = [cancel(pair, lena.timeline_id), cancel(pair, anna.timeline_id)]
+    facts = [r.fakt_id for r in told.ergebnisse[:3]]
+    lena_person = told.ergebnisse[1].typ_fakten[-1]  # (the object's type comes first)
+    # Lena's person, implied by her pets alone, goes; no other type does.
+    assert cancelled[0].retired == [*sorted(facts), lena_person]
+    assert cancelled[1].retired == [anna.fakt_id]
+    assert [typ_of(pair, name) for name in ("Paris", "Bello", "Rex", "Rom", "Lena")] == [
+        "ort", "tier", "tier", "ort", "sonstiges"]
+    assert check(pair, "fact_aktiv").ok
+
+
 # -- errors in plain words ------------------------------------------------------------------
 
 

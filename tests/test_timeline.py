@@ -228,7 +228,9 @@ def test_an_order_may_not_take_the_audit_id_of_a_cancel_or_a_move(
         pair.write(t("Eva", "beruf", wert="Malerin"), auftrag_id=f"{prefix}{entry}")
     assert pair.mappe("Eva").fakten[0].objekt is not None
     cancelled = pair.store.run(pair.store.memory.timeline_cancel(pair.user_id, "nova", entry))
-    assert cancelled.auftrag_id == f"absage-{entry}" and len(cancelled.retired) == 1
+    assert cancelled.auftrag_id == f"absage-{entry}"
+    # The fact, then Rom's type, which only it implied.
+    assert cancelled.retired == [told.ergebnisse[0].fakt_id, *told.ergebnisse[0].typ_fakten]
 
 
 def test_cancelling_an_event_retires_its_facts_and_reinstates_the_old_value(pair: Pair) -> None:
@@ -243,7 +245,9 @@ def test_cancelling_an_event_retires_its_facts_and_reinstates_the_old_value(pair
     )
     entry = result.ergebnisse[0].timeline_id
     outcome = pair.store.run(pair.store.memory.timeline_cancel(pair.user_id, "nova", entry))
-    assert len(outcome.retired) == 1 and len(outcome.reinstated) == 1
+    # The fact, then Kassel's type, which only it implied.
+    (told,) = result.ergebnisse
+    assert outcome.retired == [told.fakt_id, *told.typ_fakten] and len(outcome.reinstated) == 1
     assert outcome.auftrag_id == f"absage-{entry}"
     mappe = pair.mappe("Lena")
     assert [f.objekt.name for f in mappe.fakten if f.beziehung == "wohnt_in"] == ["Berlin"]

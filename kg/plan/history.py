@@ -252,6 +252,62 @@ class History:
             if self.state.facts[fid].valid and not self.state.facts[fid].empty
         )
 
+    def take_back_all(self, facts: list[FactState], grund: str) -> tuple[list[str], list[str]]:
+        """Take back the values of a correction or of a cancelled event, each by the one
+        rule (`take_back`), and then the types only they implied (`drop_implied_types`).
+        Returns what it retired (the facts, then those types) and the facts that hold
+        again."""
+        reinstated = []
+        for fact in facts:
+            reinstated += self.take_back(fact, grund)
+        types = self.drop_implied_types(facts)
+        return [f.id for f in facts] + types, self.held_again(reinstated)
+
+    def implied(self, fact: FactState, entity_id: str) -> str | None:
+        """The type a fact gives one of its ends (None: it implies none)."""
+        rel = self.canon.by_type.get(fact.rel)
+        if rel is None or rel.name == "typ":
+            return None
+        if fact.start_id == entity_id:
+            if rel.name == "ist_ein":
+                return self.canon.typ_of_class(fact.wert or "")
+            return rel.implied_subjekt_typ
+        if fact.end_id == entity_id:
+            return rel.objekt_typ
+        return None
+
+    def drop_implied_types(self, taken: list[FactState]) -> list[str]:
+        """Retire the types that only the taken-back facts implied: written with such a
+        fact (same order, same herkunft), never stated since (a `typ` triple of the same
+        value touches it) and implied by no other active fact. They were never true
+        either. Retired `berichtigt` after a cancel too: a type fact begins with its
+        order, not with the event (a cancelled fact, `abgesagt`, rests on one)."""
+        retired: list[str] = []
+        for fact in taken:
+            origin = fact.new["auftrag_id"] if fact.new else fact.auftrag_id
+            herkunft = fact.new["herkunft"] if fact.new else fact.herkunft
+            for entity_id in (fact.start_id, fact.end_id):
+                typ = self.implied(fact, entity_id) if entity_id else None
+                if entity_id is None or typ is None:
+                    continue
+                still = any(
+                    self.implied(f, entity_id) == typ
+                    for f in self.state.facts.values()
+                    if f.aktiv and entity_id in (f.start_id, f.end_id)
+                )
+                for t in self.active(entity_id, "TYP", False):
+                    t_origin = t.new["auftrag_id"] if t.new else t.auftrag_id
+                    t_herkunft = t.new["herkunft"] if t.new else t.herkunft
+                    if t.touched or still or t.wert != typ or (t_origin, t_herkunft) != (
+                        origin, herkunft
+                    ):
+                        continue
+                    self.retire(t, "berichtigt")
+                    if entity_id in self.state.entities:
+                        self.state.entities[entity_id].typ = None
+                    retired.append(t.id)
+        return retired
+
     def _carried_followers(
         self, taken: Taken, taken_ends: set[str | None], before: FactState, rel: Relation
     ) -> list[str]:
@@ -340,21 +396,19 @@ class History:
 
 
     def cancel(self, first_id: str) -> TripelErgebnis:
-        """A cancelled event: every fact valid from its chain is taken back (abgesagt)
-        by the same rule as a correction."""
+        """A cancelled event: every fact valid from its chain is taken back (abgesagt),
+        with the types only they implied, by the same rule as a correction."""
         taken = sorted(
             (f for f in self.state.facts.values()
              if f.props.get("timeline_id") == first_id and f.valid),
             key=lambda f: f.id,
         )
-        reinstated = []
-        for fact in taken:
-            reinstated += self.take_back(fact, "abgesagt")
+        retired, again = self.take_back_all(taken, "abgesagt")
         return TripelErgebnis(
             index=0,
             ausgang="abgesagt",
-            abgeloest=[f.id for f in taken],
-            wieder_gueltig=self.held_again(reinstated),
+            abgeloest=retired,
+            wieder_gueltig=again,
             timeline_id=first_id,
         )
 

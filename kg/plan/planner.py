@@ -273,19 +273,6 @@ class Planner(History):
         objekt = fact.wert if fact.end_id is None else self.name_of(fact.end_id)
         return f"{self.name_of(fact.start_id)} {verb} {objekt}"
 
-    def implied(self, fact: FactState, entity_id: str) -> str | None:
-        """The type a fact gives one of its ends (None: it implies none)."""
-        rel = self.canon.by_type.get(fact.rel)
-        if rel is None or rel.name == "typ":
-            return None
-        if fact.start_id == entity_id:
-            if rel.name == "ist_ein":
-                return self.canon.typ_of_class(fact.wert or "")
-            return rel.implied_subjekt_typ
-        if fact.end_id == entity_id:
-            return rel.objekt_typ
-        return None
-
     def contradicting(self, entity_id: str, typ: str) -> FactState | None:
         """The first active fact of the entity in the pair that the type contradicts:
         a relation whose subject cannot be of that type, the object of a relation
@@ -368,37 +355,6 @@ class Planner(History):
         if entity.id is None:
             return None
         return next(iter(self.active(entity.id, "TYP", False)), None)
-
-    def drop_implied_types(self, wrong: list[FactState]) -> list[str]:
-        """Retire the types that only the corrected facts implied: written with such a
-        fact (same order, same herkunft), never stated since (a `typ` triple of the same
-        value touches it) and implied by no other active fact. They were never true
-        either."""
-        retired: list[str] = []
-        for fact in wrong:
-            origin = fact.new["auftrag_id"] if fact.new else fact.auftrag_id
-            herkunft = fact.new["herkunft"] if fact.new else fact.herkunft
-            for entity_id in (fact.start_id, fact.end_id):
-                typ = self.implied(fact, entity_id) if entity_id else None
-                if entity_id is None or typ is None:
-                    continue
-                still = any(
-                    self.implied(f, entity_id) == typ
-                    for f in self.state.facts.values()
-                    if f.aktiv and entity_id in (f.start_id, f.end_id)
-                )
-                for t in self.active(entity_id, "TYP", False):
-                    t_origin = t.new["auftrag_id"] if t.new else t.auftrag_id
-                    t_herkunft = t.new["herkunft"] if t.new else t.herkunft
-                    if t.touched or still or t.wert != typ or (t_origin, t_herkunft) != (
-                        origin, herkunft
-                    ):
-                        continue
-                    self.retire(t, "berichtigt")
-                    if entity_id in self.state.entities:
-                        self.state.entities[entity_id].typ = None
-                    retired.append(t.id)
-        return retired
 
     # -- transitive relations: no cycles ------------------------------------------
 
@@ -622,16 +578,12 @@ class Planner(History):
         place = self.place_of(wrong)
         if place is not None and not rel.symmetrisch:
             self._taken_places.setdefault((subj.id, rel.rel_type), place)
-        reinstated = []
-        for fact in wrong:
-            reinstated += self.take_back(fact, "berichtigt")
-        # A type only these facts implied goes with them (listed after them).
-        types = self.drop_implied_types(wrong)
+        retired, again = self.take_back_all(wrong, "berichtigt")
         return TripelErgebnis(
             index=index,
             ausgang="berichtigt",
-            abgeloest=[f.id for f in wrong] + types,
-            wieder_gueltig=self.held_again(reinstated),
+            abgeloest=retired,
+            wieder_gueltig=again,
             subjekt_id=subj.id,
             objekt_id=obj.id if obj else None,
         )
