@@ -517,9 +517,10 @@ ORDER_PROPERTIES: tuple[Property, ...] = (
     ),
     Property("anzahl_tripel", "how many triples the order held", "INTEGER_OR_NULL"),
     Property(
-        "inhalt", "SHA-256 of the order's content: a replay with other content is refused "
-        "(an order recorded without it, before 2026-11-29, is no replay of anything: a later "
-        "order of its id is refused)",
+        "inhalt", "SHA-256 of the order's content (its triples and corrections, and its "
+        "`zeitpunkt` if it gave one; before 2026-12-05 without it): a replay with other "
+        "content or another `zeitpunkt` is refused (an order recorded without it, before "
+        "2026-11-29, is no replay of anything: a later order of its id is refused)",
         "STRING_OR_NULL",
     ),
 )

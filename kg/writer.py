@@ -57,13 +57,47 @@ def merkmal_text(canon: Canon, merkmal: Record) -> str:
 
 
 def content_hash(auftrag: Auftrag) -> str:
-    """What makes two orders the same order (the clock may differ on a replay)."""
+    """What makes two orders the same order: their triples and corrections, and the
+    valid time the caller gave (`zeitpunkt`). Not the store's clock, which dates an order
+    without a zeitpunkt and differs on a replay: such an order hashes without one, as
+    every order did before 2026-12-05 (`replay_mismatch`)."""
+    return _hash(auftrag, auftrag.zeitpunkt)
+
+
+def _hash(auftrag: Auftrag, zeitpunkt: datetime | None) -> str:
+    """The order's content hash, with this zeitpunkt (None: none)."""
     body = auftrag.model_dump(mode="json", include={"character_id", "tripel", "berichtigungen"})
     for given, dumped in zip(auftrag.tripel, body["tripel"], strict=True):
         # Orders from before the optional `typ` field hash as they did then.
         if isinstance(given, Tripel) and given.typ is None:
             dumped.pop("typ", None)
+    if zeitpunkt is not None:  # (one instant, one text, however it was written)
+        body["zeitpunkt"] = zeitpunkt.astimezone(UTC).isoformat()
     return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+
+
+def replay_mismatch(stored: str, auftrag: Auftrag, first: AuftragErgebnis) -> str | None:
+    """Why `auftrag` is not the order first sent under its auftrag_id, recorded with the
+    content hash `stored` and the result `first` (None: it is that order, sent again).
+
+    The zeitpunkt the first order gave is its result's valid time, unless that is its
+    system time (`erfasst`): then the store's clock dated it, and it gave none. The hash
+    confirms it: an order with a zeitpunkt hashes with it. One recorded before
+    2026-12-05 hashed without it, whatever it gave: it is still replayed when the rest
+    agrees and the zeitpunkt read from its result does. (A result without `erfasst`,
+    from before 2026-11-29, cannot tell: only a zeitpunkt given now is compared.)"""
+    if first.erfasst is None:
+        given = first.zeitpunkt if auftrag.zeitpunkt is not None else None
+    else:
+        given = None if first.zeitpunkt == first.erfasst else first.zeitpunkt
+    if stored not in (_hash(auftrag, given), _hash(auftrag, None)):
+        return "other triples or corrections"
+    if given != auftrag.zeitpunkt:
+        then = f"with zeitpunkt {given.isoformat()}" if given is not None else "without a zeitpunkt"
+        now = (f"with {auftrag.zeitpunkt.isoformat()}" if auftrag.zeitpunkt is not None
+               else "without")
+        return f"the same triples, {then}; this one {now}"
+    return None
 
 
 #: A fact's instants and days (from the one list of its properties). `order_state`
@@ -325,15 +359,16 @@ class FaktenAgent:
                     "order recorded without its content, so this one cannot be told a "
                     "replay — give a new order a new auftrag_id"
                 )
-            if row["inhalt"] != inhalt:
+            first = stored_result(row["ergebnis"], auftrag.auftrag_id, auftrag.user_id,
+                                  auftrag.character_id)
+            other = replay_mismatch(row["inhalt"], auftrag, first)
+            if other is not None:
                 # Only this pair's own order is ever found here (the key is the pair's).
                 raise InvalidInput(
                     f"auftrag_id {auftrag.auftrag_id!r} was used on {row['erfasst']} for an "
-                    "order with other content; a replay must be the same order — give a new "
-                    "order a new auftrag_id"
+                    f"order with other content ({other}); a replay must be the same order — "
+                    "give a new order a new auftrag_id"
                 )
-            first = stored_result(row["ergebnis"], auftrag.auftrag_id, auftrag.user_id,
-                                  auftrag.character_id)
             return first.model_copy(update={"wiederholt": True})
         jetzt = instant(row["jetzt"])
         planner = Planner(self.canon, auftrag, to_state(row, self.canon), jetzt)

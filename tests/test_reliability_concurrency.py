@@ -14,6 +14,7 @@ least 8 writers x 500 orders each.
 from __future__ import annotations
 
 import asyncio
+import copy
 import gc
 import random
 import threading
@@ -63,14 +64,24 @@ class Log:
     errors: list[str] = field(default_factory=list)
 
 
+#: Each racing duplicate, built once by whichever writer of its pair comes first and sent
+#: by both: one order, its zeitpunkt (the clock when it was built) included. Built by each
+#: writer, the two differed in it, and an order sent again with another zeitpunkt is
+#: another order (refused).
+_SHARED: dict[tuple[str, str], dict[str, Any]] = {}
+_SHARED_LOCK = threading.Lock()
+
+
 def shared_order(users: list[str], entries: dict[str, dict[str, list[str]]], pair: int,
                  step: int) -> dict[str, Any]:
-    """The same order, built identically by both writers of a pair (seeded)."""
-    rng = random.Random(f"{pair}-{step}")
+    """The same order for both writers of a pair (seeded, built once)."""
     user = users[pair % len(users)]
-    work = Workload(user, CHARACTERS, entries[user], rng)
-    order, _ = work.order(f"shared-{pair}-{step}")
-    return order
+    key = (user, f"shared-{pair}-{step}")
+    with _SHARED_LOCK:
+        if key not in _SHARED:
+            work = Workload(user, CHARACTERS, entries[user], random.Random(f"{pair}-{step}"))
+            _SHARED[key], _ = work.order(key[1])
+        return copy.deepcopy(_SHARED[key])
 
 
 def writer(

@@ -13,8 +13,9 @@ from typer.testing import CliRunner
 
 from cli.main import app
 from kg.db import Tx
-from kg.errors import KgError, StoredDataError, WriteNotConfirmed
+from kg.errors import InvalidInput, KgError, StoredDataError, WriteNotConfirmed
 from kg.models import Auftrag, AuftragErgebnis
+from kg.writer import content_hash
 from tests.conftest import Pair, t
 
 
@@ -484,17 +485,67 @@ def test_audit_records_each_order_with_outcomes(pair: Pair) -> None:
 
 
 def test_a_reused_auftrag_id_with_other_content_is_refused(pair: Pair) -> None:
-    from kg.errors import InvalidInput
-
     pair.write(t("Lena", "wohnt_in", "Berlin"), auftrag_id="same-id")
-    # The same order again (a later clock) is a replay ...
-    again = pair.write(t("Lena", "wohnt_in", "Berlin"), auftrag_id="same-id",
-                       zeitpunkt="2030-01-01T00:00:00Z")
+    # The same order again (the store's clock, which dates it, is later now) is a replay ...
+    again = pair.write(t("Lena", "wohnt_in", "Berlin"), auftrag_id="same-id")
     assert again.wiederholt
     # ... another order under the same id is a caller's bug and is refused.
     with pytest.raises(InvalidInput, match="other content"):
         pair.write(t("Lena", "wohnt_in", "Kassel"), auftrag_id="same-id")
     assert [x["objekt"] for x in facts_of(pair, "Lena", "wohnt_in")] == ["Berlin"]
+
+
+def test_a_reused_auftrag_id_with_another_zeitpunkt_is_refused(pair: Pair) -> None:
+    """The zeitpunkt a caller gives is the order's valid time, part of what it says: the
+    same triples at another time (or at a time where the first had none, or the other
+    way round) are another order. They were answered as a replay of the first, with its
+    time, and nothing was written. Only the store's clock, which dates an order without a
+    zeitpunkt, may differ on a replay."""
+    lena, tom = t("Lena", "wohnt_in", "Berlin"), t("Tom", "wohnt_in", "Berlin")
+    first = pair.write(lena, auftrag_id="z1", zeitpunkt="2025-01-01T00:00:00Z")
+    pair.write(tom, auftrag_id="z2")
+    before = snapshot(pair)
+    for other, this in (({"zeitpunkt": "2026-06-01T00:00:00Z"}, "with 2026-06-01T00:00:00"),
+                        ({}, "without")):
+        with pytest.raises(InvalidInput, match=(
+                r"'z1' was used on .* for an order with other content \(the same triples, "
+                rf"with zeitpunkt 2025-01-01T00:00:00\+00:00; this one {this}")):
+            pair.write(lena, auftrag_id="z1", **other)
+    with pytest.raises(InvalidInput, match=r"\(the same triples, without a zeitpunkt; this "
+                                           r"one with 2025-01-01T00:00:00\+00:00\)"):
+        pair.write(tom, auftrag_id="z2", zeitpunkt="2025-01-01T00:00:00Z")
+    assert snapshot(pair) == before
+    # The same instant, written another way, is the same order; so is one without a
+    # zeitpunkt sent again without one.
+    again = pair.write(lena, auftrag_id="z1", zeitpunkt="2025-01-01T01:00:00+01:00")
+    assert again.wiederholt and again.zeitpunkt == first.zeitpunkt
+    assert again.ergebnisse == first.ergebnisse
+    assert pair.write(tom, auftrag_id="z2").wiederholt
+    assert snapshot(pair) == before
+
+
+def test_an_order_stored_before_its_zeitpunkt_counted_still_replays(pair: Pair) -> None:
+    """An order stored by an older version has a content hash without its zeitpunkt
+    (2026-12-05): sent again with the same zeitpunkt it is still its replay; with another
+    one, or none, it is refused (the first's zeitpunkt is its result's valid time)."""
+    order = pair.order(t("Lena", "wohnt_in", "Berlin"), auftrag_id="old-1",
+                       zeitpunkt="2025-01-01T00:00:00Z")
+    first = pair.store.run(pair.store.memory.write(order))
+    without = {key: value for key, value in order.items() if key != "zeitpunkt"}
+    legacy = content_hash(Auftrag.model_validate(without))
+    pair.cypher("MATCH (a:Auftrag {user_id: $u, id: 'old-1'}) SET a.inhalt = $h",
+                u=pair.user_id, h=legacy)
+    again = pair.store.run(pair.store.memory.write(order))
+    assert again.wiederholt and again.ergebnisse == first.ergebnisse
+    for other in ({**order, "zeitpunkt": "2026-06-01T00:00:00Z"}, without):
+        with pytest.raises(InvalidInput, match="other content"):
+            pair.store.run(pair.store.memory.write(other))
+    # One stored so without a zeitpunkt replays without one, and not with one.
+    plain = pair.order(t("Tom", "wohnt_in", "Berlin"), auftrag_id="old-2")
+    pair.store.run(pair.store.memory.write(plain))
+    assert pair.store.run(pair.store.memory.write(plain)).wiederholt
+    with pytest.raises(InvalidInput, match="other content"):
+        pair.store.run(pair.store.memory.write({**plain, "zeitpunkt": "2025-01-01"}))
 
 
 def test_a_superseded_version_keeps_every_stored_value_exactly(pair: Pair) -> None:
