@@ -778,7 +778,9 @@ class SyncMemory:
     One SyncMemory may be shared by several threads (a threaded web server's workers):
     its calls run one at a time, each to completion, on its one loop, where its driver
     and connections live; a thread that calls while another's call runs waits for it.
-    For calls side by side, await `Memory` on one event loop instead.
+    For calls side by side, await `Memory` on one event loop instead. Never call it
+    from code that runs inside one of its own calls (a coroutine it runs that hands work
+    to a thread which calls it again): that thread would wait for the call it serves.
     """
 
     def __init__(self, settings: Settings | None = None, check_schema: bool = True) -> None:

@@ -607,13 +607,25 @@ class Database:
                 "(Community Edition has one user database, `neo4j`)."
             )
         if _out_of_memory(exc):
+            said = f"({code}: {str(getattr(exc, 'message', '') or '')[:200]})"
+            if code.endswith("TransactionOutOfMemoryError"):
+                why = ("it needed more memory than the server allows one transaction "
+                       f"{said}: a retry would fail the same")
+                more = "a higher db.memory.transaction.max"
+            else:
+                # The pool of all transactions (or the heap) ran out: this call alone, or
+                # other work at that moment; a retry of a hog only takes the pool again.
+                why = ("the memory the server keeps for all transactions ran out while "
+                       f"it ran {said}: other work may have held most of it then, or this "
+                       "call needs more than the server has — try once more later; if it "
+                       "fails again, it is this call")
+                more = "a higher db.memory.transaction.total.max"
             return MemoryLimitExceeded(
-                f"Neo4j at {uri} refused the query: it needed more memory than the server "
-                f"allows a transaction ({code}: {str(getattr(exc, 'message', '') or '')[:200]})"
-                " — a retry will not help, nothing was written. Ask for less (a smaller "
-                "cap, fewer entities at once), or give the server more: a larger heap "
-                "(server.memory.heap.max_size; KG_NEO4J_HEAP for `kg server start`) or a "
-                "higher db.memory.transaction.total.max in neo4j.conf."
+                f"Neo4j at {uri} refused the query: {why}. The refused transaction wrote "
+                "nothing (a decay sweep's earlier batches stay, and running it again is "
+                "safe). Ask for less (for a Mappe, a smaller cap or fewer entities at "
+                "once), or give the server more: a larger heap (server.memory.heap.max_size; "
+                f"KG_NEO4J_HEAP for `kg server start`) or {more} in neo4j.conf."
             )
         if isinstance(exc, DatabaseUnavailable) or code.endswith("DatabaseUnavailable"):
             return ServerUnavailable(
@@ -889,9 +901,11 @@ def _out_of_memory(exc: BaseException) -> bool:
     """The server refused a query for memory (MemoryPoolOutOfMemoryError when the
     transactions' pool is full, TransactionOutOfMemoryError over one transaction's limit,
     OutOfMemoryError for the heap itself). Neo4j files the first and last as transient,
-    as other transactions may free memory meanwhile; but the same query asks for the same
-    memory again, and a retry only holds the caller for KG_RETRY_TIME before the same
-    refusal (a Mappe with a large cap took seconds per attempt)."""
+    as other transactions may free memory meanwhile; but a query that filled the pool by
+    itself asks for the same memory again, each retry taking the pool from every other
+    transaction for seconds (a Mappe with a large cap), and the driver would retry it for
+    KG_RETRY_TIME. So it is not retried here: the message says when once more, later, may
+    help."""
     code = getattr(exc, "code", None) or ""
     return isinstance(exc, Neo4jError) and "OutOfMemory" in code
 

@@ -57,9 +57,11 @@ class SchemaOutdated(SchemaError):
 
 class MemoryLimitExceeded(KgError):
     """Neo4j refused a query for memory: it needed more than the server allows one
-    transaction. Neo4j reports it as a transient error, but the same query needs the same
-    memory again, so it is never retried: ask for less, or give the server more memory.
-    Nothing was written."""
+    transaction, or the memory of all transactions ran out while it ran. Neo4j reports
+    it as a transient error, but a query that filled the memory alone asks for the same
+    again, so the library does not retry it: try once more later, and if it fails again,
+    ask for less, or give the server more memory. The refused transaction wrote
+    nothing."""
 
     exit_code = 2
 

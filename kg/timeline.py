@@ -406,8 +406,9 @@ class Timeline:
             if others:
                 raise TimelineError(
                     f"the chain of entry {eintrag_id!r} already names {', '.join(others)}: "
-                    "a chain names one person — if that link is wrong, cancel the entry "
-                    "and add it again with the right --betrifft"
+                    "a chain names one person, and a link never replaces one — if that "
+                    "link is wrong, cancel the entry (which takes back the facts valid "
+                    "from it) and add it again with the right person"
                 )
             missing = sorted({e.id for e in entries if e.person_id is None})
             if not missing:

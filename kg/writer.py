@@ -362,6 +362,15 @@ class FaktenAgent:
             first = stored_result(row["ergebnis"], auftrag.auftrag_id, auftrag.user_id,
                                   auftrag.character_id)
             other = replay_mismatch(row["inhalt"], auftrag, first)
+            if other is not None and other.startswith("the same triples"):
+                # A retry rebuilt with a new zeitpunkt (a clock read again): a new
+                # auftrag_id would write the order a second time.
+                raise InvalidInput(
+                    f"auftrag_id {auftrag.auftrag_id!r} was written on {row['erfasst']} with "
+                    f"{other}: if this is that order sent again, it is written already — "
+                    "send it as first sent (the same zeitpunkt, or none) to get its first "
+                    "result; only another order takes a new auftrag_id"
+                )
             if other is not None:
                 # Only this pair's own order is ever found here (the key is the pair's).
                 raise InvalidInput(

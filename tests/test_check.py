@@ -840,12 +840,16 @@ def test_an_ereignis_without_its_person_is_mended_by_a_link(world: World) -> Non
     before = world.cypher(facts)
     orders = "MATCH (a:Auftrag {user_id: $u}) RETURN count(a) AS n"
     orders_before = world.cypher(orders)
+    entries = ("MATCH (e:TimelineEintrag {user_id: $u}) RETURN e {.*} AS entry "
+               "ORDER BY e.id")
+    entries_before = world.cypher(entries)
     store, mem = world.pair.store, world.pair.store.memory
     chain = store.run(mem.timeline_link(world.u, "nova", world.first_entry, world.lena))
     assert [(e.id, e.person_name) for e in chain] == [
         (world.first_entry, "Lena"), (world.moved_entry, "Lena")]
     assert world.report().ok
     assert world.cypher(facts) == before and world.cypher(orders) == orders_before
+    assert world.cypher(entries) == entries_before  # every property: days, states, times
     # Again: nothing to do, the same answer.
     again = store.run(mem.timeline_link(world.u, "nova", world.moved_entry, world.lena))
     assert again == chain

@@ -751,7 +751,7 @@ def test_a_moved_month_event_cancelled_after_a_pair_told_again_earlier(
     Tom–Lena too); then the event cancelled. The model ends Tom–Lena where Tom–Ben of
     10 November begins (before it: nowhere). The store took Tom–Ben of 10 November,
     which begins before Tom–Lena, for a value that precedes it, and brought Tom–Lena
-    back for good. Pinned as a strict xfail of the month rule's open question; it was
+    back for good. It was pinned as a strict xfail of the month rule's open question; it was
     the defect of `test_cancelling_a_month_event_never_gives_a_partner_two` (a follower
     of the taken-back value, in the partition it shares with the one reinstated, follows
     that one whatever its start), and the same fix mended it."""

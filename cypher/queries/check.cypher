@@ -727,7 +727,8 @@ RETURN count(t) AS count,
 // Item 4: an event of a person (typ ereignis) names that person (BETRIFFT, contract rule
 // 7). The library refuses to add one without; an older version took it (`kg timeline
 // add --typ ereignis` without --betrifft), and an import takes such an entry (a backup
-// of such a store restores). Cancel it and add it again with its person.
+// of such a store restores). `kg timeline link` names its person (a cancel would take
+// back the facts valid from it).
 // params: $user_id, $samples
 // :param user_id => 'demo-user'
 // :param samples => 5

@@ -61,8 +61,9 @@ SET r.t_valid = coalesce(datetime(f.zeit.t_valid), r.t_valid),
 // Serialise the writes of one user: the first statement takes the user's lock node for
 // the rest of the transaction, so entity creation by name, einwertig supersession and
 // the idempotency check cannot race. Returns the store's clock for the transaction
-// (`jetzt`): the system time of everything it records. It is the transaction's clock,
-// strictly increasing per user (so two writes of one user never share an instant).
+// (`jetzt`): the system time of everything it records. It is the server's clock once the
+// lock is held, strictly increasing per user (so two writes of one user never share an
+// instant).
 // params: $user_id
 // :param user_id => 'demo-user'
 {{ user_clock }}

@@ -343,8 +343,10 @@ class History:
     def _end_with_the_rest(self, before: FactState, taken: Taken) -> None:
         """Record `before` as ending where the first of its followers other than the
         taken-back one begins (with that one's event, or fixed when it has none), each of
-        them named: its end as the reads show it now, no longer tied to the event of a
-        value that never held."""
+        them named, as the model ends a value where the first value after it begins: no
+        longer tied to the event of a value that never held. (The followers that remain
+        began where the taken-back one did or earlier, a value they squeezed keeps its
+        start: the end the reads show does not move.)"""
         rest = [f for f in self._followers(before) if f.id != taken.id and f.valid]
         first = min(rest, key=lambda f: (f.start, f.props.get("timeline_id") is not None, f.id))
         self.end_at(before, first.start, first.props.get("timeline_id"), [f.id for f in rest])
