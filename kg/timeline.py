@@ -526,6 +526,16 @@ class Timeline:
                         "where the event's value begins: a move never reorders values — "
                         "correct one of them or cancel the event instead"
                     )
+            if (own and not held and f["timeline_bis"] is None and end is not None
+                    and start < end):
+                # The event's value held nowhere: a value that began no later squeezed it,
+                # and its end was kept as its start, a fixed instant. Moved earlier than
+                # that, it would hold from the new day to the old one; it still follows
+                # that value (a move never reorders), so it ends where it begins again.
+                if f["id"] not in {r.fact_id for r in re_ends}:
+                    re_ends.append(ReEnd(f["id"], f["subjekt_id"], f["rel"], after, None,
+                                         tuple(f["followers"] or ())))
+                end = start
             if end is not None and end <= start:
                 if held and own:
                     raise TimelineError(

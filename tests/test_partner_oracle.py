@@ -850,3 +850,45 @@ def test_a_partner_ended_by_a_corrected_value_no_longer_follows_its_event(
         state.write_with_event(day=date(2025, 8, 4), monat=True, people=("Ben", "Lena"))
         state.correct(("Tom", "Ben"))
         state.move(day=date(2025, 11, 2), key=tom_ben)
+
+
+def test_a_squeezed_event_value_moved_earlier_stays_squeezed(store: SyncMemory) -> None:
+    """Found by the partner stress run of 2026-12-05 (on e0b55c3, after 21 min; not
+    shrunk: the 25 steps as found; it failed the same on the code before that stop).
+    At the end, Anna–Ben by its event of 3 March 2027 holds nowhere: a value placed after
+    it in Anna's list, Anna–Lena of today, squeezed it, and its end was kept as its start,
+    a fixed instant (3 March). Moving its event to 24 December made it hold from 24
+    December to 3 March (`kg check`: einwertig_followed; the model keeps it squeezed). A
+    value of the moved event that held nowhere with a fixed end now ends where it begins
+    again."""
+    with replay(store) as state:
+        state.correct(people=("Anna", "Lena"))
+        e0 = cast(int, state.write_with_event(day=date(2026, 12, 24), monat=False,
+                                              people=("Anna", "Ben")))
+        state.correct(people=("Anna", "Lena"))
+        e1 = cast(int, state.write_with_event(day=date(2026, 12, 24), monat=True,
+                                              people=("Anna", "Tom")))
+        state.write(people=("Anna", "Ben"), when=datetime(2025, 3, 29, 12, tzinfo=UTC))
+        state.move(day=date(2027, 3, 3), key=e1)
+        state.move(day=date(2027, 3, 3), key=e0)
+        e2 = cast(int, state.write_with_event(day=date(2026, 1, 20), monat=False,
+                                              people=("Anna", "Tom")))
+        e3 = cast(int, state.write_with_event(day=date(2026, 1, 20), monat=False,
+                                              people=("Anna", "Lena")))
+        state.cancel(key=e3)
+        for _ in range(3):
+            state.move(day=date(2026, 1, 20), key=e2)
+        state.cancel(key=e2)
+        state.write(people=("Anna", "Lena"), when=None)
+        e4 = cast(int, state.write_with_event(day=date(2026, 1, 20), monat=True,
+                                              people=("Anna", "Tom")))
+        state.write(people=("Anna", "Ben"), when=None)
+        state.write(people=("Lena", "Ben"), when=None)
+        state.cancel(key=e4)
+        e5 = cast(int, state.write_with_event(day=date(2026, 1, 20), monat=True,
+                                              people=("Ben", "Anna")))
+        state.cancel(key=e5)
+        state.cancel(key=e1)
+        state.correct(people=("Ben", "Tom"))
+        state.current_mappen_agree()
+        state.move(day=date(2026, 12, 24), key=e0)
