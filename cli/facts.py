@@ -237,10 +237,12 @@ def mappe(
     elif text:
         out.print(render(result, budget), markup=False)
     else:
-        print_mappe(result, budget)
+        print_mappe(result, budget, show_stand=True)
 
 
-def print_mappe(result: Mappe, budget: int = 1500, show_text: bool = True) -> None:
+def print_mappe(
+    result: Mappe, budget: int = 1500, show_text: bool = True, *, show_stand: bool = False
+) -> None:
     if show_text:
         out.print(render(result, budget), markup=False)
     from rich.table import Table
@@ -254,6 +256,8 @@ def print_mappe(result: Mappe, budget: int = 1500, show_text: bool = True) -> No
         "ab",
         "stärke",
         title=f"Mappe {result.entitaet.name}",
+        # The instant to read it again with: --bekannt-am answers the same from it.
+        caption=f"stand {result.stand.isoformat()}" if show_stand and result.stand else None,
     )
     for f in result.fakten:
         table.add_row(

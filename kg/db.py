@@ -159,11 +159,15 @@ class Tx:
         transaction, the transaction's own deadline bounds the read, not `within`."""
         return await self.run(name, **params)
 
-    async def plain_one(self, name: str, /, **params: Any) -> Record | None:
-        """`one` for a query that returns plain values only (maps, lists, scalars): its
+    async def plain_run(self, name: str, /, **params: Any) -> list[Record]:
+        """`run` for a query that returns plain values only (maps, lists, scalars): its
         columns as the driver decoded them, without `Record.data()`'s walk over every
         nested value (see `Database.plain_query`)."""
-        rows = await self.rows(name, params, _shallow)
+        return await self.rows(name, params, _shallow)
+
+    async def plain_one(self, name: str, /, **params: Any) -> Record | None:
+        """`plain_run`'s first row."""
+        rows = await self.plain_run(name, **params)
         return rows[0] if rows else None
 
     async def rows(

@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import Field, ValidationError
 
 from kg.canon import Canon
-from kg.db import Database, Record
+from kg.db import Database, Record, Tx
 from kg.errors import EntityNotFound, StoredDataError
 from kg.models import Frozen, from_store, one_line, stored_invalid, value_key
 from kg.settings import Settings
@@ -76,6 +76,14 @@ class Mappe(Frozen):
     gekappt: bool = Field(description="True when the cap cut facts off.")
     gueltig_am: datetime | None = Field(None, description="Valid-time of an as-of read.")
     bekannt_am: datetime | None = Field(None, description="System-time of an as-of read.")
+    stand: datetime | None = Field(
+        None,
+        description="The system time the read stands at: the user's last write committed "
+        "when it was read (at most `bekannt_am`); null before the user's first write. Read "
+        "again as known at `stand`, with the same `gueltig_am`, the store answers the same "
+        "whatever was written since (a current read also lists the values told to begin "
+        "later, which an as-of read leaves for their day).",
+    )
 
 
 #: The fields of a fact as the `mappe` query returns it: a list, in this order.
@@ -359,6 +367,17 @@ def _start(row: Record) -> Start:
     return ab, ab_text, from_event
 
 
+def _stand(clock: int | None, bekannt_am: datetime | None) -> datetime | None:
+    """The instant a read stands at: the user's clock as the query read it first (the
+    system time of the user's last write committed then), or `bekannt_am` where that is
+    earlier. Later than the clock, an as-of read shows what was known at the clock: a
+    write after the read may still be recorded before `bekannt_am`."""
+    if clock is None:
+        return None
+    at = instant(clock)
+    return at if bekannt_am is None or at <= bekannt_am else bekannt_am
+
+
 def build(
     row: Record,
     canon: Canon,
@@ -413,6 +432,7 @@ def build(
         "gekappt": gekappt,
         "gueltig_am": gueltig_am,
         "bekannt_am": bekannt_am,
+        "stand": _stand(row.get("stand"), bekannt_am),
     }
     try:
         return Mappe.model_validate(data)
@@ -431,6 +451,10 @@ def derive_pairs(canon: Canon) -> list[dict[str, str]]:
                 pairs.append({"via": rel.rel_type, "trans": trans.rel_type})
     return pairs
 
+
+#: How often a Mappe is read as it is while writes of the user commit during the read;
+#: then once under the user's lock (see `_steady_read`).
+STAND_READS = 3
 
 #: "Known now": an as-of read without `bekannt_am` reads the current record.
 KNOWN_NOW = datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC)
@@ -500,13 +524,34 @@ async def read_mappen(
         db.settings, canon, user_id, character_id, entity_ids,
         gueltig_am=gueltig_am, bekannt_am=bekannt_am, cap=cap,
     )
-    rows = {row["id"]: row for row in await db.plain_query("mappe", **params)}
+    rows = await _steady_read(db, user_id, params)
     mappen = []
     for eid in entity_ids:
         if eid not in rows:
             raise EntityNotFound(f"no entity with id {eid!r} for user {user_id!r}")
         mappen.append(build(rows[eid], canon, params["cap"] - 1, gueltig_am, bekannt_am))
     return mappen
+
+
+async def _steady_read(db: Database, user_id: str, params: dict[str, Any]) -> dict[str, Record]:
+    """The `mappe` query's rows by entity id, read while no write of the user committed.
+
+    Neo4j reads committed data, not a snapshot: a write that commits while a Mappe is
+    read may be in it in part, and "as known at" the clock read before it would answer
+    otherwise. Every write of the user sets the clock the query reads before and after
+    the facts; where the two differ, the Mappe is read again, and after `STAND_READS`
+    such reads (a user writing without pause) once under the user's lock, as an export
+    reads, which no write of the user passes."""
+    for _ in range(STAND_READS):
+        rows = await db.plain_query("mappe", **params)
+        if all(row["stand"] == row["stand_nach"] for row in rows):
+            return {row["id"]: row for row in rows}
+
+    async def locked(tx: Tx) -> list[Record]:
+        await tx.run("transfer_lock", user_id=user_id)
+        return await tx.plain_run("mappe", **params)
+
+    return {row["id"]: row for row in await db.write(locked)}
 
 
 def render(mappe: Mappe, budget: int = 1500, *, heute: date | None = None) -> str:

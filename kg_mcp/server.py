@@ -335,8 +335,9 @@ def build_server(
         """The Mappe (dossier) of one entity: its active facts to the second degree in both
         directions, superseded values as history, knowledge derived at read time, and a
         compact German text block for the prompt. `gueltig_am` reads what held on a date,
-        `bekannt_am` what was known on a date. An ambiguous name answers with candidates:
-        retry with an id."""
+        `bekannt_am` what was known on a date; `mappe.stand` is the instant the answer
+        stands at (give it as `bekannt_am` to read the same again). An ambiguous name
+        answers with candidates: retry with an id."""
         p = pair()
         eid = await entity_id(p, entitaet)
         result = await guarded(

@@ -118,6 +118,116 @@ def test_a_write_is_recorded_when_it_has_the_users_lock_not_when_it_began(pair: 
     assert known_then == then
 
 
+def _beruf(mappe: Mappe) -> str | None:
+    return next((f.wert for f in mappe.fakten if f.beziehung == "beruf"), None)
+
+
+def test_a_mappe_tells_the_instant_it_stands_at(pair: Pair) -> None:
+    """A read's own wall clock is no instant to ask "as known at" with: a write is
+    recorded a few milliseconds before it commits, and a read in between answers what
+    was known before it. The Mappe says the instant it stands at (`stand`): the user's
+    last write, or an as-of read's `bekannt_am` where that is earlier."""
+    first = pair.write(t("Lena", "beruf", wert="Ärztin"))
+    lena = pair.id_of("Lena")
+    memory = pair.store.memory
+    read = pair.store.run(memory.mappe(pair.user_id, "nova", lena))
+    assert read.stand == first.erfasst
+    later()
+    second = pair.write(t("Lena", "beruf", wert="Lehrerin"))
+    assert second.erfasst is not None and first.erfasst is not None
+    again = pair.store.run(memory.mappe(pair.user_id, "nova", lena, bekannt_am=read.stand))
+    assert (_beruf(again), again.stand) == ("Ärztin", first.erfasst)
+    now = pair.store.run(memory.mappe(pair.user_id, "nova", lena))
+    assert (_beruf(now), now.stand) == ("Lehrerin", second.erfasst)
+    # As known at a later instant than the clock, the read shows the record up to the
+    # clock: a write after the read may still be recorded before that instant.
+    ahead = pair.store.run(memory.mappe(pair.user_id, "nova", lena, bekannt_am="2999-01-01"))
+    assert ahead.stand == second.erfasst
+    earlier = first.erfasst + (second.erfasst - first.erfasst) / 2
+    between = pair.store.run(memory.mappe(pair.user_id, "nova", lena, bekannt_am=earlier))
+    assert (_beruf(between), between.stand) == ("Ärztin", earlier)
+
+
+def test_the_cli_shows_the_instant_a_mappe_stands_at_to_read_it_again_with(
+    pair: Pair,
+) -> None:
+    first = pair.write(t("Lena", "beruf", wert="Ärztin"))
+    assert first.erfasst is not None
+    shown = runner.invoke(app, ["mappe", "Lena", "-u", pair.user_id, "-c", "nova"])
+    assert shown.exit_code == 0, shown.output
+    assert f"stand {first.erfasst.isoformat()}" in shown.output
+    later()
+    pair.write(t("Lena", "beruf", wert="Lehrerin"))
+    again = runner.invoke(app, ["mappe", "Lena", "-u", pair.user_id, "-c", "nova", "--json",
+                                "--bekannt-am", first.erfasst.isoformat()])
+    assert again.exit_code == 0, again.output
+    assert "Ärztin" in again.output and "Lehrerin" not in again.output
+
+
+def test_a_mappe_read_while_writes_commit_is_known_at_its_stand(pair: Pair) -> None:
+    """Neo4j reads committed data, not a snapshot: a write that commits while a Mappe
+    is read may be in it. A writer writes the user's job again and again while a reader
+    reads the Mappe: every read, asked again "as known at" its `stand`, answers the same
+    (the attack's loop found half of the reads contradicted by their own instant)."""
+    pair.write(t("Lena", "beruf", wert="Beruf 0"))
+    lena = pair.id_of("Lena")
+    memory = pair.store.memory
+
+    async def scenario() -> list[tuple[str | None, datetime | None]]:
+        await memory.mappe(pair.user_id, "nova", lena)  # planned (a first run goes alone)
+        reads: list[tuple[str | None, datetime | None]] = []
+
+        async def writer() -> None:
+            i = 0
+            while len(reads) < 80 and i < 400:
+                i += 1
+                await memory.write(pair.order(t("Lena", "beruf", wert=f"Beruf {i}")))
+
+        task = asyncio.create_task(writer())
+        while not task.done():
+            m = await memory.mappe(pair.user_id, "nova", lena)
+            reads.append((_beruf(m), m.stand))
+        await task
+        return reads
+
+    reads = pair.store.run(scenario())
+    assert len({b for b, _ in reads}) > 3, reads  # the reads saw the writes go by
+    for beruf, stand in reads:
+        assert stand is not None
+        known = pair.store.run(memory.mappe(pair.user_id, "nova", lena, bekannt_am=stand))
+        assert _beruf(known) == beruf, (beruf, stand)
+
+
+def test_a_mappe_read_under_a_stream_of_writes_waits_for_the_users_lock(
+    pair: Pair, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After `STAND_READS` reads that a write passed, the Mappe is read under the user's
+    lock: a write holding it is waited for, and none commits while it is read."""
+    import kg.mappe
+
+    monkeypatch.setattr(kg.mappe, "STAND_READS", 0)
+    pair.write(t("Lena", "beruf", wert="Ärztin"))
+    lena = pair.id_of("Lena")
+    memory, db = pair.store.memory, pair.store.memory.db
+
+    async def scenario() -> tuple[Mappe, float, float]:
+        async with db.driver.session(database=db.name) as session:
+            holder = await session.begin_transaction()
+            await holder.run("MATCH (n:Nutzer {id: $u}) SET n.writes = n.writes",
+                             u=pair.user_id)
+            reading = asyncio.create_task(memory.mappe(pair.user_id, "nova", lena))
+            await asyncio.sleep(0.3)
+            waited = reading.done()
+            released = time.monotonic()
+            await holder.commit()
+        m = await reading
+        return m, float(waited), time.monotonic() - released
+
+    m, waited, _ = pair.store.run(scenario())
+    assert not waited  # it waited for the lock
+    assert _beruf(m) == "Ärztin" and m.stand is not None
+
+
 @pytest.mark.parametrize("zeitpunkt", [0, -1, 1e10, "1700000000", True, "2026-01-01T10:00"])
 def test_a_valid_time_is_an_iso_instant_never_a_number(pair: Pair, zeitpunkt: Any) -> None:
     """0 would be 1970, 1e10 the year 2286, "1700000000" a day in 2023: a number is no
@@ -1122,10 +1232,11 @@ def test_a_round_trip_keeps_every_version_and_every_as_of_answer(
     points = [(date(2026, 6, 1), berlin.erfasst), (date(2027, 3, 1), None), (None, None)]
 
     def answers() -> list[Any]:
-        return [pair.mappe("Lena", gueltig_am=v, bekannt_am=x).model_dump(exclude={"entitaet"})
-                for v, x in points]
+        return [pair.mappe("Lena", gueltig_am=v, bekannt_am=x).model_dump(
+            exclude={"entitaet", "stand"}) for v, x in points]
 
     before = answers()
+    stand_before = pair.mappe("Lena").stand
     versions = pair.cypher(
         "MATCH (:Entitaet {user_id: $u})-[r:WOHNT_IN]->() RETURN count(r) AS n", u=pair.user_id
     )
@@ -1136,6 +1247,13 @@ def test_a_round_trip_keeps_every_version_and_every_as_of_answer(
     pair.store.run(memory.export(second, pair.user_id, "nova"))
     assert second.read_text() == first.read_text()
     assert answers() == before
+    # The import is a write of the user: a read after it stands at the import's instant,
+    # after every instant of the file, and as known then it answers the same.
+    now = pair.mappe("Lena")
+    assert now.stand is not None and stand_before is not None and now.stand > stand_before
+    known = pair.mappe("Lena", gueltig_am=date(2027, 3, 1), bekannt_am=now.stand)
+    assert known.model_dump(exclude={"entitaet", "stand", "bekannt_am"}) == {
+        k: v for k, v in before[1].items() if k != "bekannt_am"}
     check_clean(pair)
 
 

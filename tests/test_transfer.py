@@ -198,7 +198,8 @@ def test_pair_round_trip_is_byte_identical(pair: Pair, tmp_path: Path) -> None:
     assert '"last_touched":"2026-10-16T10:00:00.123456789+02:00"' in first
     assert '"kind":"nachfolger"' in first and '"kind":"betrifft"' in first
     luna_before = export_text(store, tmp_path / "luna.jsonl", pair.user_id, "luna")
-    mappe_before = pair.mappe("Lena").model_dump()
+    # (`stand`, the instant a read stands at, is the import's: a write of the user.)
+    mappe_before = pair.mappe("Lena").model_dump(exclude={"stand"})
 
     purged = store.run(store.memory.purge(pair.user_id, "nova"))
     assert purged.fakten > 0 and purged.entitaeten_behalten == 1  # Kassel: luna has facts
@@ -208,7 +209,7 @@ def test_pair_round_trip_is_byte_identical(pair: Pair, tmp_path: Path) -> None:
     second = export_text(store, tmp_path / "b.jsonl", pair.user_id, "nova")
     assert second == first
     assert export_text(store, tmp_path / "luna2.jsonl", pair.user_id, "luna") == luna_before
-    assert pair.mappe("Lena").model_dump() == mappe_before
+    assert pair.mappe("Lena").model_dump(exclude={"stand"}) == mappe_before
     again = store.run(store.memory.check(user_id=pair.user_id, day=date(2026, 12, 3)))
     assert [(c.name, c.count) for c in again.checks] == [(c.name, c.count) for c in checked.checks]
     types = pair.cypher(

@@ -84,6 +84,13 @@ CASE WHEN $asof
 // the server keys a cached plan by each parameter's type, null apart from a number or a
 // datetime, so with them apart the first as-of read planned the query anew (seconds
 // after a restart); one map is one type, and one plan serves both reads.
+// Each row also brings `stand`: the user's clock (`uhr`, the system time of the user's
+// last write committed), read first, before any fact (in epoch microseconds; null before
+// the user's first write), and `stand_nach`, the same clock read again after the row's
+// facts. Every write of the user sets the clock, so where the two differ a write
+// committed while the row was read (Neo4j reads committed data, not a snapshot), and
+// the caller reads again: `stand` is then the instant the read stands at, and a read
+// as known at it answers the same.
 // params: $user_id, $character_id, $entity_ids, $cap, $schwelle, $asof, $at, $derive, $symmetric_types
 // :param user_id => 'demo-user'
 // :param character_id => 'nova'
@@ -94,6 +101,8 @@ CASE WHEN $asof
 // :param at => {gueltig_us: datetime('9999-12-31T23:59:59Z').epochSeconds * 1000000, bekannt_am: datetime('9999-12-31T23:59:59Z')}
 // :param derive => [{via: 'WOHNT_IN', trans: 'LIEGT_IN'}]
 // :param symmetric_types => ['PARTNER', 'GESCHWISTER', 'BEFREUNDET_MIT']
+OPTIONAL MATCH (nutzer:Nutzer {id: $user_id})
+WITH nutzer.uhr.epochSeconds * 1000000 + nutzer.uhr.microsecond AS stand
 UNWIND $entity_ids AS entity_id
 MATCH (e:Entitaet {id: entity_id})
 WHERE e.user_id = $user_id
@@ -232,7 +241,13 @@ CALL (e) {
   RETURN collect([type(r0), x.id, x.name, [n IN nodes(p) | n.name][..-1], zeiten])[..$cap * 4]
          AS abgeleitet
 }
-RETURN e.id AS id, e.name AS name, coalesce(typ, 'sonstiges') AS typ, fakten, historie, abgeleitet;
+// Imports the lists, so it runs after them.
+CALL (e, fakten, historie, abgeleitet) {
+  OPTIONAL MATCH (nutzer:Nutzer {id: e.user_id})
+  RETURN nutzer.uhr.epochSeconds * 1000000 + nutzer.uhr.microsecond AS stand_nach
+}
+RETURN e.id AS id, e.name AS name, coalesce(typ, 'sonstiges') AS typ, fakten, historie, abgeleitet,
+       stand, stand_nach;
 
 // name: history
 // Every value a relation of an entity had in the pair, as recorded now ($asof false: the

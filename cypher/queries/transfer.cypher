@@ -1,13 +1,15 @@
 // name: import_lock
 // Take the user's lock (the writer's Nutzer node) for an import, so it never
-// interleaves with an order of that user. Creates the lock node like the writer does;
-// `held` is false when a purge deleted it while this transaction waited for its lock
-// (see the writer's user_clock): the library runs the import again.
+// interleaves with an order of that user, and its clock, as the writer does: an import
+// is a write of the user, and a Mappe read after it stands at its instant (`stand`),
+// which is after every instant the file brings (the import refuses one after the
+// store's clock; `kg check`'s fact_system_time). `held` is false when a purge deleted
+// the lock node while this transaction waited for its lock (see user_clock): the
+// library runs the import again.
 // params: $user_id
 // :param user_id => 'u1'
-MERGE (n:Nutzer {id: $user_id})
-SET n.writes = coalesce(n.writes, 0) + 1
-RETURN n.id AS id, COUNT { (live:Nutzer {id: $user_id}) WHERE live = n } = 1 AS held;
+{{ user_clock }}
+RETURN lock.id AS id, jetzt IS NOT NULL AS held;
 
 // name: transfer_lock
 // Take the lock of an existing user for an export or a purge without changing anything
