@@ -460,6 +460,13 @@ FACT_PROPERTIES: tuple[Property, ...] = (
         "date of the last sweep that wrote `staerke_decay`; absent until the first sweep",
         "DATE_OR_NULL",
     ),
+    Property(
+        "gesagt",
+        "on a `TYP` fact: true where a `typ` triple stated it, not only a fact implied it "
+        "(taking that fact back keeps it); absent otherwise, and on data from before "
+        "2026-12-05",
+        "BOOLEAN_OR_NULL",
+    ),
 )
 
 #: Every property of an `Entitaet` node: the one list (docs table, export record, test).

@@ -187,8 +187,10 @@ def to_fact(f: Record) -> FactState:
         aktiv=props["aktiv"],
         grund=props.get("grund"),
         version=props.get("version", 1),
-        # Re-asserted since this version was written (a type: stated, not only implied).
-        touched=props.get("last_touched", start) > props.get("t_recorded", start),
+        # Re-asserted since this version was written, or stated by a `typ` triple (a
+        # type: stated, not only implied).
+        touched=props.get("gesagt") is True
+        or props.get("last_touched", start) > props.get("t_recorded", start),
     )
 
 

@@ -613,6 +613,37 @@ def test_a_cancel_keeps_a_type_stated_on_its_own_or_implied_by_a_fact_that_holds
     assert check(pair, "fact_aktiv").ok
 
 
+@pytest.mark.parametrize("stated_first", [True, False])
+def test_a_type_stated_in_the_order_of_a_fact_that_implies_it_stays_when_that_goes(
+    pair: Pair, stated_first: bool
+) -> None:
+    """"Bello is a tier" and "Lena has the pet Bello" in one order, then the pet fact
+    corrected or its event cancelled: Bello is still a tier, as the human said. The type
+    looked implied (written with the fact, same order, same herkunft, never stated
+    since) and went with the fact; a `typ` triple now marks its type fact stated
+    (`gesagt`), in either order of the two triples."""
+    typ = t("Bello", "typ", wert="tier")
+    fact = t("Lena", "hat_haustier", "Bello")
+    pair.write(*((typ, fact) if stated_first else (fact, typ)))
+    result = pair.store.run(pair.store.memory.correct(
+        pair.user_id, "nova", subjekt="Lena", beziehung="hat_haustier", objekt="Bello",
+        herkunft="mensch"))
+    (r,) = result.ergebnisse
+    assert r.ausgang == "berichtigt"
+    assert typ_of(pair, "Bello") == "tier"
+    assert typ_of(pair, "Lena") == "sonstiges"  # only implied by the pet fact: it goes
+    (stated,) = pair.cypher(
+        "MATCH (:Entitaet {user_id: $u, name: 'Bello'})-[r:TYP]->() RETURN r.gesagt AS g",
+        u=pair.user_id)
+    assert stated["g"] is True
+    umzug = {"titel": "Neu", "beginn": "2026-11-20"}
+    told = pair.write(t("Max", "hat_haustier", "Rex", ereignis=umzug),
+                      t("Rex", "typ", wert="tier"))
+    cancel(pair, told.ergebnisse[0].timeline_id)
+    assert typ_of(pair, "Rex") == "tier"
+    assert check(pair, "fact_fields").ok
+
+
 # -- errors in plain words ------------------------------------------------------------------
 
 

@@ -187,6 +187,23 @@ def test_a_good_file_parses_and_serialises_back() -> None:
 # -- against the server ------------------------------------------------------------------
 
 
+def test_a_stated_type_stays_stated_through_a_round_trip(pair: Pair, tmp_path: Path) -> None:
+    """`gesagt` marks a type a `typ` triple stated: the export carries it (and leaves it
+    out where a fact has none, as files from before it did), the import restores it, and
+    a correction of the fact that also implies the type keeps it after the import."""
+    pair.write(t("Bello", "typ", wert="tier"), t("Lena", "hat_haustier", "Bello"))
+    store = pair.store
+    text = export_text(store, tmp_path / "a.jsonl", pair.user_id, "nova")
+    assert text.count('"gesagt":true') == 1 and '"gesagt":null' not in text
+    store.run(store.memory.purge(pair.user_id, "nova"))
+    store.run(store.memory.import_file(tmp_path / "a.jsonl"))
+    assert export_text(store, tmp_path / "b.jsonl", pair.user_id, "nova") == text
+    store.run(store.memory.correct(pair.user_id, "nova", subjekt="Lena",
+                                   beziehung="hat_haustier", objekt="Bello", herkunft="mensch"))
+    bello = store.run(store.memory.mappe(pair.user_id, "nova", pair.id_of("Bello")))
+    assert bello.typ == "tier"
+
+
 def test_pair_round_trip_is_byte_identical(pair: Pair, tmp_path: Path) -> None:
     worked_example(pair, other="luna")  # luna's facts on the same Kassel
     store = pair.store

@@ -527,7 +527,13 @@ class Planner(History):
         if rel.name == "typ":
             typ = None if tripel.wert == "sonstiges" else tripel.wert
             subj.typ = self.state.entities[subjekt_id].typ = typ
-            self.state.facts[fakt_id].touched |= ausgang == "unveraendert"
+            stated = self.state.facts[fakt_id]
+            stated.touched = True
+            if stated.new is not None:
+                # Stated by the human, not only implied: a correction or cancel of the
+                # facts that imply it keeps it (`History.drop_implied_types`). A version
+                # this order writes would look implied (same order, never touched since).
+                stated.new["gesagt"] = True
         elif subj_typ:
             self.set_type(subj, subj_typ, tripel.herkunft)
         return TripelErgebnis(

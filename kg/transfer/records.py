@@ -216,10 +216,21 @@ class FaktRec(Rec):
     staerke_decay: float = Field(ge=0, le=1)
     last_touched: Zeit | None = None
     decay_am: Tag | None = None
+    gesagt: bool | None = Field(
+        None, description="A type fact a `typ` triple stated (not only implied)."
+    )
 
     def key(self) -> str:
         """A fact has one record per version (zero-padded: versions sort in order)."""
         return f"{self.id}#{self.version:06d}"
+
+    def line(self) -> str:
+        """Without `gesagt` where a fact has none (most; every fact of a file from
+        before it existed), so such a file's lines stay as they were."""
+        data = self.model_dump()
+        if data["gesagt"] is None:
+            del data["gesagt"]
+        return json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
     @field_validator("decay_am")
     @classmethod
