@@ -749,7 +749,8 @@ def correction_order(
         "character_id": character_id,
         "berichtigungen": [
             {k: v for k, v in {"subjekt": subjekt, "beziehung": beziehung, "objekt": objekt,
-                               "wert": wert, "notiz": notiz}.items() if v is not None}
+                               "wert": wert, "notiz": notiz, "herkunft": herkunft}.items()
+             if v is not None}
         ],
     }
     if zeitpunkt is not None:

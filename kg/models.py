@@ -655,6 +655,10 @@ class Berichtigung(Frozen):
     objekt: EntityRef | None = Field(None, description="Its object entity.")
     wert: Wert | None = Field(None, description="Or its value.")
     notiz: Wert | None = Field(None, description="Why it is wrong (kept in the audit).")
+    herkunft: Herkunft | None = Field(
+        None, description="Who says it is wrong (kept in the audit; a replacement carries "
+        "its own)."
+    )
 
     @model_validator(mode="after")
     def _one_object(self) -> Berichtigung:
@@ -757,6 +761,10 @@ class TripelErgebnis(Frozen):
     )
     neue_entitaeten: list[str] = Field(default_factory=list, description="Entities created.")
     typ_fakten: list[str] = Field(default_factory=list, description="Type facts written.")
+    notiz: str | None = Field(None, description="A correction's note: why the fact is wrong.")
+    herkunft: Herkunft | None = Field(
+        None, description="A correction's herkunft: who says the fact is wrong."
+    )
 
     def detail(self) -> str:
         """The outcome in words, as the CLI and MCP show it beside `ausgang`: the message
@@ -768,6 +776,9 @@ class TripelErgebnis(Frozen):
             parts.append(f"{how.get(self.ausgang, 'superseded')} {', '.join(self.abgeloest)}")
         if self.wieder_gueltig:
             parts.append(f"holds again {', '.join(self.wieder_gueltig)}")
+        if self.herkunft or self.notiz:
+            said = f"said by {self.herkunft}" if self.herkunft else ""
+            parts.append(": ".join(x for x in (said, self.notiz and repr(self.notiz)) if x))
         return "; ".join(part for part in parts if part)
 
     @field_validator("meldung", mode="before")

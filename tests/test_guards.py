@@ -390,6 +390,44 @@ def test_case_8_kg_correct_requires_herkunft(pair: Pair) -> None:
     assert [(f.wert, f.herkunft) for f in facts] == [("Nebenmeer", "recherche")]
 
 
+def test_a_corrections_notiz_and_herkunft_are_kept_in_the_audit_and_the_export(
+    pair: Pair, tmp_path: Path
+) -> None:
+    """Found by a stranger's attack: `--notiz` ("kept in the audit") and, without a
+    replacement, `--herkunft` ("the herkunft of the correction") were thrown away: the
+    command said ok, and neither was in the audit or an export. The correction's result
+    keeps both (the audit's `ergebnis`, which a replay returns and an export carries)."""
+    import json
+
+    pair.write(t("A", "beruf", wert="Koch"))
+    runner = CliRunner()
+    done = runner.invoke(app, [
+        "correct", "-u", pair.user_id, "-c", "nova", "--subjekt", "A", "--beziehung", "beruf",
+        "--wert", "Koch", "--herkunft", "recherche", "--notiz", "NOTE-XYZ: Lena said so",
+        "--auftrag-id", "n2"])
+    assert done.exit_code == 0, done.output
+    assert "NOTE-XYZ: Lena said so" in done.output and "recherche" in done.output
+    audit = runner.invoke(app, ["audit", "-u", pair.user_id, "-c", "nova", "--json"])
+    (first, *_) = json.loads(audit.stdout)
+    (r,) = first["ergebnis"]["ergebnisse"]
+    assert (r["ausgang"], r["notiz"], r["herkunft"]) == (
+        "berichtigt", "NOTE-XYZ: Lena said so", "recherche")
+    out = tmp_path / "a.jsonl"
+    pair.store.run(pair.store.memory.export(out, pair.user_id, "nova"))
+    assert "NOTE-XYZ" in out.read_text() and "recherche" in out.read_text()
+    again = pair.store.run(pair.store.memory.correct(
+        pair.user_id, "nova", subjekt="A", beziehung="beruf", wert="Koch",
+        herkunft="recherche", notiz="NOTE-XYZ: Lena said so", auftrag_id="n2"))
+    assert again.wiederholt and again.ergebnisse[0].notiz == "NOTE-XYZ: Lena said so"
+    # An order of its own names who says the fact is wrong in the correction itself.
+    order = pair.order(tripel=[])
+    order["berichtigungen"] = [{"subjekt": "A", "beziehung": "beruf", "wert": "Koch",
+                                "herkunft": "nova"}]
+    refused = pair.store.run(pair.store.memory.write(order))
+    assert refused.ergebnisse[0].ausgang == "abgelehnt"  # nothing left to correct
+    assert refused.ergebnisse[0].herkunft == "nova"
+
+
 def test_a_correction_whose_replacement_has_the_wrong_form_writes_nothing(pair: Pair) -> None:
     """Retiring the wrong fact and refusing its replacement would leave nothing where the
     caller meant to put the right value: the whole correction is refused (CLI and

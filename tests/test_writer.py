@@ -699,3 +699,17 @@ def test_a_write_that_waited_for_the_users_lock_records_after_the_one_it_waited_
     pair.write(t("Lena", "wohnt_in", "Berlin"))  # the user's lock node exists
     early_clock, late_clock = pair.store.run(race())
     assert early_clock > late_clock
+
+
+def test_a_correction_without_its_own_herkunft_hashes_as_before_it_had_one() -> None:
+    """A correction's `herkunft` (2026-12-05) is left out of the content hash where it
+    has none, so an order stored before it replays as it did. The hash pinned here is
+    the one the code before gave this order."""
+    wrong = {"subjekt": "Lena", "beziehung": "beruf", "wert": "Koch", "notiz": "falsch"}
+    order: dict[str, Any] = {"auftrag_id": "c1", "user_id": "u", "character_id": "nova",
+                             "berichtigungen": [wrong]}
+    assert content_hash(Auftrag.model_validate(order)) == (
+        "5f32ea65f5b430b7f451481c82761ff82f2842f75f7004b1d0228154294500ec")
+    said = {**order, "berichtigungen": [{**wrong, "herkunft": "nova"}]}
+    assert content_hash(Auftrag.model_validate(said)) != content_hash(
+        Auftrag.model_validate(order))
