@@ -399,7 +399,10 @@ FACT_PROPERTIES: tuple[Property, ...] = (
     Property("user_id", "the human of the pair that owns the fact", "STRING"),
     Property("character_id", "the character of the pair that owns the fact", "STRING"),
     Property("herkunft", "`mensch`, `nova`, `modell` or `recherche`; required, no default"),
-    Property("auftrag_id", "the order that wrote it"),
+    Property(
+        "auftrag_id", "the order that wrote it (every fact comes from an audited order)",
+        "STRING",
+    ),
     Property(
         "t_valid",
         "valid-time start (the order's `zeitpunkt`, else the store's clock); a fact with "

@@ -262,6 +262,16 @@ def test_a_file_that_breaks_an_invariant_writes_nothing(
             r"two.jsonl: with this file the store would break .*einwertig_unique")
 
 
+def test_a_fact_without_its_order_is_refused(
+    pair: Pair, tmp_path: Path, exported: list[str]
+) -> None:
+    """Every fact comes from an audited order: a file whose fact names none (a store
+    edited by hand, exported) is refused, as `kg check` reports such a fact."""
+    lines, _ = change(exported, "fakt", auftrag_id=None)
+    refused(pair, write(tmp_path / "orderless.jsonl", reseal(lines)),
+            r"orderless.jsonl: with this file the store would break .*fact_fields")
+
+
 def test_an_old_file_without_counts_imports_with_a_warning(
     pair: Pair, tmp_path: Path, exported: list[str]
 ) -> None:
