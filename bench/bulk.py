@@ -125,6 +125,7 @@ class BulkLoader:
                     _iso(f.decay_am),
                     rest,
                     u,
+                    f.auftrag_id,
                 ]
                 try:
                     subjekt = at[f.subjekt_id]

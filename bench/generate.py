@@ -281,6 +281,13 @@ class Fact:
     timeline_bis: str | None = None
     abgeloest_durch: list[str] | None = None
     version: int = 1
+    #: The order that wrote it: every fact comes from one (`kg check`'s fact_fields). A
+    #: generated fact is its own order's only triple.
+    auftrag_id: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.auftrag_id:
+            self.auftrag_id = f"gen-{self.id}"
 
     def props(self) -> dict[str, object]:
         """The relationship's properties (nulls are simply not stored)."""
@@ -290,6 +297,7 @@ class Fact:
             "user_id": self.user_id,
             "character_id": self.character_id,
             "herkunft": self.herkunft,
+            "auftrag_id": self.auftrag_id,
             "t_valid": self.t_valid,
             "t_invalid": self.t_invalid,
             "t_recorded": self.t_recorded,

@@ -32,7 +32,7 @@ CREATE (a)-[:NACHFOLGER]->(b);
 // an index seek. $users are the batch's user ids. An entity row is [id, user, name,
 // name_norm, erstellt]; a fact row is [subjekt, objekt or wert, rel, id, version,
 // character_id, herkunft, t_valid, t_recorded, aktiv, staerke_decay, last_touched,
-// decay_am, rest, user] where subjekt and objekt are positions in $entities (the loader
+// decay_am, rest, user, auftrag_id] where subjekt and objekt are positions in $entities (the loader
 // only hands out positions of the fact's own user), user a position in $users, and rest
 // null or a map with t_invalid, t_expired, grund, timeline_id, timeline_bis and
 // abgeloest_durch (most facts have none of them). Instants are whole epoch seconds (cheaper to pack and to read than
@@ -43,8 +43,8 @@ CREATE (a)-[:NACHFOLGER]->(b);
 // params: $users, $entities, $refs, $values
 // :param users => ['bench-u1']
 // :param entities => [['e-lena', 'bench-u1', 'Lena', 'lena', 1756720800], ['e-berlin', 'bench-u1', 'Berlin', 'berlin', 1756720800]]
-// :param refs => [[0, 1, 'WOHNT_IN', 'f-1', 1, 'nova', 'mensch', 1740823200, 1740823200, false, 1.0, 1740823200, null, {t_expired: 1756720800}, 0]]
-// :param values => [[0, 'Ärztin', 'BERUF', 'f-3', 1, 'nova', 'mensch', 1756720800, 1756720800, true, 1.0, 1756720800, '2026-11-30', null, 0]]
+// :param refs => [[0, 1, 'WOHNT_IN', 'f-1', 1, 'nova', 'mensch', 1740823200, 1740823200, false, 1.0, 1740823200, null, {t_expired: 1756720800}, 0, 'turn-1']]
+// :param values => [[0, 'Ärztin', 'BERUF', 'f-3', 1, 'nova', 'mensch', 1756720800, 1756720800, true, 1.0, 1756720800, '2026-11-30', null, 0, 'turn-2']]
 UNWIND $entities AS row
 CREATE (e:Entitaet {
   id: row[0], user_id: row[1], name: row[2], name_norm: row[3],
@@ -57,7 +57,7 @@ CALL (nodes) {
   WHERE s:Entitaet AND o:Entitaet
   CREATE (s)-[:$(row[2]) {
     id: row[3], version: row[4], user_id: $users[row[14]], character_id: row[5],
-    herkunft: row[6], t_valid: datetime({epochSeconds: row[7]}),
+    herkunft: row[6], auftrag_id: row[15], t_valid: datetime({epochSeconds: row[7]}),
     t_recorded: datetime({epochSeconds: row[8]}), aktiv: row[9], staerke_decay: row[10],
     last_touched: datetime({epochSeconds: row[11]}), decay_am: date(row[12]),
     t_invalid: CASE WHEN row[13].t_invalid IS NOT NULL
@@ -74,7 +74,7 @@ CALL (nodes) {
   WHERE s:Entitaet
   CREATE (s)-[:$(row[2]) {
     id: row[3], version: row[4], user_id: $users[row[14]], character_id: row[5],
-    herkunft: row[6], t_valid: datetime({epochSeconds: row[7]}),
+    herkunft: row[6], auftrag_id: row[15], t_valid: datetime({epochSeconds: row[7]}),
     t_recorded: datetime({epochSeconds: row[8]}), aktiv: row[9], staerke_decay: row[10],
     last_touched: datetime({epochSeconds: row[11]}), decay_am: date(row[12]),
     t_invalid: CASE WHEN row[13].t_invalid IS NOT NULL
