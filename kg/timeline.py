@@ -318,6 +318,12 @@ class Timeline:
                 raise InvalidInput(
                     "; ".join(str(e["msg"]).removeprefix("Value error, ") for e in exc.errors())
                 ) from None
+            same = normalized(entry)
+            if (same.titel, same.beginn, same.ende, same.genauigkeit) == (
+                    old.titel, old.beginn, old.ende, old.genauigkeit):
+                # Nothing to move: a successor that says the same would only lengthen the
+                # chain, and a cancel or move of it would have one more entry to walk.
+                return eintrag_id
             re_ends = await self._keep_order(tx, user_id, character_id, ends, entry)
             row = await tx.one(
                 "timeline_move",

@@ -1174,18 +1174,21 @@ def test_check_sees_a_fact_left_standing_on_a_cancelled_event(pair: Pair) -> Non
 
 
 def test_the_migration_splits_an_old_changed_edge_into_its_versions(pair: Pair) -> None:
-    # The record as the first version wrote it: one edge per fact, rewritten in place.
+    # The record as the first version wrote it: one edge per fact, rewritten in place
+    # (with the order that wrote it, as every version of the writer recorded).
     pair.cypher(
         "CREATE (l:Entitaet {id: $u + '-l', user_id: $u, name: 'Lena', name_norm: 'lena'}),"
         "       (b:Entitaet {id: $u + '-b', user_id: $u, name: 'Berlin', name_norm: 'berlin'}),"
         "       (k:Entitaet {id: $u + '-k', user_id: $u, name: 'Kassel', name_norm: 'kassel'})"
         " CREATE (l)-[:WOHNT_IN {id: $u + '-f1', user_id: $u, character_id: 'nova',"
+        "   auftrag_id: 'turn-1',"
         "   herkunft: 'mensch', t_valid: datetime('2026-01-01T00:00:00Z'),"
         "   t_recorded: datetime('2026-01-01T00:00:00Z'),"
         "   t_invalid: datetime('2026-06-01T00:00:00Z'),"
         "   t_expired: datetime('2026-06-01T00:00:00Z'), aktiv: false, grund: 'abgeloest',"
         "   staerke_decay: 1.0, last_touched: datetime('2026-01-01T00:00:00Z')}]->(b)"
         " CREATE (l)-[:WOHNT_IN {id: $u + '-f2', user_id: $u, character_id: 'nova',"
+        "   auftrag_id: 'turn-2',"
         "   herkunft: 'mensch', t_valid: datetime('2026-06-01T00:00:00Z'),"
         "   t_recorded: datetime('2026-06-01T00:00:00Z'), aktiv: true, staerke_decay: 1.0,"
         "   last_touched: datetime('2026-06-01T00:00:00Z')}]->(k)",

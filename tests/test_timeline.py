@@ -58,6 +58,21 @@ def test_move_creates_a_successor_and_aktive_zeile_follows(pair: Pair) -> None:
         assert active.id == third.id and active.beginn == date(2026, 11, 17)
 
 
+def test_a_move_to_where_the_entry_is_writes_nothing(pair: Pair) -> None:
+    """Found by a stranger's attack: a move to the entry's own day wrote a successor that
+    said the same. Now it answers the entry as it is; a move with anything new (an
+    end, a precision) still moves it."""
+    first = add(pair)
+    active = pair.store.run(pair.store.memory.timeline_active(pair.user_id, "nova", first))
+    same = move(pair, first, active.beginn)
+    assert same.id == first
+    assert same.model_dump() == active.model_dump()
+    chain = pair.store.run(pair.store.memory.timeline_chain(pair.user_id, "nova", first))
+    assert [e.id for e in chain] == [first]
+    longer = move(pair, first, active.beginn, ende=date(2026, 11, 4))
+    assert longer.id != first and (longer.beginn, longer.ende) == (active.beginn, date(2026, 11, 4))
+
+
 def test_a_moved_span_keeps_its_length_unless_given_an_end(pair: Pair) -> None:
     """Moving a holiday of 20-27 December to begin on the 21st moves its end too; it never
     silently becomes a single day."""
