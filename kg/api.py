@@ -56,7 +56,7 @@ from kg.models import (
     stored_result,
 )
 from kg.plain import describe
-from kg.settings import MAPPE_CAP_MAX, Settings, load_settings
+from kg.settings import MAPPE_CAP_MAX, MAPPEN_MAX, Settings, load_settings
 from kg.timeline import Eintrag, Timeline
 from kg.values import stored_instant
 
@@ -313,6 +313,12 @@ class Memory:
             raise InvalidInput(
                 f"entity_ids is a {type(entity_ids).__name__}; give a list of entity ids "
                 "(mappe reads one)"
+            )
+        if len(entity_ids) > MAPPEN_MAX:
+            raise InvalidInput(
+                f"entity_ids holds {len(entity_ids):,} ids: one call reads at most "
+                f"{MAPPEN_MAX} Mappen (the entities of a turn; each holds up to the cap's "
+                "facts, in one query) — read them in several calls"
             )
         return await read_mappen(
             self.db,

@@ -56,6 +56,10 @@ ENV_FILE = ".env"
 #: than any prompt holds.
 MAPPE_CAP_MAX = 1000
 
+#: The most Mappen one call reads (`mappen`, the MCP tool): the entities a turn binds,
+#: each up to the cap's facts, in one query whose memory grows with both.
+MAPPEN_MAX = 50
+
 
 def variable(field: str) -> str:
     """The environment variable of a settings field."""

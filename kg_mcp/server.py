@@ -47,7 +47,7 @@ from kg.models import (
     normalize_name,
 )
 from kg.plain import problems
-from kg.settings import MAPPE_CAP_MAX
+from kg.settings import MAPPE_CAP_MAX, MAPPEN_MAX
 from kg.timeline import Eintrag, month_window
 from kg_mcp.binding import Binding, PairRef, TokenPair, Unbound
 
@@ -360,7 +360,8 @@ def build_server(
     async def mappen(
         entitaeten: Annotated[
             list[EntityArg],
-            Field(min_length=1, max_length=50, description="Names or ids of the turn's entities."),
+            Field(min_length=1, max_length=MAPPEN_MAX,
+                  description="Names or ids of the turn's entities."),
         ],
         gueltig_am: WhenArg = None,
         bekannt_am: WhenArg = None,

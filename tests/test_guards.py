@@ -23,7 +23,7 @@ from kg.canon import load_canon
 from kg.errors import ConfigError, EntityNotFound, InvalidInput
 from kg.models import Auftrag, clean_name, normalize_name
 from kg.plan import Planner, State
-from kg.settings import MAPPE_CAP_MAX, load_settings
+from kg.settings import MAPPE_CAP_MAX, MAPPEN_MAX, load_settings
 from tests.conftest import Pair, t
 
 #: The store's clock in the pure plans (system time is passed in).
@@ -950,6 +950,10 @@ def test_the_library_says_what_is_wrong_with_a_call(pair: Pair) -> None:
         (memory.entities(pair.user_id, "nova", limit=2**70), "from 1 to 1,000,000,000"),
         (memory.mappen(pair.user_id, "nova", {lena}),  # type: ignore[arg-type]
          "entity_ids is a set; give a list"),
+        # (the attack) no bound on the entities of one call: each may hold the cap's
+        # facts, in one query (the MCP tool took 50 at most, the library any number)
+        (memory.mappen(pair.user_id, "nova", [lena] * (MAPPEN_MAX + 1), cap=MAPPE_CAP_MAX),
+         "entity_ids holds 51 ids: one call reads at most 50 Mappen"),
     ):
         with pytest.raises(InvalidInput, match=words):
             run(call)
