@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from kg.errors import InvalidInput
+from kg.errors import InvalidInput, StoredDataError
 from tests.conftest import Pair, new_user_id, t
 from tests.test_transfer import export_text, user_snapshot, worked_example
 
@@ -265,11 +265,16 @@ def test_a_file_that_breaks_an_invariant_writes_nothing(
 def test_a_fact_without_its_order_is_refused(
     pair: Pair, tmp_path: Path, exported: list[str]
 ) -> None:
-    """Every fact comes from an audited order: a file whose fact names none (a store
-    edited by hand, exported) is refused, as `kg check` reports such a fact."""
-    lines, _ = change(exported, "fakt", auftrag_id=None)
+    """Every fact comes from an audited order: a file whose fact names none is refused
+    at its line, as `kg check` reports such a fact; and an export refuses to write one
+    (it wrote a file its own import refused)."""
+    lines, at = change(exported, "fakt", auftrag_id=None)
     refused(pair, write(tmp_path / "orderless.jsonl", reseal(lines)),
-            r"orderless.jsonl: with this file the store would break .*fact_fields")
+            rf"orderless.jsonl:{at}: fakt: auftrag_id")
+    pair.store.run(pair.store.memory.import_file(tmp_path / "good.jsonl"))
+    pair.cypher("MATCH (:Entitaet {user_id: $u})-[r]->() REMOVE r.auftrag_id", u=pair.user_id)
+    with pytest.raises(StoredDataError, match=r"auftrag_id.* run `kg check`"):
+        pair.store.run(pair.store.memory.export(tmp_path / "again.jsonl", pair.user_id))
 
 
 def test_an_old_file_without_counts_imports_with_a_warning(
@@ -342,3 +347,16 @@ def test_an_order_without_its_content_hash_is_never_taken_for_a_replay(
     with pytest.raises(InvalidInput, match="recorded without its content"):
         pair.write(t("Lena", "beruf", wert="Pilotin"), auftrag_id=auftrag_id)
     assert user_snapshot(pair, pair.user_id) == before
+
+
+def test_an_export_writes_a_stored_value_as_it_is_or_fails(
+    pair: Pair, tmp_path: Path, exported: list[str]
+) -> None:
+    """A text 'yes' set by hand where a boolean belongs (`gesagt`, `aktiv`) was exported
+    as true: the export changed the value instead of failing, as docs/export.md says it
+    does (`kg check`'s fact_fields reports it)."""
+    pair.store.run(pair.store.memory.import_file(tmp_path / "good.jsonl"))
+    pair.cypher("MATCH (:Entitaet {user_id: $u})-[r:TYP]->() SET r.gesagt = 'yes'",
+                u=pair.user_id)
+    with pytest.raises(StoredDataError, match=r"gesagt.* run `kg check`"):
+        pair.store.run(pair.store.memory.export(tmp_path / "again.jsonl", pair.user_id))

@@ -142,8 +142,8 @@ ENTITY = ('{"kind":"entitaet","id":"e1","user_id":"u9","name":"Lena","name_norm"
 def fact(**change: Any) -> str:
     record = {"kind": "fakt", "id": "f1", "user_id": "u9", "character_id": "nova",
               "beziehung": "beruf", "subjekt": "e1", "objekt": None, "wert": "Ärztin",
-              "herkunft": "mensch", "t_valid": "2026-10-01T10:00:00Z", "aktiv": True,
-              "staerke_decay": 1.0}
+              "herkunft": "mensch", "auftrag_id": "turn-1", "t_valid": "2026-10-01T10:00:00Z",
+              "aktiv": True, "staerke_decay": 1.0}
     record.update(change)
     return json.dumps(record)
 
@@ -154,6 +154,8 @@ def fact(**change: Any) -> str:
     ([HEADER, ENTITY, '{"kind":"wurst"}'], r"x.jsonl:3: a line is a JSON object with a kind"),
     ([HEADER, ENTITY, fact(t_valid="2026-10-01")], r"x.jsonl:3: fakt: t_valid: '2026-10-01'"),
     ([HEADER, ENTITY, fact(herkunft=None)], r"x.jsonl:3: fakt: herkunft"),
+    # Every fact comes from an audited order (an export refuses one without it too).
+    ([HEADER, ENTITY, fact(auftrag_id=None)], r"x.jsonl:3: fakt: auftrag_id"),
     ([HEADER, ENTITY, fact(beziehung="mag")], r"x.jsonl:3: fakt: relation 'mag' is not in"),
     ([HEADER, ENTITY, fact(beziehung="wohnt_in")], r"x.jsonl:3: fakt: wohnt_in needs an entity"),
     ([HEADER, ENTITY, fact(subjekt="e2")], r"x.jsonl:3: fakt: subjekt entity 'e2' is not in"),
@@ -177,7 +179,7 @@ def test_a_good_file_parses_and_serialises_back() -> None:
     datei = parse_lines(lines, load_canon(), "x.jsonl")
     again = [r.line() for r in datei.records()]
     assert again[:2] == lines[:2]
-    assert json.loads(again[2]) == {**json.loads(fact()), "auftrag_id": None, "t_invalid": None,
+    assert json.loads(again[2]) == {**json.loads(fact()), "t_invalid": None,
                                     "timeline_id": None, "timeline_bis": None,
                                     "abgeloest_durch": None, "t_recorded": None,
                                     "t_expired": None, "grund": None,

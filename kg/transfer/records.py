@@ -200,7 +200,7 @@ class FaktRec(Rec):
     objekt: Id | None = Field(None, description="Object entity id (reference fact).")
     wert: Wert | None = Field(None, description="The value (value fact).")
     herkunft: Herkunft
-    auftrag_id: Id | None = None
+    auftrag_id: Id = Field(description="The order that wrote it (every fact has one).")
     t_valid: Zeit | None = None
     t_invalid: Zeit | None = None
     timeline_id: Id | None = None

@@ -78,7 +78,9 @@ def _record(kind: str, row: Record, **extra: Any) -> Rec:
                                   "what the graph model says — run `kg check`")
         data[key] = value
     try:
-        return cls.model_validate(data | extra)
+        # Strict: a stored value is written as it is, or the export fails; lax, a text
+        # 'yes' where a boolean belongs was written as true (`kg check` reports it).
+        return cls.model_validate(data | extra, strict=True)
     except ValidationError as exc:
         which = f"{kind} {ident!r}" if ident is not None else f"{kind} without an id"
         raise StoredDataError(f"{which} cannot be exported ({problem(exc)}) — "
