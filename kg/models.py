@@ -222,6 +222,15 @@ def _aware(value: datetime) -> datetime:
         ) from None
 
 
+def quoted(value: object, most: int = 40) -> str:
+    """A value a caller sent, as an error message quotes it: cut after `most` characters
+    (a message names what was wrong, not the whole of a long value)."""
+    if not isinstance(value, str):
+        text = repr(value)
+        return text if len(text) <= most else text[:most] + "…"
+    return repr(value) if len(value) <= most else repr(value[:most]) + "…"
+
+
 def _iso_only(value: object) -> object:
     """An instant is ISO 8601 text or a datetime, never a number: pydantic would read 0,
     1e10 or "1700000000" as Unix seconds (1970, 2286, 2023)."""
@@ -233,7 +242,7 @@ def _iso_only(value: object) -> object:
         except ValueError:
             pass
     raise ValueError(
-        f"{value!r} is not an ISO 8601 instant with a time zone, e.g. 2026-11-29T18:00:00Z"
+        f"{quoted(value)} is not an ISO 8601 instant with a time zone, e.g. 2026-11-29T18:00:00Z"
     )
 
 
@@ -293,7 +302,7 @@ def instant(value: When | None, role: str) -> datetime | None:
             value = date.fromisoformat(text) if len(text) == 10 else datetime.fromisoformat(text)
         except ValueError:
             raise InvalidInput(
-                f"{role} {text!r} is neither a date (2026-11-30) nor an ISO 8601 instant "
+                f"{role} {quoted(text)} is neither a date (2026-11-30) nor an ISO 8601 instant "
                 "with a time zone (2026-11-30T18:00:00+01:00)"
             ) from None
     if not isinstance(value, date):  # a datetime is a date too

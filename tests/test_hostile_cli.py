@@ -351,6 +351,28 @@ def test_a_point_of_time_is_a_date_or_an_instant_as_the_docs_write_them(text: st
     bad_input(done, "is neither a date")
 
 
+def test_a_long_bad_point_of_time_is_quoted_cut_short() -> None:
+    """A docs check: a 319-character `gueltig_am` came back whole in a 463-character
+    error (and an order's `zeitpunkt` too). An error quotes what was wrong, cut after 40
+    characters."""
+    from kg.api import parse_order
+    from kg.errors import InvalidInput
+    from kg.models import instant
+
+    long = "2026-" + "x" * 300
+    with pytest.raises(InvalidInput) as refused:
+        instant(long, "gueltig_am")
+    assert "x" * 41 not in str(refused.value) and "…" in str(refused.value)
+    assert len(str(refused.value)) < 200
+    order = {"auftrag_id": "a", "user_id": "u", "character_id": "c", "zeitpunkt": "s" * 300,
+             "tripel": []}
+    with pytest.raises(InvalidInput, match="zeitpunkt") as refused:
+        parse_order(order)
+    assert "s" * 41 not in str(refused.value) and "…" in str(refused.value)
+    with pytest.raises(InvalidInput, match="zeitpunkt: 0 is not an ISO 8601 instant"):
+        parse_order({**order, "zeitpunkt": 0})
+
+
 def test_a_span_moved_to_the_end_of_the_calendar_is_bad_input(pair: Pair) -> None:
     from datetime import date
 
