@@ -211,6 +211,14 @@ def test_type_facts_come_from_relations_and_classes(pair: Pair) -> None:
     # The object's known type is checked too: Bello is not a place to live in.
     result = pair.write(t("Lena", "wohnt_in", "Bello"))
     assert result.ergebnisse[0].grund == "typkonflikt"
+    # Each names the type fact it contradicts (a docs check: `konflikt` was null where
+    # a relation met a known type; only a new type against a fact named one).
+    (bello_typ,) = pair.cypher(
+        "MATCH (:Entitaet {user_id: $u, name: 'Bello'})-[r:TYP]->() RETURN r.id AS id",
+        u=pair.user_id)
+    refused = pair.write(t("Bello", "beruf", wert="Wachhund"), t("Lena", "wohnt_in", "Bello"))
+    assert [r.konflikt for r in refused.ergebnisse] == [bello_typ["id"]] * 2
+    assert all(bello_typ["id"] in (r.meldung or "") for r in refused.ergebnisse)
 
 
 def test_correction_retires_as_never_true(pair: Pair) -> None:

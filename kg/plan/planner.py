@@ -357,6 +357,17 @@ class Planner(History):
             )
         return next(iter(claims), None)
 
+    def _type_refused(self, entity: Resolved, allowed: str) -> Rejected:
+        """A typkonflikt of a relation with an entity's known type, naming its type fact."""
+        current = self.type_fact(entity)
+        return Rejected(
+            "abgelehnt",
+            "typkonflikt",
+            f"{entity.name} is a {entity.typ}" + (f" ({current.id})" if current else "")
+            + f"; {allowed}",
+            **({"konflikt": current.id} if current else {}),
+        )
+
     def type_fact(self, entity: Resolved) -> FactState | None:
         if entity.id is None:
             return None
@@ -453,18 +464,13 @@ class Planner(History):
             )
         # Types both ways: the relation against the known types, then every new type
         # against the facts its entity already has in the pair.
+        # (With the type fact it contradicts, as a new type names the fact it would
+        # contradict: the caller corrects the one that is wrong.)
         if rel.subjekt_typen and subj.typ and subj.typ not in rel.subjekt_typen:
-            raise Rejected(
-                "abgelehnt",
-                "typkonflikt",
-                f"{subj.name} is a {subj.typ}; {rel.name} allows {', '.join(rel.subjekt_typen)}",
-            )
+            raise self._type_refused(
+                subj, f"{rel.name} allows {', '.join(rel.subjekt_typen)}")
         if obj is not None and rel.objekt_typ and obj.typ and obj.typ != rel.objekt_typ:
-            raise Rejected(
-                "abgelehnt",
-                "typkonflikt",
-                f"{obj.name} is a {obj.typ}; the object of {rel.name} is a {rel.objekt_typ}",
-            )
+            raise self._type_refused(obj, f"the object of {rel.name} is a {rel.objekt_typ}")
         subj_typ = self.subject_type(rel, tripel, subj)
         if subj_typ:
             self.check_type(subj, subj_typ)
