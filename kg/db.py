@@ -135,7 +135,10 @@ def _resolve_numeric_hosts_inline() -> None:
 
 _resolve_numeric_hosts_inline()
 
-START_HINT = "start it with `./run neo4j start` (no Docker) or `docker compose up -d`"
+START_HINT = (
+    "start it with `kg server start` (no Docker; `./run neo4j start` picks it or Docker) "
+    "or `docker compose up -d`"
+)
 
 
 class Tx:
