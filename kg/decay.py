@@ -20,6 +20,7 @@ day; `if_due` skips a day that is recorded already.
 from __future__ import annotations
 
 import math
+import shlex
 import time as clock
 from collections.abc import Callable
 from datetime import UTC, date, datetime, time
@@ -181,17 +182,32 @@ async def _refuse_going_back(
     """A sweep for a day before the one the edges were swept for would write the older,
     higher strengths over the newer ones (resting facts would wake up in the Mappe) and
     date the sweep back, so that kg check calls it stale: refused. (A sweep for today
-    cannot be behind: no sweep is for a day that has not come.)"""
+    is not asked: no sweep is for a day that has not come, and one for today overwrites a
+    decay_am after today that a hand edit or an import left.)"""
     async with db.auto_commit("READ") as session:  # (a whole store's pass: maintenance time)
         rows = await session.run("decay_newest", user_id=user_id, rel_types=canon.rel_types)
     newest = _native(rows[0]["newest"])
-    if newest is not None and newest > day:
-        scope = f"user {user_id!r}'s" if user_id is not None else "the store's"
+    if newest is None or newest <= day:
+        return
+    scope = f"of user {user_id!r}" if user_id is not None else "of the store"
+    if newest > today():
+        # No sweep writes a day after today (it is refused above), so the edge was edited
+        # by hand or imported: "give that day" would be refused as a day that has not
+        # come. A sweep for today sets decay_am on every active edge in scope, that one's
+        # too.
+        command = "kg decay run" + (f" --user {shlex.quote(user_id)}" if user_id else "")
         raise InvalidInput(
-            f"cannot sweep for {day.isoformat()}: {scope} fact edges were swept for "
-            f"{newest.isoformat()} already, and a sweep for an earlier day would undo "
-            f"that one: give {newest.isoformat()} or a later day"
+            f"cannot sweep for {day.isoformat()}: a fact edge {scope} carries decay_am "
+            f"{newest.isoformat()}, after today ({today().isoformat()}, UTC) — a day no "
+            "sweep can have measured, written by hand or by an import (`kg check` reports "
+            f"it under decay_has_a_run); sweep for today instead (`{command}`, without "
+            "--day), which writes today's decay_am over it"
         )
+    raise InvalidInput(
+        f"cannot sweep for {day.isoformat()}: the fact edges {scope} were swept for "
+        f"{newest.isoformat()} already, and a sweep for an earlier day would undo that "
+        f"one: give {newest.isoformat()} or a later day"
+    )
 
 
 async def record(db: Database, day: date, edges: int, resting: int, seconds: float) -> None:

@@ -319,8 +319,40 @@ def test_a_sweep_for_a_day_before_the_last_sweep_is_refused(
     assert bad.exit_code == 2 and f"swept for {today.isoformat()} already" in bad.output, (
         bad.output
     )
+    # (The attack) the scope read "user 'u''s fact edges": repr() then "'s".
+    assert f"the fact edges of user {pair.user_id!r} were swept" in bad.output, bad.output
     assert edges(pair) == before
     assert sweep(pair, today).edges == first.edges  # the same day again is fine
+
+
+def test_a_decay_am_after_today_is_named_and_a_sweep_for_today_repairs_it(
+    pair: Pair, cli_env: dict[str, str]
+) -> None:
+    """Found by a black-box attack: an edge's decay_am after today (a hand edit, or an
+    import, which takes one up to tomorrow) made a sweep for an earlier day answer "give
+    <that day> or a later day", and a sweep for that day was refused as a day that has
+    not come: the operator was sent in a circle. The refusal says the day is after today,
+    names the check that reports it, and the cure it gives works."""
+    pair.write(t("Lena", "beruf", wert="Koch"))
+    today = datetime.now(UTC).date()
+    ahead = today + timedelta(days=5)
+    pair.cypher("MATCH (:Entitaet {user_id: $u})-[r]->() SET r.decay_am = $day",
+                u=pair.user_id, day=ahead)
+    before = edges(pair)
+    with pytest.raises(InvalidInput, match=f"decay_am {ahead.isoformat()}, after today"):
+        sweep(pair, today - timedelta(days=1))
+    bad = CliRunner().invoke(app, ["decay", "run", "--user", pair.user_id, "--day",
+                              (today - timedelta(days=1)).isoformat()], env=cli_env)
+    assert bad.exit_code == 2, bad.output
+    message = " ".join(bad.output.split())
+    assert "decay_has_a_run" in message and "a later day" not in message, message
+    assert f"kg decay run --user {pair.user_id}" in message, message
+    assert edges(pair) == before
+    # The cure the message gives: a sweep for today writes today's decay_am over it.
+    cured = CliRunner().invoke(app, ["decay", "run", "--user", pair.user_id], env=cli_env)
+    assert cured.exit_code == 0, cured.output
+    assert {e["decay_am"].to_native() for e in edges(pair).values()} == {today}
+    assert pair.store.run(pair.store.memory.check(pair.user_id)).ok
 
 
 def test_cli_decay_run_json_and_text(pair: Pair, cli_env: dict[str, str]) -> None:
