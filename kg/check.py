@@ -278,10 +278,14 @@ def decay_results(
     elif not recent:
         count = carrying
         age = f"is from {newest}, {(day - newest).days} days ago" if newest else "does not exist"
+        # A decay_am after the day is not the newest run; say it is there, or "does not
+        # exist" reads wrong to whoever finds one (the sweep's refusal points here).
+        ahead = (f", and {future} carry a decay_am after {day}, a day no sweep can have "
+                 "measured yet") if future else ""
         detail = (
             f"decay properties without a run: {carrying} active fact edges carry "
             f"staerke_decay, but the newest decay_am {age} (allowed: {max_age_days:g} "
-            "days) — schedule `kg decay run --if-due` daily"
+            f"days){ahead} — schedule `kg decay run --if-due` daily"
         )
     else:
         count = future

@@ -120,6 +120,10 @@ def test_recency_and_the_decay_verdicts() -> None:
     assert never.count == 5 and "does not exist" in (never.detail or "")
     future, _ = decay_results({**state, "newest": day, "future": 2}, day, 2)
     assert future.count == 2
+    # Only a decay_am after the day (a hand edit, an import): the detail says so, as the
+    # sweep's refusal that points here does, not only that no run exists.
+    ahead, _ = decay_results({**state, "newest": None, "future": 2}, day, 2)
+    assert ahead.count == 5 and f"2 carry a decay_am after {day}" in (ahead.detail or "")
     empty, _ = decay_results({**state, "with_strength": 0, "newest": None}, day, 2)
     assert empty.ok  # nothing carries a decay property: nothing to run
     _, missed = decay_results({**state, "newest": day, "missed": 3, "samples": ["f1"]}, day, 2)
