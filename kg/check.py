@@ -23,7 +23,7 @@ from pydantic import Field, computed_field
 
 from kg.canon import TYPEN, Canon
 from kg.db import Database, Record
-from kg.errors import StoredDataError
+from kg.errors import NothingStored, StoredDataError
 from kg.models import (
     BIDI_CONTROLS,
     ENTITY_PROPERTIES,
@@ -579,6 +579,18 @@ async def _side_by_side(jobs: list[Job], at_once: int) -> list[Any]:
     return [task.result() for task in tasks]
 
 
+async def refuse_nothing_stored(db: Database, user_id: str) -> None:
+    """NothingStored when the store holds no entity, fact, timeline entry, order or lock
+    node of the user (what `kg purge` of the user would delete)."""
+    (row,) = await db.query("check_user_held", user_id=user_id)
+    if not row["held"]:
+        raise NothingStored(
+            f"user {user_id!r} has nothing in this store (no entity, fact, timeline entry, "
+            "order or lock node): a typo in the id, most likely, or purged; nothing was "
+            "checked (`kg check` without --user checks the whole store)"
+        )
+
+
 async def run_checks(
     db: Database,
     canon: Canon,
@@ -597,6 +609,11 @@ async def run_checks(
     oldest = day - timedelta(days=int(max_age))  # the oldest day still recent
     u, rels, n = user_id, canon.rel_types, samples
     symmetric = sorted(r.rel_type for r in canon.relations.values() if r.symmetrisch)
+    if user_id is not None and tx is None:
+        # Every check of a user the store holds nothing of passes: a monitoring job with
+        # a typo in --user would report clean forever. (An import checks inside its own
+        # transaction, after it has written the user's records.)
+        await refuse_nothing_stored(db, user_id)
     q: Runner = tx if tx is not None else SessionPerQuery(db)
     known = known_properties()
     one = Checks(q, own_transactions=tx is None)

@@ -76,6 +76,12 @@ class UnknownRelation(InvalidInput):
     """A relation name is not in the canon."""
 
 
+class NothingStored(InvalidInput):
+    """The store holds nothing of the user (or pair) an export, check or purge names: a
+    typo in an id, most likely, or a purge that ran already (its answer lost, and now
+    retried). Nothing was done; a caller that retries a purge may take it as done."""
+
+
 class EntityNotFound(KgError):
     """No entity of this user has that id or name."""
 

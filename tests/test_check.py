@@ -37,10 +37,10 @@ from kg.check import (
     table,
     verdict,
 )
-from kg.errors import KgError, TimelineError
+from kg.errors import KgError, NothingStored, TimelineError
 from kg.models import normalize_name
 from kg.queries import registry
-from tests.conftest import Pair, t
+from tests.conftest import Pair, new_user_id, t
 
 TODAY = datetime.now(UTC).date()
 
@@ -1013,6 +1013,25 @@ def test_cli_check_exit_codes_json_and_text(world: World, cli_env: dict[str, str
     bad = [c for c in as_json["checks"] if not c["ok"]]
     assert [(c["name"], c["count"], c["samples"][0][:32]) for c in bad] == [
         ("fact_herkunft", 1, fid)]
+
+
+def test_a_check_of_a_user_with_nothing_in_the_store_is_refused(
+    pair: Pair, cli_env: dict[str, str]
+) -> None:
+    """Found by a black-box attack: `kg check --user <typo>` printed every check ok,
+    "clean: every invariant holds" and exit 0, so a monitoring job with a wrong --user
+    reported clean forever. A user with nothing in the store is refused as `kg export`
+    refuses it (exit 2); a user with only its lock node left is a user, and checked."""
+    nobody = new_user_id("nobody")
+    with pytest.raises(NothingStored, match=f"user {nobody!r} has nothing in this store"):
+        pair.store.run(pair.store.memory.check(nobody))
+    for args in (["check", "--user", nobody], ["check", "-u", nobody, "--json"]):
+        done = CliRunner().invoke(app, args, env=cli_env)
+        assert done.exit_code == 2, done.output
+        assert "has nothing in this store" in done.stderr and "clean" not in done.output
+        assert done.stdout == "" and "Traceback" not in done.output
+    pair.cypher("CREATE (:Nutzer {id: $u, writes: 0})", u=pair.user_id)
+    assert pair.store.run(pair.store.memory.check(pair.user_id)).ok
 
 
 # -- item 8 (the writer's guards; the others in tests/test_guards.py) -------------------

@@ -504,6 +504,25 @@ def test_an_export_of_nothing_keeps_the_file_it_would_replace(
     assert backup.read_bytes() == before
 
 
+@pytest.mark.parametrize("args", [
+    ["check", "-u", "nobody-{run}"],
+    ["check", "-u", "nobody-{run}", "--json"],
+])
+def test_a_check_or_purge_of_nothing_is_bad_input(
+    pair: Pair, cli_env: dict[str, str], args: list[str]
+) -> None:
+    """A typo in the user id made `kg check` answer "clean: every invariant holds" (a
+    monitoring job with a wrong --user stayed green) and `kg purge` "purged user ...",
+    both exit 0. As for `kg export`, a user or pair with nothing in the store is bad
+    input, and nothing of anyone is deleted."""
+    pair.write(t("Lena", "wohnt_in", "Kassel"))
+    given = [a.format(user=pair.user_id, run=uuid.uuid4().hex[:8]) for a in args]
+    done = run(given, env=cli_env)
+    bad_input(done, "has nothing in this store")
+    assert "clean" not in done.output and "purged" not in done.stdout
+    assert [f.objekt.name for f in pair.mappe("Lena").fakten] == ["Kassel"]
+
+
 @pytest.mark.parametrize(("args", "words"), [
     (["list", "--monat", "2026-12", "--von", "2026-01-01", "--bis", "2026-01-31"], "not both"),
     (["list", "--monat", ""], "YYYY-MM"),

@@ -1081,3 +1081,15 @@ CALL (newest) {
 }
 {{ missed_by_newest_run }}
 RETURN active, with_strength, newest, future, stale, missed, samples;
+
+// name: check_user_held
+// Whether the store holds anything of $user_id: an entity (every fact leaves one), a
+// timeline entry, an order or the lock node — what a purge of the user deletes. A check
+// of a user with none of them proves nothing (a typo in the id, most likely) and is
+// refused, so that a job with a wrong --user does not report clean forever.
+// params: $user_id
+// :param user_id => 'demo-user'
+RETURN EXISTS { MATCH (:Entitaet {user_id: $user_id}) }
+       OR EXISTS { MATCH (t:TimelineEintrag) WHERE t.user_id = $user_id }
+       OR EXISTS { MATCH (:Auftrag {user_id: $user_id}) }
+       OR EXISTS { MATCH (:Nutzer {id: $user_id}) } AS held;

@@ -16,7 +16,7 @@ from pydantic import ValidationError
 from kg.canon import Canon
 from kg.check import run_checks
 from kg.db import Database, Record, Tx, held
-from kg.errors import ConfigError, InvalidInput, StoredDataError
+from kg.errors import ConfigError, InvalidInput, NothingStored, StoredDataError
 from kg.transfer.codec import TAG, ZEIT, temporal_fields
 from kg.transfer.parse import Datei, read_file
 from kg.transfer.records import (
@@ -164,8 +164,8 @@ async def export_file(
     if not (anzahl.fakten or anzahl.eintraege or anzahl.auftraege):
         # A typo in an id would otherwise replace a backup with an empty export.
         whose = f"user {user_id!r}" + (f", character {character_id!r}," if character_id else "")
-        raise InvalidInput(f"{whose} has nothing in this store (no fact, timeline entry or "
-                           f"order); nothing written, {path} is as it was")
+        raise NothingStored(f"{whose} has nothing in this store (no fact, timeline entry or "
+                            f"order); nothing written, {path} is as it was")
     total = datei.zeilen
     folder = path.parent if str(path.parent) else Path(".")
     try:
