@@ -25,6 +25,7 @@ from kg.errors import (
     AuthFailed,
     ConfigError,
     DatabaseNotFound,
+    NothingStored,
     SchemaError,
     SchemaOutdated,
     ServerUnavailable,
@@ -327,7 +328,8 @@ async def lock_node_after(
         await attempt(memory)
         return await raw_cypher(memory, "MATCH (n:Nutzer {id: $u}) RETURN n.id AS id", u=user)
     finally:
-        await memory.purge(user)
+        with contextlib.suppress(NothingStored):  # (nothing of the user written)
+            await memory.purge(user)
         await memory.close()
 
 

@@ -507,6 +507,8 @@ def test_an_export_of_nothing_keeps_the_file_it_would_replace(
 @pytest.mark.parametrize("args", [
     ["check", "-u", "nobody-{run}"],
     ["check", "-u", "nobody-{run}", "--json"],
+    ["purge", "-u", "nobody-{run}", "--yes"],
+    ["purge", "-u", "{user}", "-c", "ghost", "--yes", "--json"],
 ])
 def test_a_check_or_purge_of_nothing_is_bad_input(
     pair: Pair, cli_env: dict[str, str], args: list[str]

@@ -14,6 +14,7 @@ least 8 writers x 500 orders each.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import gc
 import random
@@ -28,7 +29,7 @@ from typing import Any
 import pytest
 
 from kg.api import SyncMemory
-from kg.errors import EntityNotFound, TimelineError
+from kg.errors import EntityNotFound, NothingStored, TimelineError
 from kg.models import AuftragErgebnis, NeuerEintrag
 from kg.settings import Settings
 from tests.conftest import new_user_id
@@ -254,11 +255,15 @@ def test_a_purge_racing_the_users_orders_never_breaks_the_users_lock(
             outcomes = store.run(round_(user))
             failed = [o for o in outcomes if isinstance(o, BaseException)]
             assert failed == [], failed
-            report = store.run(memory.check(user))
+            try:
+                report = store.run(memory.check(user))
+            except NothingStored:
+                continue  # the purge committed last: nothing of the user is left to break
             broken += [f"{c.name}: {c.count} {c.samples}" for c in report.violations
                        if not c.name.startswith("decay")]  # (no sweep ran)
         finally:
-            store.run(memory.purge(user))
+            with contextlib.suppress(NothingStored):  # (the purge went last)
+                store.run(memory.purge(user))
     assert broken == []
 
 

@@ -14,6 +14,7 @@ Bounded by default (6 workloads); KG_STRESS=1 runs 60.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import uuid
@@ -27,7 +28,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kg.api import SyncMemory
-from kg.errors import EntityNotFound, InvalidInput, TimelineError
+from kg.errors import EntityNotFound, InvalidInput, NothingStored, TimelineError
 from kg.mappe import render
 from kg.models import NeuerEintrag
 from tests.conftest import new_user_id
@@ -273,8 +274,11 @@ def test_every_read_returns_only_its_own_pairs_data(
 
         # Purge one pair, then one whole user: every other pair stays exactly as it was.
         before = {(u, c): digest(store, u, c) for u in users for c in CHARACTERS}
-        store.run(store.memory.purge(users[0], "nova"))
-        store.run(store.memory.purge(users[1]))
+        for purged in ((users[0], "nova"), (users[1],)):
+            # A workload may have written nothing of it: that purge is refused, and what
+            # follows holds all the same.
+            with contextlib.suppress(NothingStored):
+                store.run(store.memory.purge(*purged))
         figures["purges"] += 2
         for (u, c), was in before.items():
             if (u, c) == (users[0], "nova") or u == users[1]:

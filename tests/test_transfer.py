@@ -14,7 +14,7 @@ from cli.main import app
 from cli.worked_example import build
 from kg.api import SyncMemory
 from kg.canon import load_canon
-from kg.errors import InvalidInput
+from kg.errors import InvalidInput, NothingStored
 from kg.models import AuftragErgebnis, Kandidat, TripelErgebnis
 from kg.transfer import canonical_date, canonical_datetime, parse_lines
 from kg.transfer.records import AuftragRec
@@ -462,6 +462,30 @@ def test_purge_leaves_every_other_pair_untouched(store: SyncMemory, tmp_path: Pa
 
 
 # -- the CLI -----------------------------------------------------------------------------
+
+
+def test_a_purge_of_nothing_is_refused_and_says_it_may_have_run(pair: Pair) -> None:
+    """Found by a black-box attack: `kg purge --user <typo> --yes` answered "purged user
+    ... (all characters)" with zero counts and exit 0, where `kg export` refuses a user
+    with nothing in the store. A purge of a user, or of a pair, with nothing in the store
+    is refused as export refuses it; the message says the purge may have run already, so
+    a retry whose first answer was lost is understood."""
+    store = pair.store
+    nobody = new_user_id("nobody")
+    with pytest.raises(NothingStored, match=f"user {nobody!r} has nothing in this store"):
+        store.run(store.memory.purge(nobody))
+    pair.write(t("Lena", "wohnt_in", "Kassel"))
+    before = user_snapshot(pair, pair.user_id)
+    with pytest.raises(NothingStored, match=rf"pair \({pair.user_id!r}, 'ghost'\) has nothing"):
+        store.run(store.memory.purge(pair.user_id, "ghost"))
+    assert user_snapshot(pair, pair.user_id) == before
+    store.run(store.memory.purge(pair.user_id, "nova"))
+    with pytest.raises(NothingStored, match="purged already") as again:
+        store.run(store.memory.purge(pair.user_id, "nova"))
+    assert isinstance(again.value, InvalidInput) and again.value.exit_code == 2
+    # The user's only pair gone, its entities and lock node went with it.
+    with pytest.raises(NothingStored, match="purged already"):
+        store.run(store.memory.purge(pair.user_id))
 
 
 def test_cli_export_purge_import_json(pair: Pair, tmp_path: Path, cli_env: dict[str, str]) -> None:

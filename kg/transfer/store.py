@@ -373,6 +373,17 @@ async def import_file(
     return await write_import(db, canon, datei, str(path), progress)
 
 
+def _refuse_empty_purge(user_id: str, character_id: str | None) -> None:
+    if character_id is None:
+        whose, held = f"user {user_id!r}", "no entity, fact, timeline entry, order or lock node"
+    else:
+        whose, held = f"pair ({user_id!r}, {character_id!r})", "no fact, timeline entry or order"
+    raise NothingStored(
+        f"{whose} has nothing in this store ({held}): purged already (a retry of a purge "
+        "that went through), or a typo in an id; nothing was deleted"
+    )
+
+
 async def purge(db: Database, user_id: str, character_id: str | None = None) -> PurgeErgebnis:
     """Delete a pair's data (or a whole user's) in one transaction; report the counts."""
 
@@ -389,6 +400,11 @@ async def purge(db: Database, user_id: str, character_id: str | None = None) -> 
         entities = await tx.one("purge_entities", user_id=user_id, entity_ids=touched)
         lock = await tx.one("purge_lock", user_id=user_id)
         assert entities is not None
+        if not (facts["fakten"] or entries["eintraege"] or orders["auftraege"]
+                or entities["entitaeten"] or (lock and lock["nutzer"])):
+            # Nothing deleted: a typo in an id (answered "purged", exit 0, it hid the
+            # typo), or a purge that committed and whose answer was lost, retried.
+            _refuse_empty_purge(user_id, character_id)
         return PurgeErgebnis(
             user_id=user_id,
             character_id=character_id,
