@@ -325,7 +325,10 @@ def history(
     out.print(table)
 
 
-audit_app = typer.Typer(help="The audit of write orders (forensics, with retention).")
+audit_app = typer.Typer(
+    help="The audit of write orders (forensics, with retention).\n\n"
+    "Example: kg audit list -u u1 -c nova --limit 5"
+)
 
 
 @audit_app.callback(invoke_without_command=True)
@@ -394,9 +397,14 @@ def audit_prune(
         None, min=1, max=36_500,
         help="Keep this many days, 1-36500 (default KG_AUDIT_RETENTION_DAYS)."
     ),
+    as_json: bool = JsonOpt,
 ) -> None:
     """Delete every user's orders older than the retention period.
 
     Example: kg audit prune --days 365
     """
-    out.print(f"deleted {call(lambda m: m.audit_prune(keep_days=days))} orders")
+    deleted = call(lambda m: m.audit_prune(keep_days=days))
+    if as_json:
+        print_json({"deleted": deleted})
+    else:
+        out.print(f"deleted {deleted} orders")

@@ -13,8 +13,8 @@ if TYPE_CHECKING:  # only the commands that run them load these modules
     from kg.check import CheckReport
     from kg.decay import DecayRun
 
-decay_app = typer.Typer(help="The daily decay sweep over the active fact edges.",
-                        no_args_is_help=True)
+decay_app = typer.Typer(help="The daily decay sweep over the active fact edges.\n\n"
+                        "Example: kg decay run", no_args_is_help=True)
 
 
 @decay_app.command("run")

@@ -22,10 +22,12 @@ if TYPE_CHECKING:
     from kg_mcp.binding import PairRef, TokenFile, TokenVerifier
 
 mcp_app = typer.Typer(
-    help="The memory as an MCP server (tools for agents), bound to one pair.",
+    help="The memory as an MCP server (tools for agents), bound to one pair.\n\n"
+    "Example: kg mcp serve --user u1 --character nova",
     no_args_is_help=True,
 )
-token_app = typer.Typer(help="Bearer tokens of the HTTP transport, one per pair.")
+token_app = typer.Typer(help="Bearer tokens of the HTTP transport, one per pair.\n\n"
+                        "Example: kg mcp token add -u u1 -c nova --tokens-file ./mcp-tokens.json")
 mcp_app.add_typer(token_app, name="token")
 
 DEFAULT_TOKENS = Path("~/.config/faktengedaechtnis/mcp-tokens.json")

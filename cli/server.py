@@ -14,8 +14,10 @@ from kg.api import Memory, Status, SyncMemory
 from kg.errors import KgError, SchemaOutdated
 from kg.settings import Settings
 
-server_app = typer.Typer(help="Run a local Neo4j 5.26 (no Docker needed).", no_args_is_help=True)
-schema_app = typer.Typer(help="Schema migrations under cypher/migrations.", no_args_is_help=True)
+server_app = typer.Typer(help="Run a local Neo4j 5.26 (no Docker needed).\n\n"
+                         "Example: kg server start", no_args_is_help=True)
+schema_app = typer.Typer(help="Schema migrations under cypher/migrations.\n\n"
+                         "Example: kg schema apply", no_args_is_help=True)
 
 
 def _server() -> LocalServer:

@@ -13,7 +13,8 @@ from kg.plain import describe
 from kg.timeline import Eintrag, month_window
 
 timeline_app = typer.Typer(
-    help="Dated entries of a pair and their NACHFOLGER chains.", no_args_is_help=True
+    help="Dated entries of a pair and their NACHFOLGER chains.\n\n"
+    "Example: kg timeline list -u u1 -c nova --monat 2026-11", no_args_is_help=True
 )
 
 
