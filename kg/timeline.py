@@ -497,11 +497,23 @@ class Timeline:
                 and g["timeline_id"] != first_id and _utc(g, "beginn") == at
                 and not _squeezed_before(g, f, far)
             ]
-            if there and after > at and f["id"] not in held_ends:
+            if there and f["id"] not in held_ends:
                 # Of several, one told without an event first (its end is then fixed),
                 # else the first by its event's id: the same choice every time.
                 first = min(there, key=lambda g: (g["timeline_id"] is not None,
                                                   g["timeline_id"] or "", g["id"]))
+                if after < at:
+                    # Moved earlier, the event's value would begin inside the bond,
+                    # which keeps the end the far value holds: two partners at once, or
+                    # an end moved away from the value that follows there.
+                    raise TimelineError(
+                        f"moving entry {eintrag_id!r} to {entry.beginn} would end "
+                        f"'{f['subjekt']} {f['rel'].lower()} {f['objekt']}' on "
+                        f"{after.date()}, though '{first['subjekt']} {first['rel'].lower()} "
+                        f"{first['objekt']}' begins where it ends now ({at.date()}): a move "
+                        "never reorders values, nor moves an end that another value holds "
+                        "— correct one of them or cancel the event instead"
+                    )
                 held_ends[f["id"]] = ReEnd(
                     f["id"], f["subjekt_id"], f["rel"], at, first["timeline_id"],
                     tuple(sorted(g["id"] for g in there)),

@@ -892,3 +892,26 @@ def test_a_squeezed_event_value_moved_earlier_stays_squeezed(store: SyncMemory) 
         state.correct(people=("Ben", "Tom"))
         state.current_mappen_agree()
         state.move(day=date(2026, 12, 24), key=e0)
+
+
+def test_a_move_earlier_never_takes_a_bond_from_the_end_a_far_value_holds(
+    store: SyncMemory,
+) -> None:
+    """Found by the partner stress run (2026-12-05, on 0528a0e; shrunk by hand from nine
+    steps, and it fails the same on the code before that session). Lena–Tom by an event
+    on 28 November 2026; Anna–Tom by an event "January 2026" (ends where Lena–Tom
+    begins); Anna–Ben by an event on 24 December (follows Anna–Tom at Anna's end); Lena–
+    Tom's event moved to 24 December: Anna–Tom now ends there at both ends. Moved back to
+    20 January 2026, the store ended Anna–Tom there too, taking it from the end Anna–Ben
+    holds (Anna without a partner for eleven months); the model refuses, as it refuses
+    any move that would change an end another value holds. The store kept such an end
+    only for a move later; a move earlier is refused now."""
+    with replay(store) as state:
+        lena_tom = cast(int, state.write_with_event(day=date(2026, 11, 28), monat=False,
+                                                    people=("Lena", "Tom")))
+        state.write_with_event(day=date(2026, 1, 20), monat=True, people=("Anna", "Tom"))
+        state.write_with_event(day=date(2026, 12, 24), monat=False, people=("Anna", "Ben"))
+        state.move(day=date(2026, 12, 24), key=lena_tom)
+        state.current_mappen_agree()
+        state.as_of_mappen_agree()
+        state.move(day=date(2026, 1, 20), key=lena_tom)
