@@ -360,3 +360,17 @@ def test_an_export_writes_a_stored_value_as_it_is_or_fails(
                 u=pair.user_id)
     with pytest.raises(StoredDataError, match=r"gesagt.* run `kg check`"):
         pair.store.run(pair.store.memory.export(tmp_path / "again.jsonl", pair.user_id))
+
+
+def test_a_file_recorded_after_the_stores_clock_is_refused_at_its_line(
+    pair: Pair, tmp_path: Path, exported: list[str]
+) -> None:
+    """A review found that the import's clock (the user's, which a Mappe read after it
+    stands at) could come before the file's own system times: a store whose clock ran
+    ahead, or a file edited by hand, within the check's second of grace or during a long
+    import. Any system time after the import's clock is refused, at its line (a fact's:
+    `test_import_refuses_a_system_time_after_now`), an entity's too, which no check
+    compares with the clock."""
+    lines, at = change(exported, "entitaet", erstellt="2030-01-01T00:00:00Z")
+    refused(pair, write(tmp_path / "born.jsonl", reseal(lines)),
+            rf"born.jsonl:{at}: entitaet '.*' has erstellt")

@@ -1,15 +1,15 @@
 // name: import_lock
 // Take the user's lock (the writer's Nutzer node) for an import, so it never
-// interleaves with an order of that user, and its clock, as the writer does: an import
-// is a write of the user, and a Mappe read after it stands at its instant (`stand`),
-// which is after every instant the file brings (the import refuses one after the
-// store's clock; `kg check`'s fact_system_time). `held` is false when a purge deleted
-// the lock node while this transaction waited for its lock (see user_clock): the
-// library runs the import again.
+// interleaves with an order of that user, and its clock (`jetzt`), as the writer does:
+// an import is a write of the user, and a Mappe read after it stands at its instant
+// (`stand`). The library refuses a file with a system time after it (a store whose
+// clock ran ahead, a file edited by hand): a later write would be recorded before it.
+// `held` is false when a purge deleted the lock node while this transaction waited for
+// its lock (see user_clock): the library runs the import again.
 // params: $user_id
 // :param user_id => 'u1'
 {{ user_clock }}
-RETURN lock.id AS id, jetzt IS NOT NULL AS held;
+RETURN lock.id AS id, jetzt IS NOT NULL AS held, jetzt;
 
 // name: transfer_lock
 // Take the lock of an existing user for an export or a purge without changing anything

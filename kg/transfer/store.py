@@ -8,6 +8,7 @@ import stat
 import tempfile
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -210,6 +211,30 @@ def writable_target(path: Path) -> None:
                            "nothing was exported")
 
 
+#: The system times of a file's records: when the store that wrote them recorded them.
+SYSTEM_TIME = ("erstellt", "t_recorded", "t_expired", "last_touched", "ersetzt_am",
+               "abgesagt_am", "erfasst")
+
+
+def _recorded_by(datei: Datei, clock: datetime, source: str) -> None:
+    """Refuse a file with a system time after `clock`, the import's own (the user's
+    clock, taken with the lock): a write after the import would be recorded before it,
+    and a read after it would stand at an instant that leaves it out."""
+    for rec in datei.records():
+        for name in SYSTEM_TIME:
+            text = getattr(rec, name, None)
+            if text is None or datetime.fromisoformat(text) <= clock:
+                continue
+            kind = str(getattr(rec, "kind", "?"))
+            line = datei.line_of.get((kind, rec.key()))
+            raise InvalidInput(
+                f"{source}:{line}: {kind} {rec.key()!r} has {name} {text}, after this "
+                f"store's clock ({clock.isoformat()}): system time is the store's, and a "
+                "write after the import would be recorded before it; nothing was imported "
+                "— export the file again from a store whose clock is right"
+            )
+
+
 def _batches(rows: list[Any]) -> Iterator[list[Any]]:
     for i in range(0, len(rows), BATCH):
         yield rows[i : i + BATCH]
@@ -230,6 +255,7 @@ async def write_import(
     async def work(tx: Tx) -> tuple[int, list[str]]:
         [lock] = await tx.run("import_lock", user_id=user)
         held(user, lock["held"])
+        _recorded_by(datei, lock["jetzt"].to_native(), source)
         row = await tx.one(
             "import_conflicts",
             user_id=user,
