@@ -488,6 +488,22 @@ def test_a_purge_of_nothing_is_refused_and_says_it_may_have_run(pair: Pair) -> N
         store.run(store.memory.purge(pair.user_id))
 
 
+def test_a_pairs_purge_takes_the_users_clock(pair: Pair) -> None:
+    """A review found that a pair's purge left the user's clock as it was: a Mappe of
+    another pair of the user read while it ran could not tell (its clock did not move),
+    and one after it stood at an instant before the purge. A pair's purge takes the
+    clock as a write does (a whole user's deletes it)."""
+    store = pair.store
+    pair.write(t("Lena", "wohnt_in", "Kassel"))
+    luna = Pair(store, pair.user_id, "luna")
+    luna.write(t("Lena", "beruf", wert="Ärztin"))
+    lena = pair.id_of("Lena")
+    before = store.run(store.memory.mappe(pair.user_id, "nova", lena)).stand
+    store.run(store.memory.purge(pair.user_id, "luna"))
+    after = store.run(store.memory.mappe(pair.user_id, "nova", lena)).stand
+    assert before is not None and after is not None and after > before
+
+
 def test_cli_export_purge_import_json(pair: Pair, tmp_path: Path, cli_env: dict[str, str]) -> None:
     worked_example(pair)
     runner = CliRunner()

@@ -268,6 +268,17 @@ WITH collect(CASE WHEN belegt THEN e END) AS bleiben, collect(CASE WHEN NOT bele
 FOREACH (e IN weg | DELETE e)
 RETURN size(weg) AS entitaeten, size(bleiben) AS behalten;
 
+// name: purge_clock
+// A pair's purge takes the user's clock, as a write does (its lock is held already,
+// `transfer_lock`): a Mappe read of the user that raced it finds the clock moved and
+// reads again, and one after it stands at the purge. (A whole user's purge deletes the
+// lock node, and its clock with it.) No row: the user has no lock node.
+// params: $user_id
+// :param user_id => 'u1'
+MATCH (lock:Nutzer {id: $user_id})
+{{ clock_tick }}
+RETURN jetzt;
+
 // name: purge_lock
 // Delete the user's lock node once nothing of the user is left in the store.
 // params: $user_id

@@ -16,12 +16,18 @@
 // (kg.db.LockLost), on a lock node that is there.
 MERGE (lock:Nutzer {id: $user_id})
 SET lock.writes = coalesce(lock.writes, 0) + 1
+{{ clock_tick }}
+WITH lock, CASE WHEN COUNT { (live:Nutzer {id: $user_id}) WHERE live = lock } = 1
+                THEN jetzt END AS jetzt
+
+// fragment: clock_tick
+// The user's clock on the lock node `lock`, whose lock the transaction holds: the
+// server's clock now, or just after the user's last write if that is later (`uhr`), so
+// it strictly increases per user; `jetzt`, and stored as the new `uhr`.
 WITH lock, datetime.realtime() AS clock
 WITH lock, CASE WHEN lock.uhr IS NOT NULL AND lock.uhr >= clock
                 THEN lock.uhr + duration({nanoseconds: 1000}) ELSE clock END AS jetzt
 SET lock.uhr = jetzt
-WITH lock, CASE WHEN COUNT { (live:Nutzer {id: $user_id}) WHERE live = lock } = 1
-                THEN jetzt END AS jetzt
 
 // fragment: type_in_pair
 // The type of the entity `e` in the pair: the value of its active TYP fact of

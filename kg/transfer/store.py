@@ -415,6 +415,8 @@ async def purge(db: Database, user_id: str, character_id: str | None = None) -> 
 
     async def work(tx: Tx) -> PurgeErgebnis:
         await tx.run("transfer_lock", user_id=user_id)
+        if character_id is not None:
+            await tx.run("purge_clock", user_id=user_id)
         scope = {"user_id": user_id, "character_id": character_id}
         facts = await tx.one("purge_facts", **scope)
         entries = await tx.one("purge_timeline", **scope)
