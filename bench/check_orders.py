@@ -12,6 +12,7 @@ Also the parsing alone, per result, of a page of them in memory. The user is pur
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import statistics
 import time
@@ -22,6 +23,7 @@ from bench.queries import attach
 from kg.api import SyncMemory
 from kg.check import ORDER_PAGE, Checks, SessionPerQuery, result_problem
 from kg.db import Database
+from kg.errors import NothingStored
 from kg.models import Auftrag
 from kg.settings import Settings
 
@@ -76,7 +78,8 @@ def measure(
                 result_problem(row)
             parse_us = (time.perf_counter() - began) / len(rows) * 1e6
         finally:
-            sync.run(memory.purge(user))
+            with contextlib.suppress(NothingStored):  # never hide the error that got here
+                sync.run(memory.purge(user))
     return {
         "orders": orders + 1, "planted_s": planted, "alone_s": alone, "whole_s": whole,
         "per_order_us": statistics.median(alone) / (orders + 1) * 1e6, "parse_us": parse_us,

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import socket
 import statistics
@@ -40,6 +41,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from bench.writes import order
 from cli.launcher import free_port
 from kg.api import Memory
+from kg.errors import NothingStored
 from kg.mappe import render
 from kg.settings import Settings
 from kg_mcp.binding import PairRef, TokenFile
@@ -153,7 +155,8 @@ async def run(rounds: int, warm: int) -> None:
         if http is not None:
             http.terminate()
             http.wait(timeout=15)
-        await memory.purge(pair.user_id)
+        with contextlib.suppress(NothingStored):  # never hide the error that got here
+            await memory.purge(pair.user_id)
         await memory.close()
 
 

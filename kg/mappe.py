@@ -78,11 +78,14 @@ class Mappe(Frozen):
     bekannt_am: datetime | None = Field(None, description="System-time of an as-of read.")
     stand: datetime | None = Field(
         None,
-        description="The system time the read stands at: the user's last write committed "
-        "when it was read (at most `bekannt_am`); null before the user's first write. Read "
-        "again as known at `stand`, with the same `gueltig_am`, the store answers the same "
-        "whatever was written since (a current read also lists the values told to begin "
-        "later, which an as-of read leaves for their day).",
+        description="The system time the read stands at: the user's clock when it was read "
+        "(the instant of the user's last write, replay, import, timeline change or pair "
+        "purge), or `bekannt_am` where that is earlier; null for a user without one. Read "
+        "again as known at `stand` and valid at the same instant (this read's `gueltig_am`; "
+        "for a current read, when it was made), the store tells the values that held then "
+        "as this read did, whatever was written since; strengths are as they are when "
+        "asked (a sweep may have rested a fact), and a current read also lists the values "
+        "told to begin later.",
     )
 
 
@@ -518,7 +521,8 @@ async def read_mappen(
     bekannt_am: datetime | None = None,
     cap: int | None = None,
 ) -> list[Mappe]:
-    """The Mappen of several entities: one query, one round trip, in the order asked."""
+    """The Mappen of several entities, in the order asked: one query, one round trip,
+    read again only where a write of the user committed while it ran (`_steady_read`)."""
     gueltig_am, bekannt_am = as_of(gueltig_am, bekannt_am)
     params = mappe_params(
         db.settings, canon, user_id, character_id, entity_ids,
@@ -542,9 +546,19 @@ async def _steady_read(db: Database, user_id: str, params: dict[str, Any]) -> di
     the facts; where the two differ, the Mappe is read again, and after `STAND_READS`
     such reads (a user writing without pause) once under the user's lock, as an export
     reads, which no write of the user passes."""
+    # An as-of read known at an instant no later than the clock read first takes no
+    # version a write that commits meanwhile records or replaces (those come after the
+    # clock): it stands as it is.
+    known = params["at"].get("bekannt_am")
+    upto = None if known is None else _micros(known)
+
+    def steady(row: Record) -> bool:
+        return row["stand"] == row["stand_nach"] or (
+            upto is not None and row["stand"] is not None and upto <= row["stand"])
+
     for _ in range(STAND_READS):
         rows = await db.plain_query("mappe", **params)
-        if all(row["stand"] == row["stand_nach"] for row in rows):
+        if all(steady(row) for row in rows):
             return {row["id"]: row for row in rows}
 
     async def locked(tx: Tx) -> list[Record]:

@@ -474,9 +474,10 @@ FACT_PROPERTIES: tuple[Property, ...] = (
     ),
     Property(
         "gesagt",
-        "on a `TYP` fact: true where a `typ` triple stated it, not only a fact implied it "
-        "(taking that fact back keeps it); absent otherwise, and on data from before "
-        "2026-12-05",
+        "on a `TYP` fact: true where a `typ` triple stated it in the order that wrote this "
+        "version, not only a fact implied it (taking that fact back keeps it); a type stated "
+        "again later is touched instead (`last_touched` after `t_recorded`), which keeps it "
+        "as well; absent otherwise, and on data from before 2026-12-05",
         "BOOLEAN_OR_NULL",
     ),
 )

@@ -336,7 +336,8 @@ def build_server(
         directions, superseded values as history, knowledge derived at read time, and a
         compact German text block for the prompt. `gueltig_am` reads what held on a date,
         `bekannt_am` what was known on a date; `mappe.stand` is the instant the answer
-        stands at (give it as `bekannt_am` to read the same again). An ambiguous name
+        stands at (with it as `bekannt_am`, and `gueltig_am` the instant of this read, the
+        store tells what it knew then, whatever was written since). An ambiguous name
         answers with candidates: retry with an id."""
         p = pair()
         eid = await entity_id(p, entitaet)

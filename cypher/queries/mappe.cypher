@@ -241,7 +241,9 @@ CALL (e) {
   RETURN collect([type(r0), x.id, x.name, [n IN nodes(p) | n.name][..-1], zeiten])[..$cap * 4]
          AS abgeleitet
 }
-// Imports the lists, so it runs after them.
+// Correlated with `e` (`e.user_id`), so it runs for each entity after the subqueries
+// before it; an uncorrelated one could be planned as a cartesian product, which the
+// planner may put first. (The lists are imported to say so; it does not use them.)
 CALL (e, fakten, historie, abgeleitet) {
   OPTIONAL MATCH (nutzer:Nutzer {id: e.user_id})
   RETURN nutzer.uhr.epochSeconds * 1000000 + nutzer.uhr.microsecond AS stand_nach
