@@ -192,6 +192,10 @@ class ReEnd:
     followers: tuple[str, ...] = ()
 
 
+class _Unmoved(Exception):
+    """A move to where the entry already is: its transaction is rolled back."""
+
+
 @dataclass
 class _Value:
     """One value of a single-valued relation as a move would leave it."""
@@ -323,7 +327,8 @@ class Timeline:
                     old.titel, old.beginn, old.ende, old.genauigkeit):
                 # Nothing to move: a successor that says the same would only lengthen the
                 # chain, and a cancel or move of it would have one more entry to walk.
-                return eintrag_id
+                # Rolled back, so not even the user's clock moves.
+                raise _Unmoved
             re_ends = await self._keep_order(tx, user_id, character_id, ends, entry)
             row = await tx.one(
                 "timeline_move",
@@ -340,7 +345,10 @@ class Timeline:
                     tx, user_id, character_id, str(row["id"]), re_ends, jetzt)
             return str(row["id"])
 
-        new_id = await self.db.write(work)
+        try:
+            new_id = await self.db.write(work)
+        except _Unmoved:
+            new_id = eintrag_id
         return await self.get(user_id, character_id, new_id)
 
     async def cancel(

@@ -64,8 +64,11 @@ def test_a_move_to_where_the_entry_is_writes_nothing(pair: Pair) -> None:
     end, a precision) still moves it."""
     first = add(pair)
     active = pair.store.run(pair.store.memory.timeline_active(pair.user_id, "nova", first))
+    clock = "MATCH (n:Nutzer {id: $u}) RETURN n.uhr AS uhr, n.writes AS writes"
+    before = pair.cypher(clock, u=pair.user_id)
     same = move(pair, first, active.beginn)
     assert same.id == first
+    assert pair.cypher(clock, u=pair.user_id) == before  # rolled back: not even the clock
     assert same.model_dump() == active.model_dump()
     chain = pair.store.run(pair.store.memory.timeline_chain(pair.user_id, "nova", first))
     assert [e.id for e in chain] == [first]
