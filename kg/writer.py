@@ -60,7 +60,7 @@ def content_hash(auftrag: Auftrag) -> str:
     """What makes two orders the same order: their triples and corrections, and the
     valid time the caller gave (`zeitpunkt`). Not the store's clock, which dates an order
     without a zeitpunkt and differs on a replay: such an order hashes without one, as
-    every order did before 2026-12-05 (`replay_mismatch`)."""
+    every order did before 2026-12-05 (`refuse_another_order`)."""
     return _hash(auftrag, auftrag.zeitpunkt)
 
 
@@ -80,9 +80,11 @@ def _hash(auftrag: Auftrag, zeitpunkt: datetime | None) -> str:
     return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
 
 
-def replay_mismatch(stored: str, auftrag: Auftrag, first: AuftragErgebnis) -> str | None:
-    """Why `auftrag` is not the order first sent under its auftrag_id, recorded with the
-    content hash `stored` and the result `first` (None: it is that order, sent again).
+def refuse_another_order(
+    stored: str, auftrag: Auftrag, first: AuftragErgebnis, erfasst: object
+) -> None:
+    """Refuse `auftrag` unless it is the order first sent under its auftrag_id (recorded
+    at `erfasst` with the content hash `stored` and the result `first`), sent again.
 
     The zeitpunkt the first order gave is its result's valid time, unless that is its
     system time (`erfasst`): then the store's clock dated it, and it gave none. The hash
@@ -94,14 +96,26 @@ def replay_mismatch(stored: str, auftrag: Auftrag, first: AuftragErgebnis) -> st
         given = first.zeitpunkt if auftrag.zeitpunkt is not None else None
     else:
         given = None if first.zeitpunkt == first.erfasst else first.zeitpunkt
+    name = auftrag.auftrag_id
     if stored not in (_hash(auftrag, given), _hash(auftrag, None)):
-        return "other triples or corrections"
+        # Only this pair's own order is ever found here (the key is the pair's).
+        raise InvalidInput(
+            f"auftrag_id {name!r} was used on {erfasst} for an order with other content "
+            "(other triples or corrections); a replay must be the same order — give a new "
+            "order a new auftrag_id"
+        )
     if given != auftrag.zeitpunkt:
+        # A retry rebuilt with a new zeitpunkt (a clock read again): a new auftrag_id
+        # would write the order a second time.
         then = f"with zeitpunkt {given.isoformat()}" if given is not None else "without a zeitpunkt"
         now = (f"with {auftrag.zeitpunkt.isoformat()}" if auftrag.zeitpunkt is not None
                else "without")
-        return f"the same triples, {then}; this one {now}"
-    return None
+        raise InvalidInput(
+            f"auftrag_id {name!r} was written on {erfasst} with the same triples, {then}; "
+            f"this one {now}: if this is that order sent again, it is written already — "
+            "send it as first sent (the same zeitpunkt, or none) to get its first result; "
+            "only another order takes a new auftrag_id"
+        )
 
 
 #: A fact's instants and days (from the one list of its properties). `order_state`
@@ -367,23 +381,7 @@ class FaktenAgent:
                 )
             first = stored_result(row["ergebnis"], auftrag.auftrag_id, auftrag.user_id,
                                   auftrag.character_id)
-            other = replay_mismatch(row["inhalt"], auftrag, first)
-            if other is not None and other.startswith("the same triples"):
-                # A retry rebuilt with a new zeitpunkt (a clock read again): a new
-                # auftrag_id would write the order a second time.
-                raise InvalidInput(
-                    f"auftrag_id {auftrag.auftrag_id!r} was written on {row['erfasst']} with "
-                    f"{other}: if this is that order sent again, it is written already — "
-                    "send it as first sent (the same zeitpunkt, or none) to get its first "
-                    "result; only another order takes a new auftrag_id"
-                )
-            if other is not None:
-                # Only this pair's own order is ever found here (the key is the pair's).
-                raise InvalidInput(
-                    f"auftrag_id {auftrag.auftrag_id!r} was used on {row['erfasst']} for an "
-                    f"order with other content ({other}); a replay must be the same order — "
-                    "give a new order a new auftrag_id"
-                )
+            refuse_another_order(row["inhalt"], auftrag, first, row["erfasst"])
             return first.model_copy(update={"wiederholt": True})
         jetzt = instant(row["jetzt"])
         planner = Planner(self.canon, auftrag, to_state(row, self.canon), jetzt)

@@ -1089,7 +1089,6 @@ RETURN active, with_strength, newest, future, stale, missed, samples;
 // refused, so that a job with a wrong --user does not report clean forever.
 // params: $user_id
 // :param user_id => 'demo-user'
-RETURN EXISTS { MATCH (:Entitaet {user_id: $user_id}) }
-       OR EXISTS { MATCH (t:TimelineEintrag) WHERE t.user_id = $user_id }
-       OR EXISTS { MATCH (:Auftrag {user_id: $user_id}) }
-       OR EXISTS { MATCH (:Nutzer {id: $user_id}) } AS held;
+RETURN (
+  {{ user_has_data }}
+) OR EXISTS { MATCH (:Nutzer {id: $user_id}) } AS held;

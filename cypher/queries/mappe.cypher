@@ -84,13 +84,12 @@ CASE WHEN $asof
 // the server keys a cached plan by each parameter's type, null apart from a number or a
 // datetime, so with them apart the first as-of read planned the query anew (seconds
 // after a restart); one map is one type, and one plan serves both reads.
-// Each row also brings `stand`: the user's clock (`uhr`, the system time of the user's
-// last write committed), read first, before any fact (in epoch microseconds; null before
-// the user's first write), and `stand_nach`, the same clock read again after the row's
-// facts. Every write of the user sets the clock, so where the two differ a write
-// committed while the row was read (Neo4j reads committed data, not a snapshot), and
-// the caller reads again: `stand` is then the instant the read stands at, and a read
-// as known at it answers the same.
+// Each row also brings `stand`: the user's clock (`uhr`, the instant of the user's last
+// change committed), read first, before any fact (in epoch microseconds; null for a user
+// without one), and `stand_nach`, the same clock read again after the row's facts.
+// Every change of the user sets the clock, so where the two differ one committed while
+// the row was read (Neo4j reads committed data, not a snapshot), and the caller reads
+// again (kg.mappe._steady_read; what `stand` promises: kg.mappe.Mappe.stand).
 // params: $user_id, $character_id, $entity_ids, $cap, $schwelle, $asof, $at, $derive, $symmetric_types
 // :param user_id => 'demo-user'
 // :param character_id => 'nova'

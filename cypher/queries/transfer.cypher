@@ -279,13 +279,20 @@ MATCH (lock:Nutzer {id: $user_id})
 {{ clock_tick }}
 RETURN jetzt;
 
+// fragment: user_has_data
+// Whether the store holds data of $user_id: an entity (every fact leaves one), a
+// timeline entry or an order (the lock node aside).
+EXISTS { MATCH (:Entitaet {user_id: $user_id}) }
+OR EXISTS { MATCH (t:TimelineEintrag) WHERE t.user_id = $user_id }
+OR EXISTS { MATCH (:Auftrag {user_id: $user_id}) }
+
 // name: purge_lock
 // Delete the user's lock node once nothing of the user is left in the store.
 // params: $user_id
 // :param user_id => 'u1'
 MATCH (n:Nutzer {id: $user_id})
-WHERE NOT EXISTS { MATCH (e:Entitaet {user_id: $user_id}) }
-  AND NOT EXISTS { MATCH (t:TimelineEintrag) WHERE t.user_id = $user_id }
-  AND NOT EXISTS { MATCH (a:Auftrag {user_id: $user_id}) }
+WHERE NOT (
+  {{ user_has_data }}
+)
 DELETE n
 RETURN count(n) AS nutzer;

@@ -6,7 +6,7 @@ import calendar
 import json
 from collections.abc import Mapping
 from datetime import UTC, date, datetime, timedelta
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import (
     AfterValidator,
@@ -52,6 +52,17 @@ class Rec(BaseModel):
 
     kind: str
 
+    #: Fields a line leaves out where they are null: ones a file of an older format has
+    #: not, so its lines stay as they were (every other null is written as null).
+    sparse: ClassVar[tuple[str, ...]] = ()
+
+    def line(self) -> str:
+        data = self.model_dump()
+        for name in self.sparse:
+            if data[name] is None:
+                del data[name]
+        return json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
     def to_graph(self, *exclude: str) -> dict[str, Any]:
         """The properties to store: `props` as they are, temporal ones as text in `zeit`
         (datetimes) and `tag` (dates) for the server to convert. Null ones stay absent."""
@@ -73,11 +84,6 @@ class Rec(BaseModel):
     def key(self) -> str:
         """What identifies the record within its kind."""
         return str(getattr(self, "id"))  # noqa: B009 (every kind but two has an id)
-
-    def line(self) -> str:
-        return json.dumps(
-            self.model_dump(), ensure_ascii=False, separators=(",", ":"), allow_nan=False
-        )
 
 
 class Anzahl(Frozen):
@@ -111,15 +117,10 @@ class Kopf(Rec):
             raise ValueError("a format 2 header carries 'anzahl' and 'sha256'")
         return self
 
+    sparse = ("anzahl", "sha256")  # a format 1 header has neither
+
     def key(self) -> str:
         return ""
-
-    def line(self) -> str:
-        data = self.model_dump()
-        for name in ("anzahl", "sha256"):  # a format 1 header has neither
-            if data[name] is None:
-                del data[name]
-        return json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
 def _stored_name(name: str) -> str:
@@ -220,17 +221,12 @@ class FaktRec(Rec):
         None, description="A type fact a `typ` triple stated (not only implied)."
     )
 
+    sparse = ("gesagt",)  # most facts have none, and no file from before it
+
     def key(self) -> str:
         """A fact has one record per version (zero-padded: versions sort in order)."""
         return f"{self.id}#{self.version:06d}"
 
-    def line(self) -> str:
-        """Without `gesagt` where a fact has none (most; every fact of a file from
-        before it existed), so such a file's lines stay as they were."""
-        data = self.model_dump()
-        if data["gesagt"] is None:
-            del data["gesagt"]
-        return json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
     @field_validator("decay_am")
     @classmethod
