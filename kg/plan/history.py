@@ -236,7 +236,7 @@ class History:
                     before,
                     # The next version starts where `before` starts now (see `change`).
                     t_invalid=max(as_utc(taken.t_invalid), before.start),
-                    timeline_bis=taken.timeline_bis,
+                    timeline_bis=self._carried_event(taken, followers, carried, rel),
                     abgeloest_durch=followers or None,
                     end=max(carried, before.start),
                 )
@@ -331,6 +331,28 @@ class History:
             and ({f.start_id, f.end_id} & shared or f.start >= before.start)
             and not (f.grund == "abgeloest" and self._ended_by(f, taken_of(before)))
         ]
+
+    def _carried_event(
+        self, taken: Taken, followers: list[str], end: datetime, rel: Relation
+    ) -> str | None:
+        """The event a value reinstated up to where the taken-back one ended ends with:
+        the taken-back value's, if that is the event of a follower it carries over;
+        else the event of the first carried follower that begins at that end, where
+        the end lies (fixed, when it has none). In a symmetric relation the taken-back
+        value may have ended with a far end's event, in a partition the reinstated value
+        does not share: bound to it, its end would be that event's day, not a follower's
+        (Anna–Tom ending on the 1 November of Ben–Lena's month event)."""
+        if not rel.symmetrisch or taken.timeline_bis is None:
+            return taken.timeline_bis
+        carried = [f for fid in followers if (f := self.state.facts.get(fid)) is not None]
+        if any(f.props.get("timeline_id") == taken.timeline_bis for f in carried):
+            return taken.timeline_bis
+        at_end = [f for f in carried if f.start == end]
+        if not at_end:
+            return None
+        first = min(at_end, key=lambda f: (f.props.get("timeline_id") is not None, f.id))
+        event = first.props.get("timeline_id")
+        return str(event) if event is not None else None
 
     def _squeezed_before(self, squeezed: FactState, before: FactState) -> bool:
         """True when a value squeezed to nothing comes before `before` in a partition
