@@ -151,6 +151,10 @@ CHECKS: dict[str, tuple[int, str]] = {
     "fact_followers": (
         9, "every fact named as following a value (abgeloest_durch) is in its partition"
     ),
+    "fact_end_event": (
+        9, "a value that ends with an event is followed by a value of that event (one of "
+        "the facts its abgeloest_durch names begins with it)"
+    ),
     "user_clock": (9, "no user's clock (the system time of its last write) is after now"),
     "version_chains": (9, "every fact's versions form one well-formed chain"),
     "einwertig_overlap": (
@@ -671,6 +675,7 @@ async def run_checks(
         one.job("check_timeline_system_time", user_id=u, samples=n),
         one.job("check_fact_followers", user_id=u, rel_types=rels, symmetric=symmetric,
                 samples=n),
+        one.job("check_fact_end_event", user_id=u, rel_types=rels, samples=n),
         one.job("check_user_clock", user_id=u, samples=n),
         one.job("check_version_chains", user_id=u, rel_types=rels, samples=n),
         one.job("check_einwertig_overlap", user_id=u, einwertig=canon.einwertig_types,

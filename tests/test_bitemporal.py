@@ -1070,6 +1070,25 @@ def test_check_sees_a_follower_in_another_partition(pair: Pair) -> None:
     assert any(fid in s for s in failing(pair, "fact_followers"))
 
 
+def test_check_sees_a_value_ending_with_an_event_none_of_its_followers_has(
+    pair: Pair,
+) -> None:
+    """Berlin ends with Kassel's move and names Kassel as its follower. Bound to another
+    event (its own, which exists: no dangling reference), its end would be that event's
+    day, with no follower there (the partner stress run's finding: a value reinstated up
+    to where the taken-back one ended, bound to the far end's event)."""
+    pair.write(t("Lena", "wohnt_in", "Berlin", ereignis=event("Einzug", "2026-01-10")))
+    pair.write(t("Lena", "wohnt_in", "Kassel", ereignis=event("Umzug", "2026-06-01")))
+    check_clean(pair)
+    (row,) = pair.cypher(
+        "MATCH (:Entitaet {user_id: $u})-[r:WOHNT_IN]->({name: 'Berlin'}) "
+        "WHERE r.t_expired IS NULL AND r.timeline_bis IS NOT NULL "
+        "SET r.timeline_bis = r.timeline_id RETURN r.id AS id",
+        u=pair.user_id,
+    )
+    assert any(str(row["id"]) in s for s in failing(pair, "fact_end_event"))
+
+
 @pytest.mark.parametrize(("name", "plant"), [
     # replaced before it was recorded
     ("fact_system_time", "SET r.t_expired = r.t_recorded - duration('PT1H')"),

@@ -311,6 +311,30 @@ RETURN count(r) AS count,
                + reduce(t = '', x IN unknown | t + CASE t WHEN '' THEN '' ELSE ', ' END + x)
                + ')')[..$samples] AS samples;
 
+// name: check_fact_end_event
+// Item 9: a current version that ends with an event (`timeline_bis`) and names its
+// followers (`abgeloest_durch`) is followed by a value of that event: one of them begins
+// with it (`timeline_id`). Its end as read is that event's day; bound to an event none
+// of its followers has, it would end on a day where nothing follows it in its partition,
+// and move with an event of another partition. Versions from before followers were
+// named carry none and are left alone.
+// params: $user_id, $rel_types, $samples
+// :param user_id => 'demo-user'
+// :param rel_types => ['WOHNT_IN', 'BERUF', 'TYP', 'LIEGT_IN', 'PARTNER']
+// :param samples => 5
+{{ fact_edges }}
+  AND r.t_expired IS NULL AND r.timeline_bis IS NOT NULL
+  AND r.abgeloest_durch IS :: LIST<STRING NOT NULL>
+  AND NOT EXISTS {
+    MATCH (x:Entitaet)-[f]-()
+    WHERE x IN [s, o] AND type(f) = type(r) AND f.id IN r.abgeloest_durch
+      AND f.timeline_id = r.timeline_bis AND f.t_expired IS NULL
+      AND f.character_id = r.character_id
+  }
+RETURN count(r) AS count,
+       collect(coalesce(r.id, elementId(r)) + ' v' + toString(r.version) + ' (ends with '
+               + r.timeline_bis + ')')[..$samples] AS samples;
+
 // name: check_fact_system_time
 // Item 9: no version stops being the record before it was recorded (t_expired >=
 // t_recorded), and none was recorded, replaced or touched after now: system time is the
