@@ -36,7 +36,7 @@ from hypothesis.stateful import (
 
 from kg.api import SyncMemory
 from kg.errors import InvalidInput, TimelineError
-from tests.conftest import new_user_id, together
+from tests.conftest import DrawnIds, new_user_id, together
 from tests.temporal_model import Model, day_start, end_of_day
 
 STRESS = os.environ.get("KG_STRESS") == "1"
@@ -125,6 +125,7 @@ class TemporalRecord(RuleBasedStateMachine):
         self.entries: dict[int, str] = {}  # model event → the store's active entry id
         self.cancelled: set[int] = set()
         self.n = 0
+        self.id_order = DrawnIds()  # the seed is drawn with the first step
 
     # -- plumbing ---------------------------------------------------------------------
 
@@ -159,8 +160,9 @@ class TemporalRecord(RuleBasedStateMachine):
 
     # -- operations -------------------------------------------------------------------
 
-    @initialize()
-    def first(self) -> None:
+    @initialize(seed=st.integers(0, 2**16))
+    def first(self, seed: int) -> None:
+        self.id_order.order = seed  # how ties between values of one instant are broken
         # Where the places lie, then Lena with one current value.
         self.order(
             tripel=[{"subjekt": a, "beziehung": "liegt_in", "objekt": b, "herkunft": "modell"}
@@ -296,7 +298,10 @@ class TemporalRecord(RuleBasedStateMachine):
             assert got == derived(want[0]), (v, step)
 
     def teardown(self) -> None:
-        self.run(self.memory().purge(self.user))
+        try:
+            self.run(self.memory().purge(self.user))
+        finally:
+            self.id_order.restore()
 
 
 def move_as_the_model(machine: Any, memory: Any, key: int, day: date) -> None:
@@ -350,14 +355,15 @@ def test_model_detects_a_planted_overlap() -> None:
 
 
 @contextmanager
-def replay(store: SyncMemory) -> Iterator[TemporalRecord]:
+def replay(store: SyncMemory, ids: int = 0) -> Iterator[TemporalRecord]:
     """A sequence the stress run found, replayed step by step: the state machine after
-    its first step; afterwards the current and as-of Mappe must agree with the model and
-    `kg check` must be clean; the user is purged in any case."""
+    its first step (`ids`: the seed of the fact ids' order, `DrawnIds`); afterwards the
+    current and as-of Mappe must agree with the model and `kg check` must be clean; the
+    user is purged in any case."""
     TemporalRecord.store = store
     state = TemporalRecord()
     try:
-        state.first()
+        state.first(ids)
         yield state
         state.current_mappe_agrees()
         state.as_of_mappe_agrees()
