@@ -57,6 +57,10 @@ def new_user_id(kind: str = "test") -> str:
     return f"{SESSION_PREFIX}{kind}-{uuid.uuid4().hex[:10]}"
 
 
+#: How `DrawnIds` orders the ids: by a seed, or by creation, either way.
+Order = int | Literal["ascending", "descending"]
+
+
 class DrawnIds:
     """The ids the planner gives new entities and facts (`kg.plan.planner.new_id`), in an
     order the test decides, while installed.
@@ -68,7 +72,7 @@ class DrawnIds:
     the order of creation, either way (a replay of a tie tests both). Each instance has
     a random prefix: entity ids are unique across the whole store."""
 
-    def __init__(self, order: int | Literal["ascending", "descending"] = 0) -> None:
+    def __init__(self, order: Order = 0) -> None:
         self.order = order
         self.prefix = uuid.uuid4().hex[:8]
         self.n = 0

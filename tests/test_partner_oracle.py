@@ -21,7 +21,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, date, datetime
-from typing import Any, Literal, cast
+from typing import Any, cast
 
 import pytest
 from hypothesis import strategies as st
@@ -37,7 +37,7 @@ from hypothesis.stateful import (
 
 from kg.api import SyncMemory
 from kg.errors import TimelineError
-from tests.conftest import DrawnIds, new_user_id, together
+from tests.conftest import DrawnIds, Order, new_user_id, together
 from tests.temporal_model import Partners, day_start
 from tests.test_temporal_oracle import move_as_the_model, oracle_settings
 
@@ -262,7 +262,7 @@ def test_partner_model_keeps_a_pair_told_twice_together() -> None:
 
 @contextmanager
 def replay(
-    store: SyncMemory, ids: int | Literal["ascending", "descending"] = 0,
+    store: SyncMemory, ids: Order = 0,
 ) -> Iterator[PartnerRecord]:
     """A sequence the state machine found, replayed step by step (each step checks its
     outcome against the model); afterwards the current and as-of Mappen must agree and
@@ -932,7 +932,7 @@ def test_a_move_earlier_never_takes_a_bond_from_the_end_a_far_value_holds(
 
 @pytest.mark.parametrize("ids", ["ascending", "descending"])
 def test_a_bond_reinstated_up_to_a_carried_follower_ends_with_that_followers_event(
-    store: SyncMemory, ids: Literal["ascending", "descending"],
+    store: SyncMemory, ids: Order,
 ) -> None:
     """Found by the partner stress run (2026-12-05, on e8fbf8d; shrunk by hand to ten
     steps, failing in about two runs of three on the code of that day: the fact ids broke
