@@ -53,7 +53,9 @@ from kg.models import (
     ident,
     instant,
     normalize_name,
+    pair_ids,
     stored_result,
+    user_scope,
 )
 from kg.plain import describe
 from kg.settings import MAPPE_CAP_MAX, MAPPEN_MAX, Settings, load_settings
@@ -147,7 +149,7 @@ class Memory:
 
     def pair(self, user_id: str, character_id: str) -> Pair:
         """The calls that belong to one pair, bound to it (see `Pair`)."""
-        return Pair(self, user_id, character_id)
+        return Pair(self, *pair_ids(user_id, character_id))
 
     async def __aenter__(self) -> Memory:
         return self
@@ -215,6 +217,7 @@ class Memory:
 
     async def resolve(self, user_id: str, character_id: str, name: str) -> Aufloesung:
         """A name → its entity or its candidates, without writing."""
+        user_id, character_id = pair_ids(user_id, character_id)
         name_norm = normalize_name(name)
         if not name_norm:
             # As a write refuses it (name_leer): no entity can carry that name.
@@ -245,6 +248,7 @@ class Memory:
 
     async def entity_id(self, user_id: str, character_id: str, name_or_id: str) -> str:
         """An id from a name or id; EntityNotFound / AmbiguousEntity otherwise."""
+        user_id, character_id = pair_ids(user_id, character_id)
         rows = await self.db.query(
             "entity_by_id", user_id=user_id, character_id=character_id, entity_id=name_or_id
         )
@@ -266,6 +270,7 @@ class Memory:
         """The user's entities (they belong to the user) with their type and active fact
         count in the pair (those belong to the pair: never another character's)."""
         check_limit(limit)
+        user_id, character_id = pair_ids(user_id, character_id)
         rows = await self.db.query(
             "entities_list", user_id=user_id, character_id=character_id, limit=limit
         )
@@ -309,6 +314,7 @@ class Memory:
     ) -> list[Mappe]:
         """The Mappen of all entities bound in a turn, in one read transaction."""
         check_cap(cap)
+        user_id, character_id = pair_ids(user_id, character_id)
         if not isinstance(entity_ids, (list, tuple)):
             raise InvalidInput(
                 f"entity_ids is a {type(entity_ids).__name__}; give a list of entity ids "
@@ -344,6 +350,7 @@ class Memory:
         """Every value the entity's relations had (corrected ones never): as recorded
         now, or as known at `bekannt_am`; with `gueltig_am`, only the values that had
         begun by then. Dates as for `mappe`."""
+        user_id, character_id = pair_ids(user_id, character_id)
         only = {} if beziehung is None else {"rel_types": [self.canon[beziehung].rel_type]}
         exists = await self.db.query(
             "entity_by_id", user_id=user_id, character_id=character_id, entity_id=entity_id
@@ -377,7 +384,7 @@ class Memory:
         betrifft_id: str | None = None,
     ) -> Eintrag:
         """A timeline entry (a `NeuerEintrag`, or its fields as a dict, as an order's)."""
-        user_id, character_id = ident(user_id, "user_id"), ident(character_id, "character_id")
+        user_id, character_id = pair_ids(user_id, character_id)
         if not isinstance(entry, NeuerEintrag):
             try:
                 entry = NeuerEintrag.model_validate(entry)
@@ -400,6 +407,7 @@ class Memory:
         ende: date | None = None,
         genauigkeit: Genauigkeit | None = None,
     ) -> Eintrag:
+        user_id, character_id = pair_ids(user_id, character_id)
         if ende is not None and ende < beginn:
             raise InvalidInput(f"ende {ende} is before beginn {beginn}; give a later --ende")
         return await self.timeline.move(
@@ -409,14 +417,17 @@ class Memory:
     async def timeline_cancel(
         self, user_id: str, character_id: str, eintrag_id: str
     ) -> Absage:
+        user_id, character_id = pair_ids(user_id, character_id)
         return await self.timeline.cancel(user_id, character_id, eintrag_id)
 
     async def timeline_active(self, user_id: str, character_id: str, eintrag_id: str) -> Eintrag:
+        user_id, character_id = pair_ids(user_id, character_id)
         return await self.timeline.active(user_id, character_id, eintrag_id)
 
     async def timeline_chain(
         self, user_id: str, character_id: str, eintrag_id: str
     ) -> list[Eintrag]:
+        user_id, character_id = pair_ids(user_id, character_id)
         return await self.timeline.chain(user_id, character_id, eintrag_id)
 
     async def timeline_link(
@@ -424,12 +435,13 @@ class Memory:
     ) -> list[Eintrag]:
         """Name the person a timeline chain is about where its entries name nobody (a
         repair: see `Timeline.link`); returns the chain."""
-        user_id, character_id = ident(user_id, "user_id"), ident(character_id, "character_id")
+        user_id, character_id = pair_ids(user_id, character_id)
         return await self.timeline.link(user_id, character_id, eintrag_id, betrifft_id)
 
     async def timeline_window(
         self, user_id: str, character_id: str, von: date, bis: date
     ) -> list[Eintrag]:
+        user_id, character_id = pair_ids(user_id, character_id)
         return await self.timeline.window(user_id, character_id, von, bis)
 
     # -- export, import, purge --------------------------------------------------
@@ -444,6 +456,7 @@ class Memory:
         """Write a user's (or a pair's) data to a JSON Lines file (see kg.transfer)."""
         from kg import transfer
 
+        user_id, character_id = user_scope(user_id, character_id)
         return await transfer.export_file(
             self.db, self.canon, Path(path), user_id, character_id,
             progress or transfer.no_progress,
@@ -465,6 +478,7 @@ class Memory:
         """Delete a pair's (or a whole user's) data; every other pair stays untouched."""
         from kg import transfer
 
+        user_id, character_id = user_scope(user_id, character_id)
         return await transfer.purge(self.db, user_id, character_id)
 
     # -- decay and check --------------------------------------------------------
@@ -494,6 +508,8 @@ class Memory:
         `day` is the day the decay runs' recency is judged against (default: today)."""
         from kg.check import run_checks
 
+        if user_id is not None:
+            user_id = ident(user_id, "user_id")
         return await run_checks(self.db, self.canon, user_id, as_day(day))
 
     # -- audit ------------------------------------------------------------------
@@ -502,6 +518,7 @@ class Memory:
         self, user_id: str, character_id: str | None = None, limit: int = 20
     ) -> list[AuditEintrag]:
         check_limit(limit)
+        user_id, character_id = user_scope(user_id, character_id)
         rows = await self.db.query(
             "audit_list", user_id=user_id, character_id=character_id, limit=limit
         )

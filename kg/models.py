@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from datetime import UTC, date, datetime, time
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import Annotated, Any, Literal, NamedTuple, TypeVar
 
 from pydantic import (
@@ -148,17 +148,36 @@ Ident = Annotated[
 
 
 
-def ident(value: object, name: str) -> str:
-    """An id given outside a model (a user's or a character's, to a timeline or decay
-    call), held to the rule of every id in an order: InvalidInput says what is wrong."""
+@cache
+def _ident_adapter() -> Any:
     from pydantic import TypeAdapter
 
+    return TypeAdapter(Ident)
+
+
+def ident(value: object, name: str) -> str:
+    """An id given outside a model (a user's or a character's, to any call of the
+    library), held to the rule of every id in an order (outer whitespace stripped, no
+    control characters): InvalidInput says what is wrong. Every surface reads an id so,
+    so "u1 " names the same user in a read as in a write."""
     from kg.plain import problems
 
     try:
-        return str(TypeAdapter(Ident).validate_python(value))
+        return str(_ident_adapter().validate_python(value))
     except ValidationError as exc:
         raise InvalidInput(f"{name} {str(value)[:60]!r}: {problems(exc)[0].message}") from None
+
+
+def pair_ids(user_id: object, character_id: object) -> tuple[str, str]:
+    """A pair's two ids, each as `ident` reads it."""
+    return ident(user_id, "user_id"), ident(character_id, "character_id")
+
+
+def user_scope(user_id: object, character_id: object | None) -> tuple[str, str | None]:
+    """A user's id, and a character's where one is given (a whole user's export, purge or
+    audit names none), each as `ident` reads it."""
+    character = None if character_id is None else ident(character_id, "character_id")
+    return ident(user_id, "user_id"), character
 
 def strip_format(text: str) -> str:
     """`text` without invisible format characters (Unicode category Cf: zero-width
