@@ -583,15 +583,18 @@ async def _side_by_side(jobs: list[Job], at_once: int) -> list[Any]:
     return [task.result() for task in tasks]
 
 
-async def refuse_nothing_stored(db: Database, user_id: str) -> None:
+async def refuse_nothing_stored(
+    db: Database, user_id: str,
+    nothing: str = "nothing was checked (`kg check` without --user checks the whole store)",
+) -> None:
     """NothingStored when the store holds no entity, fact, timeline entry, order or lock
-    node of the user (what `kg purge` of the user would delete)."""
+    node of the user (what `kg purge` of the user would delete); `nothing` says what was
+    not done, and how to do it for every user."""
     (row,) = await db.query("check_user_held", user_id=user_id)
     if not row["held"]:
         raise NothingStored(
             f"user {user_id!r} has nothing in this store (no entity, fact, timeline entry, "
-            "order or lock node): a typo in the id, most likely, or purged; nothing was "
-            "checked (`kg check` without --user checks the whole store)"
+            f"order or lock node): a typo in the id, most likely, or purged; {nothing}"
         )
 
 

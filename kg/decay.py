@@ -139,6 +139,13 @@ async def sweep(
             f"cannot sweep for {day.isoformat()}, a day that has not come (today is "
             f"{today().isoformat()}, UTC): give today or an earlier day"
         )
+    if user_id is not None:
+        # A monitoring job with a typo in --user would report a sweep of nothing forever.
+        from kg.check import refuse_nothing_stored
+
+        await refuse_nothing_stored(
+            db, user_id, "nothing was swept (`kg decay run` without --user sweeps every user)"
+        )
     if if_due:
         done = await done_already(db, canon, day, user_id)
         if done is not None:

@@ -23,8 +23,8 @@ from cli.main import app
 from kg import decay
 from kg.db import AutoCommit, Database
 from kg.decay import DecayRun, moment, slices, strength
-from kg.errors import InvalidInput
-from tests.conftest import Pair, t
+from kg.errors import InvalidInput, NothingStored
+from tests.conftest import Pair, new_user_id, t
 
 RATE = 0.0015
 
@@ -371,3 +371,20 @@ def test_cli_decay_run_json_and_text(pair: Pair, cli_env: dict[str, str]) -> Non
     assert again.exit_code == 0 and "already swept" in again.stdout
     bad = runner.invoke(app, ["decay", "run", "--as-of", "gestern"], env=cli_env)
     assert bad.exit_code == 2 and "not a date" in bad.output
+
+
+def test_a_sweep_of_a_user_with_nothing_in_the_store_is_refused(
+    pair: Pair, cli_env: dict[str, str]
+) -> None:
+    """Found by a stranger's attack (2026-12-05): `kg decay run --user <typo>` printed "0
+    active fact edges swept" and exit 0, as `kg check --user` once did, so a job with a
+    wrong --user reported its sweep forever. Refused as check, export and purge refuse
+    such a user (NothingStored, exit 2); a user's sweep still runs."""
+    nobody = new_user_id("nobody")
+    with pytest.raises(NothingStored, match=f"user {nobody!r} has nothing in this store"):
+        pair.store.run(pair.store.memory.decay_run(nobody))
+    done = CliRunner().invoke(app, ["decay", "run", "--user", nobody], env=cli_env)
+    assert done.exit_code == 2, done.output
+    assert "nothing was swept" in done.stderr and "Traceback" not in done.output
+    pair.write(t("Lena", "wohnt_in", "Berlin"))
+    assert pair.store.run(pair.store.memory.decay_run(pair.user_id)).edges == 2  # and its type
