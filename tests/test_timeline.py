@@ -232,6 +232,34 @@ def test_one_event_told_with_two_facts_of_an_order_is_one_entry(pair: Pair) -> N
     assert [f.ab for f in tom if f.grad == 1 and f.beziehung == "wohnt_in"] == ["1. März 2026"]
 
 
+def test_an_event_told_with_a_fact_that_holds_already_says_it_was_not_created(
+    pair: Pair,
+) -> None:
+    """Found by a stranger's attack (2026-12-05): "Lena plays chess" told again with a
+    chess tournament as its event, or Lena's Jena told again with a later move, came back
+    `unveraendert` with no entry and no word: the event was dropped in silence. Nothing
+    would be valid from it, so it is still not created, and the result says so and how
+    to add it."""
+    pair.write(t("Lena", "hobby", wert="Schach"))
+    pair.write(t("Lena", "wohnt_in", "Jena"), zeitpunkt="2026-01-10T00:00:00Z")
+    result = pair.write(
+        t("Lena", "hobby", wert="Schach",
+          ereignis={"titel": "Schachturnier", "beginn": "2027-02-10", "genauigkeit": "tag"}),
+        t("Lena", "wohnt_in", "Jena", ereignis={"titel": "Umzug", "beginn": "2026-11-01"}),
+    )
+    assert result.status == "ok"
+    for r, what in zip(result.ergebnisse, ("'Schachturnier'", "'Umzug'"), strict=True):
+        assert (r.ausgang, r.timeline_id) == ("unveraendert", None)
+        assert r.meldung is not None and f"the event {what} was not created" in r.meldung
+        assert "kg timeline add" in r.meldung
+    listed = pair.store.run(pair.store.memory.timeline_window(
+        pair.user_id, "nova", date(2026, 1, 1), date(2027, 12, 31)))
+    assert listed == []
+    told = pair.write(t("Lena", "wohnt_in", "Kassel",
+                        ereignis={"titel": "Umzug", "beginn": "2026-11-01"}))
+    assert told.ergebnisse[0].timeline_id is not None and told.ergebnisse[0].meldung is None
+
+
 @pytest.mark.parametrize("prefix", ["absage-", "verschiebung-"])
 def test_an_order_may_not_take_the_audit_id_of_a_cancel_or_a_move(
     pair: Pair, prefix: str

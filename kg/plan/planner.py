@@ -519,7 +519,8 @@ class Planner(History):
         subjekt_id = self.create(subj)
         objekt_id = self.create(obj) if obj is not None else None
         # An event brought along with a fact that already holds is not created: nothing
-        # would be valid from it (the fact keeps its own validity).
+        # would be valid from it (the fact keeps its own validity). The result says so.
+        dropped: str | None = None
         if tripel.ereignis is not None:
             # The fact is valid from the event; an event that would change nothing (the
             # value holds at its start already) is not created.
@@ -528,6 +529,14 @@ class Planner(History):
             window_end = precision_end(event.beginn, event.genauigkeit)
             if not self.same_fact(subjekt_id, rel, objekt_id, tripel.wert, start):
                 timeline_id = self.add_entry(tripel.ereignis, subjekt_id)
+            else:
+                dropped = (
+                    f"{subj.name} {rel.name} {obj.name if obj is not None else tripel.wert} "
+                    f"holds on {event.beginn.isoformat()} already: the event "
+                    f"{event.titel!r} was not created, as nothing would be valid "
+                    "from it; add it to the timeline on its own if it matters "
+                    "(timeline_add, `kg timeline add`)"
+                )
         ausgang, fakt_id, abgeloest = self.assert_fact(
             subjekt_id, rel, tripel.herkunft, objekt_id, tripel.wert, timeline_id, start,
             window_end,
@@ -558,6 +567,7 @@ class Planner(History):
             timeline_id=timeline_id,
             neue_entitaeten=list(self._neue),
             typ_fakten=list(self._typ_fakten),
+            meldung=dropped,
         )
 
     def correction(self, index: int, item: Berichtigung) -> TripelErgebnis:
