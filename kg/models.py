@@ -546,7 +546,8 @@ ORDER_PROPERTIES: tuple[Property, ...] = (
     Property("user_id", "the human of the pair", "STRING"),
     Property("character_id", "the character of the pair", "STRING"),
     Property(
-        "empfangen", "the order's `zeitpunkt` (when the chat saw it), if it had one",
+        "empfangen", "the valid time of the order's facts: its `zeitpunkt` (when the chat "
+        "saw it), else the store's clock when it was written (then the same as `erfasst`)",
         "DATETIME_OR_NULL",
     ),
     Property("erfasst", "system time the store recorded the order (its clock)", "DATETIME_OR_NULL"),
@@ -687,9 +688,9 @@ class Berichtigung(Frozen):
     objekt: EntityRef | None = Field(None, description="Its object entity.")
     wert: Wert | None = Field(None, description="Or its value.")
     notiz: Wert | None = Field(None, description="Why it is wrong (kept in the audit).")
-    herkunft: Herkunft | None = Field(
-        None, description="Who says it is wrong (kept in the audit; a replacement carries "
-        "its own)."
+    herkunft: Herkunft = Field(
+        description="Who says it is wrong: mensch, nova, modell or recherche; required, no "
+        "default, as a fact's (kept in the audit; a replacement carries its own)."
     )
 
     @model_validator(mode="after")

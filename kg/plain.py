@@ -68,9 +68,12 @@ def problems(error: ValidationError) -> list[Problem]:
         if where in found:
             continue
         field = next((p for p in parts if not p.isdigit()), "")
-        found[where] = Problem(
-            where, field, item["type"], _message(item["type"], item["msg"], item.get("ctx"))
-        )
+        message = _message(item["type"], item["msg"], item.get("ctx"))
+        if item["type"] == "missing" and parts[-1:] == ["herkunft"]:
+            from kg.models import HERKUNFT  # (kg.models imports this module)
+
+            message += f": who says so, one of {', '.join(HERKUNFT)} (there is no default)"
+        found[where] = Problem(where, field, item["type"], message)
     return list(found.values())
 
 

@@ -71,10 +71,6 @@ def _hash(auftrag: Auftrag, zeitpunkt: datetime | None) -> str:
         # Orders from before the optional `typ` field hash as they did then.
         if isinstance(given, Tripel) and given.typ is None:
             dumped.pop("typ", None)
-    for dumped in body["berichtigungen"]:
-        # Likewise before a correction's own `herkunft` (2026-12-05).
-        if dumped.get("herkunft") is None:
-            dumped.pop("herkunft", None)
     if zeitpunkt is not None:  # (one instant, one text, however it was written)
         body["zeitpunkt"] = zeitpunkt.astimezone(UTC).isoformat()
     return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()

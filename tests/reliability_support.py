@@ -310,7 +310,7 @@ class Workload:
         others = [p for p in PERSONEN if p not in told]
         if self.rng.random() < 0.05 and others:
             order["berichtigungen"] = [
-                {"subjekt": self.rng.choice(others), "beziehung": "hobby",
+                {"herkunft": "mensch", "subjekt": self.rng.choice(others), "beziehung": "hobby",
                  "wert": self.rng.choice(HOBBYS)}
             ]
         return order, events

@@ -320,7 +320,8 @@ def test_taking_back_a_partner_never_gives_the_reinstated_partner_a_second_one(
     assert late.ergebnisse[0].ausgang == "nachgetragen"
     later()
     order = pair.order()
-    order["berichtigungen"] = [{"subjekt": "Tom", "beziehung": "partner", "objekt": "Ben"}]
+    order["berichtigungen"] = [{"herkunft": "mensch",
+                                "subjekt": "Tom", "beziehung": "partner", "objekt": "Ben"}]
     order["tripel"] = []
     result = pair.store.run(pair.store.memory.write(order))
     assert result.ergebnisse[0].wieder_gueltig == [late.ergebnisse[0].fakt_id]
@@ -344,7 +345,8 @@ def test_a_correction_keeps_what_was_known_before_it(pair: Pair) -> None:
     aerztin = pair.write(t("Lena", "beruf", wert="Ärztin"), zeitpunkt="2026-06-01T00:00:00Z")
     later()
     order = pair.order()
-    order["berichtigungen"] = [{"subjekt": "Lena", "beziehung": "beruf", "wert": "Lehrerin"}]
+    order["berichtigungen"] = [{"herkunft": "mensch",
+                                "subjekt": "Lena", "beziehung": "beruf", "wert": "Lehrerin"}]
     order["tripel"] = []
     pair.store.run(pair.store.memory.write(order))
     july = datetime(2026, 7, 1, tzinfo=UTC)
@@ -365,7 +367,8 @@ def test_correcting_the_current_value_brings_its_predecessor_back(pair: Pair) ->
     pair.write(t("Lena", "wohnt_in", "Berlin"), zeitpunkt="2026-01-01T00:00:00Z")
     kassel = pair.write(t("Lena", "wohnt_in", "Kassel"), zeitpunkt="2026-06-01T00:00:00Z")
     order = pair.order(tripel=[])
-    order["berichtigungen"] = [{"subjekt": "Lena", "beziehung": "wohnt_in", "objekt": "Kassel"}]
+    order["berichtigungen"] = [{"herkunft": "mensch",
+                                "subjekt": "Lena", "beziehung": "wohnt_in", "objekt": "Kassel"}]
     result = pair.store.run(pair.store.memory.write(order))
     (r,) = result.ergebnisse
     assert r.ausgang == "berichtigt" and r.wieder_gueltig == kassel.ergebnisse[0].abgeloest
@@ -392,7 +395,8 @@ def correct(pair: Pair, objekt: str, neu_objekt: str, **extra: Any) -> Any:
         {"subjekt": "Lena", "beziehung": "wohnt_in", "objekt": neu_objekt, "herkunft": "mensch"},
         **extra,
     )
-    order["berichtigungen"] = [{"subjekt": "Lena", "beziehung": "wohnt_in", "objekt": objekt}]
+    order["berichtigungen"] = [{"herkunft": "mensch",
+                                "subjekt": "Lena", "beziehung": "wohnt_in", "objekt": objekt}]
     return pair.store.run(pair.store.memory.write(order))
 
 
@@ -523,7 +527,8 @@ def test_a_replacement_named_otherwise_than_its_correction_is_written_with_it_or
     its place."""
     pair.write(t("Tom", "typ", wert="person"), t("Tom", "partner", "Lena"))
     order = pair.order(t("Tom", "typ", wert="ort"))
-    order["berichtigungen"] = [{"subjekt": {"id": pair.id_of("Tom")}, "beziehung": "typ",
+    order["berichtigungen"] = [{"herkunft": "mensch",
+                                "subjekt": {"id": pair.id_of("Tom")}, "beziehung": "typ",
                                 "wert": "person"}]
     with pytest.raises(InvalidInput, match="nothing was written"):
         pair.store.run(pair.store.memory.write(order))
@@ -541,7 +546,7 @@ def test_a_correction_that_finds_nothing_writes_no_replacement(pair: Pair) -> No
         correct(pair, "Bonn", "Hamburg")
     # By id, the replacement by name: the same pair, recognised by the resolved subject.
     order = pair.order(t("Lena", "wohnt_in", "Hamburg"))
-    order["berichtigungen"] = [{"subjekt": {"id": pair.id_of("Lena")},
+    order["berichtigungen"] = [{"herkunft": "mensch", "subjekt": {"id": pair.id_of("Lena")},
                                 "beziehung": "wohnt_in", "objekt": "Bonn"}]
     with pytest.raises(InvalidInput, match="nothing was written"):
         pair.store.run(pair.store.memory.write(order))
@@ -560,7 +565,7 @@ def test_a_correction_that_finds_nothing_writes_no_replacement(pair: Pair) -> No
     # its name as the store reads names (a review found "mara" and "Mara", and an
     # ambiguous "Anna" with a replacement by one Anna's id, written as news).
     order = pair.order(t("Mara", "wohnt_in", "Hamburg"))
-    order["berichtigungen"] = [{"subjekt": "mara", "beziehung": "wohnt_in",
+    order["berichtigungen"] = [{"herkunft": "mensch", "subjekt": "mara", "beziehung": "wohnt_in",
                                 "objekt": "Bonn"}]
     with pytest.raises(InvalidInput, match="no fact mara wohnt_in Bonn in this pair"):
         pair.store.run(pair.store.memory.write(order))
@@ -568,14 +573,16 @@ def test_a_correction_that_finds_nothing_writes_no_replacement(pair: Pair) -> No
     second = max(e.id for e in pair.store.run(pair.store.memory.entities(
         pair.user_id, "nova", 100)) if e.name == "Anna")
     order = pair.order(t({"id": second}, "wohnt_in", "Hamburg"))
-    order["berichtigungen"] = [{"subjekt": "Anna", "beziehung": "wohnt_in", "objekt": "Bonn"}]
+    order["berichtigungen"] = [{"herkunft": "mensch",
+                                "subjekt": "Anna", "beziehung": "wohnt_in", "objekt": "Bonn"}]
     with pytest.raises(InvalidInput, match=r"berichtigungen\[0\] is refused — subjekt: 2 "):
         pair.store.run(pair.store.memory.write(order))
     assert {e.name for e in pair.store.run(pair.store.memory.entities(
         pair.user_id, "nova", 100))} == {"Lena", "Kassel", "Anna", "Bonn"}
     # A correction alone that finds nothing is refused alone, as before.
     order = pair.order(t("Tom", "wohnt_in", "Kassel"))
-    order["berichtigungen"] = [{"subjekt": "Lena", "beziehung": "wohnt_in", "objekt": "Bonn"}]
+    order["berichtigungen"] = [{"herkunft": "mensch",
+                                "subjekt": "Lena", "beziehung": "wohnt_in", "objekt": "Bonn"}]
     result = pair.store.run(pair.store.memory.write(order))
     assert [e.ausgang for e in result.ergebnisse] == ["abgelehnt", "geschrieben"]
     check_clean(pair)
@@ -1246,7 +1253,8 @@ def test_a_round_trip_keeps_every_version_and_every_as_of_answer(
     pair.write(t("Lena", "wohnt_in", "Kassel", ereignis=event("Umzug", "2027-02-01")))
     pair.write(t("Lena", "wohnt_in", "Hamburg"), zeitpunkt="2025-01-01T00:00:00Z")
     order = pair.order(tripel=[])
-    order["berichtigungen"] = [{"subjekt": "Lena", "beziehung": "wohnt_in", "objekt": "Hamburg"}]
+    order["berichtigungen"] = [{"herkunft": "mensch",
+                                "subjekt": "Lena", "beziehung": "wohnt_in", "objekt": "Hamburg"}]
     pair.store.run(pair.store.memory.write(order))
     memory = pair.store.memory
     first = tmp_path / "a.jsonl"

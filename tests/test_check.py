@@ -634,7 +634,8 @@ def test_a_value_held_twice_in_two_cases_is_mended_as_the_docs_say(world: World)
               "CREATE (o:Wert {wert: 'winterreifen', user_id: $u})", "HAT")
     fails(world, "duplicate_values", fid)
     order = world.pair.order()
-    order["berichtigungen"] = [{"subjekt": "Lena", "beziehung": "hat", "wert": "Winterreifen"}]
+    order["berichtigungen"] = [{"herkunft": "mensch",
+                                "subjekt": "Lena", "beziehung": "hat", "wert": "Winterreifen"}]
     fixed = world.pair.store.run(world.pair.store.memory.write(order))
     assert [r.ausgang for r in fixed.ergebnisse] == ["berichtigt"]
     assert world.cypher("MATCH (:Entitaet {id: $lena})-[r:HAT]->() WHERE r.aktiv "

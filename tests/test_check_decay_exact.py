@@ -83,7 +83,8 @@ def test_a_relation_whose_edges_are_all_inactive_needs_no_run(pair: Pair) -> Non
     pair.write(t("Lena", "wohnt_in", "Kassel"), t("Lena", "hat_haustier", "Bello"))
     sweep(pair)
     pair.store.run(pair.store.memory.write(pair.order(
-        berichtigungen=[{"subjekt": "Lena", "beziehung": "hat_haustier", "objekt": "Bello"}])))
+        berichtigungen=[{"herkunft": "mensch",
+                         "subjekt": "Lena", "beziehung": "hat_haustier", "objekt": "Bello"}])))
     pair.cypher("MATCH (:Entitaet {user_id: $u})-[r:HAT_HAUSTIER]->() SET r.decay_am = $old",
                 u=pair.user_id, old=TODAY - timedelta(days=30))
     ok, verdict = row(pair, "HAT_HAUSTIER")

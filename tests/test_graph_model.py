@@ -104,7 +104,8 @@ def test_the_writer_writes_exactly_the_models_properties(pair: Pair) -> None:
     pair.store.run(build(memory, pair.user_id, move=False))
     # ... a correction, and a sweep (decay_am).
     order = pair.order(zeitpunkt="2026-11-20T10:00:00Z")
-    order["berichtigungen"] = [{"subjekt": "Lena", "beziehung": "beruf", "wert": "Ärztin"}]
+    order["berichtigungen"] = [{"herkunft": "mensch",
+                                "subjekt": "Lena", "beziehung": "beruf", "wert": "Ärztin"}]
     pair.store.run(memory.write(order))
     pair.store.run(memory.decay_run(pair.user_id, day=date(2026, 12, 1)))
     rows = pair.cypher(

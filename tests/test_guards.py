@@ -504,7 +504,8 @@ def test_a_replacement_refused_by_its_form_is_linked_however_it_spells_its_place
     for subjekt, beziehung in (("Lea", " beruf "), ("Lea", "Beruf"), ({"id": f" {lea} "},
                                                                        "beruf")):
         order = pair.order()
-        order["berichtigungen"] = [{"subjekt": {"id": lea}, "beziehung": "beruf",
+        order["berichtigungen"] = [{"herkunft": "mensch",
+                                    "subjekt": {"id": lea}, "beziehung": "beruf",
                                     "wert": "Ärztin"}]
         order["tripel"] = [{"subjekt": subjekt, "beziehung": beziehung, "wert": "x" * 2001,
                             "herkunft": "mensch"}]
@@ -689,10 +690,12 @@ def test_a_type_stated_in_the_order_of_a_fact_that_implies_it_stays_when_that_go
     "data",
     [
         {"auftrag_id": "a", "user_id": "u", "character_id": "c", "tripel": [],
-         "berichtigungen": [{"subjekt": "Le\x00na", "beziehung": "hobby", "wert": "x"}]},
+         "berichtigungen": [{"herkunft": "mensch",
+                             "subjekt": "Le\x00na", "beziehung": "hobby", "wert": "x"}]},
         {"auftrag_id": "a", "user_id": 5, "character_id": "c", "tripel": [{}]},
         {"auftrag_id": "a\x01", "user_id": "u", "character_id": "c",
-         "berichtigungen": [{"subjekt": {"x": 1}, "beziehung": "b", "wert": "w"}]},
+         "berichtigungen": [{"herkunft": "mensch",
+                             "subjekt": {"x": 1}, "beziehung": "b", "wert": "w"}]},
         {"user_id": "u", "tripel": [{}], "extra": 1},
     ],
 )

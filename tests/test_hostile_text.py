@@ -99,7 +99,8 @@ def test_a_value_is_the_same_however_its_letters_are_encoded(pair: Pair) -> None
     result = pair.write(t("Lena", "hobby", wert="Häkeln"), t("Lena", "beruf", wert="Ärztin"))
     assert [e.ausgang for e in result.ergebnisse] == ["unveraendert", "unveraendert"]
     order = pair.order()
-    order["berichtigungen"] = [{"subjekt": "Lena", "beziehung": "beruf", "wert": "Ärztin"}]
+    order["berichtigungen"] = [{"herkunft": "mensch",
+                                "subjekt": "Lena", "beziehung": "beruf", "wert": "Ärztin"}]
     result = pair.store.run(pair.store.memory.write(order))
     assert [e.ausgang for e in result.ergebnisse] == ["berichtigt"]
     assert [(f.beziehung, f.wert) for f in pair.mappe("Lena").fakten] == [
@@ -133,7 +134,8 @@ def test_a_value_is_the_same_in_any_case(pair: Pair) -> None:
     result = pair.write(t("Lena", "beruf", wert="ärztin"))
     assert [e.ausgang for e in result.ergebnisse] == ["unveraendert"]
     order = pair.order()
-    order["berichtigungen"] = [{"subjekt": "Lena", "beziehung": "hobby", "wert": "sCHACH"}]
+    order["berichtigungen"] = [{"herkunft": "mensch",
+                                "subjekt": "Lena", "beziehung": "hobby", "wert": "sCHACH"}]
     result = pair.store.run(pair.store.memory.write(order))
     assert [e.ausgang for e in result.ergebnisse] == ["berichtigt"]
     assert sorted(f.wert for f in pair.mappe("Lena").fakten if f.beziehung == "hobby") == [

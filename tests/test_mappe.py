@@ -206,7 +206,8 @@ def test_as_of_reads_around_a_supersession_and_a_correction(pair: Pair) -> None:
     hamburg = pair.write(t("Lena", "wohnt_in", "Hamburg"), zeitpunkt="2026-03-10T00:00:00Z")
     pilotin = pair.write(t("Lena", "beruf", wert="Pilotin"), zeitpunkt="2026-02-01T00:00:00Z")
     order = pair.order(zeitpunkt="2026-04-01T00:00:00Z")
-    order["berichtigungen"] = [{"subjekt": "Lena", "beziehung": "beruf", "wert": "Pilotin"}]
+    order["berichtigungen"] = [{"herkunft": "mensch",
+                                "subjekt": "Lena", "beziehung": "beruf", "wert": "Pilotin"}]
     corrected = pair.store.run(pair.store.memory.write(order))
     assert berlin.erfasst < hamburg.erfasst < pilotin.erfasst < corrected.erfasst
 

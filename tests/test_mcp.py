@@ -229,10 +229,16 @@ def test_ambiguous_name_gives_candidates_and_retry_with_id(mcp: Setup) -> None:
 def test_correct_and_resource(mcp: Setup) -> None:
     wrong = triple("Mittelmeer", "ist_ein", wert="Ozean")
     mcp.http_c.ok("write", auftrag_id=order_id(), tripel=[wrong])
+    falsch = {"subjekt": "Mittelmeer", "beziehung": "ist_ein", "wert": "Ozean"}
+    # Who says the fact is wrong is required, as a fact's herkunft (a stranger's attack:
+    # MCP took a correction without one, where `kg correct` refuses it); in `write` too.
+    for tool, args in (("correct", {"falsch": falsch}), ("write", {"berichtigungen": [falsch]})):
+        refused = mcp.http_c.call(tool, auftrag_id=order_id(), **args)
+        assert refused.is_error and "herkunft" in text(refused), text(refused)
     fixed = mcp.http_c.ok(
         "correct",
         auftrag_id=order_id(),
-        falsch={"subjekt": "Mittelmeer", "beziehung": "ist_ein", "wert": "Ozean"},
+        falsch={**falsch, "herkunft": "mensch"},
         richtig=triple("Mittelmeer", "ist_ein", wert="Nebenmeer"),
     )
     assert [r["ausgang"] for r in fixed["ergebnisse"]] == ["berichtigt", "geschrieben"]
@@ -251,7 +257,7 @@ def test_correct_gives_the_replacement_a_time(mcp: Setup) -> None:
     fixed = mcp.http_c.ok(
         "correct",
         auftrag_id=order_id(),
-        falsch={"subjekt": "Ute", "beziehung": "wohnt_in", "objekt": "Ulm"},
+        falsch={"herkunft": "mensch", "subjekt": "Ute", "beziehung": "wohnt_in", "objekt": "Ulm"},
         richtig=triple("Ute", "wohnt_in", "Köln"),
         zeitpunkt="2026-03-01",
     )
@@ -270,7 +276,7 @@ def test_correct_refuses_a_replacement_of_another_subject_or_relation(mcp: Setup
         {"subjekt": "Lea", "beziehung": "beruf", "wert": "Ärztin", "herkunft": "mensch"},
         triple("Kassel", "liegt_in", "Hessen")])
     before = mcp.http_c.ok("mappe", entitaet="Lea")["text"]
-    falsch = {"subjekt": "Lea", "beziehung": "beruf", "wert": "Ärztin"}
+    falsch = {"herkunft": "mensch", "subjekt": "Lea", "beziehung": "beruf", "wert": "Ärztin"}
     lea = mcp.http_c.ok("resolve", name="Lea")["entitaet"]["id"]
     for richtig in (
         {"subjekt": "Kassel", "beziehung": "beruf", "wert": "Koch", "herkunft": "mensch"},

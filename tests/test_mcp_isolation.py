@@ -130,7 +130,7 @@ def run_step(w: World, n: int, s: tuple[int, str, int, int, int]) -> None:
         t |= {"beziehung": "geschwister", "objekt": other}
     elif kind == "correct":
         del args["tripel"]
-        args["berichtigungen"] = [{"subjekt": person, "beziehung": "hobby",
+        args["berichtigungen"] = [{"herkunft": "mensch", "subjekt": person, "beziehung": "hobby",
                                    "wert": f"{tag} hobby {k}"}]
     result = remote.ok("write", **args)
     for r in result["ergebnisse"]:

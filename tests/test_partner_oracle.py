@@ -172,7 +172,8 @@ class PartnerRecord(RuleBasedStateMachine):
     @rule(people=two)
     def correct(self, people: tuple[str, str]) -> None:
         a, b = people
-        result = self.order(berichtigungen=[{"subjekt": a, "beziehung": "partner", "objekt": b}])
+        result = self.order(berichtigungen=[{"herkunft": "mensch",
+                                             "subjekt": a, "beziehung": "partner", "objekt": b}])
         found = self.model.correct(a, b)
         assert (result.ergebnisse[0].ausgang == "berichtigt") == found, (a, b)
         self.between()

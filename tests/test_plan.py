@@ -144,7 +144,8 @@ def test_refs_read_symmetric_facts_at_the_object_only_where_the_other_end_may_be
     assert refs_of(friends, CANON).incoming_types(symmetric) == set()
     corrected = order(
         tr("Lena", "befreundet_mit", "Anna"),
-        berichtigungen=[{"subjekt": "Lena", "beziehung": "geschwister", "objekt": "Tom"}],
+        berichtigungen=[{"herkunft": "mensch",
+                         "subjekt": "Lena", "beziehung": "geschwister", "objekt": "Tom"}],
     )
     assert refs_of(corrected, CANON).incoming_types(symmetric) == {"BEFREUNDET_MIT", "GESCHWISTER"}
 
@@ -157,10 +158,11 @@ def test_refs_read_the_far_end_of_partner_facts_only_for_corrections_and_cancels
     assert partner == {"PARTNER"}
     written = order(tr("Lena", "partner", "Tom"))
     assert refs_of(written, CANON).far_types(partner) == set()
-    corrected = order(berichtigungen=[{"subjekt": "Tom", "beziehung": "partner",
+    corrected = order(berichtigungen=[{"herkunft": "mensch",
+                                       "subjekt": "Tom", "beziehung": "partner",
                                        "objekt": "Ben"}])
     assert refs_of(corrected, CANON).far_types(partner) == {"PARTNER"}
-    moved = order(berichtigungen=[{"subjekt": "Lena", "beziehung": "wohnt_in",
+    moved = order(berichtigungen=[{"herkunft": "mensch", "subjekt": "Lena", "beziehung": "wohnt_in",
                                    "objekt": "Kassel"}])
     assert refs_of(moved, CANON).far_types(partner) == set()
 
@@ -172,7 +174,8 @@ def test_a_plain_partner_order_reads_the_followers_of_what_it_reads() -> None:
     partner = {r.rel_type for r in CANON.relations.values() if r.symmetrisch and r.einwertig}
     written = order(tr("Lena", "partner", "Tom"))
     assert refs_of(written, CANON).follow_types(partner) == {"PARTNER"}
-    corrected = order(berichtigungen=[{"subjekt": "Tom", "beziehung": "partner",
+    corrected = order(berichtigungen=[{"herkunft": "mensch",
+                                       "subjekt": "Tom", "beziehung": "partner",
                                        "objekt": "Ben"}])
     assert refs_of(corrected, CANON).follow_types(partner) == set()
     moved = order(tr("Lena", "wohnt_in", "Kassel"))
@@ -204,7 +207,8 @@ def test_a_reinstated_partner_fact_ends_where_its_far_end_has_the_next_partner()
                  partner_fact("tom-lena", "tom", "lena", march, june),
                  partner_fact("anna-lena", "anna", "lena", november)):
         state.facts[fact.id] = fact
-    corrected = order(berichtigungen=[{"subjekt": "Tom", "beziehung": "partner",
+    corrected = order(berichtigungen=[{"herkunft": "mensch",
+                                       "subjekt": "Tom", "beziehung": "partner",
                                        "objekt": "Ben"}])
     planner = Planner(CANON, corrected, state, JETZT)
     (result,) = planner.plan()
@@ -233,7 +237,7 @@ def test_a_relation_named_in_another_case_is_refused_with_the_one_meant() -> Non
     planner = Planner(
         CANON,
         order(tr("Lena", "Wohnt_In", "Kassel"), tr("Lena", "mag", "Pizza"),
-              berichtigungen=[{"subjekt": "Lena", "beziehung": "wohnt in",
+              berichtigungen=[{"herkunft": "mensch", "subjekt": "Lena", "beziehung": "wohnt in",
                                "objekt": "Berlin"}]),
         state_with_lena_in_berlin(),
         JETZT,
@@ -281,7 +285,8 @@ def test_what_an_order_reads_of_the_past_starts_at_its_earliest_valid_start() ->
     event = order(tr("Lena", "wohnt_in", "Kassel",
                      ereignis={"titel": "Umzug", "beginn": "2026-03-15"}))
     assert refs_of(event, CANON).since == datetime(2026, 3, 15, tzinfo=UTC)
-    corrected = order(berichtigungen=[{"subjekt": "Lena", "beziehung": "beruf",
+    corrected = order(berichtigungen=[{"herkunft": "mensch",
+                                       "subjekt": "Lena", "beziehung": "beruf",
                                        "wert": "Ärztin"}])
     assert refs_of(corrected, CANON).all_history  # a correction reads it all
 

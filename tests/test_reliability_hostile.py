@@ -260,8 +260,8 @@ def strategies(target: Target, user: str) -> st.SearchStrategy[Any]:
     )
     guards = guarded(herkunft)
     correction = st.fixed_dictionaries(
-        {"subjekt": ref, "beziehung": beziehung}, optional={"objekt": ref, "wert": wert,
-                                                           "notiz": TEXT}
+        {"subjekt": ref, "beziehung": beziehung, "herkunft": herkunft},
+        optional={"objekt": ref, "wert": wert, "notiz": TEXT}
     )
     counter = itertools.count()
     # The envelope is mostly valid, so most orders reach the agent with hostile triples;

@@ -119,7 +119,8 @@ def run_workload(store: SyncMemory, users: list[str], steps: list[Step]) -> Owne
             triple |= {"beziehung": "geschwister", "objekt": other}
         elif kind == "correct":
             order["tripel"] = []
-            order["berichtigungen"] = [{"subjekt": person, "beziehung": "hobby",
+            order["berichtigungen"] = [{"herkunft": "mensch",
+                                        "subjekt": person, "beziehung": "hobby",
                                         "wert": f"{tag} hobby {k}"}]
         result = store.run(memory.write(order))
         owner.orders[(u, c)].add(order["auftrag_id"])

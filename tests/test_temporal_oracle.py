@@ -219,7 +219,7 @@ class TemporalRecord(RuleBasedStateMachine):
         values = RELATIONS[rel][1]
         value = values[pick % len(values)]
         form, _ = RELATIONS[rel]
-        item = {"subjekt": "Lena", "beziehung": rel,
+        item = {"subjekt": "Lena", "beziehung": rel, "herkunft": "mensch",
                 ("objekt" if form == "entity" else "wert"): value}
         result = self.order(berichtigungen=[item])
         found = self.model.correct(rel, compared(value))
@@ -235,7 +235,7 @@ class TemporalRecord(RuleBasedStateMachine):
         values = RELATIONS[rel][1]
         value, right = values[pick % len(values)], values[new % len(values)]
         form, _ = RELATIONS[rel]
-        item = {"subjekt": "Lena", "beziehung": rel,
+        item = {"subjekt": "Lena", "beziehung": rel, "herkunft": "mensch",
                 ("objekt" if form == "entity" else "wert"): value}
         try:
             result = self.order(berichtigungen=[item], tripel=[self.triple(rel, right)])

@@ -12,6 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from cli.main import app
+from kg.api import parse_order
 from kg.db import Tx
 from kg.errors import InvalidInput, KgError, StoredDataError, WriteNotConfirmed
 from kg.models import Auftrag, AuftragErgebnis
@@ -224,7 +225,8 @@ def test_type_facts_come_from_relations_and_classes(pair: Pair) -> None:
 def test_correction_retires_as_never_true(pair: Pair) -> None:
     pair.write(t("Mittelmeer", "ist_ein", wert="Ozean", herkunft="modell"))
     order = pair.order(t("Mittelmeer", "ist_ein", wert="Nebenmeer", herkunft="modell"))
-    order["berichtigungen"] = [{"subjekt": "Mittelmeer", "beziehung": "ist_ein", "wert": "Ozean"}]
+    order["berichtigungen"] = [{"herkunft": "mensch",
+                                "subjekt": "Mittelmeer", "beziehung": "ist_ein", "wert": "Ozean"}]
     result = pair.store.run(pair.store.memory.write(order))
     assert [r.ausgang for r in result.ergebnisse] == ["berichtigt", "geschrieben"]
     rows = facts_of(pair, "Mittelmeer", "ist_ein")
@@ -709,15 +711,18 @@ def test_a_write_that_waited_for_the_users_lock_records_after_the_one_it_waited_
     assert early_clock > late_clock
 
 
-def test_a_correction_without_its_own_herkunft_hashes_as_before_it_had_one() -> None:
-    """A correction's `herkunft` (2026-12-05) is left out of the content hash where it
-    has none, so an order stored before it replays as it did. The hash pinned here is
-    the one the code before gave this order."""
+def test_a_correction_names_who_says_the_fact_is_wrong_on_every_surface() -> None:
+    """Found by a stranger's attack (2026-12-05): `Memory.correct` and `kg correct`
+    required a correction's herkunft, while an order's `berichtigungen` (and so MCP's
+    `write` and `correct`) took one without, and the audit kept `herkunft: null`. It is
+    required everywhere, as a fact's is, and the error says what to give."""
     wrong = {"subjekt": "Lena", "beziehung": "beruf", "wert": "Koch", "notiz": "falsch"}
     order: dict[str, Any] = {"auftrag_id": "c1", "user_id": "u", "character_id": "nova",
                              "berichtigungen": [wrong]}
-    assert content_hash(Auftrag.model_validate(order)) == (
-        "5f32ea65f5b430b7f451481c82761ff82f2842f75f7004b1d0228154294500ec")
-    said = {**order, "berichtigungen": [{**wrong, "herkunft": "nova"}]}
-    assert content_hash(Auftrag.model_validate(said)) != content_hash(
-        Auftrag.model_validate(order))
+    with pytest.raises(InvalidInput, match=r"berichtigungen\.0\.herkunft: is required: who "
+                       r"says so, one of mensch, nova, modell, recherche \(there is no"):
+        parse_order(order)
+    # Who says so is part of the order: the same correction by another is another order.
+    said = [Auftrag.model_validate(order | {"berichtigungen": [wrong | {"herkunft": h}]})
+            for h in ("mensch", "nova")]
+    assert content_hash(said[0]) != content_hash(said[1])

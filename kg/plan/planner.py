@@ -103,7 +103,7 @@ class Planner(History):
                         **rejected.extra,
                     )
                 )
-            if isinstance(raw, Berichtigung) and (raw.notiz or raw.herkunft):
+            if isinstance(raw, Berichtigung):
                 # Who says the fact is wrong, and why: kept with the outcome (the audit's
                 # result, which a replay returns and an export carries), whatever it is.
                 results[-1] = results[-1].model_copy(
