@@ -959,3 +959,31 @@ def test_a_bond_reinstated_up_to_a_carried_follower_ends_with_that_followers_eve
         state.current_mappen_agree()
         state.as_of_mappen_agree()
         state.correct(people=("Anna", "Ben"))
+
+
+@pytest.mark.parametrize("ids", ["ascending", "descending"])
+def test_a_value_reinstated_never_ends_at_an_earlier_value_of_its_own_pair(
+    store: SyncMemory, ids: Order,
+) -> None:
+    """Found by the partner stress run (2026-12-05, on e9a0bea after 20 min; shrunk by
+    hand from twenty steps to seven; the code before that day fails the same). Lena–Tom
+    told twice today (the first ended by Anna–Lena, which the second ends, then taken
+    back); Anna–Tom by an event "December" (both Lena–Tom values began in its window:
+    they precede it at Tom's end and are squeezed), moved to "November"; Lena–Tom again,
+    from 10 November (after Anna–Tom at Tom's end, before both at Lena's). Anna–Tom taken
+    back, the second Lena–Tom of today holds on, as the model has it: of two values of
+    one pair the later never ends at the earlier. The store carried the late value over
+    as its follower (it had followed Anna–Tom at Tom's end) and left it squeezed, so
+    Lena and Tom were together only from 10 November to today."""
+    with replay(store, ids) as state:
+        state.write(people=("Lena", "Tom"), when=None)
+        state.write(people=("Anna", "Lena"), when=None)
+        state.write(people=("Lena", "Tom"), when=None)
+        state.correct(people=("Anna", "Lena"))
+        december = cast(int, state.write_with_event(day=date(2026, 12, 24), monat=True,
+                                                    people=("Anna", "Tom")))
+        state.move(day=date(2026, 11, 28), key=december)
+        state.write(people=("Lena", "Tom"), when=datetime(2026, 11, 10, tzinfo=UTC))
+        state.current_mappen_agree()
+        state.as_of_mappen_agree()
+        state.correct(people=("Anna", "Tom"))

@@ -319,7 +319,10 @@ class History:
         June, placed after Tom–Ben of a June event, which Tom–Ben from 23 June precedes,
         follows that one too); else one that begins no earlier (it followed the
         taken-back value at the other end only, and a partition orders by start); never
-        one that `before` itself ended, which precedes it."""
+        one that `before` itself ended, which precedes it, nor one of the same pair that
+        begins earlier: where two values of one pair are ordered differently at their two
+        ends (a month event's window placed one, its start the other), the later one
+        never ends at the earlier one, so the pair stays together (as in the model)."""
         if not rel.symmetrisch:
             return list(taken.followers)
         ends = {before.start_id, before.end_id}
@@ -330,6 +333,7 @@ class History:
             and {f.start_id, f.end_id} & ends
             and ({f.start_id, f.end_id} & shared or f.start >= before.start)
             and not (f.grund == "abgeloest" and self._ended_by(f, taken_of(before)))
+            and not ({f.start_id, f.end_id} == ends and f.start < before.start)
         ]
 
     def _carried_event(
