@@ -64,7 +64,13 @@ Dates live only in the timeline (`timeline_*`)."""
 
 #: Argument names that would name a pair; no tool has them, a call that sends one is
 #: refused with an explanation instead of being silently ignored.
-PAIR_WORDS = frozenset({"user", "user_id", "character", "character_id", "pair", "paar"})
+PAIR_WORDS = frozenset({"user", "userid", "character", "characterid", "pair", "paar"})
+
+
+def names_the_pair(argument: str) -> bool:
+    """True for an argument that tries to name the pair, however it is written
+    (`user_id`, `userId`, `USER-ID`, `character`, `pair`)."""
+    return "".join(c for c in argument.lower() if c.isalpha()) in PAIR_WORDS
 
 # -- argument types (the library's types, described for a model) ---------------------
 
@@ -228,7 +234,7 @@ class PairServer(MCPServer[Any]):
             why = (
                 " — the pair is fixed by the server's configuration; no tool can name a user "
                 "or a character"
-                if PAIR_WORDS & {e.lower() for e in extra}
+                if any(names_the_pair(e) for e in extra)
                 else ""
             )
             raise ToolError(f"{name} takes no argument {', '.join(map(repr, extra))}{why}")

@@ -11,6 +11,7 @@ known token are refused.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -29,6 +30,7 @@ from typer.testing import CliRunner
 from cli.launcher import free_port
 from cli.main import app
 from kg.api import SyncMemory
+from kg.errors import NothingStored
 from kg.settings import Settings
 from kg_mcp.binding import PairRef, TokenFile
 from tests.conftest import new_user_id
@@ -88,7 +90,8 @@ def mcp(
     finally:
         setup.close()
         for user in {setup.a.user_id, setup.c.user_id}:
-            store.run(store.memory.purge(user))
+            with contextlib.suppress(NothingStored):  # (the tests run wrote none for it)
+                store.run(store.memory.purge(user))
 
 
 def order_id() -> str:
@@ -224,6 +227,18 @@ def test_ambiguous_name_gives_candidates_and_retry_with_id(mcp: Setup) -> None:
     assert retry["ergebnisse"][0]["ausgang"] == "geschrieben"
     mappe = mcp.stdio.ok("mappe", entitaet=baecker)
     assert "Segeln" in mappe["text"] and "Bäcker" in mappe["text"]
+
+
+def test_an_argument_naming_the_pair_is_told_why_it_is_refused(mcp: Setup) -> None:
+    """The pair is the server's; an argument that tries to name it is told so, however
+    it is written (a stranger's attack: `userId` got only "takes no argument")."""
+    for word in ("user_id", "userId", "USER-ID", "characterId", "pair"):
+        refused = mcp.http_c.call("mappe", entitaet="Lena", **{word: "u2"})
+        assert refused.is_error, word
+        assert f"takes no argument {word!r} — the pair is fixed" in text(refused), text(refused)
+    other = mcp.http_c.call("mappe", entitaet="Lena", tiefe=3)
+    assert other.is_error and "takes no argument 'tiefe'" in text(other)
+    assert "the pair is fixed" not in text(other)
 
 
 def test_correct_and_resource(mcp: Setup) -> None:
