@@ -149,7 +149,7 @@ class Memory:
 
     def pair(self, user_id: str, character_id: str) -> Pair:
         """The calls that belong to one pair, bound to it (see `Pair`)."""
-        return Pair(self, *pair_ids(user_id, character_id))
+        return Pair(self, user_id, character_id)
 
     async def __aenter__(self) -> Memory:
         return self
@@ -571,15 +571,14 @@ class Pair:
 
     def __init__(self, memory: Memory, user_id: str, character_id: str) -> None:
         self.memory = memory
-        self.user_id = user_id
-        self.character_id = character_id
+        self.user_id, self.character_id = pair_ids(user_id, character_id)
 
     async def write(self, order: Auftrag | dict[str, Any]) -> AuftragErgebnis:
         """An order of this pair: `user_id`/`character_id` are filled in, and an order
-        that names another pair is refused."""
+        that names another pair is refused (ids read as every surface reads them)."""
         data = order.model_dump() if isinstance(order, Auftrag) else dict(order)
         for key, mine in (("user_id", self.user_id), ("character_id", self.character_id)):
-            if data.setdefault(key, mine) != mine:
+            if ident(data.setdefault(key, mine), key) != mine:
                 raise InvalidInput(
                     f"the order names {key} {data[key]!r}, but this is the memory of the pair "
                     f"({self.user_id!r}, {self.character_id!r}); write it through that pair"

@@ -116,12 +116,24 @@ def month_window(month: str) -> tuple[date, date]:
     return first, first.replace(day=calendar.monthrange(year, mon)[1])
 
 
+def new_entry_id() -> str:
+    return uuid.uuid4().hex
+
+
+def binding_key(timeline_id: str | None, fact_id: str) -> tuple[bool, str]:
+    """Of several values that begin where another ends, the one that end is bound to
+    (recorded in `timeline_bis`): one told without an event first (the end is then
+    fixed, and stays where it is), else the one of the smallest fact id. The same
+    choice every time, in a take-back and in a move."""
+    return timeline_id is not None, fact_id
+
+
 def entry_props(entry: NeuerEintrag) -> dict[str, Any]:
     """The properties of a new entry (month precision normalised); the writing query
     adds `t_recorded`, the store's clock."""
     entry = normalized(entry)
     return {
-        "id": uuid.uuid4().hex,
+        "id": new_entry_id(),
         "typ": entry.typ,
         "titel": entry.titel,
         "beginn": entry.beginn,
@@ -506,10 +518,8 @@ class Timeline:
                 and not _squeezed_before(g, f, far)
             ]
             if there and f["id"] not in held_ends:
-                # Of several, one told without an event first (its end is then fixed),
-                # else the first by its event's id: the same choice every time.
-                first = min(there, key=lambda g: (g["timeline_id"] is not None,
-                                                  g["timeline_id"] or "", g["id"]))
+                # Of several, the one the end is bound to (`binding_key`).
+                first = min(there, key=lambda g: binding_key(g["timeline_id"], g["id"]))
                 if after < at:
                     # Moved earlier, the event's value would begin inside the bond,
                     # which keeps the end the far value holds: two partners at once, or

@@ -24,6 +24,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import uuid
 from collections.abc import Awaitable, Iterator
 from dataclasses import dataclass
@@ -34,7 +35,7 @@ import pytest
 
 from cli.launcher import LocalServer
 from cli.worked_example import tripel
-from kg import schema
+from kg import schema, timeline
 from kg.api import Memory, SyncMemory
 from kg.errors import NothingStored
 from kg.plan import planner
@@ -58,12 +59,13 @@ def new_user_id(kind: str = "test") -> str:
 
 
 #: How `DrawnIds` orders the ids: by a seed, or by creation, either way.
-Order = int | Literal["ascending", "descending"]
+IdOrder = int | Literal["ascending", "descending"]
 
 
 class DrawnIds:
-    """The ids the planner gives new entities and facts (`kg.plan.planner.new_id`), in an
-    order the test decides, while installed.
+    """The ids the planner gives new entities and facts (`kg.plan.planner.new_id`), and
+    new timeline entries (`kg.timeline.new_entry_id`), in an order the test decides,
+    while installed.
 
     The store breaks ties by id (of two values that begin at one instant, the one of the
     smaller id is named first), so with random ids a sequence can fail in one run and
@@ -72,12 +74,14 @@ class DrawnIds:
     the order of creation, either way (a replay of a tie tests both). Each instance has
     a random prefix: entity ids are unique across the whole store."""
 
-    def __init__(self, order: Order = 0) -> None:
+    def __init__(self, order: IdOrder = 0) -> None:
         self.order = order
         self.prefix = uuid.uuid4().hex[:8]
         self.n = 0
-        self._installed = mock.patch.object(planner, "new_id", self)
-        self._installed.start()
+        self._installed = [mock.patch.object(planner, "new_id", self),
+                           mock.patch.object(timeline, "new_entry_id", self)]
+        for patch in self._installed:
+            patch.start()
 
     def __call__(self) -> str:
         self.n += 1
@@ -90,7 +94,27 @@ class DrawnIds:
         return self.prefix + key
 
     def restore(self) -> None:
-        self._installed.stop()
+        for patch in self._installed:
+            patch.stop()
+
+
+def end_of_sequence(store: SyncMemory, user_id: str, id_order: DrawnIds) -> None:
+    """A state machine's teardown: `kg check` must be clean at the end of its sequence
+    (the user swept first, as a daily sweep would: no check passes without one), unless
+    the sequence failed already (hypothesis tears down while the step's error is on its
+    way: that error is the finding, and a check failing after it would take its place);
+    the user is purged and the ids' order restored in any case."""
+    try:
+        if sys.exc_info()[0] is None:
+            store.run(store.memory.decay_run(user_id))
+            report = store.run(store.memory.check(user_id))
+            assert report.ok, [c for c in report.checks if not c.ok]
+    finally:
+        try:
+            with contextlib.suppress(NothingStored):  # nothing was written
+                store.run(store.memory.purge(user_id))
+        finally:
+            id_order.restore()
 
 
 def _docker_engine_answers() -> bool:

@@ -86,7 +86,7 @@ def test_an_id_with_outer_whitespace_names_the_same_user_in_a_read_as_in_a_write
     assert run(memory.check(padded)).user_id == pair.user_id
     nova = memory.pair(padded, character)
     assert (nova.user_id, nova.character_id) == (pair.user_id, "nova")
-    again = run(nova.write({"auftrag_id": "a2", "character_id": "nova",
+    again = run(nova.write({"auftrag_id": "a2", "character_id": "nova ", "user_id": padded,
                             "tripel": [t("Lena", "beruf", wert="Ärztin")]}))
     assert again.ergebnisse[0].ausgang == "geschrieben"
     for bad in ("", "   ", "u1\x00", "u1\n2"):

@@ -37,7 +37,7 @@ from hypothesis.stateful import (
 
 from kg.api import SyncMemory
 from kg.errors import TimelineError
-from tests.conftest import DrawnIds, Order, new_user_id, together
+from tests.conftest import DrawnIds, IdOrder, end_of_sequence, new_user_id, together
 from tests.temporal_model import Partners, day_start
 from tests.test_temporal_oracle import move_as_the_model, oracle_settings
 
@@ -90,17 +90,22 @@ class PartnerRecord(RuleBasedStateMachine):
         self.known: list[datetime] = []  # instants between steps: known[k] is after step k
         self.n = 0
         self.id_order = DrawnIds()  # a seed is drawn first (`draw_ids`); a replay sets it
-        # Everyone exists before the first partner fact (their Mappe can be read).
-        self.order(tripel=[
-            {"subjekt": p, "beziehung": "typ", "wert": "person", "herkunft": "mensch"}
-            for p in PEOPLE
-        ], zeitpunkt="2000-01-01T00:00:00Z")
-        self.model.noop()
-        self.between()
         self.entries: dict[int, str] = {}  # model event → the store's entry id
-        self.ids = {
-            p: str(self.run(self.store.memory.entity_id(self.user, "nova", p))) for p in PEOPLE
-        }
+        try:
+            # Everyone exists before the first partner fact (their Mappe can be read).
+            self.order(tripel=[
+                {"subjekt": p, "beziehung": "typ", "wert": "person", "herkunft": "mensch"}
+                for p in PEOPLE
+            ], zeitpunkt="2000-01-01T00:00:00Z")
+            self.model.noop()
+            self.between()
+            self.ids = {
+                p: str(self.run(self.store.memory.entity_id(self.user, "nova", p)))
+                for p in PEOPLE
+            }
+        except BaseException:
+            self.teardown()  # (no teardown follows a constructor that failed)
+            raise
 
     def run(self, coro: Any) -> Any:
         return self.store.run(coro)
@@ -202,15 +207,7 @@ class PartnerRecord(RuleBasedStateMachine):
                 assert partners(m) == self.model.as_of(person, v, step), (person, v, step)
 
     def teardown(self) -> None:
-        try:
-            self.run(self.store.memory.decay_run(self.user))  # a check needs a sweep first
-            report = self.run(self.store.memory.check(self.user))
-            assert report.ok, [c for c in report.checks if not c.ok]
-        finally:
-            try:
-                self.run(self.store.memory.purge(self.user))
-            finally:
-                self.id_order.restore()
+        end_of_sequence(self.store, self.user, self.id_order)
 
 
 @pytest.mark.slow
@@ -263,7 +260,7 @@ def test_partner_model_keeps_a_pair_told_twice_together() -> None:
 
 @contextmanager
 def replay(
-    store: SyncMemory, ids: Order = 0,
+    store: SyncMemory, ids: IdOrder = 0,
 ) -> Iterator[PartnerRecord]:
     """A sequence the state machine found, replayed step by step (each step checks its
     outcome against the model); afterwards the current and as-of Mappen must agree and
@@ -933,7 +930,7 @@ def test_a_move_earlier_never_takes_a_bond_from_the_end_a_far_value_holds(
 
 @pytest.mark.parametrize("ids", ["ascending", "descending"])
 def test_a_bond_reinstated_up_to_a_carried_follower_ends_with_that_followers_event(
-    store: SyncMemory, ids: Order,
+    store: SyncMemory, ids: IdOrder,
 ) -> None:
     """Found by the partner stress run (2026-12-05, on e8fbf8d; shrunk by hand to ten
     steps, failing in about two runs of three on the code of that day: the fact ids broke
@@ -963,7 +960,7 @@ def test_a_bond_reinstated_up_to_a_carried_follower_ends_with_that_followers_eve
 
 @pytest.mark.parametrize("ids", ["ascending", "descending"])
 def test_a_value_reinstated_never_ends_at_an_earlier_value_of_its_own_pair(
-    store: SyncMemory, ids: Order,
+    store: SyncMemory, ids: IdOrder,
 ) -> None:
     """Found by the partner stress run (2026-12-05, on e9a0bea after 20 min; shrunk by
     hand from twenty steps to seven; the code before that day fails the same). Lena–Tom

@@ -37,7 +37,7 @@ from hypothesis.stateful import (
 
 from kg.api import SyncMemory
 from kg.errors import InvalidInput, TimelineError
-from tests.conftest import DrawnIds, Order, new_user_id, together
+from tests.conftest import DrawnIds, IdOrder, end_of_sequence, new_user_id, together
 from tests.temporal_model import Model, day_start, end_of_day
 
 STRESS = os.environ.get("KG_STRESS") == "1"
@@ -162,7 +162,7 @@ class TemporalRecord(RuleBasedStateMachine):
     # -- operations -------------------------------------------------------------------
 
     @initialize(seed=st.integers(0, 2**16))
-    def first(self, seed: Order) -> None:
+    def first(self, seed: IdOrder) -> None:
         self.id_order.order = seed  # how ties between values of one instant are broken
         # Where the places lie, then Lena with one current value.
         self.order(
@@ -299,18 +299,7 @@ class TemporalRecord(RuleBasedStateMachine):
             assert got == derived(want[0]), (v, step)
 
     def teardown(self) -> None:
-        """At the end of each sequence `kg check` must be clean (the user swept first, as
-        a daily sweep would: no check passes without one); the user is purged in any
-        case."""
-        try:
-            self.run(self.memory().decay_run(self.user))
-            report = self.run(self.memory().check(self.user))
-            assert report.ok, [c for c in report.checks if not c.ok]
-        finally:
-            try:
-                self.run(self.memory().purge(self.user))
-            finally:
-                self.id_order.restore()
+        end_of_sequence(self.store, self.user, self.id_order)
 
 
 def move_as_the_model(machine: Any, memory: Any, key: int, day: date) -> None:
@@ -364,7 +353,7 @@ def test_model_detects_a_planted_overlap() -> None:
 
 
 @contextmanager
-def replay(store: SyncMemory, ids: Order = 0) -> Iterator[TemporalRecord]:
+def replay(store: SyncMemory, ids: IdOrder = 0) -> Iterator[TemporalRecord]:
     """A sequence the stress run found, replayed step by step: the state machine after
     its first step (`ids`: the seed of the fact ids' order, `DrawnIds`); afterwards the
     current and as-of Mappe must agree with the model and `kg check` must be clean; the
@@ -407,7 +396,7 @@ def test_a_value_moved_earlier_then_superseded_ends_when_superseded(store: SyncM
 
 @pytest.mark.parametrize("ids", ["ascending", "descending"])
 def test_taking_back_two_values_reinstates_the_one_they_squeezed(
-    store: SyncMemory, ids: Order
+    store: SyncMemory, ids: IdOrder
 ) -> None:
     """Replay of a sequence the stress run found. Lehrerin is squeezed to nothing by
     Ärztin's January event and moved to March 2027; correcting Ärztin takes back both of
@@ -424,7 +413,7 @@ def test_taking_back_two_values_reinstates_the_one_they_squeezed(
 
 @pytest.mark.parametrize("ids", ["ascending", "descending"])
 def test_a_value_squeezed_to_nothing_does_not_end_a_reinstated_one(
-    store: SyncMemory, ids: Order
+    store: SyncMemory, ids: IdOrder
 ) -> None:
     """Replay of a sequence the stress run found. Ärztin today; Lehrerin told late, from
     March; Lehrerin again by an event in January, squeezed to nothing by Ärztin's January
@@ -442,7 +431,7 @@ def test_a_value_squeezed_to_nothing_does_not_end_a_reinstated_one(
 
 @pytest.mark.parametrize("ids", ["ascending", "descending"])
 def test_a_value_squeezed_where_its_stay_passes_is_part_of_the_stay(
-    store: SyncMemory, ids: Order
+    store: SyncMemory, ids: IdOrder
 ) -> None:
     """Replay of a sequence the stress run found. Ärztin from a November event; Ärztin
     from 20 January (it ends in November); the November event moved and moved back;
@@ -463,7 +452,7 @@ def test_a_value_squeezed_where_its_stay_passes_is_part_of_the_stay(
 
 @pytest.mark.parametrize("ids", ["ascending", "descending"])
 def test_a_stay_read_back_through_a_squeezed_version_keeps_its_first_start(
-    store: SyncMemory, ids: Order
+    store: SyncMemory, ids: IdOrder
 ) -> None:
     """Found by the stress run (2026-12-05), on a sequence of nineteen events. A history
     stay of several versions ends where a version of the same value was squeezed to

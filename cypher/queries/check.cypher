@@ -318,19 +318,29 @@ RETURN count(r) AS count,
 // of its followers has, it would end on a day where nothing follows it in its partition,
 // and move with an event of another partition. Versions from before followers were
 // named carry none and are left alone.
-// params: $user_id, $rel_types, $samples
+// A follower is in the version's partition: at its subject, and of a symmetric relation
+// ($symmetric) also at its object (expanded only then: an object such as a country can
+// have many facts).
+// params: $user_id, $rel_types, $symmetric, $samples
 // :param user_id => 'demo-user'
 // :param rel_types => ['WOHNT_IN', 'BERUF', 'TYP', 'LIEGT_IN', 'PARTNER']
+// :param symmetric => ['PARTNER']
 // :param samples => 5
 {{ fact_edges }}
   AND r.t_expired IS NULL AND r.timeline_bis IS NOT NULL
   AND r.abgeloest_durch IS :: LIST<STRING NOT NULL>
   AND NOT EXISTS {
-    MATCH (x:Entitaet)-[f]-()
-    WHERE x IN [s, o] AND type(f) = type(r) AND f.id IN r.abgeloest_durch
+    MATCH (s)-[f]-()
+    WHERE type(f) = type(r) AND f.id IN r.abgeloest_durch
       AND f.timeline_id = r.timeline_bis AND f.t_expired IS NULL
       AND f.character_id = r.character_id
   }
+  AND NOT (type(r) IN $symmetric AND EXISTS {
+    MATCH (o)-[f]-()
+    WHERE type(f) = type(r) AND f.id IN r.abgeloest_durch
+      AND f.timeline_id = r.timeline_bis AND f.t_expired IS NULL
+      AND f.character_id = r.character_id
+  })
 RETURN count(r) AS count,
        collect(coalesce(r.id, elementId(r)) + ' v' + toString(r.version) + ' (ends with '
                + r.timeline_bis + ')')[..$samples] AS samples;

@@ -12,7 +12,7 @@ from typing import Any
 from kg.canon import Canon, Relation
 from kg.models import Auftrag, TripelErgebnis, value_key
 from kg.plan.state import FactState, Operations, State, Taken, as_utc, taken_of
-from kg.timeline import ReEnd
+from kg.timeline import ReEnd, binding_key
 
 
 class History:
@@ -322,7 +322,10 @@ class History:
         one that `before` itself ended, which precedes it, nor one of the same pair that
         begins earlier: where two values of one pair are ordered differently at their two
         ends (a month event's window placed one, its start the other), the later one
-        never ends at the earlier one, so the pair stays together (as in the model)."""
+        never ends at the earlier one, so the pair stays together. (The model skips such
+        a value only where the two ends order them differently; one that begins earlier
+        and follows `before` at both ends would need a month window at both, and would
+        have ended `before` itself, which the clause before leaves out.)"""
         if not rel.symmetrisch:
             return list(taken.followers)
         ends = {before.start_id, before.end_id}
@@ -341,21 +344,24 @@ class History:
     ) -> str | None:
         """The event a value reinstated up to where the taken-back one ended ends with:
         the taken-back value's, if that is the event of a follower it carries over;
-        else the event of the first carried follower that begins at that end, where
-        the end lies (fixed, when it has none). In a symmetric relation the taken-back
-        value may have ended with a far end's event, in a partition the reinstated value
-        does not share: bound to it, its end would be that event's day, not a follower's
-        (Anna–Tom ending on the 1 November of Ben–Lena's month event)."""
-        if not rel.symmetrisch or taken.timeline_bis is None:
+        else, of the carried followers that begin at that end, the one the end is bound
+        to (`binding_key`: fixed, when one has no event), or fixed when none begins
+        there. In a symmetric relation the taken-back value may have ended with a far
+        end's event, in a partition the reinstated value does not share: bound to it,
+        its end would be that event's day, not a follower's (Anna–Tom ending on the 1
+        November of Ben–Lena's month event); or at a fixed instant where a follower it
+        carries begins with an event, which its end would then not follow."""
+        if not rel.symmetrisch:
             return taken.timeline_bis
         carried = [f for fid in followers if (f := self.state.facts.get(fid)) is not None]
-        if any(f.props.get("timeline_id") == taken.timeline_bis for f in carried):
+        if taken.timeline_bis is not None and any(
+                f.props.get("timeline_id") == taken.timeline_bis for f in carried):
             return taken.timeline_bis
         at_end = [f for f in carried if f.start == end]
         if not at_end:
             return None
-        first = min(at_end, key=lambda f: (f.props.get("timeline_id") is not None, f.id))
-        event = first.props.get("timeline_id")
+        bound = min(at_end, key=lambda f: binding_key(f.props.get("timeline_id"), f.id))
+        event = bound.props.get("timeline_id")
         return str(event) if event is not None else None
 
     def _squeezed_before(self, squeezed: FactState, before: FactState) -> bool:
@@ -374,7 +380,7 @@ class History:
         began where the taken-back one did or earlier, a value they squeezed keeps its
         start: the end the reads show does not move.)"""
         rest = [f for f in self._followers(before) if f.id != taken.id and f.valid]
-        first = min(rest, key=lambda f: (f.start, f.props.get("timeline_id") is not None, f.id))
+        first = min(rest, key=lambda f: (f.start, *binding_key(f.props.get("timeline_id"), f.id)))
         self.end_at(before, first.start, first.props.get("timeline_id"), [f.id for f in rest])
 
     def _still_followed(self, before: FactState, taken: Taken) -> bool:

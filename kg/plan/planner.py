@@ -527,15 +527,16 @@ class Planner(History):
             event = normalized(tripel.ereignis)
             start = day_start(event.beginn)
             window_end = precision_end(event.beginn, event.genauigkeit)
-            if not self.same_fact(subjekt_id, rel, objekt_id, tripel.wert, start):
+            held = self.same_fact(subjekt_id, rel, objekt_id, tripel.wert, start)
+            if held is None:
                 timeline_id = self.add_entry(tripel.ereignis, subjekt_id)
             else:
                 dropped = (
                     f"{subj.name} {rel.name} {obj.name if obj is not None else tripel.wert} "
-                    f"holds on {event.beginn.isoformat()} already: the event "
-                    f"{event.titel!r} was not created, as nothing would be valid "
-                    "from it; add it to the timeline on its own if it matters "
-                    "(timeline_add, `kg timeline add`)"
+                    f"is stored already (from {held.start.date().isoformat()}), so the "
+                    f"event {event.titel!r} of {event.beginn.isoformat()} was not created: "
+                    "it would change nothing of it; add it to the timeline on its own if "
+                    "it matters (timeline_add, `kg timeline add`)"
                 )
         ausgang, fakt_id, abgeloest = self.assert_fact(
             subjekt_id, rel, tripel.herkunft, objekt_id, tripel.wert, timeline_id, start,
