@@ -97,6 +97,28 @@ def test_einwertig_supersedes_in_one_order_and_keeps_history(pair: Pair) -> None
     ]
 
 
+def test_two_values_of_one_relation_in_one_order_say_that_the_first_holds_nowhere(
+    pair: Pair,
+) -> None:
+    """"Lena lives in Berlin" and "Lena lives in Kassel" in one order, without a time:
+    both begin at the order's instant, so Kassel ends Berlin where it begins, and Berlin
+    holds nowhere (no read shows it, not as history either). It came back `geschrieben`
+    without a word (a stranger's attack); its result now says so and what to do. A
+    value that holds somewhere says nothing of the kind."""
+    result = pair.write(t("Lena", "wohnt_in", "Berlin"), t("Lena", "wohnt_in", "Kassel"))
+    first, second = result.ergebnisse
+    assert (first.ausgang, second.ausgang) == ("geschrieben", "abgeloest")
+    assert first.meldung == (
+        "Lena wohnt in Berlin holds nowhere: Lena wohnt in Kassel begins where it begins "
+        "(two values of one relation for one instant: give each its own zeitpunkt, or "
+        "correct the one that is wrong)"
+    )
+    assert second.meldung is None
+    assert pair.mappe("Lena").historie == []
+    told = pair.write(t("Lena", "wohnt_in", "Bonn"))
+    assert told.ergebnisse[0].ausgang == "abgeloest" and told.ergebnisse[0].meldung is None
+
+
 def test_mehrwertig_accumulates(pair: Pair) -> None:
     pair.write(t("Lena", "hat_haustier", "Bello"))
     result = pair.write(t("Lena", "hat_haustier", "Minka"))

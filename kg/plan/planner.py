@@ -109,7 +109,28 @@ class Planner(History):
                 results[-1] = results[-1].model_copy(
                     update={"notiz": raw.notiz, "herkunft": raw.herkunft}
                 )
-        return results
+        return [self._said_if_nowhere(r) for r in results]
+
+    def _said_if_nowhere(self, result: TripelErgebnis) -> TripelErgebnis:
+        """A value this order wrote that holds nowhere once the order is done (a later
+        triple of the order gave the relation another value for the same instant, or a
+        value it precedes begins where it begins): written as told, but no read shows it,
+        so its result says so and names what begins there."""
+        fact = self.state.facts.get(result.fakt_id) if result.fakt_id else None
+        if (result.meldung is not None or fact is None or fact.new is None
+                or fact.version != 1 or not fact.valid or not fact.empty
+                or result.ausgang not in ("geschrieben", "abgeloest", "nachgetragen")):
+            return result
+        there = [
+            self.fact_text(f) for fid in fact.new.get("abgeloest_durch") or ()
+            if (f := self.state.facts.get(fid)) is not None
+        ]
+        return result.model_copy(update={"meldung": (
+            f"{self.fact_text(fact)} holds nowhere: "
+            f"{', '.join(there) or 'another value'} begins where it begins (two values of "
+            "one relation for one instant: give each its own zeitpunkt, or correct the one "
+            "that is wrong)"
+        )})
 
     # -- entities ---------------------------------------------------------------
 
