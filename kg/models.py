@@ -158,8 +158,8 @@ def _ident_adapter() -> Any:
 def ident(value: object, name: str) -> str:
     """An id given outside a model (a user's or a character's, to any call of the
     library), held to the rule of every id in an order (outer whitespace stripped, no
-    control characters): InvalidInput says what is wrong. Every surface reads an id so,
-    so "u1 " names the same user in a read as in a write."""
+    control characters): InvalidInput says what is wrong. Every surface reads its ids
+    through it: " u1 " names the same user in a read as in a write."""
     from kg.plain import problems
 
     try:
