@@ -7,7 +7,7 @@ import time
 import typer
 from pydantic import SecretStr
 
-from cli.common import JsonOpt, call, err, fail, out, print_json
+from cli.common import JsonOpt, call, err, fail, out, print_json, user_opt
 from cli.launcher import LauncherError, LocalServer
 from kg import schema
 from kg.api import Memory, Status, SyncMemory
@@ -16,7 +16,8 @@ from kg.settings import Settings
 
 server_app = typer.Typer(help="Run a local Neo4j 5.26 (no Docker needed).\n\n"
                          "Example: kg server start", no_args_is_help=True)
-schema_app = typer.Typer(help="Schema migrations under cypher/migrations.\n\n"
+schema_app = typer.Typer(help="Schema migrations under cypher/migrations, and names "
+                         "stored by an earlier rule.\n\n"
                          "Example: kg schema apply", no_args_is_help=True)
 
 
@@ -142,6 +143,41 @@ def schema_status(as_json: bool = JsonOpt) -> None:
     _print_states(states, as_json)
     if any(s.status != "applied" for s in states):
         raise typer.Exit(4)
+
+
+@schema_app.command("renormalize")
+def schema_renormalize(
+    user: str | None = user_opt(None, "Only this user's entities; default every user's."),
+    dry_run: bool = typer.Option(
+        False, "--dry-run", help="Show what would change; write nothing."
+    ),
+    as_json: bool = JsonOpt,
+) -> None:
+    """Store every entity's name and lookup key as this version's writer stores them.
+
+    After an upgrade whose rule strips more from a name (this one: variation selectors,
+    the combining grapheme joiner, Hangul fillers), `kg check` reports the names stored
+    before (name_norm, format_namesakes): no lookup by the name finds them. Safe while
+    orders are written (one user at a time, under that user's write lock).
+
+    Example: kg schema renormalize --dry-run
+    """
+    result = call(lambda m: m.renormalize_names(user, dry_run=dry_run))
+    if as_json:
+        print_json(result)
+        return
+    verb = "would store" if result.dry_run else "stored"
+    for c in result.geaendert:
+        out.print(f"{c.user_id}  {c.id}  {c.name!r} → {c.neuer_name!r} "
+                  f"(key {c.name_norm!r} → {c.neuer_name_norm!r})", markup=False)
+    out.print(f"{result.gelesen} names read, {verb} {len(result.geaendert)} again"
+              + (f"; {result.namensvettern} of them now share their name with another "
+                 "entity (namesakes: a lookup by the name asks which, an id tells them "
+                 "apart)" if result.namensvettern else ""), markup=False)
+    if result.unsichtbar:
+        err.print(f"{len(result.unsichtbar)} entities have nothing visible in their name "
+                  f"and were left as they are (rename or purge them by hand): "
+                  + ", ".join(result.unsichtbar[:5]), markup=False)
 
 
 def _print_states(states: list[schema.MigrationState], as_json: bool) -> None:

@@ -67,6 +67,7 @@ if TYPE_CHECKING:  # imported where used: a read (and `kg mappe`) never loads th
     from kg.check import CheckReport
     from kg.decay import DecayRun
     from kg.decay import Progress as DecayProgress
+    from kg.names import Renormalisiert
     from kg.writer import FaktenAgent
 
 T = TypeVar("T")
@@ -511,6 +512,22 @@ class Memory:
         if user_id is not None:
             user_id = ident(user_id, "user_id")
         return await run_checks(self.db, self.canon, user_id, as_day(day))
+
+    async def renormalize_names(
+        self, user_id: str | None = None, *, dry_run: bool = False
+    ) -> Renormalisiert:
+        """Store every entity's name and lookup key (of `user_id`; of every user when
+        None) as this version's writer stores them: after an upgrade whose rule strips
+        more from a name (`kg check`'s name_norm and format_namesakes; see kg.names)."""
+        from kg.check import refuse_nothing_stored
+        from kg.names import renormalize
+
+        if user_id is not None:
+            user_id = ident(user_id, "user_id")
+            await refuse_nothing_stored(
+                self.db, user_id, nothing="no name was read (without --user: every user's)"
+            )
+        return await renormalize(self.db, user_id, dry_run)
 
     # -- audit ------------------------------------------------------------------
 

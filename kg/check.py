@@ -29,6 +29,7 @@ from kg.models import (
     ENTITY_PROPERTIES,
     FACT_PROPERTIES,
     HERKUNFT,
+    INVISIBLE_CLASS,
     MAX_ID,
     MAX_NAME,
     MAX_WERT,
@@ -64,7 +65,7 @@ TEXTS: dict[str, dict[str, int]] = {
 #: Java regular expressions for Cypher's `=~`, as the export's validators read a text:
 #: `Name`, `Ident` and `Wert` strip what Python counts as whitespace (`str.isspace`:
 #: also U+00A0, which Cypher's `trim` keeps) and then drop bidi controls; an entity's
-#: name also drops every invisible format character (`_stored_name`).
+#: name also drops every character that shows as nothing (`_stored_name`).
 _SPACE = "".join(f"\\x{{{i:X}}}" for i in range(0x110000) if chr(i).isspace())
 _BIDI = "".join(f"\\x{{{ord(c):X}}}" for c in sorted(BIDI_CONTROLS))
 TEXT_RULES = {
@@ -73,7 +74,7 @@ TEXT_RULES = {
     # Nothing left once stripped and without bidi controls.
     "blank": f"[{_SPACE}{_BIDI}]*",
     # An entity's name with nothing visible.
-    "invisible": f"[{_SPACE}\\p{{Cf}}]*",
+    "invisible": f"[{_SPACE}{INVISIBLE_CLASS}]*",
     # A character a strip keeps (the stripped length runs from the first to the last).
     "solid": f"[^{_SPACE}]",
 }
@@ -129,7 +130,9 @@ CHECKS: dict[str, tuple[int, str]] = {
     "decay_table": (7, "the decay convention's §4 table has no violated verdict"),
     # Item 8: what the Fakten-Agent guards.
     "self_loops": (8, "no fact has one entity at both ends"),
-    "format_namesakes": (8, "no two entities' names differ only in invisible format characters"),
+    "format_namesakes": (
+        8, "no two entities' names differ only in characters that show as nothing"
+    ),
     "name_norm": (
         8, "every entity's name_norm is its name as the writer normalises it (a wrong one "
         "hides the entity from lookups by name)"
@@ -404,12 +407,32 @@ def type_rules(canon: Canon) -> dict[str, Any]:
     }
 
 
+#: What mends a wrong name_norm or names that differ only in what shows as nothing.
+RENORMALIZE = (
+    "names stored by an earlier rule (or by hand): `kg schema renormalize` stores them as "
+    "the writer would (`--dry-run` first shows what)"
+)
+
+
+def namesakes(job: Job) -> Job:
+    """format_namesakes, which says what mends it when it fails."""
+
+    async def run() -> CheckResult:
+        found: CheckResult = await job()
+        if found.ok or found.detail:
+            return found
+        return found.model_copy(update={"detail": RENORMALIZE})
+
+    return run
+
+
 def guard_results(one: Checks, canon: Canon, u: str | None, n: int) -> list[Job]:
     """Item 8: the checks of what the writer guards."""
     rels = canon.rel_types
     return [
         one.job("check_self_loops", user_id=u, rel_types=rels, samples=n),
-        one.job("check_format_namesakes", user_id=u, samples=n),
+        namesakes(one.job("check_format_namesakes", user_id=u, invisible=INVISIBLE_CLASS,
+                          samples=n)),
         partial(one.name_norm, user_id=u, samples=n),
         one.job("check_type_contradicts_fact", user_id=u, samples=n, **type_rules(canon)),
         one.job("check_transitive_cycles", user_id=u, transitive=canon.transitive_types,
@@ -495,7 +518,7 @@ class Checks:
             for r in rows if r["name_norm"] != (norm := normalize_name(r["name"]))
         ]
         return CheckResult(name="name_norm", item=item, title=title, count=len(wrong),
-                           samples=wrong[:samples])
+                           samples=wrong[:samples], detail=RENORMALIZE if wrong else None)
 
     async def order_results(self, user_id: str | None, samples: int) -> CheckResult:
         """`order_results`: each order's stored result read here, as a replay and an

@@ -124,8 +124,8 @@ def _still_short(text: str) -> str:
 def _visible(text: str) -> str:
     """A value someone can read: not made of invisible format characters alone (a
     zero-width space would show as „​“, an empty value)."""
-    if not "".join(c for c in text if unicodedata.category(c) != "Cf").strip():
-        raise ValueError("is empty once invisible format characters (e.g. U+200B) are removed")
+    if not strip_format(text).strip():
+        raise ValueError("is empty once invisible characters (e.g. U+200B) are removed")
     return text
 
 
@@ -179,10 +179,44 @@ def user_scope(user_id: object, character_id: object | None) -> tuple[str, str |
     character = None if character_id is None else ident(character_id, "character_id")
     return ident(user_id, "user_id"), character
 
+#: The code points Unicode says to show as nothing that are not format characters (Cf):
+#: Default_Ignorable_Code_Point of DerivedCoreProperties.txt (Unicode 15.1) is Cf, these,
+#: and less than Cf (whitespace, which no name holds inside unseen, and a few Cf that do
+#: show: the prepended concatenation marks, the interlinear annotation and Egyptian
+#: format controls, which go as Cf anyway). Python's `unicodedata` does not carry the
+#: property, so the ranges are written out: the combining grapheme joiner, the Hangul
+#: fillers, the Khmer inherent vowels, the variation selectors (Mongolian, U+FE00-FE0F,
+#: U+E0100-E01EF) and the code points reserved as ignorable. The Braille blank (U+2800,
+#: a cell of no dots) is no such character but shows as a space, and is read as one.
+IGNORABLE_RANGES: tuple[tuple[int, int], ...] = (
+    (0x034F, 0x034F), (0x115F, 0x1160), (0x17B4, 0x17B5), (0x180B, 0x180D),
+    (0x180F, 0x180F), (0x2065, 0x2065), (0x3164, 0x3164), (0xFE00, 0xFE0F),
+    (0xFFA0, 0xFFA0), (0xFFF0, 0xFFF8), (0xE0000, 0xE0FFF),
+)
+_IGNORABLE = frozenset(chr(i) for lo, hi in IGNORABLE_RANGES for i in range(lo, hi + 1))
+BRAILLE_BLANK = "\u2800"
+
+
+def invisible(c: str) -> bool:
+    """Whether the character `c` shows as nothing: a format character (Unicode category
+    Cf) or another default-ignorable code point (`IGNORABLE_RANGES`)."""
+    return c in _IGNORABLE or unicodedata.category(c) == "Cf"
+
+
+#: `invisible` as a Java regular expression's character class, for the check's Cypher
+#: (Neo4j's Java knows Cf, not Default_Ignorable_Code_Point).
+INVISIBLE_CLASS = "[\\p{Cf}" + "".join(
+    f"\\x{{{lo:X}}}" + (f"-\\x{{{hi:X}}}" if hi > lo else "") for lo, hi in IGNORABLE_RANGES
+) + f"\\x{{{ord(BRAILLE_BLANK):X}}}]"
+
+
 def strip_format(text: str) -> str:
-    """`text` without invisible format characters (Unicode category Cf: zero-width
-    space and joiners, bidi controls such as U+202E, soft hyphen, BOM)."""
-    return "".join(c for c in text if unicodedata.category(c) != "Cf")
+    """`text` without what shows as nothing (`invisible`: zero-width space and joiners,
+    bidi controls such as U+202E, soft hyphen, BOM, the combining grapheme joiner,
+    variation selectors, the Hangul fillers), and the Braille blank read as a space."""
+    if text.isascii():  # no ASCII character is Cf or ignorable
+        return text
+    return "".join(" " if c == BRAILLE_BLANK else c for c in text if not invisible(c))
 
 
 def clean_name(name: str) -> str:
@@ -508,7 +542,7 @@ ENTITY_PROPERTIES: tuple[Property, ...] = (
         "user_id", "the human it belongs to: entities are per user, shared by the user's pairs",
         "STRING",
     ),
-    Property("name", "the name as given, without invisible format characters", "STRING"),
+    Property("name", "the name as given, without what shows as nothing (*Names* below)", "STRING"),
     Property("name_norm", "the lookup key: `kg.models.normalize_name(name)`", "STRING"),
     Property(
         "erstellt", "system time the entity was created (the store's clock)", "DATETIME_OR_NULL"

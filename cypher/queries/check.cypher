@@ -90,7 +90,7 @@ WITH x, failed + [k IN keys(x) WHERE NOT k IN known | k + ' (unknown)'] AS faile
 // :param order => {STRING: ['id', 'user_id', 'character_id', 'status'], STRING_OR_NULL: ['ergebnis', 'inhalt']}
 // :param typen => ['termin', 'ereignis']
 // :param texts => {Entitaet: {id: 200, user_id: 200, name: 200}, TimelineEintrag: {id: 200, user_id: 200, character_id: 200, titel: 200}, Auftrag: {id: 200, user_id: 200, character_id: 200}, fact: {id: 200, user_id: 200, character_id: 200, auftrag_id: 200, timeline_id: 200, timeline_bis: 200}, Wert: {wert: 2000}}
-// :param rules => {control: '(?s).*[\\x00-\\x1F\\x7F-\\x9F].*', blank: '[\\s]*', invisible: '[\\s\\p{Cf}]*', solid: '[^\\s]'}
+// :param rules => {control: '(?s).*[\\x00-\\x1F\\x7F-\\x9F].*', blank: '[\\s]*', invisible: '[\\s[\\p{Cf}\\x{34F}\\x{FE00}-\\x{FE0F}]]*', solid: '[^\\s]'}
 // :param known => {Entitaet: ['id', 'user_id', 'name', 'name_norm', 'erstellt'], TimelineEintrag: ['id', 'user_id', 'character_id', 'typ', 'titel', 'beginn', 'ende', 'genauigkeit', 'aktiv', 'abgesagt', 't_recorded', 'ersetzt_am', 'abgesagt_am'], Auftrag: ['id', 'user_id', 'character_id', 'empfangen', 'erfasst', 'status', 'ergebnis', 'anzahl_tripel', 'inhalt'], fact: ['id', 'user_id', 'character_id', 'herkunft', 'auftrag_id', 't_valid', 't_invalid', 'timeline_id', 'timeline_bis', 'abgeloest_durch', 't_recorded', 't_expired', 'version', 'aktiv', 'grund', 'staerke_decay', 'last_touched', 'decay_am', 'gesagt']}
 // :param samples => 5
 CALL () {
@@ -156,7 +156,7 @@ RETURN count(x) AS count,
 // :param fields => {STRING: ['id', 'user_id', 'character_id', 'auftrag_id'], INTEGER: ['version'], DATETIME: ['t_valid', 't_recorded', 'last_touched'], DATETIME_OR_NULL: ['t_invalid', 't_expired'], STRING_OR_NULL: ['timeline_id', 'timeline_bis'], BOOLEAN: ['aktiv'], NUMBER: ['staerke_decay'], DATE_OR_NULL: ['decay_am'], BOOLEAN_OR_NULL: ['gesagt']}
 // :param order => ['id', 'version', 'user_id', 'character_id', 't_valid', 't_invalid', 'timeline_id', 'timeline_bis', 't_recorded', 't_expired', 'aktiv', 'staerke_decay', 'last_touched', 'decay_am', 'wert']
 // :param texts => {Entitaet: {id: 200, user_id: 200, name: 200}, TimelineEintrag: {id: 200, user_id: 200, character_id: 200, titel: 200}, Auftrag: {id: 200, user_id: 200, character_id: 200}, fact: {id: 200, user_id: 200, character_id: 200, auftrag_id: 200, timeline_id: 200, timeline_bis: 200}, Wert: {wert: 2000}}
-// :param rules => {control: '(?s).*[\\x00-\\x1F\\x7F-\\x9F].*', blank: '[\\s]*', invisible: '[\\s\\p{Cf}]*', solid: '[^\\s]'}
+// :param rules => {control: '(?s).*[\\x00-\\x1F\\x7F-\\x9F].*', blank: '[\\s]*', invisible: '[\\s[\\p{Cf}\\x{34F}\\x{FE00}-\\x{FE0F}]]*', solid: '[^\\s]'}
 // :param known => {Entitaet: ['id', 'user_id', 'name', 'name_norm', 'erstellt'], TimelineEintrag: ['id', 'user_id', 'character_id', 'typ', 'titel', 'beginn', 'ende', 'genauigkeit', 'aktiv', 'abgesagt', 't_recorded', 'ersetzt_am', 'abgesagt_am'], Auftrag: ['id', 'user_id', 'character_id', 'empfangen', 'erfasst', 'status', 'ergebnis', 'anzahl_tripel', 'inhalt'], fact: ['id', 'user_id', 'character_id', 'herkunft', 'auftrag_id', 't_valid', 't_invalid', 'timeline_id', 'timeline_bis', 'abgeloest_durch', 't_recorded', 't_expired', 'version', 'aktiv', 'grund', 'staerke_decay', 'last_touched', 'decay_am', 'gesagt']}
 // :param samples => 5
 {{ fact_edges }}
@@ -938,16 +938,22 @@ RETURN count(r) AS count,
        collect(coalesce(r.id, elementId(r)) + ' ' + type(r) + ' on ' + coalesce(s.id, '?'))[..$samples] AS samples;
 
 // name: check_format_namesakes
-// Item 8: no two entities of a user whose normalised names differ only in invisible
-// format characters (Unicode Cf: zero-width, bidi controls, soft hyphen): the writer
-// strips them before resolution, so such a pair is one name stored twice.
-// params: $user_id, $samples
+// Item 8: no two entities of a user whose normalised names differ only in characters
+// that show as nothing ($invisible: `kg.models.INVISIBLE_CLASS`, Unicode Cf such as
+// zero-width and bidi controls, and the other default-ignorables such as the combining
+// grapheme joiner, variation selectors and the Hangul fillers): the writer strips them
+// before resolution, so such a pair is one name stored twice. (`substring` counts code
+// points, where `split(s, '')` would cut a variation selector of U+E0100 in two.)
+// params: $user_id, $invisible, $samples
 // :param user_id => 'demo-user'
+// :param invisible => '[\\p{Cf}\\x{34F}\\x{FE00}-\\x{FE0F}]'
 // :param samples => 5
 MATCH (e:Entitaet)
 WHERE $user_id IS NULL OR e.user_id = $user_id
-WITH e, CASE WHEN e.name_norm =~ '(?s).*\\p{Cf}.*'
-  THEN reduce(k = '', c IN split(e.name_norm, '') | k + CASE WHEN c =~ '\\p{Cf}' THEN '' ELSE c END)
+WITH e, CASE WHEN e.name_norm =~ '(?s).*' + $invisible + '.*'
+  THEN reduce(k = '', i IN range(0, size(e.name_norm) - 1) |
+         k + CASE WHEN substring(e.name_norm, i, 1) =~ $invisible THEN ''
+                  ELSE substring(e.name_norm, i, 1) END)
   ELSE e.name_norm END AS key
 WITH e.user_id AS user_id, key, collect(e) AS same, count(DISTINCT e.name_norm) AS forms
 WHERE forms > 1
@@ -968,7 +974,7 @@ MATCH (e:Entitaet)
 WHERE ($user_id IS NULL OR e.user_id = $user_id) AND e.name IS :: STRING
   AND NOT coalesce(e.name =~ '[!-~]+( [!-~]+)*' AND e.name_norm =~ '[!-~]+( [!-~]+)*'
                    AND e.name_norm = toLower(e.name), false)
-RETURN e.id AS id, e.name AS name, e.name_norm AS name_norm;
+RETURN e.id AS id, e.user_id AS user_id, e.name AS name, e.name_norm AS name_norm;
 
 // name: order_pairs
 // Item 1: the pairs (of $user_id; of every user when it is null) that have orders, for

@@ -124,10 +124,11 @@ class Kopf(Rec):
 
 
 def _stored_name(name: str) -> str:
-    """An entity's name as a write stores it: without invisible format characters."""
+    """An entity's name as a write stores it: without the characters that show as
+    nothing (`kg.models.strip_format`)."""
     cleaned = clean_name(name)
     if not cleaned:
-        raise ValueError("is empty once invisible format characters are removed")
+        raise ValueError("is empty once invisible characters are removed")
     return cleaned
 
 

@@ -1,0 +1,198 @@
+"""What shows as nothing makes no second entity, beyond Unicode's format characters.
+
+An attack wrote "Jürgen" with a combining grapheme joiner (U+034F), a variation selector
+(U+FE0F), the Hangul filler (U+3164) and a Braille blank (U+2800): five entities that all
+read "Jürgen", which `kg check` did not see (its format_namesakes looked at Cf only).
+Names stored so before this rule are stored again by `kg schema renormalize`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from cli.main import app
+from kg.errors import NothingStored
+from kg.models import Tripel, clean_name, invisible, normalize_name
+from tests.conftest import Pair, t
+
+#: Default-ignorable code points outside Cf, one of each kind; U+E0101 is two UTF-16
+#: units (Cypher's `split(s, '')` cut it in two).
+IGNORABLE = ["\u034f", "\ufe0f", "\ufe00", "\u3164", "\uffa0", "\u115f", "\u1160",
+             "\u17b4", "\u180b", "\u180f", "\U000e0101", "\U000e0020"]
+
+
+def check(pair: Pair, name: str) -> Any:
+    report = pair.store.run(pair.store.memory.check(pair.user_id))
+    (found,) = [c for c in report.checks if c.name == name]
+    return found
+
+
+def plant_entity(pair: Pair, name: str, name_norm: str) -> str:
+    """An entity as a version before this rule stored it."""
+    (row,) = pair.cypher(
+        "CREATE (e:Entitaet {id: randomUUID(), user_id: $u, name: $n, name_norm: $k, "
+        "erstellt: datetime()}) RETURN e.id AS id", u=pair.user_id, n=name, k=name_norm)
+    return str(row["id"])
+
+
+@given(st.text(st.characters(categories=["L", "N"]), min_size=1, max_size=12),
+       st.lists(st.tuples(st.integers(0, 20), st.sampled_from(IGNORABLE)), max_size=5))
+def test_ignorable_characters_leave_a_name_and_its_key(
+    name: str, marks: list[tuple[int, str]]
+) -> None:
+    dirty = list(name)
+    for pos, mark in sorted(marks, reverse=True):
+        dirty.insert(pos % (len(dirty) + 1), mark)
+    assert normalize_name("".join(dirty)) == normalize_name(name)
+    assert not any(invisible(c) for c in clean_name("".join(dirty)))
+
+
+def test_a_braille_blank_reads_as_a_space() -> None:
+    assert clean_name("\u2800Jürgen\u2800") == "Jürgen"
+    assert normalize_name("Jür\u2800gen") == normalize_name("Jür gen")
+    assert normalize_name("\u2800\u3164") == ""
+
+
+def test_the_attacks_five_juergens_are_one_entity(pair: Pair) -> None:
+    """The attack's reproduction: each spelling made an entity of its own."""
+    first = pair.write(t("Jürgen", "hobby", wert="Angeln")).ergebnisse[0]
+    for i, dirty in enumerate(["Jürgen\u034f", "Jürgen\ufe0f", "Jürgen\u3164",
+                               "\u2800Jürgen", "Jür\U000e0101gen"]):
+        result = pair.write(t(dirty, "beruf", wert=f"Beruf {i}")).ergebnisse[0]
+        assert result.subjekt_id == first.subjekt_id and result.neue_entitaeten == [], dirty
+        found = pair.store.run(pair.store.memory.resolve(pair.user_id, "nova", dirty))
+        assert found.entitaet is not None and found.entitaet.id == first.subjekt_id
+    assert pair.cypher("MATCH (e:Entitaet {user_id: $u}) RETURN e.name AS name",
+                       u=pair.user_id) == [{"name": "Jürgen"}]
+    assert check(pair, "format_namesakes").ok and check(pair, "name_norm").ok
+
+
+def test_a_name_or_value_of_ignorable_characters_only_is_refused(pair: Pair) -> None:
+    assert [r.grund for r in pair.write(t("\u3164\u034f", "hobby", wert="x")).ergebnisse] == [
+        "name_leer"]
+    with pytest.raises(ValueError, match="empty once invisible characters"):
+        Tripel.model_validate({"subjekt": "Lena", "beziehung": "hobby",
+                               "wert": "\ufe0f\u3164", "herkunft": "mensch"})
+    assert pair.cypher("MATCH (e:Entitaet {user_id: $u}) RETURN e", u=pair.user_id) == []
+
+
+def test_a_value_with_a_variation_selector_is_the_same_value(pair: Pair) -> None:
+    pair.write(t("Lena", "hobby", wert="Schach"))
+    again = pair.write(t("Lena", "hobby", wert="Schach\ufe0f"), t("Lena", "hobby",
+                                                                   wert="Scha\u034fch"))
+    assert [r.ausgang for r in again.ergebnisse] == ["unveraendert", "unveraendert"]
+    assert pair.cypher("MATCH (w:Wert {user_id: $u}) WHERE w.wert STARTS WITH 'Scha' "
+                       "RETURN w.wert AS w", u=pair.user_id) == [{"w": "Schach"}]
+
+
+@pytest.mark.parametrize("mark", ["\u034f", "\ufe0f", "\u3164", "\U000e0101"])
+def test_check_sees_namesakes_that_differ_in_an_ignorable_character(
+    pair: Pair, mark: str
+) -> None:
+    pair.write(t("Jürgen", "hobby", wert="Angeln"))
+    assert check(pair, "format_namesakes").ok
+    plant_entity(pair, f"Jürgen{mark}", f"jürgen{mark}")
+    found = check(pair, "format_namesakes")
+    assert found.count == 1 and "jürgen:" in found.samples[0], found
+    assert "kg schema renormalize" in (found.detail or "")
+    stale = check(pair, "name_norm")
+    assert stale.count == 1 and "kg schema renormalize" in (stale.detail or "")
+
+
+def test_check_sees_a_name_of_ignorable_characters_only(pair: Pair) -> None:
+    pair.write(t("Lena", "hobby", wert="Lesen"))
+    assert check(pair, "node_fields").ok
+    plant_entity(pair, "\u3164\ufe0f", "\u3164\ufe0f")
+    found = check(pair, "node_fields")
+    assert found.count == 1 and "name" in " ".join(found.samples), found
+
+
+class Legacy:
+    """A user with names stored before this rule: Jürgen with a variation selector
+    (his own facts), Jürgen as the writer stores him, Lena with a combining grapheme
+    joiner (no namesake), and a name that holds nothing visible."""
+
+    def __init__(self, pair: Pair) -> None:
+        self.pair = pair
+        pair.write(t("Jürgen", "hobby", wert="Angeln"), t("Lena", "beruf", wert="Ärztin"))
+        self.juergen = pair.id_of("Jürgen")
+        self.lena = pair.id_of("Lena")
+        pair.cypher("MATCH (e:Entitaet {id: $id}) SET e.name = 'Le\u034fna', "
+                    "e.name_norm = 'le\u034fna'", id=self.lena)
+        self.old = plant_entity(pair, "Jürgen\ufe0f", "jürgen\ufe0f")
+        self.blank = plant_entity(pair, "\u3164", "\u3164")
+
+    def names(self) -> dict[str, tuple[str, str]]:
+        return {r["id"]: (r["name"], r["name_norm"]) for r in self.pair.cypher(
+            "MATCH (e:Entitaet {user_id: $u}) RETURN e.id AS id, e.name AS name, "
+            "e.name_norm AS name_norm", u=self.pair.user_id)}
+
+
+def test_renormalize_stores_the_names_as_the_writer_would(pair: Pair) -> None:
+    legacy = Legacy(pair)
+    mem = pair.store.memory
+    assert pair.store.run(mem.resolve(pair.user_id, "nova", "Lena")).entitaet is None
+    before = legacy.names()
+    dry = pair.store.run(mem.renormalize_names(pair.user_id, dry_run=True))
+    assert legacy.names() == before
+    assert {c.id for c in dry.geaendert} == {legacy.lena, legacy.old}
+    assert dry.namensvettern == 1 and dry.unsichtbar == [legacy.blank] and dry.dry_run
+
+    done = pair.store.run(mem.renormalize_names(pair.user_id))
+    assert {c.id for c in done.geaendert} == {legacy.lena, legacy.old}
+    assert done.namensvettern == 1 and done.unsichtbar == [legacy.blank]
+    after = legacy.names()
+    assert after[legacy.lena] == ("Lena", "lena")
+    assert after[legacy.old] == ("Jürgen", "jürgen") == after[legacy.juergen]
+    assert after[legacy.blank] == before[legacy.blank]
+    # Lena is found by her name again; the two Jürgens are namesakes, each with his own.
+    assert pair.store.run(mem.resolve(pair.user_id, "nova", "Lena")).entitaet is not None
+    both = pair.store.run(mem.resolve(pair.user_id, "nova", "Jürgen"))
+    assert both.entitaet is None and {k.id for k in both.kandidaten} == {legacy.juergen,
+                                                                          legacy.old}
+    report = pair.store.run(mem.check(pair.user_id))
+    # What stays is the blank name, which no rule can store (node_fields, name_norm).
+    left = {c.name: c.samples for c in report.violations if c.item in (1, 8)}
+    assert set(left) == {"node_fields", "name_norm"}
+    assert all(legacy.blank in " ".join(samples) for samples in left.values()), left
+    again = pair.store.run(mem.renormalize_names(pair.user_id))
+    assert again.geaendert == [] and again.namensvettern == 0
+
+
+def test_renormalize_leaves_a_name_changed_since_it_was_read(pair: Pair) -> None:
+    """Each entity is renamed only if its name and key are still those read: one an
+    order or a hand renamed in between keeps what it has now."""
+    legacy = Legacy(pair)
+    rows = [{"id": legacy.old, "name": "Jürgen\ufe0f", "name_norm": "jürgen\ufe0f",
+             "neuer_name": "Jürgen", "neuer_name_norm": "jürgen"}]
+    pair.cypher("MATCH (e:Entitaet {id: $id}) SET e.name = 'Jörg', e.name_norm = 'jörg'",
+                id=legacy.old)
+    (row,) = pair.cypher(
+        pair.store.memory.db.queries["rename_entities"].text, user_id=pair.user_id, rows=rows)
+    assert row == {"renamed": [], "namesakes": 0}
+    assert legacy.names()[legacy.old] == ("Jörg", "jörg")
+
+
+def test_cli_renormalizes_and_says_what_it_did(pair: Pair, cli_env: dict[str, str]) -> None:
+    legacy = Legacy(pair)
+    runner = CliRunner()
+    base = ["schema", "renormalize", "-u", pair.user_id]
+    dry = runner.invoke(app, [*base, "--dry-run"], env=cli_env)
+    assert dry.exit_code == 0, dry.output
+    assert "would store 2 again" in dry.stdout and "1 of them now share" in dry.stdout
+    assert "nothing visible" in dry.stderr and legacy.blank in dry.stderr
+    done = runner.invoke(app, [*base, "--json"], env=cli_env)
+    assert done.exit_code == 0, done.output
+    assert {c["id"] for c in json.loads(done.stdout)["geaendert"]} == {legacy.lena, legacy.old}
+    unknown = runner.invoke(app, ["schema", "renormalize", "-u", pair.user_id + "-nobody"],
+                            env=cli_env)
+    assert unknown.exit_code == 2 and "has nothing in this store" in unknown.output
+    assert "Traceback" not in unknown.output
+    with pytest.raises(NothingStored):
+        pair.store.run(pair.store.memory.renormalize_names(pair.user_id + "-nobody"))
