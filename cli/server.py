@@ -145,6 +145,10 @@ def schema_status(as_json: bool = JsonOpt) -> None:
         raise typer.Exit(4)
 
 
+#: How many changes `kg schema renormalize` lists; --json has every one.
+SHOWN = 50
+
+
 @schema_app.command("renormalize")
 def schema_renormalize(
     user: str | None = user_opt(None, "Only this user's entities; default every user's."),
@@ -166,18 +170,25 @@ def schema_renormalize(
     if as_json:
         print_json(result)
         return
+    from kg.models import shown
+
     verb = "would store" if result.dry_run else "stored"
-    for c in result.geaendert:
-        out.print(f"{c.user_id}  {c.id}  {c.name!r} → {c.neuer_name!r} "
-                  f"(key {c.name_norm!r} → {c.neuer_name_norm!r})", markup=False)
+    for c in result.geaendert[:SHOWN]:
+        out.print(f"{c.user_id}  {c.id}  {shown(c.name)} → {shown(c.neuer_name)} "
+                  f"(key {shown(c.name_norm or '')} → {shown(c.neuer_name_norm)})",
+                  markup=False)
+    if len(result.geaendert) > SHOWN:
+        out.print(f"… and {len(result.geaendert) - SHOWN} more (--json lists every one)",
+                  markup=False)
     out.print(f"{result.gelesen} names read, {verb} {len(result.geaendert)} again"
               + (f"; {result.namensvettern} of them now share their name with another "
                  "entity (namesakes: a lookup by the name asks which, an id tells them "
                  "apart)" if result.namensvettern else ""), markup=False)
-    if result.unsichtbar:
-        err.print(f"{len(result.unsichtbar)} entities have nothing visible in their name "
-                  f"and were left as they are (rename or purge them by hand): "
-                  + ", ".join(result.unsichtbar[:5]), markup=False)
+    if result.gelassen:
+        err.print(f"{len(result.gelassen)} entities were left as they are: nothing visible "
+                  "in the name, or no user id (kg check's node_fields and pair_ids name "
+                  "them; mend or purge them by hand): " + ", ".join(result.gelassen[:5]),
+                  markup=False)
 
 
 def _print_states(states: list[schema.MigrationState], as_json: bool) -> None:

@@ -26,6 +26,7 @@ from kg.db import Database, Record
 from kg.errors import NothingStored, StoredDataError
 from kg.models import (
     BIDI_CONTROLS,
+    BRAILLE_BLANK,
     ENTITY_PROPERTIES,
     FACT_PROPERTIES,
     HERKUNFT,
@@ -41,6 +42,7 @@ from kg.models import (
     normalize_name,
     parse_result,
     result_mismatch,
+    shown,
 )
 from kg.values import native as _native
 
@@ -74,7 +76,7 @@ TEXT_RULES = {
     # Nothing left once stripped and without bidi controls.
     "blank": f"[{_SPACE}{_BIDI}]*",
     # An entity's name with nothing visible.
-    "invisible": f"[{_SPACE}{INVISIBLE_CLASS}]*",
+    "invisible": f"[{_SPACE}\\x{{{ord(BRAILLE_BLANK):X}}}{INVISIBLE_CLASS}]*",
     # A character a strip keeps (the stripped length runs from the first to the last).
     "solid": f"[^{_SPACE}]",
 }
@@ -514,7 +516,7 @@ class Checks:
             return self._unreadable("name_norm", exc)
         item, title = CHECKS["name_norm"]
         wrong = [
-            f"{r['id']} ({r['name']!r} is {norm!r}, stored {r['name_norm']!r})"
+            f"{r['id']} ({shown(r['name'])} is {shown(norm)}, stored {shown(r['name_norm'])})"
             for r in rows if r["name_norm"] != (norm := normalize_name(r["name"]))
         ]
         return CheckResult(name="name_norm", item=item, title=title, count=len(wrong),

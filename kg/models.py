@@ -93,9 +93,9 @@ Name = Annotated[
 ]
 @lru_cache(maxsize=4096)
 def clean_value(text: str) -> str:
-    """A value as stored: composed (NFC), without invisible format characters, outer
-    whitespace stripped. "Ärztin" typed decomposed (A and U+0308, as macOS sends it) or
-    with a zero-width space in it is stored as "Ärztin"."""
+    """A value as stored: composed (NFC), without what shows as nothing (`strip_format`),
+    outer whitespace stripped. "Ärztin" typed decomposed (A and U+0308, as macOS sends
+    it) or with a zero-width space in it is stored as "Ärztin"."""
     return unicodedata.normalize("NFC", strip_format(text)).strip()
 
 
@@ -122,8 +122,8 @@ def _still_short(text: str) -> str:
 
 
 def _visible(text: str) -> str:
-    """A value someone can read: not made of invisible format characters alone (a
-    zero-width space would show as „​“, an empty value)."""
+    """A value someone can read: not made of what shows as nothing alone (a zero-width
+    space would show as „​“, an empty value)."""
     if not strip_format(text).strip():
         raise ValueError("is empty once invisible characters (e.g. U+200B) are removed")
     return text
@@ -208,10 +208,23 @@ def invisible(c: str) -> bool:
 
 
 #: `invisible` as a Java regular expression's character class, for the check's Cypher
-#: (Neo4j's Java knows Cf, not Default_Ignorable_Code_Point).
+#: (Neo4j's Java knows Cf, not Default_Ignorable_Code_Point). Not the Braille blank,
+#: which the writer reads as a space.
 INVISIBLE_CLASS = "[\\p{Cf}" + "".join(
     f"\\x{{{lo:X}}}" + (f"-\\x{{{hi:X}}}" if hi > lo else "") for lo, hi in IGNORABLE_RANGES
-) + f"\\x{{{ord(BRAILLE_BLANK):X}}}]"
+) + "]"
+
+
+def shown(text: str) -> str:
+    """`text` quoted for a person to read, as `repr` does, with what shows as nothing
+    (and the Braille blank) written as its escape: `'Jürgen\\ufe0f'`, not a second
+    `'Jürgen'` that looks the same."""
+    def escaped(c: str) -> str:
+        if not (invisible(c) or c == BRAILLE_BLANK):
+            return c
+        return f"\\u{ord(c):04x}" if ord(c) <= 0xFFFF else f"\\U{ord(c):08x}"
+
+    return "".join(escaped(c) for c in repr(text))
 
 
 def strip_format(text: str) -> str:
@@ -224,7 +237,8 @@ def strip_format(text: str) -> str:
 
 
 def clean_name(name: str) -> str:
-    """A name as stored: without format characters, outer whitespace stripped.
+    """A name as stored: without what shows as nothing (`strip_format`), outer
+    whitespace stripped.
 
     `Le\u200bna` and `Lena` are one name: what cannot be seen must not make a second
     entity. (A zero-width joiner inside an emoji sequence goes too; the name still
@@ -245,8 +259,8 @@ def clip(text: str, limit: int) -> str:
 
 
 def normalize_name(name: str) -> str:
-    """The lookup key of a name: format characters (Cf) removed, NFKC, case-folded,
-    inner whitespace collapsed. Empty when the name has nothing visible.
+    """The lookup key of a name: what shows as nothing removed (`strip_format`), NFKC,
+    case-folded, inner whitespace collapsed. Empty when the name has nothing visible.
 
     Remembered for names up to MAX_NAME characters: the writer normalises each name of
     an order about five times, character by character (the bench's order: 26 calls,

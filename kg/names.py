@@ -18,12 +18,17 @@ a lookup by that name calls ambiguous (`mehrdeutig`) and an id tells apart.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import Field
 
 from kg.db import Database, Tx
 from kg.models import Frozen, clean_name, normalize_name
+
+#: Entities read per page (a page's changes are written before the next is read, each
+#: user's in a transaction of its own).
+PAGE = 1000
 
 
 class Umbenennung(Frozen):
@@ -32,7 +37,7 @@ class Umbenennung(Frozen):
     id: str
     user_id: str
     name: str = Field(description="The name as stored.")
-    name_norm: str = Field(description="The key as stored.")
+    name_norm: str | None = Field(description="The key as stored (null: none).")
     neuer_name: str = Field(description="The name as the writer stores it.")
     neuer_name_norm: str = Field(description="Its key (`kg.models.normalize_name`).")
 
@@ -45,9 +50,9 @@ class Renormalisiert(Frozen):
     geaendert: list[Umbenennung] = Field(
         description="Entities stored again (or, in a dry run, that would be)."
     )
-    unsichtbar: list[str] = Field(
-        description="Entities whose names hold nothing visible: left as they are (`kg "
-        "check`'s node_fields reports them; rename or purge them by hand)."
+    gelassen: list[str] = Field(
+        description="Entities left as they are: a name with nothing visible, or no user "
+        "id (`kg check`'s node_fields and pair_ids report them; mend or purge them by hand)."
     )
     namensvettern: int = Field(
         description="Of the changed entities, those whose new key another entity of the "
@@ -58,50 +63,82 @@ class Renormalisiert(Frozen):
 
 def plan(rows: list[dict[str, Any]]) -> tuple[list[Umbenennung], list[str]]:
     """Of the stored names `rows` (id, user_id, name, name_norm), those to store again,
-    and the ids of those with nothing visible."""
-    changes, empty = [], []
+    and the ids of those no rule can store (nothing visible, no user id)."""
+    changes, left = [], []
     for r in rows:
         name = clean_name(r["name"])
-        if not normalize_name(name):
-            empty.append(r["id"])
-        elif (name, normalize_name(name)) != (r["name"], r["name_norm"]):
+        key = normalize_name(name)
+        if not key or not isinstance(r["user_id"], str):
+            left.append(str(r["id"]))
+        elif (name, key) != (r["name"], r["name_norm"]):
             changes.append(Umbenennung(
                 id=r["id"], user_id=r["user_id"], name=r["name"], name_norm=r["name_norm"],
-                neuer_name=name, neuer_name_norm=normalize_name(name),
+                neuer_name=name, neuer_name_norm=key,
             ))
-    return changes, empty
+    return changes, left
 
 
-async def renormalize(db: Database, user_id: str | None, dry_run: bool) -> Renormalisiert:
-    """Store every name (of `user_id`; of every user when None) as the writer would; a
-    dry run only reads."""
+def namesakes_made(changes: list[Umbenennung], stored: dict[str, list[str]]) -> int:
+    """Of one user's `changes`, those whose new key another entity has once they are
+    made: one stored with it (`stored`: key → ids) that keeps it, or another change to
+    it. (Read after the changes were made, `stored` holds every such entity.)"""
+    new = {c.id: c.neuer_name_norm for c in changes}
+    made = 0
+    for c in changes:
+        holders = {i for i in stored.get(c.neuer_name_norm, []) if new.get(i, c.neuer_name_norm)
+                   == c.neuer_name_norm}
+        holders |= {i for i, key in new.items() if key == c.neuer_name_norm}
+        made += bool(holders - {c.id})
+    return made
+
+
+async def renormalize(
+    db: Database, user_id: str | None, dry_run: bool,
+    progress: Callable[[int], None] = lambda read: None,
+) -> Renormalisiert:
+    """Store every name (of `user_id`; of every user when None) as the writer would, a
+    page of entities at a time; a dry run only reads. `progress` hears how many
+    entities were read so far."""
     from kg.timeline import lock
 
-    rows = await db.query("name_norm_rows", user_id=user_id)
-    changes, empty = plan(rows)
-    by_user: dict[str, list[Umbenennung]] = defaultdict(list)
-    for change in changes:
-        by_user[change.user_id].append(change)
-    done: list[Umbenennung] = []
+    timeout = db.settings.maintenance_timeout
+    read, after = 0, ""
+    changed: dict[str, list[Umbenennung]] = defaultdict(list)
+    left: list[str] = []
+    while True:
+        async with db.auto_commit("READ") as q:
+            rows = await q.run("name_rows_page", user_id=user_id, after=after, page=PAGE)
+        if not rows:
+            break
+        read, after = read + len(rows), rows[-1]["id"]
+        changes, skipped = plan(rows)
+        left += skipped
+        by_user: dict[str, list[Umbenennung]] = defaultdict(list)
+        for change in changes:
+            by_user[change.user_id].append(change)
+        for user, mine in sorted(by_user.items()):
+            if dry_run:
+                changed[user] += mine
+                continue
+
+            async def work(tx: Tx, user: str = user, mine: list[Umbenennung] = mine) -> Any:
+                await lock(tx, user)
+                return await tx.one("rename_entities", user_id=user, rows=[
+                    c.model_dump(include={"id", "name", "name_norm", "neuer_name",
+                                          "neuer_name_norm"}) for c in mine])
+
+            row = await db.write(work, timeout=timeout)
+            renamed = set(row["renamed"])
+            changed[user] += [c for c in mine if c.id in renamed]
+        progress(read)
     namesakes = 0
-    for user, mine in sorted(by_user.items()):
-        params = {"user_id": user, "rows": [
-            {"id": c.id, "name": c.name, "name_norm": c.name_norm,
-             "neuer_name": c.neuer_name, "neuer_name_norm": c.neuer_name_norm}
-            for c in mine
-        ]}
-
-        async def work(tx: Tx, params: dict[str, Any] = params) -> Any:
-            await lock(tx, params["user_id"])
-            return await tx.one("rename_entities", **params)
-
-        if dry_run:
-            (row,) = await db.query("rename_namesakes", **params)
-            done += mine
-        else:
-            row = await db.write(work)
-            stored = set(row["renamed"])
-            done += [c for c in mine if c.id in stored]
-        namesakes += row["namesakes"]
-    return Renormalisiert(user_id=user_id, gelesen=len(rows), geaendert=done,
-                          unsichtbar=empty, namensvettern=namesakes, dry_run=dry_run)
+    for user, mine in sorted(changed.items()):
+        async with db.auto_commit("READ") as q:
+            stored = await q.run("entities_by_key", user_id=user,
+                                 keys=sorted({c.neuer_name_norm for c in mine}))
+        namesakes += namesakes_made(mine, {r["key"]: r["ids"] for r in stored})
+    return Renormalisiert(
+        user_id=user_id, gelesen=read, geaendert=[c for _, m in sorted(changed.items())
+                                                  for c in m],
+        gelassen=left, namensvettern=namesakes, dry_run=dry_run,
+    )

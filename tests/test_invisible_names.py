@@ -18,7 +18,8 @@ from typer.testing import CliRunner
 
 from cli.main import app
 from kg.errors import NothingStored
-from kg.models import Tripel, clean_name, invisible, normalize_name
+from kg.models import INVISIBLE_CLASS, Tripel, clean_name, invisible, normalize_name
+from kg.names import plan
 from tests.conftest import Pair, t
 
 #: Default-ignorable code points outside Cf, one of each kind; U+E0101 is two UTF-16
@@ -50,7 +51,25 @@ def test_ignorable_characters_leave_a_name_and_its_key(
     for pos, mark in sorted(marks, reverse=True):
         dirty.insert(pos % (len(dirty) + 1), mark)
     assert normalize_name("".join(dirty)) == normalize_name(name)
-    assert not any(invisible(c) for c in clean_name("".join(dirty)))
+    assert clean_name("".join(dirty)) == name
+
+
+def test_the_ignorable_ranges_are_the_property_and_the_checks_class_is_invisible(
+    pair: Pair,
+) -> None:
+    """Default_Ignorable_Code_Point outside Cf (DerivedCoreProperties.txt), each range's
+    ends and their neighbours: `invisible` says so, and the check's Java class agrees
+    with it code point by code point (a Cf, a letter and the Braille blank beside)."""
+    ignorable = [0x034F, 0x115F, 0x1160, 0x17B4, 0x17B5, 0x180B, 0x180D, 0x180F, 0x2065,
+                 0x3164, 0xFE00, 0xFE0F, 0xFFA0, 0xFFF0, 0xFFF8, 0xE0000, 0xE0101, 0xE0FFF]
+    shown_ = [0x034E, 0x0350, 0x115E, 0x1161, 0x17B3, 0x17B6, 0x180A, 0x1810, 0x3163,
+              0x3165, 0xFDFF, 0xFE10, 0xFF9F, 0xFFA1, 0xFFFC, 0xE1000, 0x2800, ord("a")]
+    assert all(invisible(chr(i)) for i in ignorable)
+    assert not any(invisible(chr(i)) for i in shown_)
+    chars = [chr(i) for i in [*ignorable, *shown_, 0x200B, 0xE0001]]
+    (row,) = pair.cypher("RETURN [c IN $chars | c =~ $class] AS hits", chars=chars,
+                         **{"class": INVISIBLE_CLASS})
+    assert row["hits"] == [invisible(c) for c in chars]
 
 
 def test_a_braille_blank_reads_as_a_space() -> None:
@@ -142,11 +161,11 @@ def test_renormalize_stores_the_names_as_the_writer_would(pair: Pair) -> None:
     dry = pair.store.run(mem.renormalize_names(pair.user_id, dry_run=True))
     assert legacy.names() == before
     assert {c.id for c in dry.geaendert} == {legacy.lena, legacy.old}
-    assert dry.namensvettern == 1 and dry.unsichtbar == [legacy.blank] and dry.dry_run
+    assert dry.namensvettern == 1 and dry.gelassen == [legacy.blank] and dry.dry_run
 
     done = pair.store.run(mem.renormalize_names(pair.user_id))
     assert {c.id for c in done.geaendert} == {legacy.lena, legacy.old}
-    assert done.namensvettern == 1 and done.unsichtbar == [legacy.blank]
+    assert done.namensvettern == 1 and done.gelassen == [legacy.blank]
     after = legacy.names()
     assert after[legacy.lena] == ("Lena", "lena")
     assert after[legacy.old] == ("Jürgen", "jürgen") == after[legacy.juergen]
@@ -175,8 +194,25 @@ def test_renormalize_leaves_a_name_changed_since_it_was_read(pair: Pair) -> None
                 id=legacy.old)
     (row,) = pair.cypher(
         pair.store.memory.db.queries["rename_entities"].text, user_id=pair.user_id, rows=rows)
-    assert row == {"renamed": [], "namesakes": 0}
+    assert row == {"renamed": []}
     assert legacy.names()[legacy.old] == ("Jörg", "jörg")
+
+
+def test_renormalize_reads_page_by_page_and_mends_a_missing_key(
+    pair: Pair, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Pages of two entities: the same changes as in one. A key that is missing (an
+    entity written by hand) is stored too; a name without a user is left."""
+    monkeypatch.setattr("kg.names.PAGE", 2)
+    legacy = Legacy(pair)
+    pair.cypher("MATCH (e:Entitaet {id: $id}) REMOVE e.name_norm", id=legacy.juergen)
+    assert not check(pair, "name_norm").ok
+    done = pair.store.run(pair.store.memory.renormalize_names(pair.user_id))
+    assert {c.id for c in done.geaendert} == {legacy.lena, legacy.old, legacy.juergen}
+    assert done.gelesen == 4 and done.namensvettern == 2
+    assert legacy.names()[legacy.juergen] == ("Jürgen", "jürgen")
+    changes, left = plan([{"id": "x", "user_id": None, "name": "Max", "name_norm": None}])
+    assert changes == [] and left == ["x"]
 
 
 def test_cli_renormalizes_and_says_what_it_did(pair: Pair, cli_env: dict[str, str]) -> None:
@@ -187,6 +223,7 @@ def test_cli_renormalizes_and_says_what_it_did(pair: Pair, cli_env: dict[str, st
     assert dry.exit_code == 0, dry.output
     assert "would store 2 again" in dry.stdout and "1 of them now share" in dry.stdout
     assert "nothing visible" in dry.stderr and legacy.blank in dry.stderr
+    assert "'Jürgen\\ufe0f' → 'Jürgen'" in dry.stdout  # what changes, shown
     done = runner.invoke(app, [*base, "--json"], env=cli_env)
     assert done.exit_code == 0, done.output
     assert {c["id"] for c in json.loads(done.stdout)["geaendert"]} == {legacy.lena, legacy.old}

@@ -961,19 +961,12 @@ RETURN count(*) AS count,
        collect(user_id + ' ' + key + ': ' + reduce(t = '', x IN same | t + CASE t WHEN '' THEN '' ELSE ', ' END + x.id))[..$samples] AS samples;
 
 // name: name_norm_rows
-// Item 8: the entities (of one user when $user_id is set) whose stored name_norm may not
-// be their name as the writer normalises it, for `kg.check` to compare exactly (NFKC,
-// case folding, format characters removed: `kg.models.normalize_name`, which Cypher
-// cannot repeat). Left out here is only what is certainly right: a name of printable
-// ASCII words with single spaces, whose normalisation is its lower case, stored as such
-// (both printable ASCII, so no locale's lower case can make a wrong one match). Text
-// names only: check_node_fields reports the others.
+// Item 8: the entities whose stored name_norm may not be their name as the writer
+// normalises it (name_judged_in_python), for `kg.check` to compare exactly.
 // params: $user_id
 // :param user_id => 'demo-user'
 MATCH (e:Entitaet)
-WHERE ($user_id IS NULL OR e.user_id = $user_id) AND e.name IS :: STRING
-  AND NOT coalesce(e.name =~ '[!-~]+( [!-~]+)*' AND e.name_norm =~ '[!-~]+( [!-~]+)*'
-                   AND e.name_norm = toLower(e.name), false)
+{{ name_judged_in_python }}
 RETURN e.id AS id, e.user_id AS user_id, e.name AS name, e.name_norm AS name_norm;
 
 // name: order_pairs

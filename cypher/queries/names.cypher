@@ -1,38 +1,52 @@
+// fragment: name_judged_in_python
+// The entities `e` (of one user when $user_id is set) whose stored name_norm may not be
+// their name as the writer normalises it, which only Python can tell (NFKC, case
+// folding, what shows as nothing removed: `kg.models.normalize_name`). Left out is only
+// what is certainly right: a name of printable ASCII words with single spaces, whose
+// normalisation is its lower case, stored as such (both printable ASCII, so no locale's
+// lower case can make a wrong one match). Text names only: check_node_fields reports
+// the others.
+WHERE ($user_id IS NULL OR e.user_id = $user_id) AND e.name IS :: STRING
+  AND NOT coalesce(e.name =~ '[!-~]+( [!-~]+)*' AND e.name_norm =~ '[!-~]+( [!-~]+)*'
+                   AND e.name_norm = toLower(e.name), false)
+
+// name: name_rows_page
+// name_norm_rows page by page, in the order of the entities' ids: at most $page after
+// the id $after ('' for the first page), for `kg.names.renormalize`.
+// params: $user_id, $after, $page
+// :param user_id => 'demo-user'
+// :param after => ''
+// :param page => 1000
+MATCH (e:Entitaet)
+{{ name_judged_in_python }}
+  AND e.id > $after
+RETURN e.id AS id, e.user_id AS user_id, e.name AS name, e.name_norm AS name_norm
+ORDER BY e.id
+LIMIT $page;
+
 // name: rename_entities
 // Store the names and keys of some of a user's entities as this version's writer stores
 // them (`kg.names.renormalize`, which computes them: Cypher cannot normalise a name),
-// each only if its name and key are still those read ($rows: id, name, name_norm as read,
-// neuer_name and neuer_name_norm as the writer stores them). Run in the transaction that
-// holds the user's write lock. Returns the ids renamed, and how many of them now share
-// their key with another entity of the user (namesakes).
+// each only if its name and key are still those read ($rows: id, name, name_norm as read
+// (a key may be missing: null), neuer_name and neuer_name_norm as the writer stores
+// them). Run in the transaction that holds the user's write lock. Returns the ids
+// renamed.
 // params: $user_id, $rows
 // :param user_id => 'demo-user'
 // :param rows => [{id: 'e1', name: 'Jürgen\u034f', name_norm: 'jürgen\u034f', neuer_name: 'Jürgen', neuer_name_norm: 'jürgen'}]
 UNWIND $rows AS r
 MATCH (e:Entitaet {id: r.id})
-WHERE e.user_id = $user_id AND e.name = r.name AND e.name_norm = r.name_norm
+WHERE e.user_id = $user_id AND e.name = r.name
+  AND coalesce(e.name_norm = r.name_norm, e.name_norm IS NULL AND r.name_norm IS NULL)
 SET e.name = r.neuer_name, e.name_norm = r.neuer_name_norm
-WITH collect(e) AS renamed
-CALL (renamed) {
-  UNWIND renamed AS e
-  MATCH (o:Entitaet {user_id: $user_id, name_norm: e.name_norm})
-  WHERE o <> e
-  RETURN count(DISTINCT e) AS namesakes
-}
-RETURN [e IN renamed | e.id] AS renamed, namesakes;
+RETURN collect(e.id) AS renamed;
 
-// name: rename_namesakes
-// rename_entities' count of namesakes, without renaming: of $rows, those whose new key
-// another entity of the user has, or another of $rows would have.
-// params: $user_id, $rows
+// name: entities_by_key
+// The ids of a user's entities stored with each of the keys $keys: `kg.names.renormalize`
+// counts the namesakes it made (or, in a dry run, would make).
+// params: $user_id, $keys
 // :param user_id => 'demo-user'
-// :param rows => [{id: 'e1', name: 'Jürgen\u034f', name_norm: 'jürgen\u034f', neuer_name: 'Jürgen', neuer_name_norm: 'jürgen'}]
-UNWIND $rows AS r
-CALL (r) {
-  OPTIONAL MATCH (o:Entitaet {user_id: $user_id, name_norm: r.neuer_name_norm})
-  WHERE NOT o.id IN [x IN $rows | x.id]
-  WITH count(o) AS stored
-  RETURN stored + size([x IN $rows WHERE x.neuer_name_norm = r.neuer_name_norm
-                                    AND x.id <> r.id]) AS others
-}
-RETURN count(CASE WHEN others > 0 THEN r END) AS namesakes;
+// :param keys => ['jürgen']
+UNWIND $keys AS key
+MATCH (o:Entitaet {user_id: $user_id, name_norm: key})
+RETURN key, collect(o.id) AS ids;
