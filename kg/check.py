@@ -133,7 +133,8 @@ CHECKS: dict[str, tuple[int, str]] = {
     # Item 8: what the Fakten-Agent guards.
     "self_loops": (8, "no fact has one entity at both ends"),
     "format_namesakes": (
-        8, "no two entities' names differ only in characters that show as nothing"
+        8, "no name is stored under two keys (two entities whose names the writer takes "
+        "for one, e.g. differing only in characters that show as nothing)"
     ),
     "name_norm": (
         8, "every entity's name_norm is its name as the writer normalises it (a wrong one "
@@ -409,23 +410,11 @@ def type_rules(canon: Canon) -> dict[str, Any]:
     }
 
 
-#: What mends a wrong name_norm or names that differ only in what shows as nothing.
+#: What mends a wrong name_norm, or one name stored under two keys.
 RENORMALIZE = (
     "names stored by an earlier rule (or by hand): `kg schema renormalize` stores them as "
     "the writer would (`--dry-run` first shows what)"
 )
-
-
-def namesakes(job: Job) -> Job:
-    """format_namesakes, which says what mends it when it fails."""
-
-    async def run() -> CheckResult:
-        found: CheckResult = await job()
-        if found.ok or found.detail:
-            return found
-        return found.model_copy(update={"detail": RENORMALIZE})
-
-    return run
 
 
 def guard_results(one: Checks, canon: Canon, u: str | None, n: int) -> list[Job]:
@@ -433,9 +422,7 @@ def guard_results(one: Checks, canon: Canon, u: str | None, n: int) -> list[Job]
     rels = canon.rel_types
     return [
         one.job("check_self_loops", user_id=u, rel_types=rels, samples=n),
-        namesakes(one.job("check_format_namesakes", user_id=u, invisible=INVISIBLE_CLASS,
-                          samples=n)),
-        partial(one.name_norm, user_id=u, samples=n),
+        partial(one.names, user_id=u, samples=n),
         one.job("check_type_contradicts_fact", user_id=u, samples=n, **type_rules(canon)),
         one.job("check_transitive_cycles", user_id=u, transitive=canon.transitive_types,
                 samples=n),
@@ -507,20 +494,44 @@ class Checks:
         return CheckResult(name=name, item=item, title=title, count=1, samples=[],
                            detail=f"the check could not run: {exc}")
 
-    async def name_norm(self, user_id: str | None, samples: int) -> CheckResult:
-        """`name_norm`: compared here, as Cypher cannot normalise a name as the writer
-        does; the query leaves out the plain ASCII names it can judge itself."""
+    async def names(
+        self, user_id: str | None, samples: int
+    ) -> tuple[CheckResult, CheckResult]:
+        """`format_namesakes` and `name_norm`, from one read of the names Cypher cannot
+        judge (it cannot normalise a name as the writer does: `name_norm_rows` leaves
+        out the plain ASCII names it can judge itself). A name whose stored key is not
+        its key is wrong (name_norm); where another entity of the user has that key, or
+        another wrong one the same, one name is stored under two keys (format_namesakes:
+        names that differ only in what shows as nothing, most often)."""
         try:
             rows = await self.q.run("name_norm_rows", user_id=user_id)
+            wrong = [(r, key) for r in rows
+                     if r["name_norm"] != (key := normalize_name(r["name"]))]
+            pairs = sorted({(str(r["user_id"]), key) for r, key in wrong})
+            holders = {(h["user_id"], h["key"]): h["ids"] for h in (await self.q.run(
+                "entities_by_keys", pairs=[{"user_id": u, "key": k} for u, k in pairs]
+            ) if pairs else [])}
         except StoredDataError as exc:
-            return self._unreadable("name_norm", exc)
+            return self._unreadable("format_namesakes", exc), self._unreadable("name_norm", exc)
+        stored: dict[tuple[str, str], dict[str, Any]] = {}
+        for r, key in wrong:
+            group = stored.setdefault((str(r["user_id"]), key), {})
+            group[r["id"]] = r["name_norm"]
+        for (u, key), ids in holders.items():
+            for i in ids:
+                stored[u, key].setdefault(i, key)
+        namesakes = [f"{u} {shown(key)}: {', '.join(sorted(group))}"
+                     for (u, key), group in sorted(stored.items())
+                     if len(group) > 1 and len(set(map(str, group.values()))) > 1]
+        item, title = CHECKS["format_namesakes"]
+        first = CheckResult(name="format_namesakes", item=item, title=title,
+                            count=len(namesakes), samples=namesakes[:samples],
+                            detail=RENORMALIZE if namesakes else None)
         item, title = CHECKS["name_norm"]
-        wrong = [
-            f"{r['id']} ({shown(r['name'])} is {shown(norm)}, stored {shown(r['name_norm'])})"
-            for r in rows if r["name_norm"] != (norm := normalize_name(r["name"]))
-        ]
-        return CheckResult(name="name_norm", item=item, title=title, count=len(wrong),
-                           samples=wrong[:samples], detail=RENORMALIZE if wrong else None)
+        samples_ = [f"{r['id']} ({shown(r['name'])} is {shown(key)}, stored "
+                    f"{shown(str(r['name_norm']))})" for r, key in wrong[:samples]]
+        return first, CheckResult(name="name_norm", item=item, title=title, count=len(wrong),
+                                  samples=samples_, detail=RENORMALIZE if wrong else None)
 
     async def order_results(self, user_id: str | None, samples: int) -> CheckResult:
         """`order_results`: each order's stored result read here, as a replay and an
@@ -723,5 +734,6 @@ async def run_checks(
     found.extend(decay)
     found.append(done[len(first) + 1])
     found.append(table_result(rows))
-    found.extend(done[len(first) + 2:])
+    for then_found in done[len(first) + 2:]:  # `names` answers two checks
+        found.extend(then_found if isinstance(then_found, tuple) else [then_found])
     return CheckReport(user_id=user_id, day=day, checks=found, table=rows)

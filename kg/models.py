@@ -25,6 +25,7 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+from pydantic_core import PydanticCustomError
 
 from kg.canon import Typ
 from kg.errors import InvalidInput, StoredDataError
@@ -86,7 +87,51 @@ def one_line(text: str) -> str:
     )
 
 
+#: How much longer than its bound a name or value may arrive: its bound counts what is
+#: stored (without what shows as nothing, a value composed), so "Jürgen" with a
+#: variation selector fits where "Jürgen" does; this bounds the rest.
+RAW = 10
+
+
+class StoredBound(NamedTuple):
+    """The bound of a text as stored, which a validator holds it to (pydantic ignores
+    this mark; `kg check`'s bounds are read from it, as from a plain `max_length`)."""
+
+    max_length: int
+    min_length: int = 1
+
+
+def too_long(n: int, limit: int, how: str) -> PydanticCustomError:
+    """A text over its bound, as pydantic's own `string_too_long` (the reason codes
+    name_zu_lang and wert_zu_lang read that type)."""
+    return PydanticCustomError(
+        "string_too_long", "is too long: {n} characters{how}; at most {limit} characters fit",
+        {"n": n, "how": how, "limit": limit},
+    )
+
+
+def _name_fits(text: str) -> str:
+    """An entity's name fits its bound as stored (`clean_name`), however many invisible
+    characters it arrived with (up to RAW times the bound as given)."""
+    if len(text) <= MAX_NAME:
+        return text
+    if len(text) > RAW * MAX_NAME:
+        raise too_long(len(text), MAX_NAME, "")
+    if (n := len(clean_name(text))) > MAX_NAME:
+        raise too_long(n, MAX_NAME, " without invisible ones")
+    return text
+
+
+#: An entity's name as given (stored as `clean_name` makes it).
 Name = Annotated[
+    str,
+    StringConstraints(strip_whitespace=True, min_length=1),
+    StoredBound(MAX_NAME),
+    AfterValidator(_name_fits),
+    AfterValidator(_no_control),
+]
+#: A timeline entry's title: stored as given.
+Titel = Annotated[
     str,
     StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_NAME),
     AfterValidator(_no_control),
@@ -115,9 +160,15 @@ def _still_short(text: str) -> str:
     """Composed, a value can grow (U+0958 is one character decomposed into two): it must
     still fit, or no export could carry it."""
     if len(text) > MAX_WERT:
-        raise ValueError(
-            f"has {len(text)} characters once composed (NFC); at most {MAX_WERT} fit"
-        )
+        raise too_long(len(text), MAX_WERT, " once composed (NFC) and without invisible ones")
+    return text
+
+
+def _raw_value_fits(text: str) -> str:
+    """A value to write within RAW times its bound as given (`_still_short` holds it to
+    the bound as stored)."""
+    if len(text) > RAW * MAX_WERT:
+        raise too_long(len(text), MAX_WERT, "")
     return text
 
 
@@ -138,7 +189,12 @@ Wert = Annotated[
 #: value that is not, from before these rules, can still be named by a correction,
 #: exported and imported as `Wert`.)
 NeuerWert = Annotated[
-    Wert, AfterValidator(_visible), AfterValidator(clean_value), AfterValidator(_still_short)
+    str,
+    StringConstraints(strip_whitespace=True, min_length=1),
+    StoredBound(MAX_WERT),
+    AfterValidator(_raw_value_fits),
+    AfterValidator(_no_control),
+    AfterValidator(_visible), AfterValidator(clean_value), AfterValidator(_still_short),
 ]
 Ident = Annotated[
     str,
@@ -227,13 +283,58 @@ def shown(text: str) -> str:
     return "".join(escaped(c) for c in repr(text))
 
 
+#: Invisible characters that make an emoji what it is, kept where they do: the zero-width
+#: joiner between two pictographs (👨‍👩‍👧 is one family, 👨👩👧 three people), and the tag
+#: characters of a flag's tag sequence after the black flag (🏴 with the tags "gbsct" and
+#: the cancel tag is Scotland's, with "gbwls" Wales'; without them a black flag).
+ZWJ = "\u200d"
+BLACK_FLAG = "\U0001f3f4"
+TAG_FIRST, TAG_LAST, CANCEL_TAG = "\U000e0020", "\U000e007e", "\U000e007f"
+#: The emoji modifiers (skin tones), which a joiner may follow.
+MODIFIERS = ("\U0001f3fb", "\U0001f3ff")
+
+
+def _pictograph(c: str) -> bool:
+    """A character an emoji sequence joins: a symbol (Unicode So, as every pictograph
+    is; not the Braille blank, read as a space) or a skin tone."""
+    return ((unicodedata.category(c) == "So" and c != BRAILLE_BLANK)
+            or MODIFIERS[0] <= c <= MODIFIERS[1])
+
+
+def _flag_tags(text: str, at: int) -> int:
+    """The end of the tag sequence after the black flag at `text[at]`: the index after
+    its cancel tag, or `at + 1` when none follows."""
+    end = at + 1
+    while end < len(text) and TAG_FIRST <= text[end] <= TAG_LAST:
+        end += 1
+    return end + 1 if end > at + 1 and text[end:end + 1] == CANCEL_TAG else at + 1
+
+
 def strip_format(text: str) -> str:
     """`text` without what shows as nothing (`invisible`: zero-width space and joiners,
     bidi controls such as U+202E, soft hyphen, BOM, the combining grapheme joiner,
-    variation selectors, the Hangul fillers), and the Braille blank read as a space."""
+    variation selectors, the Hangul fillers), and the Braille blank read as a space;
+    but for what makes an emoji: a joiner between two pictographs, a flag's tags."""
     if text.isascii():  # no ASCII character is Cf or ignorable
         return text
-    return "".join(" " if c == BRAILLE_BLANK else c for c in text if not invisible(c))
+    kept: list[str] = []
+    at = 0
+    while at < len(text):
+        c = text[at]
+        if c == BLACK_FLAG:
+            end = _flag_tags(text, at)
+            kept.append(text[at:end])
+            at = end
+            continue
+        if c == BRAILLE_BLANK:
+            kept.append(" ")
+        elif not invisible(c) or (
+            c == ZWJ and kept and _pictograph(kept[-1][-1])
+            and at + 1 < len(text) and _pictograph(text[at + 1])
+        ):
+            kept.append(c)
+        at += 1
+    return "".join(kept)
 
 
 def clean_name(name: str) -> str:
@@ -689,7 +790,7 @@ class NeuerEintrag(Frozen):
     """A timeline entry to create (also inside a write order, as the event of a fact)."""
 
     typ: EintragTyp = Field("ereignis", description="Kind of entry.")
-    titel: Name = Field(description="Short title, e.g. 'Lena zieht nach Kassel'.")
+    titel: Titel = Field(description="Short title, e.g. 'Lena zieht nach Kassel'.")
     beginn: date = Field(description="First day (for precision monat: any day of the month).")
     ende: date | None = Field(None, description="Last day of a span; None for one day/month.")
     genauigkeit: Genauigkeit = Field(

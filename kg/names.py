@@ -24,7 +24,7 @@ from typing import Any
 from pydantic import Field
 
 from kg.db import Database, Tx
-from kg.models import Frozen, clean_name, normalize_name
+from kg.models import MAX_NAME, Frozen, clean_name, normalize_name, normalize_text, one_line
 
 #: Entities read per page (a page's changes are written before the next is read, each
 #: user's in a transaction of its own).
@@ -51,7 +51,7 @@ class Renormalisiert(Frozen):
         description="Entities stored again (or, in a dry run, that would be)."
     )
     gelassen: list[str] = Field(
-        description="Entities left as they are: a name with nothing visible, or no user "
+        description="Entities left as they are: a name too long once cleaned, or no user "
         "id (`kg check`'s node_fields and pair_ids report them; mend or purge them by hand)."
     )
     namensvettern: int = Field(
@@ -61,16 +61,28 @@ class Renormalisiert(Frozen):
     dry_run: bool
 
 
+def stored_name(name: str) -> str | None:
+    """A stored name as this version stores it: line breaks and control characters
+    (which a write refuses, and an older one may have stored) a space, bidi controls and
+    what shows as nothing removed (`clean_name`). A name with nothing visible is named
+    by its code points ("U+3164"), so that the entity can be seen, exported and found;
+    None when even that does not fit."""
+    cleaned = clean_name(normalize_text(one_line(name)))
+    if normalize_name(cleaned):
+        return cleaned if len(cleaned) <= MAX_NAME else None
+    spelled = " ".join(f"U+{ord(c):04X}" for c in name)
+    return spelled if 0 < len(spelled) <= MAX_NAME else None
+
+
 def plan(rows: list[dict[str, Any]]) -> tuple[list[Umbenennung], list[str]]:
     """Of the stored names `rows` (id, user_id, name, name_norm), those to store again,
-    and the ids of those no rule can store (nothing visible, no user id)."""
+    and the ids of those no rule can store (too long once cleaned, no user id)."""
     changes, left = [], []
     for r in rows:
-        name = clean_name(r["name"])
-        key = normalize_name(name)
-        if not key or not isinstance(r["user_id"], str):
+        name = stored_name(r["name"])
+        if name is None or not isinstance(r["user_id"], str):
             left.append(str(r["id"]))
-        elif (name, key) != (r["name"], r["name_norm"]):
+        elif (name, key := normalize_name(name)) != (r["name"], r["name_norm"]):
             changes.append(Umbenennung(
                 id=r["id"], user_id=r["user_id"], name=r["name"], name_norm=r["name_norm"],
                 neuer_name=name, neuer_name_norm=key,
@@ -134,8 +146,9 @@ async def renormalize(
     namesakes = 0
     for user, mine in sorted(changed.items()):
         async with db.auto_commit("READ") as q:
-            stored = await q.run("entities_by_key", user_id=user,
-                                 keys=sorted({c.neuer_name_norm for c in mine}))
+            stored = await q.run("entities_by_keys", pairs=[
+                {"user_id": user, "key": key} for key in sorted({c.neuer_name_norm
+                                                                 for c in mine})])
         namesakes += namesakes_made(mine, {r["key"]: r["ids"] for r in stored})
     return Renormalisiert(
         user_id=user_id, gelesen=read, geaendert=[c for _, m in sorted(changed.items())

@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 from cli.main import app
 from kg.errors import NothingStored
-from kg.models import INVISIBLE_CLASS, Tripel, clean_name, invisible, normalize_name
+from kg.models import INVISIBLE_CLASS, NeuerEintrag, Tripel, clean_name, invisible, normalize_name
 from kg.names import plan
 from tests.conftest import Pair, t
 
@@ -118,7 +118,7 @@ def test_check_sees_namesakes_that_differ_in_an_ignorable_character(
     assert check(pair, "format_namesakes").ok
     plant_entity(pair, f"Jürgen{mark}", f"jürgen{mark}")
     found = check(pair, "format_namesakes")
-    assert found.count == 1 and "jürgen:" in found.samples[0], found
+    assert found.count == 1 and "'jürgen':" in found.samples[0], found
     assert "kg schema renormalize" in (found.detail or "")
     stale = check(pair, "name_norm")
     assert stale.count == 1 and "kg schema renormalize" in (stale.detail or "")
@@ -135,7 +135,8 @@ def test_check_sees_a_name_of_ignorable_characters_only(pair: Pair) -> None:
 class Legacy:
     """A user with names stored before this rule: Jürgen with a variation selector
     (his own facts), Jürgen as the writer stores him, Lena with a combining grapheme
-    joiner (no namesake), and a name that holds nothing visible."""
+    joiner (no namesake), a name that holds nothing visible (the Hangul filler, a
+    "blank" nickname), and Ida with a line separator (which a write makes a space)."""
 
     def __init__(self, pair: Pair) -> None:
         self.pair = pair
@@ -146,6 +147,7 @@ class Legacy:
                     "e.name_norm = 'le\u034fna'", id=self.lena)
         self.old = plant_entity(pair, "Jürgen\ufe0f", "jürgen\ufe0f")
         self.blank = plant_entity(pair, "\u3164", "\u3164")
+        self.ida = plant_entity(pair, "Ida\u2028Maria", "ida\u2028maria")
 
     def names(self) -> dict[str, tuple[str, str]]:
         return {r["id"]: (r["name"], r["name_norm"]) for r in self.pair.cypher(
@@ -160,26 +162,26 @@ def test_renormalize_stores_the_names_as_the_writer_would(pair: Pair) -> None:
     before = legacy.names()
     dry = pair.store.run(mem.renormalize_names(pair.user_id, dry_run=True))
     assert legacy.names() == before
-    assert {c.id for c in dry.geaendert} == {legacy.lena, legacy.old}
-    assert dry.namensvettern == 1 and dry.gelassen == [legacy.blank] and dry.dry_run
+    changed = {legacy.lena, legacy.old, legacy.blank, legacy.ida}
+    assert {c.id for c in dry.geaendert} == changed
+    assert dry.namensvettern == 1 and dry.gelassen == [] and dry.dry_run
 
     done = pair.store.run(mem.renormalize_names(pair.user_id))
-    assert {c.id for c in done.geaendert} == {legacy.lena, legacy.old}
-    assert done.namensvettern == 1 and done.gelassen == [legacy.blank]
+    assert {c.id for c in done.geaendert} == changed
+    assert done.namensvettern == 1 and done.gelassen == []
     after = legacy.names()
     assert after[legacy.lena] == ("Lena", "lena")
     assert after[legacy.old] == ("Jürgen", "jürgen") == after[legacy.juergen]
-    assert after[legacy.blank] == before[legacy.blank]
+    # The blank name is named by its code points: seen, exported, found by that name.
+    assert after[legacy.blank] == ("U+3164", "u+3164")
+    assert after[legacy.ida] == ("Ida Maria", "ida maria")
     # Lena is found by her name again; the two Jürgens are namesakes, each with his own.
     assert pair.store.run(mem.resolve(pair.user_id, "nova", "Lena")).entitaet is not None
     both = pair.store.run(mem.resolve(pair.user_id, "nova", "Jürgen"))
     assert both.entitaet is None and {k.id for k in both.kandidaten} == {legacy.juergen,
                                                                           legacy.old}
     report = pair.store.run(mem.check(pair.user_id))
-    # What stays is the blank name, which no rule can store (node_fields, name_norm).
-    left = {c.name: c.samples for c in report.violations if c.item in (1, 8)}
-    assert set(left) == {"node_fields", "name_norm"}
-    assert all(legacy.blank in " ".join(samples) for samples in left.values()), left
+    assert [c.name for c in report.violations if c.item in (1, 8)] == []
     again = pair.store.run(mem.renormalize_names(pair.user_id))
     assert again.geaendert == [] and again.namensvettern == 0
 
@@ -208,11 +210,13 @@ def test_renormalize_reads_page_by_page_and_mends_a_missing_key(
     pair.cypher("MATCH (e:Entitaet {id: $id}) REMOVE e.name_norm", id=legacy.juergen)
     assert not check(pair, "name_norm").ok
     done = pair.store.run(pair.store.memory.renormalize_names(pair.user_id))
-    assert {c.id for c in done.geaendert} == {legacy.lena, legacy.old, legacy.juergen}
-    assert done.gelesen == 4 and done.namensvettern == 2
+    assert {c.id for c in done.geaendert} == {legacy.lena, legacy.old, legacy.juergen,
+                                              legacy.blank, legacy.ida}
+    assert done.gelesen == 5 and done.namensvettern == 2
     assert legacy.names()[legacy.juergen] == ("Jürgen", "jürgen")
-    changes, left = plan([{"id": "x", "user_id": None, "name": "Max", "name_norm": None}])
-    assert changes == [] and left == ["x"]
+    changes, left = plan([{"id": "x", "user_id": None, "name": "Max", "name_norm": None},
+                          {"id": "y", "user_id": "u", "name": "A" * 201, "name_norm": "a"}])
+    assert changes == [] and left == ["x", "y"]
 
 
 def test_cli_renormalizes_and_says_what_it_did(pair: Pair, cli_env: dict[str, str]) -> None:
@@ -221,15 +225,72 @@ def test_cli_renormalizes_and_says_what_it_did(pair: Pair, cli_env: dict[str, st
     base = ["schema", "renormalize", "-u", pair.user_id]
     dry = runner.invoke(app, [*base, "--dry-run"], env=cli_env)
     assert dry.exit_code == 0, dry.output
-    assert "would store 2 again" in dry.stdout and "1 of them now share" in dry.stdout
-    assert "nothing visible" in dry.stderr and legacy.blank in dry.stderr
+    assert "would store 4 again" in dry.stdout and "1 of them now share" in dry.stdout
     assert "'Jürgen\\ufe0f' → 'Jürgen'" in dry.stdout  # what changes, shown
+    assert "'\\u3164' → 'U+3164'" in dry.stdout
     done = runner.invoke(app, [*base, "--json"], env=cli_env)
     assert done.exit_code == 0, done.output
-    assert {c["id"] for c in json.loads(done.stdout)["geaendert"]} == {legacy.lena, legacy.old}
+    assert {c["id"] for c in json.loads(done.stdout)["geaendert"]} == {
+        legacy.lena, legacy.old, legacy.blank, legacy.ida}
     unknown = runner.invoke(app, ["schema", "renormalize", "-u", pair.user_id + "-nobody"],
                             env=cli_env)
     assert unknown.exit_code == 2 and "has nothing in this store" in unknown.output
     assert "Traceback" not in unknown.output
     with pytest.raises(NothingStored):
         pair.store.run(pair.store.memory.renormalize_names(pair.user_id + "-nobody"))
+
+
+# -- what makes an emoji stays --------------------------------------------------------
+
+SCOTLAND = "\U0001f3f4\U000e0067\U000e0062\U000e0073\U000e0063\U000e0074\U000e007f"
+WALES = "\U0001f3f4\U000e0067\U000e0062\U000e0077\U000e006c\U000e0073\U000e007f"
+FAMILY = "\U0001f468\u200d\U0001f469\u200d\U0001f467"
+
+
+def test_what_makes_an_emoji_is_kept_in_names_and_values(pair: Pair) -> None:
+    """The attack: Scotland's flag and Wales' were one entity „Fan von 🏴“ (a black flag),
+    and one value; a family of three (joined by U+200D) was stored as three people. The
+    tags of a flag's sequence and a joiner between two pictographs stay; a joiner
+    between letters, tags elsewhere, and variation selectors still go."""
+    assert clean_name(f"Fan von {SCOTLAND}") == f"Fan von {SCOTLAND}"
+    assert normalize_name(f"Fan von {SCOTLAND}") != normalize_name(f"Fan von {WALES}")
+    assert clean_name(FAMILY) == FAMILY and normalize_name(FAMILY) == FAMILY
+    assert clean_name("Le\u200dna") == "Lena" and clean_name("a\U000e0067b") == "ab"
+    assert clean_name("\u2764\ufe0f\u200d\U0001f525") == "\u2764\u200d\U0001f525"
+    pair.write(t(f"Fan von {SCOTLAND}", "hobby", wert="Dudelsack"),
+               t(f"Fan von {WALES}", "hobby", wert="Rugby"),
+               t("Lena", "hobby", wert=f"Fan {SCOTLAND}"), t("Lena", "hobby", wert=FAMILY))
+    again = pair.write(t("Lena", "hobby", wert=f"Fan {WALES}"),
+                       t("Lena", "hobby", wert=f"Fan {SCOTLAND}"))
+    assert [r.ausgang for r in again.ergebnisse] == ["geschrieben", "unveraendert"]
+    names = {r["name"] for r in pair.cypher("MATCH (e:Entitaet {user_id: $u}) "
+                                            "RETURN e.name AS name", u=pair.user_id)}
+    assert names == {f"Fan von {SCOTLAND}", f"Fan von {WALES}", "Lena"}
+    values = {r["w"] for r in pair.cypher("MATCH (w:Wert {user_id: $u}) RETURN w.wert AS w",
+                                          u=pair.user_id)}
+    assert {f"Fan {SCOTLAND}", f"Fan {WALES}", FAMILY} <= values
+    report = pair.store.run(pair.store.memory.check(pair.user_id))
+    assert [c.name for c in report.violations if c.item in (1, 8)] == []
+
+
+# -- a bound counts what is stored --------------------------------------------------
+
+
+def test_a_bound_counts_the_name_or_value_as_stored(pair: Pair) -> None:
+    """The attack: "A" * 200 was written, and refused ("too long") with a variation
+    selector or a zero-width space added, or its last letter typed decomposed; the same
+    for a value of 2,000. Names and values are measured as stored."""
+    name, value = "A" * 200, "x" * 2000
+    told = pair.write(t(name + "\ufe0f", "hobby", wert=value + "\u200b"),
+                      t("\u200b" + name, "beruf", wert="x" * 1999 + "A\u0308"))
+    assert [r.ausgang for r in told.ergebnisse] == ["geschrieben", "geschrieben"]
+    assert pair.cypher("MATCH (e:Entitaet {user_id: $u}) RETURN e.name AS n",
+                       u=pair.user_id) == [{"n": name}]
+    too_long = pair.write(t("A" * 201 + "\ufe0f", "hobby", wert="y"),
+                          t(name, "hobby", wert="y" * 2001 + "\u200b"))
+    assert [r.ausgang for r in too_long.ergebnisse] == ["abgelehnt", "abgelehnt"]
+    meldungen = " ".join(str(r.meldung) for r in too_long.ergebnisse)
+    assert "201 characters without invisible ones; at most 200" in meldungen
+    assert "2001 characters once composed (NFC) and without invisible ones" in meldungen
+    with pytest.raises(ValueError, match="at most 200"):  # a title is stored as given
+        NeuerEintrag.model_validate({"titel": "T" * 200 + "\u200b", "beginn": "2026-12-01"})

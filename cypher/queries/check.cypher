@@ -937,29 +937,6 @@ ORDER BY type;
 RETURN count(r) AS count,
        collect(coalesce(r.id, elementId(r)) + ' ' + type(r) + ' on ' + coalesce(s.id, '?'))[..$samples] AS samples;
 
-// name: check_format_namesakes
-// Item 8: no two entities of a user whose normalised names differ only in characters
-// that show as nothing ($invisible: `kg.models.INVISIBLE_CLASS`, Unicode Cf such as
-// zero-width and bidi controls, and the other default-ignorables such as the combining
-// grapheme joiner, variation selectors and the Hangul fillers): the writer strips them
-// before resolution, so such a pair is one name stored twice. (`substring` counts code
-// points, where `split(s, '')` would cut a variation selector of U+E0100 in two.)
-// params: $user_id, $invisible, $samples
-// :param user_id => 'demo-user'
-// :param invisible => '[\\p{Cf}\\x{34F}\\x{FE00}-\\x{FE0F}]'
-// :param samples => 5
-MATCH (e:Entitaet)
-WHERE $user_id IS NULL OR e.user_id = $user_id
-WITH e, CASE WHEN e.name_norm =~ '(?s).*' + $invisible + '.*'
-  THEN reduce(k = '', i IN range(0, size(e.name_norm) - 1) |
-         k + CASE WHEN substring(e.name_norm, i, 1) =~ $invisible THEN ''
-                  ELSE substring(e.name_norm, i, 1) END)
-  ELSE e.name_norm END AS key
-WITH e.user_id AS user_id, key, collect(e) AS same, count(DISTINCT e.name_norm) AS forms
-WHERE forms > 1
-RETURN count(*) AS count,
-       collect(user_id + ' ' + key + ': ' + reduce(t = '', x IN same | t + CASE t WHEN '' THEN '' ELSE ', ' END + x.id))[..$samples] AS samples;
-
 // name: name_norm_rows
 // Item 8: the entities whose stored name_norm may not be their name as the writer
 // normalises it (name_judged_in_python), for `kg.check` to compare exactly.

@@ -41,12 +41,12 @@ WHERE e.user_id = $user_id AND e.name = r.name
 SET e.name = r.neuer_name, e.name_norm = r.neuer_name_norm
 RETURN collect(e.id) AS renamed;
 
-// name: entities_by_key
-// The ids of a user's entities stored with each of the keys $keys: `kg.names.renormalize`
-// counts the namesakes it made (or, in a dry run, would make).
-// params: $user_id, $keys
-// :param user_id => 'demo-user'
-// :param keys => ['jürgen']
-UNWIND $keys AS key
-MATCH (o:Entitaet {user_id: $user_id, name_norm: key})
-RETURN key, collect(o.id) AS ids;
+// name: entities_by_keys
+// The ids of the entities stored with each key of $pairs (user_id, key): `kg check`'s
+// format_namesakes looks for another entity stored with a wrong one's key, and
+// `kg.names.renormalize` counts the namesakes it made (or, in a dry run, would make).
+// params: $pairs
+// :param pairs => [{user_id: 'demo-user', key: 'jürgen'}]
+UNWIND $pairs AS p
+MATCH (o:Entitaet {user_id: p.user_id, name_norm: p.key})
+RETURN p.user_id AS user_id, p.key AS key, collect(o.id) AS ids;

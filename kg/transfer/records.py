@@ -27,6 +27,7 @@ from kg.models import (
     Herkunft,
     Ident,
     Name,
+    Titel,
     TripelErgebnis,
     Wert,
     clean_name,
@@ -147,7 +148,7 @@ class EintragRec(Rec):
     user_id: Id
     character_id: Id
     typ: EintragTyp
-    titel: Name
+    titel: Titel
     beginn: Tag
     ende: Tag | None = None
     genauigkeit: Genauigkeit
