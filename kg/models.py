@@ -342,8 +342,7 @@ def clean_name(name: str) -> str:
     whitespace stripped.
 
     `Le\u200bna` and `Lena` are one name: what cannot be seen must not make a second
-    entity. (A zero-width joiner inside an emoji sequence goes too; the name still
-    reads the same.)
+    entity. (What makes an emoji stays: a flag's tags, a joiner between pictographs.)
     """
     return strip_format(name).strip()
 
