@@ -185,10 +185,11 @@ def schema_renormalize(
                  "entity (namesakes: a lookup by the name asks which, an id tells them "
                  "apart)" if result.namensvettern else ""), markup=False)
     if result.gelassen:
-        err.print(f"{len(result.gelassen)} entities were left as they are: nothing visible "
-                  "in the name, or no user id (kg check's node_fields and pair_ids name "
-                  "them; mend or purge them by hand): " + ", ".join(result.gelassen[:5]),
-                  markup=False)
+        many = len(result.gelassen)
+        left = "entity was left as it is" if many == 1 else "entities were left as they are"
+        err.print(f"{many} {left}: a name too long once cleaned, or no user id (kg check's "
+                  "node_fields and pair_ids name them; mend or purge them by hand): "
+                  + ", ".join(result.gelassen[:5]), markup=False)
 
 
 def _print_states(states: list[schema.MigrationState], as_json: bool) -> None:

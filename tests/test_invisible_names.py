@@ -221,10 +221,13 @@ def test_renormalize_reads_page_by_page_and_mends_a_missing_key(
 
 def test_cli_renormalizes_and_says_what_it_did(pair: Pair, cli_env: dict[str, str]) -> None:
     legacy = Legacy(pair)
+    long = plant_entity(pair, "Ä" * 201, "ä" * 201)  # no rule stores it: left, and named
     runner = CliRunner()
     base = ["schema", "renormalize", "-u", pair.user_id]
     dry = runner.invoke(app, [*base, "--dry-run"], env=cli_env)
     assert dry.exit_code == 0, dry.output
+    assert "1 entity was left as it is: a name too long once cleaned" in dry.stderr
+    assert long in dry.stderr
     assert "would store 4 again" in dry.stdout and "1 of them now share" in dry.stdout
     assert "'Jürgen\\ufe0f' → 'Jürgen'" in dry.stdout  # what changes, shown
     assert "'\\u3164' → 'U+3164'" in dry.stdout
