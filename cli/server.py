@@ -170,13 +170,14 @@ def schema_renormalize(
     if as_json:
         print_json(result)
         return
+    from kg.check import stored_key
     from kg.models import shown
 
     verb = "would store" if result.dry_run else "stored"
     for c in result.geaendert[:SHOWN]:
+        key = c.stored_key or stored_key(c.name_norm)
         out.print(f"{c.user_id}  {c.id}  {shown(c.name)} → {shown(c.neuer_name)} "
-                  f"(key {shown(c.name_norm or '')} → {shown(c.neuer_name_norm)})",
-                  markup=False)
+                  f"(key {key} → {shown(c.neuer_name_norm)})", markup=False)
     if len(result.geaendert) > SHOWN:
         out.print(f"… and {len(result.geaendert) - SHOWN} more (--json lists every one)",
                   markup=False)

@@ -410,6 +410,14 @@ def type_rules(canon: Canon) -> dict[str, Any]:
     }
 
 
+def stored_key(value: Any) -> str:
+    """A stored name_norm as a sample shows it: a text quoted, escaped (`shown`); none;
+    or another type's value as it is (7)."""
+    if value is None:
+        return "none"
+    return shown(value) if isinstance(value, str) else repr(value)
+
+
 #: What mends a wrong name_norm, or one name stored under two keys.
 RENORMALIZE = (
     "names stored by an earlier rule (or by hand): `kg schema renormalize` stores them as "
@@ -529,7 +537,7 @@ class Checks:
                             detail=RENORMALIZE if namesakes else None)
         item, title = CHECKS["name_norm"]
         samples_ = [f"{r['id']} ({shown(r['name'])} is {shown(key)}, stored "
-                    f"{shown(str(r['name_norm']))})" for r, key in wrong[:samples]]
+                    f"{stored_key(r['name_norm'])})" for r, key in wrong[:samples]]
         return first, CheckResult(name="name_norm", item=item, title=title, count=len(wrong),
                                   samples=samples_, detail=RENORMALIZE if wrong else None)
 

@@ -37,7 +37,12 @@ class Umbenennung(Frozen):
     id: str
     user_id: str
     name: str = Field(description="The name as stored.")
-    name_norm: str | None = Field(description="The key as stored (null: none).")
+    name_norm: str | None = Field(
+        description="The key as stored (null: none, or not a text: then `stored_key`)."
+    )
+    stored_key: str | None = Field(
+        None, description="A key stored as another type than a text (e.g. 7), as text."
+    )
     neuer_name: str = Field(description="The name as the writer stores it.")
     neuer_name_norm: str = Field(description="Its key (`kg.models.normalize_name`).")
 
@@ -59,6 +64,10 @@ class Renormalisiert(Frozen):
         "user has: namesakes, which a lookup by that name calls ambiguous."
     )
     dry_run: bool
+
+
+class NothingRenamed(Exception):
+    """A page's changes of one user found nothing left to rename: rolled back."""
 
 
 def stored_name(name: str) -> str | None:
@@ -83,8 +92,11 @@ def plan(rows: list[dict[str, Any]]) -> tuple[list[Umbenennung], list[str]]:
         if name is None or not isinstance(r["user_id"], str):
             left.append(str(r["id"]))
         elif (name, key := normalize_name(name)) != (r["name"], r["name_norm"]):
+            text = isinstance(r["name_norm"], str) or r["name_norm"] is None
             changes.append(Umbenennung(
-                id=r["id"], user_id=r["user_id"], name=r["name"], name_norm=r["name_norm"],
+                id=r["id"], user_id=r["user_id"], name=r["name"],
+                name_norm=r["name_norm"] if text else None,
+                stored_key=None if text else repr(r["name_norm"]),
                 neuer_name=name, neuer_name_norm=key,
             ))
     return changes, left
@@ -115,6 +127,7 @@ async def renormalize(
 
     timeout = db.settings.maintenance_timeout
     read, after = 0, ""
+    as_read: dict[str, Any] = {}  # each key as read, whatever its type (compare-and-set)
     changed: dict[str, list[Umbenennung]] = defaultdict(list)
     left: list[str] = []
     while True:
@@ -123,6 +136,7 @@ async def renormalize(
         if not rows:
             break
         read, after = read + len(rows), rows[-1]["id"]
+        as_read = {r["id"]: r["name_norm"] for r in rows}
         changes, skipped = plan(rows)
         left += skipped
         by_user: dict[str, list[Umbenennung]] = defaultdict(list)
@@ -133,13 +147,23 @@ async def renormalize(
                 changed[user] += mine
                 continue
 
-            async def work(tx: Tx, user: str = user, mine: list[Umbenennung] = mine) -> Any:
+            async def work(tx: Tx, user: str = user, mine: list[Umbenennung] = mine,
+                           as_read: dict[str, Any] = as_read) -> Any:
                 await lock(tx, user)
-                return await tx.one("rename_entities", user_id=user, rows=[
-                    c.model_dump(include={"id", "name", "name_norm", "neuer_name",
-                                          "neuer_name_norm"}) for c in mine])
+                row = await tx.one("rename_entities", user_id=user, rows=[
+                    {"id": c.id, "name": c.name, "name_norm": as_read.get(c.id),
+                     "neuer_name": c.neuer_name, "neuer_name_norm": c.neuer_name_norm}
+                    for c in mine])
+                if not row or not row["renamed"]:
+                    # Nothing to rename (renamed or purged since read): the lock node
+                    # the lock merged must not outlive a purge of the user.
+                    raise NothingRenamed
+                return row
 
-            row = await db.write(work, timeout=timeout)
+            try:
+                row = await db.write(work, timeout=timeout)
+            except NothingRenamed:
+                continue
             renamed = set(row["renamed"])
             changed[user] += [c for c in mine if c.id in renamed]
         progress(read)

@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 from cli.main import app
 from kg.errors import NothingStored
 from kg.models import INVISIBLE_CLASS, NeuerEintrag, Tripel, clean_name, invisible, normalize_name
-from kg.names import plan
+from kg.names import Umbenennung, plan
 from tests.conftest import Pair, t
 
 #: Default-ignorable code points outside Cf, one of each kind; U+E0101 is two UTF-16
@@ -297,3 +297,42 @@ def test_a_bound_counts_the_name_or_value_as_stored(pair: Pair) -> None:
     assert "2001 characters once composed (NFC) and without invisible ones" in meldungen
     with pytest.raises(ValueError, match="at most 200"):  # a title is stored as given
         NeuerEintrag.model_validate({"titel": "T" * 200 + "\u200b", "beginn": "2026-12-01"})
+
+
+# -- stored data the rules never wrote --------------------------------------------------
+
+
+def test_a_nameless_entity_and_a_key_of_another_type_stop_neither_check_nor_repair(
+    pair: Pair,
+) -> None:
+    """The second attack: an entity without a name made `kg check` and renormalize fail
+    whole (`IS :: STRING` is true of null), and a key stored as a number stopped the
+    repair of the whole store. The check reports both; the repair mends the key."""
+    pair.write(t("Lena", "hobby", wert="Lesen"))
+    pair.cypher("CREATE (:Entitaet {id: randomUUID(), user_id: $u, name_norm: 'x', "
+                "erstellt: datetime()})", u=pair.user_id)
+    odd = plant_entity(pair, "Zoë\ufe0f", "zoë")
+    pair.cypher("MATCH (e:Entitaet {id: $id}) SET e.name_norm = 7", id=odd)
+    report = pair.store.run(pair.store.memory.check(pair.user_id))
+    found = {c.name: c for c in report.violations}
+    assert "node_fields" in found and "name_norm" in found, report.violations
+    assert any("stored 7" in s for s in found["name_norm"].samples), found["name_norm"]
+    done = pair.store.run(pair.store.memory.renormalize_names(pair.user_id))
+    assert [(c.id, c.stored_key, c.neuer_name) for c in done.geaendert] == [(odd, "7", "Zoë")]
+    assert pair.cypher("MATCH (e:Entitaet {id: $id}) RETURN e.name_norm AS k",
+                       id=odd) == [{"k": "zoë"}]
+
+
+def test_renormalize_leaves_no_lock_node_of_a_user_purged_meanwhile(
+    pair: Pair, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The second attack: a renormalize beside a purge of the user brought the purged
+    user's lock node back (the write lock merges it) although it renamed nothing. A
+    write that finds nothing left to rename is rolled back."""
+    plant_entity(pair, "Jürgen\ufe0f", "jürgen\ufe0f")  # an older version's, no lock node
+    gone = Umbenennung(id="gone", user_id=pair.user_id, name="Jürgen\ufe0f",
+                       name_norm="jürgen\ufe0f", neuer_name="Jürgen", neuer_name_norm="jürgen")
+    monkeypatch.setattr("kg.names.plan", lambda rows: ([gone], []))  # purged since read
+    done = pair.store.run(pair.store.memory.renormalize_names(pair.user_id))
+    assert done.geaendert == []
+    assert pair.cypher("MATCH (n:Nutzer {id: $u}) RETURN n", u=pair.user_id) == []

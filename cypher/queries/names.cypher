@@ -6,7 +6,7 @@
 // normalisation is its lower case, stored as such (both printable ASCII, so no locale's
 // lower case can make a wrong one match). Text names only: check_node_fields reports
 // the others.
-WHERE ($user_id IS NULL OR e.user_id = $user_id) AND e.name IS :: STRING
+WHERE ($user_id IS NULL OR e.user_id = $user_id) AND e.name IS :: STRING NOT NULL
   AND NOT coalesce(e.name =~ '[!-~]+( [!-~]+)*' AND e.name_norm =~ '[!-~]+( [!-~]+)*'
                    AND e.name_norm = toLower(e.name), false)
 
