@@ -525,9 +525,11 @@ class Checks:
         for r, key in wrong:
             group = stored.setdefault((str(r["user_id"]), key), {})
             group[r["id"]] = r["name_norm"]
+        right = {r["id"]: key for r, key in wrong}  # a wrong one's key is another
         for (u, key), ids in holders.items():
             for i in ids:
-                stored[u, key].setdefault(i, key)
+                if right.get(i, key) == key:
+                    stored[u, key].setdefault(i, key)
         namesakes = [f"{u} {shown(key)}: {', '.join(sorted(group))}"
                      for (u, key), group in sorted(stored.items())
                      if len(group) > 1 and len(set(map(str, group.values()))) > 1]

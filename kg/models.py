@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from bisect import bisect_right
 from datetime import UTC, date, datetime, time
 from functools import cache, lru_cache
 from typing import Annotated, Any, Literal, NamedTuple, TypeVar
@@ -110,14 +111,19 @@ def too_long(n: int, limit: int, how: str) -> PydanticCustomError:
     )
 
 
-def _name_fits(text: str) -> str:
-    """An entity's name fits its bound as stored (`clean_name`), however many invisible
-    characters it arrived with (up to RAW times the bound as given)."""
-    if len(text) <= MAX_NAME:
-        return text
+def _raw_name_fits(text: str) -> str:
+    """An entity's name within RAW times its bound as given (`_name_fits` holds it to
+    the bound as stored)."""
     if len(text) > RAW * MAX_NAME:
         raise too_long(len(text), MAX_NAME, "")
-    if (n := len(clean_name(text))) > MAX_NAME:
+    return text
+
+
+def _name_fits(text: str) -> str:
+    """An entity's name fits its bound as stored (`clean_name`), however many invisible
+    characters it arrived with; measured once `_no_control` has made it the text the
+    planner cleans."""
+    if len(text) > MAX_NAME and (n := len(clean_name(text))) > MAX_NAME:
         raise too_long(n, MAX_NAME, " without invisible ones")
     return text
 
@@ -127,8 +133,9 @@ Name = Annotated[
     str,
     StringConstraints(strip_whitespace=True, min_length=1),
     StoredBound(MAX_NAME),
-    AfterValidator(_name_fits),
+    AfterValidator(_raw_name_fits),
     AfterValidator(_no_control),
+    AfterValidator(_name_fits),
 ]
 #: A timeline entry's title: stored as given.
 Titel = Annotated[
@@ -294,20 +301,58 @@ TAG_FIRST, TAG_LAST, CANCEL_TAG = "\U000e0020", "\U000e007e", "\U000e007f"
 MODIFIERS = ("\U0001f3fb", "\U0001f3ff")
 
 
+#: Extended_Pictographic of Unicode's emoji-data.txt (15.1), which Python's `unicodedata`
+#: does not carry: what a zero-width joiner joins into one emoji (🙂‍↔️: ↔ is one; box
+#: drawing, Braille and ° are symbols too, but none, so "─‍─" is "──").
+PICTOGRAPHS: tuple[tuple[int, int], ...] = (
+    (0x00A9, 0x00A9), (0x00AE, 0x00AE), (0x203C, 0x203C), (0x2049, 0x2049),
+    (0x2122, 0x2122), (0x2139, 0x2139), (0x2194, 0x2199), (0x21A9, 0x21AA),
+    (0x231A, 0x231B), (0x2328, 0x2328), (0x2388, 0x2388), (0x23CF, 0x23CF),
+    (0x23E9, 0x23F3), (0x23F8, 0x23FA), (0x24C2, 0x24C2), (0x25AA, 0x25AB),
+    (0x25B6, 0x25B6), (0x25C0, 0x25C0), (0x25FB, 0x25FE), (0x2600, 0x2605),
+    (0x2607, 0x2612), (0x2614, 0x2685), (0x2690, 0x2705), (0x2708, 0x2712),
+    (0x2714, 0x2714), (0x2716, 0x2716), (0x271D, 0x271D), (0x2721, 0x2721),
+    (0x2728, 0x2728), (0x2733, 0x2734), (0x2744, 0x2744), (0x2747, 0x2747),
+    (0x274C, 0x274C), (0x274E, 0x274E), (0x2753, 0x2755), (0x2757, 0x2757),
+    (0x2763, 0x2767), (0x2795, 0x2797), (0x27A1, 0x27A1), (0x27B0, 0x27B0),
+    (0x27BF, 0x27BF), (0x2934, 0x2935), (0x2B05, 0x2B07), (0x2B1B, 0x2B1C),
+    (0x2B50, 0x2B50), (0x2B55, 0x2B55), (0x3030, 0x3030), (0x303D, 0x303D),
+    (0x3297, 0x3297), (0x3299, 0x3299), (0x1F000, 0x1F0FF), (0x1F10D, 0x1F10F),
+    (0x1F12F, 0x1F12F), (0x1F16C, 0x1F171), (0x1F17E, 0x1F17F), (0x1F18E, 0x1F18E),
+    (0x1F191, 0x1F19A), (0x1F1AD, 0x1F1E5), (0x1F201, 0x1F20F), (0x1F21A, 0x1F21A),
+    (0x1F22F, 0x1F22F), (0x1F232, 0x1F23A), (0x1F23C, 0x1F23F), (0x1F249, 0x1F3FA),
+    (0x1F400, 0x1F53D), (0x1F546, 0x1F64F), (0x1F680, 0x1F6FF), (0x1F774, 0x1F77F),
+    (0x1F7D5, 0x1F7FF), (0x1F80C, 0x1F80F), (0x1F848, 0x1F84F), (0x1F85A, 0x1F85F),
+    (0x1F888, 0x1F88F), (0x1F8AE, 0x1F8FF), (0x1F90C, 0x1F93A), (0x1F93C, 0x1F945),
+    (0x1F947, 0x1FAFF), (0x1FC00, 0x1FFFD),
+)
+_PICTOGRAPH_STARTS = [lo for lo, _ in PICTOGRAPHS]
+
+
 def _pictograph(c: str) -> bool:
-    """A character an emoji sequence joins: a symbol (Unicode So, as every pictograph
-    is; not the Braille blank, read as a space) or a skin tone."""
-    return ((unicodedata.category(c) == "So" and c != BRAILLE_BLANK)
-            or MODIFIERS[0] <= c <= MODIFIERS[1])
+    """A character a joiner joins into one emoji: an extended pictograph
+    (`PICTOGRAPHS`) or a skin tone."""
+    i = bisect_right(_PICTOGRAPH_STARTS, ord(c)) - 1
+    return (i >= 0 and ord(c) <= PICTOGRAPHS[i][1]) or MODIFIERS[0] <= c <= MODIFIERS[1]
 
 
 def _flag_tags(text: str, at: int) -> int:
     """The end of the tag sequence after the black flag at `text[at]`: the index after
-    its cancel tag, or `at + 1` when none follows."""
+    its cancel tag, or `at + 1` when none follows that names a subdivision as Unicode's
+    flags do (a region of two letters and one to four letters or digits, in tag
+    characters: "gbsct"). Other tags go as what shows as nothing: they could carry
+    text no reader sees ("ignore previous instructions") into a prompt."""
     end = at + 1
     while end < len(text) and TAG_FIRST <= text[end] <= TAG_LAST:
         end += 1
-    return end + 1 if end > at + 1 and text[end:end + 1] == CANCEL_TAG else at + 1
+    spec = "".join(chr(ord(c) - 0xE0000) for c in text[at + 1:end])
+    if text[end:end + 1] == CANCEL_TAG and _SUBDIVISION.fullmatch(spec):
+        return end + 1
+    return at + 1
+
+
+#: A subdivision in a flag's tags (CLDR's unicode_subdivision_id, lower case).
+_SUBDIVISION = re.compile(r"[a-z]{2}[a-z0-9]{1,4}")
 
 
 def strip_format(text: str) -> str:
@@ -329,12 +374,21 @@ def strip_format(text: str) -> str:
         if c == BRAILLE_BLANK:
             kept.append(" ")
         elif not invisible(c) or (
-            c == ZWJ and kept and _pictograph(kept[-1][-1])
-            and at + 1 < len(text) and _pictograph(text[at + 1])
+            c == ZWJ and kept and _pictograph(kept[-1][-1]) and _pictograph_next(text, at)
         ):
             kept.append(c)
         at += 1
     return "".join(kept)
+
+
+def _pictograph_next(text: str, at: int) -> bool:
+    """Whether the next character after `text[at]` that shows is a pictograph: what
+    shows as nothing between is looked past, as it goes (so a joiner's fate does not
+    depend on which side of it a stray format character stood)."""
+    for c in text[at + 1:]:
+        if c == BRAILLE_BLANK or not invisible(c):
+            return _pictograph(c)
+    return False
 
 
 def clean_name(name: str) -> str:
