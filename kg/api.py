@@ -54,6 +54,7 @@ from kg.models import (
     instant,
     normalize_name,
     pair_ids,
+    shown,
     stored_result,
     user_scope,
 )
@@ -223,8 +224,8 @@ class Memory:
         if not name_norm:
             # As a write refuses it (name_leer): no entity can carry that name.
             raise InvalidInput(
-                f"name {name[:40]!r} is empty once invisible characters are removed; give "
-                "a name"
+                f"name {clip(shown(name), 60)} is empty once invisible characters are "
+                "removed; give a name"
             )
         rows = await self.db.query(
             "entity_candidates",
@@ -260,10 +261,12 @@ class Memory:
             return found.entitaet.id
         if found.kandidaten:
             raise AmbiguousEntity(
-                f"{len(found.kandidaten)} entities are named {name_or_id!r}; use an id",
+                f"{len(found.kandidaten)} entities are named {clip(shown(name_or_id), 80)}; "
+                "use an id",
                 found.kandidaten,
             )
-        raise EntityNotFound(f"user {user_id!r} has no entity named or with id {name_or_id!r}")
+        raise EntityNotFound(f"user {clip(shown(user_id), 80)} has no entity named or with id "
+                             f"{clip(shown(name_or_id), 80)}")
 
     async def entities(
         self, user_id: str, character_id: str, limit: int = 1000

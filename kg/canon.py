@@ -90,13 +90,16 @@ class Canon:
         """What to tell a caller who named a relation the canon does not have: the
         relation meant when only case, spaces or hyphens differ (a relation's name is
         exact: `Wohnt_In` is not `wohnt_in`), and the canon's relations."""
+        from kg.models import MAX_MELDUNG, clip, shown, strip_format  # kg.models imports this
+
         meant = None
         if isinstance(name, str):
-            key = re.sub(r"[\s-]+", "_", name.strip()).casefold()
+            key = re.sub(r"[\s-]+", "_", strip_format(name).strip()).casefold()
             meant = next((r for r in self.relations if r.casefold() == key), None)
         hint = f" — did you mean {meant!r}?" if meant else ""
-        return (f"unknown relation {name!r}{hint} (the canon has: "
-                f"{', '.join(sorted(self.relations))})")
+        said = clip(shown(name), 80) if isinstance(name, str) else repr(name)
+        return clip(f"unknown relation {said}{hint} (the canon has: "
+                    f"{', '.join(sorted(self.relations))})", MAX_MELDUNG)
 
     def __contains__(self, name: object) -> bool:
         return name in self.relations

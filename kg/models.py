@@ -843,7 +843,9 @@ class NeuerEintrag(Frozen):
     """A timeline entry to create (also inside a write order, as the event of a fact)."""
 
     typ: EintragTyp = Field("ereignis", description="Kind of entry.")
-    titel: Titel = Field(description="Short title, e.g. 'Lena zieht nach Kassel'.")
+    titel: Annotated[Titel, AfterValidator(_visible)] = Field(
+        description="Short title, e.g. 'Lena zieht nach Kassel'; something visible."
+    )
     beginn: date = Field(description="First day (for precision monat: any day of the month).")
     ende: date | None = Field(None, description="Last day of a span; None for one day/month.")
     genauigkeit: Genauigkeit = Field(

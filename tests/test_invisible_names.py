@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from cli.main import app
-from kg.errors import NothingStored
+from kg.errors import EntityNotFound, NothingStored
 from kg.models import INVISIBLE_CLASS, NeuerEintrag, Tripel, clean_name, invisible, normalize_name
 from kg.names import Umbenennung, plan
 from tests.conftest import Pair, t
@@ -379,3 +379,20 @@ def test_check_takes_no_holder_of_a_wrong_key_for_a_namesake(pair: Pair) -> None
     plant_entity(pair, "Jürgen\ufe0f", "jürgen\ufe0f")
     assert check(pair, "name_norm").count == 2
     assert check(pair, "format_namesakes").ok
+
+
+def test_messages_show_a_name_escaped_and_clipped(pair: Pair) -> None:
+    """The second attack: a name of 20,001 letters came back whole in the error (20 KB),
+    'hobby\\ufe0f' read as 'hobby' in "unknown relation", a Braille blank as a space;
+    and a title of a zero-width space was taken, the one text shown blank."""
+    mem = pair.store.memory
+    pair.write(t("Lena", "hobby", wert="Lesen"))
+    with pytest.raises(EntityNotFound) as missing:
+        pair.store.run(mem.entity_id(pair.user_id, "nova", "L" * 20_001))
+    assert len(str(missing.value)) < 300 and str(missing.value).endswith("…")
+    with pytest.raises(EntityNotFound, match=r"'Le\\u2800na'"):
+        pair.store.run(mem.entity_id(pair.user_id, "nova", "Le\u2800na"))
+    unknown = pair.write(t("Lena", "hobby\ufe0f", wert="Lesen")).ergebnisse[0]
+    assert r"'hobby\ufe0f' — did you mean 'hobby'?" in str(unknown.meldung)
+    with pytest.raises(ValueError, match="empty once invisible characters"):
+        NeuerEintrag.model_validate({"titel": "\u200b\u3164", "beginn": "2026-12-01"})

@@ -20,7 +20,9 @@ from kg.models import (
     Tripel,
     TripelErgebnis,
     clean_name,
+    clip,
     normalize_name,
+    shown,
     value_key,
 )
 from kg.plan.history import History
@@ -148,7 +150,8 @@ class Planner(History):
             raise Rejected(
                 "abgelehnt",
                 "name_leer",
-                f"{role}: the name {name!r} has only invisible characters; give a visible name",
+                f"{role}: the name {clip(shown(name), 60)} has only invisible characters; "
+                "give a visible name",
             )
         if isinstance(ref, New):
             return Resolved(None, clean_name(ref.neu), None, neu=True)
@@ -157,7 +160,8 @@ class Planner(History):
             raise Rejected(
                 "mehrdeutig",
                 "mehrdeutig",
-                f"{role}: {len(ids)} entities are named {ref!r}; retry with {{'id': ...}}",
+                f"{role}: {len(ids)} entities are named {clip(shown(ref), 80)}; retry with "
+                "{'id': ...}",
                 kandidaten=[self._kandidat(self.state.entities[i]) for i in ids],
             )
         if ids:
