@@ -276,3 +276,19 @@ def test_an_entity_reference_is_an_any_of_in_the_tool_schemas() -> None:
     for model in (Auftrag, Tripel):
         schema = json.dumps(model.model_json_schema())
         assert "oneOf" not in schema and "anyOf" in schema
+
+
+def test_a_value_whose_final_sigma_two_lower_cases_read_otherwise_is_one_value(
+    pair: Pair,
+) -> None:
+    """The second attack on names: "ΑΣ’Α", then "ασ’α", were two hobbies. Python lowers
+    the first to ασ’α, Neo4j's Java to ας’α (it takes the Σ before the apostrophe for a
+    final one), so the order's state query never read the stored value. It now asks
+    for the lower case with each sigma in either form."""
+    from kg.plan.orders import sigma_forms
+
+    assert sigma_forms("ασ’α") == {"ασ’α", "ας’α"}
+    assert sigma_forms("σσσσσ") == {"σσσσσ", "ςςςςς"} and sigma_forms("lena") == {"lena"}
+    pair.write(t("Lena", "hobby", wert="ΑΣ’Α"))
+    again = pair.write(t("Lena", "hobby", wert="ασ’α"))
+    assert [r.ausgang for r in again.ergebnisse] == ["unveraendert"]

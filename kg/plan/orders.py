@@ -64,6 +64,28 @@ def reject_reason(error: ValidationError) -> tuple[str, str]:
     return "ungueltig", message
 
 
+#: Sigmas of one value whose forms are tried each way (2 ** 4 forms); more take the two
+#: forms of all of them.
+SIGMAS = 4
+
+
+def sigma_forms(key: str) -> set[str]:
+    """A value's lower case with each of its sigmas as σ and as ς: the forms Cypher's
+    `toLower` may have given the stored value where Python's gives `key`."""
+    at = [i for i, c in enumerate(key) if c in "σς"]
+    if not at:
+        return {key}
+    if len(at) > SIGMAS:
+        return {key, key.replace("ς", "σ"), key.replace("σ", "ς")}
+    forms = set()
+    for mask in range(2 ** len(at)):
+        chars = list(key)
+        for bit, i in enumerate(at):
+            chars[i] = "ς" if mask >> bit & 1 else "σ"
+        forms.add("".join(chars))
+    return forms
+
+
 def precheck(raw: Tripel | dict[str, Any], canon: Canon) -> Tripel:
     """Validate one triple against its model and the canon; raises Rejected."""
     if isinstance(raw, Tripel):
@@ -236,9 +258,12 @@ def refs_of(auftrag: Auftrag, canon: Canon) -> Refs:
             # and in lower case (`kg.models.value_key`). The state query finds a value
             # by either (`toLower`): Neo4j's Java lowers by an older Unicode than
             # Python, and leaves some letters (added in Unicode 14) as they are.
+            # Java and Python also tell a final sigma apart otherwise where a letter
+            # follows after an apostrophe ("ΑΣ’Α": ας’α, ασ’α): the lower case is asked
+            # with each of its sigmas in either form too (`sigma_forms`).
             key = value_key(tripel.wert)
             refs.werte.update(
-                form(text) for text in (key, tripel.wert)
+                form(text) for text in (*sigma_forms(key), tripel.wert)
                 for form in (str, partial(unicodedata.normalize, "NFD")))
         if tripel.timeline_id:
             refs.timeline_ids.add(tripel.timeline_id)
