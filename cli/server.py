@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Coroutine
+from typing import Any
 
 import typer
 from pydantic import SecretStr
@@ -129,20 +131,50 @@ def schema_apply(as_json: bool = JsonOpt) -> None:
 
     Example: kg schema apply
     """
-    states = call(lambda m: schema.apply(m.db), check_schema=False)
+    states, stale = call(lambda m: _with_names(m, schema.apply(m.db), as_json),
+                         check_schema=False)
     _print_states(states, as_json)
+    _say_stale(stale)
 
 
 @schema_app.command("status")
 def schema_status(as_json: bool = JsonOpt) -> None:
-    """List migrations: applied, pending, or changed since applied.
+    """List migrations: applied, pending, or changed since applied; and, where they
+    are all applied, how many names an earlier rule stored (`kg schema renormalize`).
 
     Example: kg schema status --json
     """
-    states = call(lambda m: schema.status(m.db), check_schema=False)
+    states, stale = call(lambda m: _with_names(m, schema.status(m.db), as_json),
+                         check_schema=False)
     _print_states(states, as_json)
+    _say_stale(stale)
     if any(s.status != "applied" for s in states):
         raise typer.Exit(4)
+
+
+async def _with_names(
+    m: Memory, states: Coroutine[Any, Any, list[schema.MigrationState]], as_json: bool
+) -> tuple[list[schema.MigrationState], int]:
+    """The migrations' states and, once they are all applied, how many entities hold a
+    name an earlier rule stored (a dry run of `kg schema renormalize`; not for --json,
+    whose answer stays the list of migrations)."""
+    done = await states
+    if as_json or any(s.status != "applied" for s in done):
+        return done, 0
+    try:
+        return done, len((await m.renormalize_names(dry_run=True)).geaendert)
+    except KgError as error:  # a hint only: the migrations' answer stands
+        err.print(f"names: not counted ({error})", markup=False)
+        return done, 0
+
+
+def _say_stale(stale: int) -> None:
+    """After an upgrade whose rule for names grew: what to run, on stderr."""
+    if stale:
+        held = "entity holds a name" if stale == 1 else "entities hold names"
+        err.print(f"names: {stale} {held} "
+                  "an earlier rule stored, which no lookup by the name finds: run `kg schema "
+                  "renormalize --dry-run`, then without --dry-run", markup=False)
 
 
 #: How many changes `kg schema renormalize` lists; --json has every one.

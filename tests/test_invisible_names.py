@@ -396,3 +396,28 @@ def test_messages_show_a_name_escaped_and_clipped(pair: Pair) -> None:
     assert r"'hobby\ufe0f' — did you mean 'hobby'?" in str(unknown.meldung)
     with pytest.raises(ValueError, match="empty once invisible characters"):
         NeuerEintrag.model_validate({"titel": "\u200b\u3164", "beginn": "2026-12-01"})
+
+
+def test_schema_status_says_when_names_need_renormalizing(
+    pair: Pair, cli_env: dict[str, str]
+) -> None:
+    """The first attack: nothing told an operator after `kg schema apply` that names an
+    earlier rule stored need `kg schema renormalize`, and until then every order naming
+    "Zoë" makes a second Zoë beside the stored "Zoë\ufe0f". Apply and status say it (on
+    stderr; --json keeps its list of migrations)."""
+    legacy = Legacy(pair)
+    mem = pair.store.memory
+    stale = len(pair.store.run(mem.renormalize_names(dry_run=True)).geaendert)
+    assert stale >= 4
+    runner = CliRunner()
+    for command in ("apply", "status"):
+        said = runner.invoke(app, ["schema", command], env=cli_env)
+        assert said.exit_code == 0, said.output
+        assert f"names: {stale} entities hold names an earlier rule stored" in said.stderr
+        assert "kg schema renormalize --dry-run" in said.stderr
+    quiet = runner.invoke(app, ["schema", "status", "--json"], env=cli_env)
+    assert "names:" not in quiet.stderr and json.loads(quiet.stdout)
+    pair.store.run(mem.renormalize_names(pair.user_id))
+    after = runner.invoke(app, ["schema", "status"], env=cli_env)
+    assert f"names: {stale - 4} " in after.stderr or (stale == 4 and "names:" not in after.stderr)
+    assert legacy.names()[legacy.old] == ("Jürgen", "jürgen")
