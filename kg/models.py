@@ -111,12 +111,16 @@ def too_long(n: int, limit: int, how: str) -> PydanticCustomError:
     )
 
 
-def _raw_name_fits(text: str) -> str:
-    """An entity's name within RAW times its bound as given (`_name_fits` holds it to
-    the bound as stored)."""
-    if len(text) > RAW * MAX_NAME:
-        raise too_long(len(text), MAX_NAME, "")
-    return text
+def raw_bound(limit: int) -> AfterValidator:
+    """A text within RAW times its bound `limit` as given (another validator holds it to
+    the bound as stored: `_name_fits`, `_still_short`); checked before any work on it."""
+
+    def fits(text: str) -> str:
+        if len(text) > RAW * limit:
+            raise too_long(len(text), limit, "")
+        return text
+
+    return AfterValidator(fits)
 
 
 def _name_fits(text: str) -> str:
@@ -133,7 +137,7 @@ Name = Annotated[
     str,
     StringConstraints(strip_whitespace=True, min_length=1),
     StoredBound(MAX_NAME),
-    AfterValidator(_raw_name_fits),
+    raw_bound(MAX_NAME),
     AfterValidator(_no_control),
     AfterValidator(_name_fits),
 ]
@@ -171,14 +175,6 @@ def _still_short(text: str) -> str:
     return text
 
 
-def _raw_value_fits(text: str) -> str:
-    """A value to write within RAW times its bound as given (`_still_short` holds it to
-    the bound as stored)."""
-    if len(text) > RAW * MAX_WERT:
-        raise too_long(len(text), MAX_WERT, "")
-    return text
-
-
 def _visible(text: str) -> str:
     """A value someone can read: not made of what shows as nothing alone (a zero-width
     space would show as „​“, an empty value)."""
@@ -199,7 +195,7 @@ NeuerWert = Annotated[
     str,
     StringConstraints(strip_whitespace=True, min_length=1),
     StoredBound(MAX_WERT),
-    AfterValidator(_raw_value_fits),
+    raw_bound(MAX_WERT),
     AfterValidator(_no_control),
     AfterValidator(_visible), AfterValidator(clean_value), AfterValidator(_still_short),
 ]
