@@ -40,6 +40,7 @@ from kg.plan import (
     Refs,
     State,
     day_start,
+    held_together,
     order_status,
     precision_end,
     refs_of,
@@ -382,9 +383,19 @@ class FaktenAgent:
         jetzt = instant(row["jetzt"])
         planner = Planner(self.canon, auftrag, to_state(row, self.canon), jetzt)
         results = planner.plan()
+        # A correction and its replacement are written together or not at all: what a
+        # refused part holds back, the order plans again without (until nothing more is).
         # After the replay lookup (a replay is answered from the audit, whatever the canon
         # says now), before anything is written.
-        self._replacements_hold(auftrag, results, planner.replacing)
+        held: dict[int, TripelErgebnis] = {}
+        while more := {
+            j: r for j, r in held_together(
+                len(auftrag.berichtigungen), results, planner.replacing).items()
+            if j not in held
+        }:
+            held |= more
+            planner = Planner(self.canon, auftrag, to_state(row, self.canon), jetzt)
+            results = planner.plan(held)
         ergebnis = self._result(auftrag, results, planner.now, jetzt)
         await self._apply(tx, auftrag, row, jetzt, planner.ops, ergebnis, inhalt)
         return ergebnis
@@ -457,29 +468,6 @@ class FaktenAgent:
         ergebnis = self._result(auftrag, [plan(planner)], jetzt, jetzt)
         await self._apply(tx, auftrag, row, jetzt, planner.ops, ergebnis, content_hash(auftrag))
         return ergebnis
-
-    @staticmethod
-    def _replacements_hold(
-        auftrag: Auftrag, results: list[TripelErgebnis], replacing: dict[int, list[int]]
-    ) -> None:
-        """A correction and its replacement are written together or not at all. A
-        replacement the plan refuses (by its form, an unknown relation, a type the
-        entity's other facts contradict, an ambiguous name) refuses the whole order,
-        which would otherwise retire the wrong fact and leave nothing in its place; so
-        does a correction refused (it found no such fact, or its name is ambiguous), which
-        would otherwise leave its replacement written as news at the store's clock. The
-        plan links each replacement to its corrections (`replacing`: positions among the
-        order's items, corrections first)."""
-        first = len(auftrag.berichtigungen)
-        for index, replaced in sorted(replacing.items()):
-            parts = [(f"the correction berichtigungen[{j}]", results[j]) for j in replaced]
-            parts.append((f"the correction's tripel[{index - first}]", results[index]))
-            for name, outcome in parts:
-                if outcome.ausgang in ("abgelehnt", "mehrdeutig"):
-                    raise InvalidInput(
-                        f"{name} is refused — {outcome.meldung or outcome.grund}; nothing "
-                        "was written (a correction and its replacement are written together)"
-                    )
 
     async def rehearse(self, auftrag: Auftrag) -> None:
         """Run an order's queries in a transaction that is rolled back: the server plans

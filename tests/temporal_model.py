@@ -250,8 +250,8 @@ class Model:
         the place of the value taken back (where its latest stay began, with its event,
         and without the window of the event's precision: the value's own place), or, when
         none of it held anywhere, begins at the store's `clock`. Returns the replacement's
-        outcome; None when the value was never told: the order is refused whole, and
-        nothing changes."""
+        outcome; None when the value was never told: neither is written, and nothing
+        changes."""
         self.step += 1
         found, place = self._take_back(rel, value)
         if not found:

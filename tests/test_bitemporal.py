@@ -19,7 +19,7 @@ from cli.main import app
 from kg import schema
 from kg.errors import InvalidInput, TimelineError
 from kg.mappe import Mappe, render
-from kg.models import Auftrag
+from kg.models import Auftrag, AuftragErgebnis
 from kg.timeline import when_text
 from tests.conftest import Pair, raw_cypher, t
 
@@ -390,6 +390,10 @@ def stays(m: Mappe, beziehung: str) -> list[tuple[str, date | None, date | None]
     )
 
 
+def outcomes(result: AuftragErgebnis) -> list[tuple[str, str | None]]:
+    return [(r.ausgang, r.grund) for r in result.ergebnisse]
+
+
 def correct(pair: Pair, objekt: str, neu_objekt: str, **extra: Any) -> Any:
     order = pair.order(
         {"subjekt": "Lena", "beziehung": "wohnt_in", "objekt": neu_objekt, "herkunft": "mensch"},
@@ -530,9 +534,53 @@ def test_a_replacement_named_otherwise_than_its_correction_is_written_with_it_or
     order["berichtigungen"] = [{"herkunft": "mensch",
                                 "subjekt": {"id": pair.id_of("Tom")}, "beziehung": "typ",
                                 "wert": "person"}]
-    with pytest.raises(InvalidInput, match="nothing was written"):
-        pair.store.run(pair.store.memory.write(order))
+    result = pair.store.run(pair.store.memory.write(order))
+    assert outcomes(result) == [("abgelehnt", "zusammen_abgelehnt"),
+                                ("abgelehnt", "typkonflikt")], result
+    assert result.status == "abgelehnt"
     assert pair.mappe("Tom").typ == "person"
+
+
+def test_an_ambiguous_correction_returns_its_candidates_and_the_rest_is_written(
+    pair: Pair,
+) -> None:
+    """"Not Bonn, Hamburg" about an Anna whose name two entities carry, in an order that
+    also tells Lena's job. Rule 11: nothing is written for the ambiguous triple and its
+    candidates come back for a retry by id. The whole order was refused with "2 entities
+    are named 'Anna'" and no id (a review against the contract), Lena's job lost with it.
+    Now the correction comes back `mehrdeutig` with both Annas, its replacement is held
+    with it, the job is written; the retry by id corrects."""
+    pair.write(t("Anna", "wohnt_in", "Bonn"), t({"neu": "Anna"}, "wohnt_in", "Köln"))
+    order = pair.order(t("Anna", "wohnt_in", "Hamburg"), t("Lena", "beruf", wert="Ärztin"))
+    order["berichtigungen"] = [{"herkunft": "mensch",
+                                "subjekt": "Anna", "beziehung": "wohnt_in", "objekt": "Bonn"}]
+    result = pair.store.run(pair.store.memory.write(order))
+    # (the replacement's "Anna" is as ambiguous: it comes back with its candidates too)
+    assert outcomes(result) == [("mehrdeutig", "mehrdeutig"), ("mehrdeutig", "mehrdeutig"),
+                                ("geschrieben", None)], result
+    assert result.status == "teilweise"
+    annas = {e.id: e for e in pair.store.run(pair.store.memory.entities(
+        pair.user_id, "nova", 100)) if e.name == "Anna"}
+    kandidaten = result.ergebnisse[0].kandidaten
+    assert {k.id for k in kandidaten} == set(annas)
+    assert sorted(m for k in kandidaten for m in k.merkmale) == [
+        "wohnt in Bonn", "wohnt in Köln"]
+    assert [f.wert for f in pair.mappe("Lena").fakten if f.beziehung == "beruf"] == ["Ärztin"]
+    bonn = next(k.id for k in kandidaten if k.merkmale == ["wohnt in Bonn"])
+
+    def homes(entity_id: str) -> list[str]:
+        mappe = pair.store.run(pair.store.memory.mappe(pair.user_id, "nova", entity_id))
+        return [f.objekt.name for f in mappe.fakten if f.objekt and f.beziehung == "wohnt_in"]
+
+    assert homes(bonn) == ["Bonn"]
+    # The retry by id: the correction and its replacement, the job already told.
+    retry = pair.order(t({"id": bonn}, "wohnt_in", "Hamburg"))
+    retry["berichtigungen"] = [{"herkunft": "mensch", "subjekt": {"id": bonn},
+                                "beziehung": "wohnt_in", "objekt": "Bonn"}]
+    result = pair.store.run(pair.store.memory.write(retry))
+    assert [r.ausgang for r in result.ergebnisse] == ["berichtigt", "geschrieben"], result
+    assert homes(bonn) == ["Hamburg"]
+    check_clean(pair)
 
 
 def test_a_correction_that_finds_nothing_writes_no_replacement(pair: Pair) -> None:
@@ -541,23 +589,26 @@ def test_a_correction_that_finds_nothing_writes_no_replacement(pair: Pair) -> No
     clock, a move nobody told. The pair is written together or not at all."""
     pair.write(t("Lena", "wohnt_in", "Kassel"), zeitpunkt="2026-06-01T00:00:00Z")
     before = stays(pair.mappe("Lena"), "wohnt_in")
-    with pytest.raises(InvalidInput, match=r"the correction berichtigungen\[0\] is refused — "
-                       r"no fact Lena wohnt_in Bonn in this pair; nothing was written"):
-        correct(pair, "Bonn", "Hamburg")
+    result = correct(pair, "Bonn", "Hamburg")
+    assert outcomes(result) == [("abgelehnt", "nicht_gefunden"),
+                                ("abgelehnt", "zusammen_abgelehnt")], result
+    assert str(result.ergebnisse[1].meldung).startswith(
+        "not written: the correction berichtigungen[0] is refused — no fact Lena wohnt_in "
+        "Bonn in this pair; a correction and its replacement are written together")
     # By id, the replacement by name: the same pair, recognised by the resolved subject.
     order = pair.order(t("Lena", "wohnt_in", "Hamburg"))
     order["berichtigungen"] = [{"herkunft": "mensch", "subjekt": {"id": pair.id_of("Lena")},
                                 "beziehung": "wohnt_in", "objekt": "Bonn"}]
-    with pytest.raises(InvalidInput, match="nothing was written"):
-        pair.store.run(pair.store.memory.write(order))
+    result = pair.store.run(pair.store.memory.write(order))
+    assert [r.ausgang for r in result.ergebnisse] == ["abgelehnt", "abgelehnt"]
     assert stays(pair.mappe("Lena"), "wohnt_in") == before
     # An id nobody has is no entity: nothing is created under it as a name.
     done = CliRunner().invoke(app, [
         "correct", "-u", pair.user_id, "-c", "nova", "--subjekt", "e_0000", "--beziehung",
         "wohnt_in", "--objekt", "Kassel", "--neu-objekt", "Hamburg", "--herkunft", "mensch"])
-    assert done.exit_code == 2, done.output
+    assert done.exit_code == 1, done.output
     assert "no fact e_0000 wohnt_in Kassel in this pair" in done.output, done.output
-    assert "nothing was written" in done.output, done.output
+    assert "not written: the correction berichtigungen[0] is refused" in done.output, done.output
     names = {e.name for e in pair.store.run(
         pair.store.memory.entities(pair.user_id, "nova", 100))}
     assert names == {"Lena", "Kassel"}, names
@@ -567,16 +618,19 @@ def test_a_correction_that_finds_nothing_writes_no_replacement(pair: Pair) -> No
     order = pair.order(t("Mara", "wohnt_in", "Hamburg"))
     order["berichtigungen"] = [{"herkunft": "mensch", "subjekt": "mara", "beziehung": "wohnt_in",
                                 "objekt": "Bonn"}]
-    with pytest.raises(InvalidInput, match="no fact mara wohnt_in Bonn in this pair"):
-        pair.store.run(pair.store.memory.write(order))
+    result = pair.store.run(pair.store.memory.write(order))
+    assert "no fact mara wohnt_in Bonn in this pair" in str(result.ergebnisse[1].meldung)
+    assert result.status == "abgelehnt"
     pair.write(t("Anna", "wohnt_in", "Bonn"), t({"neu": "Anna"}, "wohnt_in", "Bonn"))
     second = max(e.id for e in pair.store.run(pair.store.memory.entities(
         pair.user_id, "nova", 100)) if e.name == "Anna")
     order = pair.order(t({"id": second}, "wohnt_in", "Hamburg"))
     order["berichtigungen"] = [{"herkunft": "mensch",
                                 "subjekt": "Anna", "beziehung": "wohnt_in", "objekt": "Bonn"}]
-    with pytest.raises(InvalidInput, match=r"berichtigungen\[0\] is refused — subjekt: 2 "):
-        pair.store.run(pair.store.memory.write(order))
+    result = pair.store.run(pair.store.memory.write(order))
+    assert outcomes(result) == [("mehrdeutig", "mehrdeutig"),
+                                ("abgelehnt", "zusammen_abgelehnt")], result
+    assert len(result.ergebnisse[0].kandidaten) == 2
     assert {e.name for e in pair.store.run(pair.store.memory.entities(
         pair.user_id, "nova", 100))} == {"Lena", "Kassel", "Anna", "Bonn"}
     # A correction alone that finds nothing is refused alone, as before.
@@ -616,8 +670,10 @@ def test_kg_correct_names_entities_by_id_and_gives_the_replacement_a_time(
     args = ["correct", "-u", pair.user_id, "-c", "nova", "--beziehung", "wohnt_in",
             "--objekt", "Kassel", "--neu-objekt", "Hamburg", "--herkunft", "mensch"]
     ambiguous = runner.invoke(app, [*args, "--subjekt", "Lena"])
-    assert ambiguous.exit_code == 2, ambiguous.output
+    # Exit 1 as for any order not written whole; the candidates' ids are shown to retry.
+    assert ambiguous.exit_code == 1, ambiguous.output
     assert "2 entities are named 'Lena'" in ambiguous.output, ambiguous.output
+    assert f"candidate {lena} Lena" in ambiguous.output, ambiguous.output
     for bad, words in (("1. September", "neither a date"), ("2026-09-01T00:00", "no time zone")):
         refused = runner.invoke(app, [*args, "--subjekt", lena, "--zeitpunkt", bad])
         assert refused.exit_code == 2 and words in refused.output, (bad, refused.output)

@@ -431,18 +431,22 @@ def test_a_corrections_notiz_and_herkunft_are_kept_in_the_audit_and_the_export(
 def test_a_correction_whose_replacement_has_the_wrong_form_writes_nothing(pair: Pair) -> None:
     """Retiring the wrong fact and refusing its replacement would leave nothing where the
     caller meant to put the right value: the whole correction is refused (CLI and
-    library). A triple of the same order that replaces nothing is judged on its own."""
+    library), and says why. A triple of the same order that replaces nothing is judged
+    on its own."""
     pair.write(t("Lea", "wohnt_in", "Berlin"))
     done = CliRunner().invoke(app, [
         "correct", "-u", pair.user_id, "-c", "nova", "--subjekt", "Lea", "--beziehung",
         "wohnt_in", "--objekt", "Berlin", "--herkunft", "mensch", "--neu-wert", "Hamburg"])
-    assert done.exit_code == 2 and "wohnt_in needs an entity as 'objekt'" in done.output
-    with pytest.raises(InvalidInput, match="the correction's tripel"):
-        pair.store.run(pair.store.memory.correct(
-            pair.user_id, "nova", subjekt="Lea", beziehung="wohnt_in", objekt="Berlin",
-            neu_wert="Hamburg", herkunft="mensch"))
+    assert done.exit_code == 1 and "wohnt_in needs an entity as 'objekt'" in done.output
+    assert "not written: the correction's tripel[0] is refused" in done.output, done.output
+    refused = pair.store.run(pair.store.memory.correct(
+        pair.user_id, "nova", subjekt="Lea", beziehung="wohnt_in", objekt="Berlin",
+        neu_wert="Hamburg", herkunft="mensch"))
+    assert [(r.ausgang, r.grund) for r in refused.ergebnisse] == [
+        ("abgelehnt", "zusammen_abgelehnt"), ("abgelehnt", "form")], refused
     assert [f.objekt.name for f in pair.mappe("Lea").fakten if f.objekt] == ["Berlin"]
-    assert pair.store.run(pair.store.memory.audit(pair.user_id, "nova"))[0].status == "ok"
+    assert [a.status for a in pair.store.run(pair.store.memory.audit(pair.user_id, "nova"))
+            ] == ["abgelehnt", "abgelehnt", "ok"]
     order = correction_order(pair.user_id, "nova", subjekt="Lea", beziehung="wohnt_in",
                              objekt="Berlin", neu_objekt="Hamburg", herkunft="mensch")
     data = order.model_dump(exclude_none=True)
@@ -478,8 +482,8 @@ def test_a_correction_and_its_replacement_of_an_unknown_relation_write_nothing(
 ) -> None:
     """Both refused by the canon, so neither reaches the plan's resolution: they are
     still one correction, linked by the subject and the relation as written (by id too),
-    and the order is refused whole with the correction's reason. A triple beside them
-    that replaces nothing does not make the order write."""
+    and both are refused with their reason. A triple beside them that
+    replaces nothing is written (rule 11: nothing for the refused, the rest as told)."""
     written = pair.write(t("Lea", "wohnt_in", "Berlin"))
     lea = written.ergebnisse[0].subjekt_id
     for subjekt in ("Lea", {"id": lea}):
@@ -487,10 +491,12 @@ def test_a_correction_and_its_replacement_of_an_unknown_relation_write_nothing(
                                  objekt="Berlin", neu_objekt="Hamburg", herkunft="mensch")
         data = order.model_dump(exclude_none=True)
         data["tripel"] = [*data["tripel"], t("Lea", "hobby", wert="Schach")]
-        with pytest.raises(InvalidInput, match=r"berichtigungen\[0\] is refused — unknown "
-                           r"relation 'wohnt_inn'.*nothing was written"):
-            pair.store.run(pair.store.memory.write(data))
-    assert [f.beziehung for f in pair.mappe("Lea").fakten] == ["wohnt_in"]
+        result = pair.store.run(pair.store.memory.write(data))
+        told = "geschrieben" if subjekt == "Lea" else "unveraendert"  # (told the first time)
+        assert [r.ausgang for r in result.ergebnisse] == ["abgelehnt", "abgelehnt", told], result
+        # (each refused for itself: both name the relation no canon has)
+        assert [r.grund for r in result.ergebnisse[:2]] == ["unbekannte_beziehung"] * 2
+    assert sorted(f.beziehung for f in pair.mappe("Lea").fakten) == ["hobby", "wohnt_in"]
 
 
 def test_a_replacement_refused_by_its_form_is_linked_however_it_spells_its_place(
@@ -509,8 +515,10 @@ def test_a_replacement_refused_by_its_form_is_linked_however_it_spells_its_place
                                     "wert": "Ärztin"}]
         order["tripel"] = [{"subjekt": subjekt, "beziehung": beziehung, "wert": "x" * 2001,
                             "herkunft": "mensch"}]
-        with pytest.raises(InvalidInput, match=r"tripel\[0\] is refused.*nothing was written"):
-            pair.store.run(pair.store.memory.write(order))
+        result = pair.store.run(pair.store.memory.write(order))
+        assert next((r.ausgang, r.grund) for r in result.ergebnisse) == (
+            "abgelehnt", "zusammen_abgelehnt"), (beziehung, result)
+        assert result.status == "abgelehnt"
     assert [(f.beziehung, f.wert) for f in pair.mappe("Lea").fakten] == [("beruf", "Ärztin")]
 
 
@@ -521,15 +529,17 @@ def test_a_correction_whose_replacement_contradicts_the_entity_writes_nothing(
     replacement contradicts the partner fact (typkonflikt). Retiring the type and
     refusing its replacement left Tom without one; the whole correction is refused."""
     pair.write(t("Tom", "typ", wert="person"), t("Tom", "partner", "Lena"))
-    with pytest.raises(InvalidInput, match=r"the correction's tripel\[0\] is refused"):
-        pair.store.run(pair.store.memory.correct(
-            pair.user_id, "nova", subjekt="Tom", beziehung="typ", wert="person",
-            neu_wert="ort", herkunft="mensch"))
+    refused = pair.store.run(pair.store.memory.correct(
+        pair.user_id, "nova", subjekt="Tom", beziehung="typ", wert="person",
+        neu_wert="ort", herkunft="mensch"))
+    assert [(r.ausgang, r.grund) for r in refused.ergebnisse] == [
+        ("abgelehnt", "zusammen_abgelehnt"), ("abgelehnt", "typkonflikt")], refused
     assert typ_of(pair, "Tom") == "person"
     done = CliRunner().invoke(app, [
         "correct", "-u", pair.user_id, "-c", "nova", "--subjekt", "Tom", "--beziehung",
         "typ", "--wert", "person", "--herkunft", "mensch", "--neu-wert", "ort"])
-    assert done.exit_code == 2 and "nothing was written" in done.output, done.output
+    assert done.exit_code == 1, done.output
+    assert "not written: the correction's tripel[0] is refused" in done.output, done.output
     assert typ_of(pair, "Tom") == "person"
 
 

@@ -336,3 +336,39 @@ def test_a_reason_code_tells_a_name_from_an_id() -> None:
     assert [reason(s) for s in ("", {"neu": ""}, {"id": ""}, "x" * 300, {"neu": "x" * 300},
                                 {"id": "x" * 300})] == [
         "name_leer", "name_leer", "ungueltig", "name_zu_lang", "name_zu_lang", "ungueltig"]
+
+
+def test_a_refused_part_holds_back_its_whole_correction_group_and_nothing_else() -> None:
+    """Two replacements of one correction (positions 2 and 3 replace 0), another
+    correction with its own replacement (1 and 4), and a triple of its own (5). One
+    refused replacement holds back its correction and the other replacement with it,
+    each saying why; the other group and the lone triple are not held (rule 11: nothing
+    for what is refused, the rest as told). An ambiguous part keeps its candidates."""
+    from kg.models import Kandidat, TripelErgebnis
+    from kg.plan import held_together
+
+    def r(index: int, ausgang: str, **extra: Any) -> TripelErgebnis:
+        return TripelErgebnis.model_validate({"index": index, "ausgang": ausgang, **extra})
+
+    anna = Kandidat(id="e1", name="Anna", typ="person", merkmale=["wohnt in Bonn"])
+    results = [
+        r(0, "berichtigt", fakt_id="f0", abgeloest=["f0"], notiz="so nicht"),
+        r(1, "berichtigt", fakt_id="f1"),
+        r(2, "geschrieben", fakt_id="f2"),
+        r(3, "mehrdeutig", grund="mehrdeutig", meldung="objekt: 2 entities", kandidaten=[anna]),
+        r(4, "geschrieben", fakt_id="f4"),
+        r(5, "geschrieben", fakt_id="f5"),
+    ]
+    held = held_together(2, results, {2: [0], 3: [0], 4: [1]})
+    assert sorted(held) == [0, 2, 3]
+    assert held[3] == results[3]  # its own outcome, candidates and all
+    for j, name in ((0, "berichtigungen[0]"), (2, "tripel[0]")):
+        assert (held[j].ausgang, held[j].grund, held[j].fakt_id) == (
+            "abgelehnt", "zusammen_abgelehnt", None)
+        assert held[j].meldung == (
+            "not written: the correction's tripel[1] is refused — objekt: 2 entities; a "
+            "correction and its replacement are written together, so send both again once "
+            "that is mended"), name
+    assert held[0].notiz == "so nicht" and held[0].abgeloest == []
+    assert held_together(2, [*results[:3], r(3, "geschrieben"), *results[4:]],
+                         {2: [0], 3: [0], 4: [1]}) == {}

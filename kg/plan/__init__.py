@@ -8,7 +8,15 @@ operations that the writer applies in a single query.
 """
 
 from kg.plan.history import History
-from kg.plan.orders import Refs, Rejected, order_status, precheck, refs_of, reject_reason
+from kg.plan.orders import (
+    Refs,
+    Rejected,
+    held_together,
+    order_status,
+    precheck,
+    refs_of,
+    reject_reason,
+)
 from kg.plan.planner import Planner, Resolved, same_entity
 from kg.plan.state import (
     ChainState,
@@ -38,6 +46,7 @@ __all__ = [
     "Taken",
     "as_utc",
     "day_start",
+    "held_together",
     "new_id",
     "order_status",
     "precheck",

@@ -116,6 +116,55 @@ def precheck(raw: Tripel | dict[str, Any], canon: Canon) -> Tripel:
     return tripel
 
 
+def held_together(
+    corrections: int, results: list[TripelErgebnis], replacing: dict[int, list[int]]
+) -> dict[int, TripelErgebnis]:
+    """What of an order must not be written because a correction or its replacement was
+    refused, by position (`corrections`: how many of the order's items are corrections,
+    `replacing`: each replacement's position with its corrections' positions, as the plan
+    linked them).
+
+    A correction and its replacements are written together or not at all: a refused
+    replacement would leave the wrong fact retired with nothing in its place, a refused
+    correction its replacement written as news at the store's clock. Corrections that
+    share a replacement, and replacements that share a correction, stand together. A
+    refused part keeps its outcome (an ambiguous name its candidates, rule 11); every
+    other part of its group is refused for it (`zusammen_abgelehnt`). The rest of the
+    order is written as usual: plan it again with these held."""
+
+    def name(j: int) -> str:
+        return (f"the correction berichtigungen[{j}]" if j < corrections
+                else f"the correction's tripel[{j - corrections}]")
+
+    groups: list[set[int]] = []
+    for index, replaced in sorted(replacing.items()):
+        group = {index, *replaced}
+        for other in [g for g in groups if g & group]:
+            groups.remove(other)
+            group |= other
+        groups.append(group)
+    held: dict[int, TripelErgebnis] = {}
+    for group in groups:
+        refused = [j for j in sorted(group) if results[j].ausgang in ("abgelehnt", "mehrdeutig")]
+        if not refused:
+            continue
+        cause = results[refused[0]]
+        why = clip(f"{name(refused[0])} is refused — {cause.meldung or cause.grund}", 300)
+        for j in sorted(group):
+            if j in refused:
+                held[j] = results[j]
+                continue
+            held[j] = results[j].model_copy(update={
+                "ausgang": "abgelehnt", "grund": "zusammen_abgelehnt",
+                "meldung": f"not written: {why}; a correction and its replacement are "
+                "written together, so send both again once that is mended",
+                "fakt_id": None, "abgeloest": [], "wieder_gueltig": [], "kandidaten": [],
+                "konflikt": None, "neue_entitaeten": [], "typ_fakten": [],
+                "timeline_id": None,
+            })
+    return held
+
+
 def order_status(results: list[TripelErgebnis]) -> Literal["ok", "teilweise", "abgelehnt"]:
     done = {
         "geschrieben", "abgeloest", "nachgetragen", "unveraendert", "berichtigt", "abgesagt",

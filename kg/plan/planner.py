@@ -4,6 +4,7 @@ cycles refused, facts asserted and corrected through the rules of time (`history
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -80,11 +81,15 @@ class Planner(History):
         #: The entries this order's events created, by subject and event.
         self._entries: dict[tuple[Any, ...], str] = {}
 
-    def plan(self) -> list[TripelErgebnis]:
-        """Corrections first (their replacements follow as triples), then the triples."""
+    def plan(self, held: Mapping[int, TripelErgebnis] | None = None) -> list[TripelErgebnis]:
+        """Corrections first (their replacements follow as triples), then the triples.
+        The items `held` (by position) are not planned: they take the outcome given."""
         results = []
         items: list[Any] = [*self.auftrag.berichtigungen, *self.auftrag.tripel]
         for index, raw in enumerate(items):
+            if held and index in held:
+                results.append(held[index])
+                continue
             self._neue, self._typ_fakten = [], []
             try:
                 if isinstance(raw, Berichtigung):
