@@ -126,6 +126,9 @@ CHECKS: dict[str, tuple[int, str]] = {
     "one_user_per_fact": (5, "no fact links entities of two different users"),
     "timeline_pair": (5, "NACHFOLGER and BETRIFFT stay within one pair / one user"),
     "pair_ids": (5, "every user and character id is an id: not empty, no control characters"),
+    "audit_retention": (
+        6, "no order is older than the audit's retention: `kg audit prune` runs (§2)"
+    ),
     "decay_has_a_run": (6, "the newest decay_am is recent: no decay properties without a run"),
     "decay_sweep_complete": (6, "the newest sweep reached every active fact edge"),
     "decay_strength": (6, "every active edge's strength is its sweep's (last_touched, decay_am)"),
@@ -543,6 +546,23 @@ class Checks:
         return first, CheckResult(name="name_norm", item=item, title=title, count=len(wrong),
                                   samples=samples_, detail=RENORMALIZE if wrong else None)
 
+    async def retention(
+        self, user_id: str | None, oldest: date, days: int, samples: int
+    ) -> CheckResult:
+        """The audit's retention of `days` (`KG_AUDIT_RETENTION_DAYS`) counted back from
+        `oldest`, the oldest day a daily job's run still counts as recent (as for the
+        sweep)."""
+        before = datetime.combine(oldest, datetime.min.time(), UTC) - timedelta(days=days)
+        found = await self("check_audit_retention", user_id=user_id, before=before,
+                           samples=samples)
+        if found.count:
+            found = found.model_copy(update={"detail": (
+                f"orders recorded before {before.date()} ({days} days of retention, "
+                "KG_AUDIT_RETENTION_DAYS, before the days a daily job may miss): run `kg "
+                "audit prune` and schedule it daily with the sweep (docs/decay-and-check.md)"
+            )})
+        return found
+
     async def order_results(self, user_id: str | None, samples: int) -> CheckResult:
         """`order_results`: each order's stored result read here, as a replay and an
         import read it (Cypher cannot parse JSON), pair by pair and page by page: a
@@ -716,6 +736,8 @@ async def run_checks(
         one.job("check_one_user_per_fact", user_id=u, rel_types=rels, samples=n),
         one.job("check_timeline_pair", user_id=u, samples=n),
         one.job("check_pair_ids", user_id=u, max_id=MAX_ID, samples=n),
+        partial(one.retention, user_id=u, oldest=oldest,
+                days=db.settings.audit_retention_days, samples=n),
     ]
     then: list[Job] = [
         *guard_results(one, canon, u, n),

@@ -1070,3 +1070,28 @@ def test_a_plain_ascii_name_normalises_to_its_lower_case(name: str) -> None:
     """Why the query may judge such names itself: the writer's normalisation of them is
     their lower case (fails if normalize_name ever changes what it does to ASCII)."""
     assert normalize_name(name) == name.lower()
+
+
+def test_audit_retention(world: World) -> None:
+    """Orders are forensics with a retention period instead of decay (the contract's
+    graph model). Found by a review: nothing applied it unless an operator ran `kg audit
+    prune` by hand, no document said to schedule it, and `kg check` never said the audit
+    grew for good. An order older than the retention and the days a daily job may miss
+    (as for the sweep) is reported with what to do; one within them is not; the prune
+    mends it."""
+    memory = world.pair.store.memory
+    assert world.check("audit_retention").ok
+    days = memory.db.settings.audit_retention_days
+    allowed = int(memory.db.settings.decay_max_age_days)
+    rows = world.cypher("MATCH (x:Auftrag {user_id: $u}) RETURN x.id AS id ORDER BY id LIMIT 2")
+    inside, past = rows[0]["id"], rows[1]["id"]
+    for order, back in ((inside, days + allowed - 1), (past, days + allowed + 1)):
+        world.cypher("MATCH (x:Auftrag {user_id: $u, id: $id}) "
+                     "SET x.erfasst = datetime() - duration({days: $back})", id=order, back=back)
+    found = fails(world, "audit_retention", past)
+    assert found.count == 1, found.samples
+    assert found.detail is not None and "run `kg audit prune`" in found.detail, found.detail
+    assert world.pair.store.run(memory.audit_prune()) >= 2  # both are past the retention
+    assert world.check("audit_retention").ok
+    assert {r["id"] for r in world.cypher("MATCH (x:Auftrag {user_id: $u}) RETURN x.id AS id")
+            } & {inside, past} == set()

@@ -207,6 +207,21 @@ RETURN count(r) AS count,
 RETURN count(r) AS count,
        collect(coalesce(r.id, elementId(r)) + ' (staerke_decay ' + toString(r.staerke_decay) + ')')[..$samples] AS samples;
 
+// name: check_audit_retention
+// Item 6: forensics keeps a retention period instead of decay (convention §2): no order
+// was recorded before $before, the retention (KG_AUDIT_RETENTION_DAYS) and the decay
+// checks' allowance of days before the day checked. Orders older show that `kg audit
+// prune` does not run (the audit would grow with every turn, for good).
+// params: $user_id, $before, $samples
+// :param user_id => null
+// :param before => datetime() - duration('P367D')
+// :param samples => 5
+MATCH (a:Auftrag)
+WHERE ($user_id IS NULL OR a.user_id = $user_id) AND a.erfasst < $before
+RETURN count(a) AS count,
+       collect(CASE WHEN a.id IS :: STRING NOT NULL THEN a.id ELSE elementId(a) END
+               + ' (erfasst ' + toString(a.erfasst) + ')')[..$samples] AS samples;
+
 // name: check_decay_strength
 // Item 6: every active fact edge's strength is the one its sweep wrote: exp(-$rate * days
 // from last_touched to the start of its decay_am, UTC), 1 when it was touched at or after
