@@ -232,6 +232,7 @@ class Memory:
             user_id=user_id,
             character_id=character_id,
             name_norm=name_norm,
+            schwelle=self.db.settings.ruhe_schwelle,
         )
 
         from kg.writer import merkmal_text

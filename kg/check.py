@@ -553,8 +553,8 @@ class Checks:
         `oldest`, the oldest day a daily job's run still counts as recent (as for the
         sweep)."""
         before = datetime.combine(oldest, datetime.min.time(), UTC) - timedelta(days=days)
-        found = await self("check_audit_retention", user_id=user_id, before=before,
-                           samples=samples)
+        found: CheckResult = await self.job(
+            "check_audit_retention", user_id=user_id, before=before, samples=samples)()
         if found.count:
             found = found.model_copy(update={"detail": (
                 f"orders recorded before {before.date()} ({days} days of retention, "

@@ -311,6 +311,7 @@ class FaktenAgent:
             typed_out=self.typed_out,
             typed_in=self.typed_in,
             trans_types=self.canon.transitive_types,
+            schwelle=self.db.settings.ruhe_schwelle,
         )
         if jetzt is not None:
             row = await tx.plain_one("event_state", jetzt=jetzt, **params)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -290,7 +291,8 @@ def test_the_maps_a_query_takes_hold_exactly_the_keys_it_reads() -> None:
     })
     tx = Tx()
     with pytest.raises(Sent):
-        asyncio.run(FaktenAgent(None, canon)._state(tx, order, refs_of(order, canon)))  # type: ignore[arg-type]
+        db = SimpleNamespace(settings=SimpleNamespace(ruhe_schwelle=0.1))
+        asyncio.run(FaktenAgent(db, canon)._state(tx, order, refs_of(order, canon)))  # type: ignore[arg-type]
     assert read("order_state", "refs") == set(tx.params["refs"])
 
     then = datetime(2025, 1, 1, tzinfo=UTC)

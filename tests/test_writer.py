@@ -182,6 +182,26 @@ def test_ambiguous_name_writes_nothing_and_returns_candidates(pair: Pair) -> Non
     assert retry.ergebnisse[0].ausgang == "geschrieben"
 
 
+def test_a_candidate_is_told_apart_by_what_its_mappe_shows(pair: Pair) -> None:
+    """Rule 10: everything that needs knowledge about an entity reads it as the Mappe
+    does, resting edges left out. A candidate's merkmale read every active fact, so a
+    fact faded below the threshold (out of every Mappe) still told the human which Anna
+    was meant (a review against the contract). Now the write's candidates and
+    `resolve`'s leave it out, and name what still shows."""
+    pair.write(t("Anna", "wohnt_in", "Berlin"), t("Anna", "hobby", wert="Schach"))
+    pair.write(t({"neu": "Anna"}, "wohnt_in", "Kassel"))
+    pair.cypher("MATCH (:Entitaet {user_id: $u})-[r:WOHNT_IN]->(:Entitaet {name: 'Berlin'}) "
+                "SET r.staerke_decay = 0.05", u=pair.user_id)
+    result = pair.write(t("Anna", "beruf", wert="Lehrerin"))
+    told = sorted(m for k in result.ergebnisse[0].kandidaten for m in k.merkmale)
+    assert told == ["hat das Hobby Schach", "wohnt in Kassel"], told
+    found = pair.store.run(pair.store.memory.resolve(pair.user_id, "nova", "Anna"))
+    assert sorted(m for k in found.kandidaten for m in k.merkmale) == told
+    pair.cypher("MATCH (:Entitaet {user_id: $u})-[r:WOHNT_IN]->() SET r.staerke_decay = 1.0",
+                u=pair.user_id)  # (swept again below: what the sweep wrote, kg check reads)
+    pair.store.run(pair.store.memory.decay_run(pair.user_id))
+
+
 @pytest.mark.parametrize(
     ("triple", "grund"),
     [

@@ -38,6 +38,17 @@ CALL (e) {
   RETURN w.wert AS typ LIMIT 1
 }
 
+// fragment: namesake_merkmale
+// What tells the entity `e` apart from its namesakes (`merkmale`), as the Mappe would
+// show it: its three facts in the pair touched last of those the Mappe reads (active,
+// not resting: staerke_decay at least $schwelle), its type left out (a candidate
+// carries it as `typ`).
+MATCH (e)-[r]-(o)
+WHERE r.character_id = $character_id AND r.aktiv AND type(r) <> 'TYP'
+  AND r.staerke_decay >= $schwelle
+WITH r, o ORDER BY r.last_touched DESC LIMIT 3
+RETURN collect({rel: type(r), out: startNode(r) = e, other: coalesce(o.name, o.wert)}) AS merkmale
+
 // fragment: order_names_the_other_end
 // Of the order's relations not in $refs.whole_types (those are the einwertig ones and
 // TYP, whose values the plan ends, and ist_ein, whose classes imply types), a fact `r`
@@ -77,18 +88,16 @@ RETURN jetzt;
 
 // name: entity_candidates
 // The user's entities with this normalised name, with their type in the pair and a
-// few active facts that tell them apart.
-// params: $user_id, $character_id, $name_norm
+// few facts that tell them apart (namesake_merkmale).
+// params: $user_id, $character_id, $name_norm, $schwelle
 // :param user_id => 'demo-user'
 // :param character_id => 'nova'
 // :param name_norm => 'lena'
+// :param schwelle => 0.1
 MATCH (e:Entitaet {user_id: $user_id, name_norm: $name_norm})
 {{ type_in_pair }}
 CALL (e) {
-  MATCH (e)-[r]-(o)
-  WHERE r.character_id = $character_id AND r.aktiv AND type(r) <> 'TYP'
-  WITH r, o ORDER BY r.last_touched DESC LIMIT 3
-  RETURN collect({rel: type(r), out: startNode(r) = e, other: coalesce(o.name, o.wert)}) AS merkmale
+  {{ namesake_merkmale }}
 }
 RETURN e.id AS id, e.name AS name, coalesce(typ, 'sonstiges') AS typ, merkmale
 ORDER BY e.erstellt, e.id;
@@ -136,7 +145,7 @@ RETURN e.id AS id, e.name AS name, coalesce(typ, 'sonstiges') AS typ;
 // superseded values costs the walk over its relationships, never reading them out. Of
 // the other relations (not in $refs.whole_types) only the facts whose other end the
 // order names are read (see order_names_the_other_end).
-// params: $user_id, $auftrag_id, $character_id, $refs, $typed_out, $typed_in, $trans_types
+// params: $user_id, $auftrag_id, $character_id, $refs, $typed_out, $typed_in, $trans_types, $schwelle
 // :param user_id => 'demo-user'
 // :param auftrag_id => 'turn-1'
 // :param character_id => 'nova'
@@ -144,6 +153,7 @@ RETURN e.id AS id, e.name AS name, coalesce(typ, 'sonstiges') AS typ;
 // :param typed_out => ['BERUF']
 // :param typed_in => ['WOHNT_IN']
 // :param trans_types => ['LIEGT_IN']
+// :param schwelle => 0.1
 {{ user_clock }}
 {{ order_state_reads }}
 
@@ -154,7 +164,7 @@ RETURN e.id AS id, e.name AS name, coalesce(typ, 'sonstiges') AS typ;
 // while other writers of the user waited for it, Neo4j reported a deadlock and failed
 // one of them: concurrent cancels of one user were retried, and the driver said so on
 // stderr.)
-// params: $user_id, $auftrag_id, $character_id, $refs, $typed_out, $typed_in, $trans_types, $jetzt
+// params: $user_id, $auftrag_id, $character_id, $refs, $typed_out, $typed_in, $trans_types, $jetzt, $schwelle
 // :param user_id => 'demo-user'
 // :param auftrag_id => 'turn-1'
 // :param character_id => 'nova'
@@ -162,6 +172,7 @@ RETURN e.id AS id, e.name AS name, coalesce(typ, 'sonstiges') AS typ;
 // :param typed_out => ['BERUF']
 // :param typed_in => ['WOHNT_IN']
 // :param trans_types => ['LIEGT_IN']
+// :param schwelle => 0.1
 // :param jetzt => datetime()
 WITH $jetzt AS jetzt
 {{ order_state_reads }}
@@ -194,10 +205,7 @@ CALL (since) {
       MATCH (n:Entitaet) USING INDEX n:Entitaet(user_id, name_norm)
       WHERE n.user_id = $user_id AND n.name_norm = e.name_norm
     } > 1
-    MATCH (e)-[r]-(o)
-    WHERE r.character_id = $character_id AND r.aktiv AND type(r) <> 'TYP'
-    WITH r, o ORDER BY r.last_touched DESC LIMIT 3
-    RETURN collect({rel: type(r), out: startNode(r) = e, other: coalesce(o.name, o.wert)}) AS merkmale
+    {{ namesake_merkmale }}
   }
   // Outgoing facts, and incoming ones only for the symmetric relations
   // $refs.incoming_types (those whose other end the order may not name, see
