@@ -331,7 +331,8 @@ def derived(
     row: Record, canon: Canon, gueltig_am: datetime | None,
     since: dict[str, Start] | None = None,
 ) -> list[Abgeleitet]:
-    """Derived knowledge from the query's candidate paths (shortest first): per target,
+    """Derived knowledge from the query's candidate paths (shortest first), nearest
+    first, then by relation and target name: per target,
     of the paths all of whose facts are active (a current read) or held at `gueltig_am`
     (an as-of read), the one that holds from the earliest start; a path holds from the
     latest start among its facts (its *ab*; a fact's stay may begin before its version,
@@ -362,7 +363,10 @@ def derived(
             "ab_datum": ab.date(),
             "aus_ereignis": from_event,
         }, "path to entity", d["ziel_id"])
-    return [a for _, a in found.values()]
+    # Nearest first, then by relation and target: paths of one length came in the order
+    # the server walked them, which an import (other internal ids) changed.
+    return sorted((a for _, a in found.values()),
+                  key=lambda a: (len(a.pfad), a.beziehung, a.objekt.name, a.objekt.id))
 
 
 def _start(row: Record) -> Start:
