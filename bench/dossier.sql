@@ -154,5 +154,8 @@ SELECT
                          FROM unnest(d.ids[1:array_length(d.ids, 1) - 1]) WITH ORDINALITY u(id, i)
                          JOIN entitaeten en ON en.id = u.id))
              ORDER BY d.depth, x.name), '[]')
-     FROM derived d JOIN entitaeten x ON x.id = d.x_id) AS abgeleitet
+     FROM derived d JOIN entitaeten x ON x.id = d.x_id
+     -- what the entity's own shown facts say is not derived again (as in the Mappe)
+     WHERE NOT EXISTS (SELECT 1 FROM top t WHERE t.subjekt_id = %(eid)s
+                       AND t.beziehung = d.rel AND t.objekt_id = d.x_id)) AS abgeleitet
 FROM e

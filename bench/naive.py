@@ -154,5 +154,7 @@ class Naive:
             "typ": typ,
             "fakten": [f["r"]["id"] for f in fakten],
             "historie": [f["r"]["id"] for f in historie],
-            "abgeleitet": [d["x_id"] for d in abgeleitet],
+            # What the entity's own shown facts say is not derived again (as in the Mappe).
+            "abgeleitet": [d["x_id"] for d in abgeleitet if (d["rel"], d["x_id"]) not in {
+                (f["rel"], f["n_id"]) for f in fakten if f["out"] and f in near}],
         }

@@ -430,12 +430,18 @@ def build(
         held = [i for i, h in enumerate(historie_rows) if i not in taken
                 and _held(h, since.get(h["id"]))]
         historie = [_from(historie[i], since.get(historie_rows[i]["id"])) for i in held]
+    # What the entity's own shown facts say is not derived again: Kassel liegt in
+    # Deutschland, told, and "abgeleitet: liegt in Deutschland (über Hessen)" beside it.
+    stated = {(f[1], f[7]) for f in compact if f[5] == row["id"]}
     data = {
         "entitaet": {"id": row["id"], "name": row["name"]},
         "typ": row["typ"],
         "fakten": fakten,
         "historie": historie,
-        "abgeleitet": derived(row, canon, gueltig_am, since)[:cap],
+        "abgeleitet": [
+            a for a in derived(row, canon, gueltig_am, since)
+            if (canon[a.beziehung].rel_type, a.objekt.id) not in stated
+        ][:cap],
         "gekappt": gekappt,
         "gueltig_am": gueltig_am,
         "bekannt_am": bekannt_am,

@@ -77,7 +77,8 @@ def test_demo_is_idempotent_and_shows_the_mappe(store: SyncMemory) -> None:
         data["lena"]["fakten"][0]
     )
     assert data["lena"]["historie"][0]["bis"] == "Dezember 2026"
-    assert data["lena"]["abgeleitet"][-1]["pfad"] == ["Kassel", "Hessen"]
+    assert [(d["objekt"]["name"], d["pfad"]) for d in data["lena"]["abgeleitet"]] == [
+        ("Deutschland", ["Kassel"]), ("Hessen", ["Kassel"])]
 
 
 def test_mappe_of_an_ambiguous_or_unknown_name_exits_non_zero(store: SyncMemory) -> None:

@@ -162,6 +162,26 @@ def test_derivations_come_nearest_first_then_by_target_whatever_the_server_order
         assert [d.objekt.name for d in found] == ["Deutschland", "Hessen", "Europa"], walked
 
 
+def test_what_the_entity_states_itself_is_not_derived_again() -> None:
+    """Kassel liegt in Deutschland, told, and in Hessen, which lies in Deutschland: the
+    Mappe of Kassel said "liegt in Deutschland" and "abgeleitet: liegt in Deutschland
+    (über Hessen)" (the worked example once it had the contract's own step 3). A
+    derivation to where a shown fact of the entity already goes is left out; one the
+    cap cut, or another entity's fact, leaves the derivation in."""
+    kassel = ("kassel", "Kassel")
+    told = fact("f7", "LIEGT_IN", "Deutschland", subject=kassel)
+    hessen = fact("f8", "LIEGT_IN", "Hessen", subject=kassel)
+    via = compact(DERIVED_FIELDS, {
+        "rel": "LIEGT_IN", "ziel_id": "deutschland", "ziel_name": "Deutschland",
+        "pfad": ["Hessen"], "zeiten": [compact(TIME_FIELDS, hessen)]})
+    data = {**row([told, hessen], abgeleitet=[via]), "id": "kassel", "name": "Kassel"}
+    assert build(data, CANON, cap=10).abgeleitet == []
+    assert [d.objekt.name for d in build({**data, "fakten": data["fakten"][1:]}, CANON,
+                                         cap=10).abgeleitet] == ["Deutschland"]
+    cut = {**data, "fakten": data["fakten"][::-1]}  # the cap keeps Hessen, cuts the other
+    assert [d.objekt.name for d in build(cut, CANON, cap=1).abgeleitet] == ["Deutschland"]
+
+
 def test_the_path_that_holds_from_the_earliest_start_wins() -> None:
     """Paths come shortest first. A longer path that has held for longer wins (the
     derivation holds since then); of paths that begin at once, the shorter."""
