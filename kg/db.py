@@ -249,6 +249,7 @@ class AutoCommit:
     def __init__(self, session: AsyncSession, db: Database) -> None:
         self._session = session
         self._db = db
+        self._began = time.monotonic()  # when the query now running began
 
     async def run(self, name: str, /, **params: Any) -> list[Record]:
         try:
@@ -297,6 +298,7 @@ class AutoCommit:
     ) -> list[Record]:
         query = self._db.queries[name]
         timeout = self._db.settings.maintenance_timeout
+        self._began = time.monotonic()
         result = await self._session.run(Query(query.text, timeout=timeout), params)
         if bound is None:
             return [record.data() async for record in result]
@@ -306,7 +308,8 @@ class AutoCommit:
             return [record.data() async for record in result]
 
     def _raise_typed(self, exc: Exception) -> NoReturn:
-        typed = self._db.translate(exc)
+        typed = self._db.translate(exc, self._db.settings.maintenance_timeout,
+                                   time.monotonic() - self._began)
         if typed is exc:
             raise exc
         raise typed from exc
@@ -530,7 +533,7 @@ class Database:
         except KgError:
             raise
         except Exception as exc:  # mapped to a typed error, or re-raised untouched
-            typed = self.translate(exc)
+            typed = self.translate(exc, self.settings.maintenance_timeout)
             if typed is exc:
                 raise
             raise typed from exc
@@ -548,7 +551,7 @@ class Database:
                 if _out_of_memory(exc):
                     # Raised as a typed error, not the driver's: the driver runs again
                     # what it takes for transient, and this would fail again the same.
-                    raise self.translate(exc) from exc
+                    raise self.translate(exc, seconds) from exc
                 raise
 
         # The server ends a transaction after query_timeout; this client-side deadline
@@ -556,6 +559,7 @@ class Database:
         # network), where the driver would wait for the server's receive hint (120 s).
         s = self.settings
         deadline = seconds + s.retry_time + s.connection_timeout
+        began = time.monotonic()
         try:
             async with asyncio.timeout(deadline), self._session(access) as session:
                 result: T
@@ -574,7 +578,7 @@ class Database:
                 # Lost at the COMMIT, which carries a query (`Tx.with_commit`): perhaps a
                 # restarted server, whose plans are gone (`Tx.rows` notices the rest).
                 self.first_runs.forget()
-            raise self.translate(exc) from exc
+            raise self.translate(exc, seconds, time.monotonic() - began) from exc
 
     def _no_answer(self, seconds: float) -> ServerUnavailable:
         """The client-side deadline ran out: the server is down, frozen or unreachable."""
@@ -583,8 +587,20 @@ class Database:
             f"it overloaded or hanging? Check it, or {START_HINT}."
         )
 
-    def translate(self, exc: Exception) -> Exception:
-        """A typed, actionable error for a driver failure (never with the password)."""
+    def _timeout_name(self, seconds: float) -> str:
+        """The setting a transaction's timeout of `seconds` came from (both, when equal)."""
+        s = self.settings
+        names = [name for name, value in (("KG_MAINTENANCE_TIMEOUT", s.maintenance_timeout),
+                                          ("KG_QUERY_TIMEOUT", s.query_timeout))
+                 if value == seconds]
+        return " = ".join(names) or "the call's own timeout"
+
+    def translate(
+        self, exc: Exception, timeout: float | None = None, ran: float | None = None
+    ) -> Exception:
+        """A typed, actionable error for a driver failure (never with the password);
+        `timeout`: the seconds the failed transaction was given (default the
+        interactive `query_timeout`), `ran`: how long it ran, where known."""
         uri = self.settings.neo4j_uri
         user = self.settings.neo4j_username
         code = getattr(exc, "code", None) or ""
@@ -690,9 +706,18 @@ class Database:
                 "outside the library — run `kg check` to find it (if it finds none, this is "
                 "a bug in kg: please report it)."
             )
-        if isinstance(exc, ClientError) and exc.code and "TransactionTimedOut" in exc.code:
+        seconds = self.settings.query_timeout if timeout is None else timeout
+        timed_out = isinstance(exc, ClientError) and exc.code and (
+            "TransactionTimedOut" in exc.code
+            # ended while it waited for a lock: by its timeout when it ran that long
+            or (exc.code.endswith(("Transaction.LockClientStopped", "Transaction.Terminated"))
+                and ran is not None and ran >= seconds))
+        if timed_out:
+            name = self._timeout_name(seconds)
             return ServerUnavailable(
-                f"Neo4j at {uri} did not finish within {self.settings.query_timeout:.0f}s."
+                f"Neo4j at {uri} did not finish within {seconds:g} s ({name}): the server "
+                "ended the transaction, and what it had written is rolled back — for a "
+                f"larger store raise {name.split(' = ')[0]}, or find what slows the server."
             )
         if isinstance(exc, ClientError) and exc.code and exc.code.endswith(
             ("Transaction.LockClientStopped", "Transaction.Terminated")

@@ -247,3 +247,40 @@ def test_memory_open_reads_the_checked_settings(monkeypatch: pytest.MonkeyPatch)
         SyncMemory().close()
     with pytest.raises(ConfigError, match="NEO4J_PASSWORD is not set"):
         asyncio.run(Memory.open())  # the async front door uses the same load_settings()
+
+
+def test_a_timeout_names_the_setting_that_ran_out(pair: Pair) -> None:
+    """Found by a black-box attack: with KG_MAINTENANCE_TIMEOUT=2 an import, a purge or
+    `kg check` that ran out said "did not finish within 30s" — the interactive
+    KG_QUERY_TIMEOUT's value — so a user raised the wrong setting. The error names the
+    seconds the transaction had and the setting they came from; a write order's
+    timeout is the interactive one. A transaction the server ends while it waits for a
+    lock, once it ran its time (LockClientStopped), ran out too: that said "it is
+    shutting down or the transaction was terminated"."""
+    settings = pair.store.memory.db.settings.model_copy(
+        update={"maintenance_timeout": 0.5, "query_timeout": 0.7})
+    pair.write(t("Lena", "hobby", wert="Schach"))
+
+    async def run() -> None:
+        async with await Memory.open(settings) as slow:
+            # The user's lock node held by another transaction: the purge waits for it
+            # until the server ends it (its monitor looks every 2 s), whatever the host.
+            async with slow.db.driver.session(database=slow.db.name) as session:
+                holder = await session.begin_transaction()
+                await holder.run("MATCH (n:Nutzer {id: $u}) SET n.held = true",
+                                 u=pair.user_id)
+                try:
+                    with pytest.raises(ServerUnavailable) as ran_out:
+                        await slow.purge(pair.user_id)
+                finally:
+                    await holder.rollback()
+            assert "within 0.5 s (KG_MAINTENANCE_TIMEOUT)" in str(ran_out.value), ran_out
+            assert "raise KG_MAINTENANCE_TIMEOUT" in str(ran_out.value)
+
+    asyncio.run(run())
+    timed_out = server_error("Neo.ClientError.Transaction.TransactionTimedOutClientConfiguration")
+    assert "within 30 s (KG_QUERY_TIMEOUT)" in str(translated(timed_out))
+    db = Database.__new__(Database)
+    db.settings, db.name = Settings(neo4j_uri="bolt://127.0.0.1:7687", query_timeout=900), "n"
+    both = db.translate(timed_out, 900)
+    assert "within 900 s (KG_MAINTENANCE_TIMEOUT = KG_QUERY_TIMEOUT)" in str(both), both
