@@ -14,9 +14,12 @@ tests).
 
 from __future__ import annotations
 
+import errno
 import importlib
+import os
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 import typer
 
@@ -91,13 +94,41 @@ def __getattr__(name: str) -> typer.Typer:
 def main(app: typer.Typer | None = None) -> None:
     try:
         (app or for_argv(sys.argv))()
+    except OSError as exc:
+        if exc.errno not in OUTPUT_FULL:
+            _unexpected(exc)
+        # The output could not be written (`kg audit list > /dev/full`, a file size
+        # limit): what the command did stands, only its answer is lost.
+        _drop_stdout()
+        what = exc.filename or "the output"
+        sys.stderr.write(f"error: cannot write {what}: {exc.strerror} — free space or lift "
+                         "the file size limit, or write to another disk\n")
+        raise SystemExit(2) from None
     except Exception as exc:  # the last line of defence: a user never sees a traceback
-        text = " ".join(str(exc).split())[:300]
-        sys.stderr.write(
-            f"error: unexpected {type(exc).__name__}: {text} — this is a bug in kg; please "
-            "report it with the command you ran\n"
-        )
-        raise SystemExit(1) from None
+        _unexpected(exc)
+
+
+#: Errors of a full or closed output: the command's answer is lost, not the command.
+OUTPUT_FULL = frozenset({errno.ENOSPC, errno.EFBIG, errno.EDQUOT, errno.EIO, errno.EROFS})
+
+
+def _drop_stdout() -> None:
+    """Standard output that can take nothing more: Python's flush at exit would fail on
+    it again ("Exception ignored ..."), so it goes nowhere from now on."""
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
+def _unexpected(exc: BaseException) -> NoReturn:
+    text = " ".join(str(exc).split())[:300]
+    sys.stderr.write(
+        f"error: unexpected {type(exc).__name__}: {text} — this is a bug in kg; please "
+        "report it with the command you ran\n"
+    )
+    raise SystemExit(1) from None
 
 
 if __name__ == "__main__":

@@ -58,7 +58,9 @@ def orders(
     leaves out the other character's order. `prefix` starts every `auftrag_id` (two
     characters of one user building the example each need their own)."""
 
-    def order(n: int | str, zeitpunkt: str, *triples: dict[str, Any], character: str) -> dict[str, Any]:
+    def order(
+        n: int | str, zeitpunkt: str, *triples: dict[str, Any], character: str
+    ) -> dict[str, Any]:
         return {
             "auftrag_id": f"{prefix}-{n}",
             "user_id": user_id,

@@ -586,3 +586,41 @@ def test_a_correction_names_its_flags(both: list[str], words: str) -> None:
     (neu_objekt, neu_wert) instead of the flags (no server needed: refused before)."""
     bad_input(run(["correct", "-u", "u1", "-c", "nova", "--subjekt", "Lena",
                    "--beziehung", "beruf", "--herkunft", "mensch", *both]), words)
+
+
+def test_a_full_disk_or_a_file_size_limit_is_said_in_words(pair: Pair, tmp_path: Path) -> None:
+    """Found by a stranger's attack: an export that could not be written (a file size
+    limit, a full disk) and `kg audit list > /dev/full` answered "unexpected OSError ...
+    this is a bug in kg" with exit 1. Now: what could not be written and what to do,
+    exit 2; the old export stays as it was, no temporary file is left, and Python's
+    flush at exit adds nothing."""
+    import resource
+    import subprocess
+    import sys
+
+    pair.write(t("Lena", "hobby", wert="x" * 1900))
+    backup = tmp_path / "keep.jsonl"
+    backup.write_text("old\n", encoding="utf-8")
+
+    def small_files() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1024, 1024))
+
+    kg = [sys.executable, "-m", "cli.main"]
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run([*kg, "export", "-u", pair.user_id, str(backup)], cwd=root,
+                          capture_output=True, text=True, preexec_fn=small_files, timeout=120,
+                          check=False)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith(f"error: cannot write {backup}: File too large — "), done.stderr
+    assert "nothing was exported" in done.stderr and "bug in kg" not in done.stderr
+    assert backup.read_text(encoding="utf-8") == "old\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["keep.jsonl"]
+    if not Path("/dev/full").exists():
+        return
+    with open("/dev/full", "w", encoding="utf-8") as full:
+        listed = subprocess.run([*kg, "audit", "list", "-u", pair.user_id, "-c", "nova"],
+                                cwd=root, stdout=full, stderr=subprocess.PIPE, text=True,
+                                timeout=120, check=False)
+    assert listed.returncode == 2, listed.stderr
+    assert listed.stderr == ("error: cannot write the output: No space left on device — free "
+                             "space or lift the file size limit, or write to another disk\n")

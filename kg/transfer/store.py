@@ -180,6 +180,12 @@ async def export_file(
                 if n % BATCH == 0 or n == total:
                     progress("export", n, total)
         os.replace(tmp, path)
+    except OSError as exc:  # a full disk, a file size limit, a folder gone read-only
+        Path(tmp).unlink(missing_ok=True)
+        raise InvalidInput(
+            f"cannot write {path}: {exc.strerror or exc} — free space, or name a file on "
+            f"another disk; nothing was exported, {path} is as it was"
+        ) from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
