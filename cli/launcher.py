@@ -277,11 +277,23 @@ class LocalServer:
         )
 
     def pid(self) -> int | None:
-        """The pid of the running server this launcher started, if any (verified)."""
+        """The pid of the running server this launcher started, if any (verified): the
+        process it recorded, or, where that one is gone (killed, or dead of memory) while
+        the server it started runs on, the server's own (`_server_jvm`)."""
         record = self._pid_record()
-        if record is None:
+        if record is not None and self.owns(*record):
+            return record[0]
+        return self._server_jvm()
+
+    def _server_jvm(self) -> int | None:
+        """The server JVM's pid from Neo4j's own pid file (run/neo4j.pid), when that
+        process lives and runs Neo4j with this home; else None. The launcher records the
+        process it starts (Neo4j's bootloader), whose child this JVM is."""
+        try:
+            pid = int((self.home / "run" / "neo4j.pid").read_text().split()[0])
+        except (OSError, ValueError, IndexError):
             return None
-        return record[0] if self.owns(*record) else None
+        return pid if pid > 1 and _alive(pid) and self._runs_this_home(pid) else None
 
     def clean_stale(self) -> str | None:
         """Remove a pid file that names no server of this home; say what was removed."""
@@ -405,19 +417,25 @@ class LocalServer:
         Only a pid verified as this home's Neo4j is signalled (`owns`); a stale pid file
         is removed (`clean_stale` says so) and nothing is signalled."""
         record = self._pid_record()
-        if record is None or not self.owns(*record):
+        pids = [record[0]] if record is not None and self.owns(*record) else []
+        jvm = self._server_jvm()  # (the recorded process's child, or left on its own)
+        if jvm is not None and jvm not in pids:
+            pids.append(jvm)
+        if not pids:
             self.clean_stale()
             return False
-        pid = record[0]
-        _signal(pid, signal.SIGKILL if kill else signal.SIGTERM)
+        for pid in pids:
+            _signal(pid, signal.SIGKILL if kill else signal.SIGTERM)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if not _alive(pid):
+            if not any(_alive(pid) for pid in pids):
                 break
             time.sleep(0.2)
         else:
-            if self.owns(*record):
-                _signal(pid, signal.SIGKILL)
+            if record is not None and self.owns(*record):
+                _signal(record[0], signal.SIGKILL)
+            if jvm is not None and self._server_jvm() == jvm:
+                _signal(jvm, signal.SIGKILL)
         self.pid_file.unlink(missing_ok=True)
         return True
 

@@ -3,6 +3,7 @@ password off every command line, and keeps its home private on a shared host."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -189,6 +190,21 @@ def test_a_private_server_secret_private_and_restartable_after_a_crash(
         assert server.pid() not in (None, pid)
         assert server.bolt_answers()
         print(f"restart right after SIGKILL took {time.monotonic() - began:.1f}s")
+
+        # Found by a stranger's attack: the recorded process (Neo4j's bootloader) killed
+        # alone, its child the server JVM answering on: `stop` said "not running" and
+        # left it, `start` called the port "taken by another process". The JVM's own pid
+        # file (run/neo4j.pid) names it; both now find it, and stop stops it.
+        bootloader = server.pid()
+        assert bootloader is not None
+        os.kill(bootloader, signal.SIGKILL)
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(bootloader, 0)
+        jvm = server.pid()
+        assert jvm not in (None, bootloader) and server.owns(jvm), jvm
+        assert server.start() is None and server.pid() == jvm  # running: nothing started
+        assert server.stop() is True
+        assert not alive(jvm) and not server.bolt_answers() and server.pid() is None
     finally:
         server.stop(kill=True)
         shutil.rmtree(folder, ignore_errors=True)
