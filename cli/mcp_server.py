@@ -122,6 +122,7 @@ def serve(
         tokens = _tokens(path)
         if not tokens.tokens:
             fail(ConfigError(f"tokens file {path} holds no token — add one first"))
+        _port_free(host, port)
         err.print(
             f"MCP over HTTP on http://{host}:{port}/mcp for {len(tokens.tokens)} token(s)",
             markup=False,
@@ -129,6 +130,26 @@ def serve(
         _run(_serve_http(TokenVerifier(tokens), host, port))
     else:
         _run(_serve_stdio(_pair(user, character)))
+
+
+def _port_free(host: str, port: int) -> None:
+    """Refuse a port another process listens on before saying the server runs there:
+    the HTTP server found it at its start, after that line, and ended with its own
+    message and exit code 3 (which means Neo4j unreachable here)."""
+    import errno
+    import socket
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the server binds
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            taken = exc.errno == errno.EADDRINUSE
+            err.print(f"error: cannot listen on {host}:{port}: "
+                      + ("another process listens there" if taken else str(exc.strerror))
+                      + " — choose another --port", markup=False)
+            raise typer.Exit(2) from None
 
 
 def _run(main: Coroutine[Any, Any, None]) -> None:

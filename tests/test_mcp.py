@@ -487,6 +487,28 @@ def test_serve_refuses_a_missing_pair_and_a_public_host(tmp_path: Path) -> None:
     assert nofile.exit_code != 0 and "does not exist" in nofile.output
 
 
+def test_serve_refuses_a_port_another_process_listens_on(tmp_path: Path) -> None:
+    """Found by a stranger's attack: on a busy port the HTTP transport said "MCP over HTTP
+    on http://127.0.0.1:7772/mcp", then the web server's own error and exit 3 (which
+    means Neo4j unreachable). Now one line that says what to do, exit 2, and no line
+    announcing a server that never ran."""
+    import socket
+
+    tokens = tmp_path / "tokens.json"
+    added = CliRunner().invoke(app, ["mcp", "token", "add", "-u", "u1", "-c", "nova",
+                                     "--tokens-file", str(tokens)])
+    assert added.exit_code == 0, added.output
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        done = CliRunner().invoke(app, ["mcp", "serve", "--http", "--port", str(port),
+                                        "--tokens-file", str(tokens)])
+    assert done.exit_code == 2, done.output
+    assert done.output == (f"error: cannot listen on 127.0.0.1:{port}: another process "
+                           "listens there — choose another --port\n"), done.output
+
+
 def test_stdio_binds_the_pair_from_the_environment(
     mcp: Setup, neo4j_settings: Settings, tmp_path: Path
 ) -> None:
