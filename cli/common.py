@@ -62,7 +62,12 @@ def fail(error: KgError) -> NoReturn:
 
 @contextmanager
 def memory(check_schema: bool = True) -> Iterator[SyncMemory]:
-    """A connected store for one command; domain errors become one line and an exit code."""
+    """A connected store for one command; domain errors become one line and an exit code.
+    The driver's own log records (a connection found broken, say) stay out of the
+    terminal: the error they lead to is said once, in words."""
+    import logging
+
+    logging.getLogger("neo4j").addHandler(logging.NullHandler())
     try:
         with SyncMemory(load_settings(), check_schema=check_schema) as sync:
             yield sync

@@ -624,3 +624,35 @@ def test_a_full_disk_or_a_file_size_limit_is_said_in_words(pair: Pair, tmp_path:
     assert listed.returncode == 2, listed.stderr
     assert listed.stderr == ("error: cannot write the output: No space left on device — free "
                              "space or lift the file size limit, or write to another disk\n")
+
+
+def test_a_server_lost_midway_is_said_once_and_says_what_was_not_done(
+    store: SyncMemory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Found by a stranger's attack: the server killed during `kg import` printed the
+    driver's own log line ("[#D714] _: <CONNECTION> error: Failed to read from defunct
+    connection ...") before the error, and the error did not say that nothing was
+    imported, as every other import error does. The driver's records stay out of the
+    terminal once a command holds a store; an import's or a purge's server failure says
+    nothing of it was done (one transaction)."""
+    import asyncio
+    import logging
+    from types import SimpleNamespace
+
+    from cli.common import memory
+    from kg.errors import ServerUnavailable
+    from kg.transfer.store import whole
+
+    with memory():
+        logging.getLogger("neo4j.io").error("[#D714] _: <CONNECTION> error: Failed to read")
+    assert capsys.readouterr().err == ""
+
+    async def lost(*args: Any, **kwargs: Any) -> None:
+        raise ServerUnavailable("Neo4j is not reachable at bolt://127.0.0.1:1 "
+                                "(ServiceUnavailable) — start it.")
+
+    db = SimpleNamespace(write=lost, settings=SimpleNamespace(maintenance_timeout=1.0))
+    for done in ("imported", "deleted"):
+        with pytest.raises(ServerUnavailable) as refused:
+            asyncio.run(whole(db, lost, done))  # type: ignore[arg-type]
+        assert str(refused.value).endswith(f"— start it; nothing was {done}"), refused.value

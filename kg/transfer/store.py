@@ -10,14 +10,21 @@ from collections import Counter
 from collections.abc import Awaitable, Callable, Iterator
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
 from kg.canon import Canon
 from kg.check import run_checks
 from kg.db import Database, Record, Tx, held
-from kg.errors import ConfigError, InvalidInput, NothingStored, StoredDataError
+from kg.errors import (
+    ConfigError,
+    InvalidInput,
+    MemoryLimitExceeded,
+    NothingStored,
+    ServerUnavailable,
+    StoredDataError,
+)
 from kg.transfer.codec import TAG, ZEIT, temporal_fields
 from kg.transfer.parse import Datei, read_file
 from kg.transfer.records import (
@@ -35,6 +42,8 @@ from kg.transfer.results import (
     PurgeErgebnis,
     no_progress,
 )
+
+T = TypeVar("T")
 
 #: The `kg check` items an import must keep: all but 6-7, which judge the daily sweep (an
 #: import of older data cannot have had it). 8 holds what the Fakten-Agent guards, 9 the
@@ -367,7 +376,7 @@ async def write_import(
         return len(kept), notes
 
     progress("import", 0, total)
-    vorhanden, notes = await db.write(work, timeout=db.settings.maintenance_timeout)
+    vorhanden, notes = await whole(db, work, "imported")
     return ImportErgebnis(
         datei=source, user_id=user, character_id=datei.kopf.character_id,
         zeilen=datei.zeilen, anzahl=datei.anzahl(), entitaeten_vorhanden=vorhanden,
@@ -391,6 +400,16 @@ def _import_where_empty(datei: Datei) -> str:
         "nothing of it, the file itself is inconsistent (changed by hand?): export it "
         "again"
     )
+
+
+async def whole(db: Database, work: Callable[[Tx], Awaitable[T]], done: str) -> T:
+    """`work` as one maintenance transaction; a server's failure says that nothing was
+    `done` (imported, deleted): the transaction was rolled back whole. (A commit whose
+    answer was lost is a WriteNotConfirmed, which says it may have been.)"""
+    try:
+        return await db.write(work, timeout=db.settings.maintenance_timeout)
+    except (ServerUnavailable, MemoryLimitExceeded) as exc:
+        raise type(exc)(f"{str(exc).rstrip('.')}; nothing was {done}") from exc
 
 
 async def import_file(
@@ -452,4 +471,4 @@ async def purge(db: Database, user_id: str, character_id: str | None = None) -> 
             nutzer=lock["nutzer"] if lock else 0,
         )
 
-    return await db.write(work, timeout=db.settings.maintenance_timeout)
+    return await whole(db, work, "deleted")
