@@ -655,7 +655,7 @@ def test_a_server_lost_midway_is_said_once_and_says_what_was_not_done(
                                 "(ServiceUnavailable) — start it.")
 
     db = SimpleNamespace(write=lost, settings=SimpleNamespace(maintenance_timeout=1.0))
-    for done in ("imported", "deleted"):
+    for undone in ("imported", "deleted"):
         with pytest.raises(ServerUnavailable) as refused:
-            asyncio.run(whole(db, lost, done))  # type: ignore[arg-type]
-        assert str(refused.value).endswith(f"— start it; nothing was {done}"), refused.value
+            asyncio.run(whole(db, lost, undone))  # type: ignore[arg-type]
+        assert str(refused.value).endswith(f"— start it; nothing was {undone}"), refused.value
