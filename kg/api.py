@@ -25,7 +25,7 @@ from pydantic import Field, ValidationError
 from kg import schema
 from kg.canon import Canon, load_canon
 from kg.db import Database
-from kg.errors import AmbiguousEntity, EntityNotFound, InvalidInput
+from kg.errors import AmbiguousEntity, EntityNotFound, InvalidInput, UsageError
 from kg.mappe import (
     KNOWN_NOW,
     Mappe,
@@ -816,6 +816,23 @@ def correction_order(
     return parse_order(data)
 
 
+def _loop_running() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+def _no_running_loop(what: str) -> None:
+    """Refuse a synchronous call from code that runs in an event loop: it would block
+    that loop, and asyncio refuses to nest one (a bare RuntimeError)."""
+    if _loop_running():
+        raise UsageError(f"{what} is called from code that runs in an event loop: there, "
+                         "use the async Memory (`memory = await Memory.open()`, then "
+                         "`await memory.write(...)`)")
+
+
 class SyncMemory:
     """`Memory` for synchronous callers: each call runs the async one on a private loop.
 
@@ -828,6 +845,8 @@ class SyncMemory:
     """
 
     def __init__(self, settings: Settings | None = None, check_schema: bool = True) -> None:
+        _no_running_loop("SyncMemory(...)")
+        self._closed = False
         self._runner = asyncio.Runner()
         # A loop runs one `run` at a time: a second thread's would raise "This event
         # loop is already running" and leave its coroutine never awaited. Reentrant, so
@@ -842,11 +861,21 @@ class SyncMemory:
     def run(self, coro: Coroutine[Any, Any, T]) -> T:
         """Run any coroutine of `self.memory` (or the library) to completion; from any
         thread, after the call another thread is running."""
+        if self._closed or _loop_running():
+            coro.close()  # never to run: no "coroutine ... was never awaited" warning
+            if self._closed:
+                raise UsageError("this SyncMemory is closed: open a new one (`with "
+                                 "SyncMemory() as store:` closes it at the block's end)")
+            _no_running_loop("SyncMemory.run(...)")
         with self._turn:
             return self._runner.run(coro)
 
     def close(self) -> None:
+        """Close the connections; a second close does nothing."""
         with self._turn:
+            if self._closed:
+                return
+            self._closed = True
             try:
                 self._runner.run(self.memory.close())
             finally:

@@ -72,6 +72,13 @@ class InvalidInput(KgError):
     exit_code = 2
 
 
+class UsageError(KgError):
+    """The library is used in a way it cannot serve: a closed `SyncMemory`, or one
+    called from code that runs in an event loop (await `Memory` there)."""
+
+    exit_code = 2
+
+
 class UnknownRelation(InvalidInput):
     """A relation name is not in the canon."""
 

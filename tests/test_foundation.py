@@ -1081,3 +1081,35 @@ def test_kg_server_start_plans_the_queries_or_says_why_not(
     captured = capsys.readouterr()
     assert "note: the queries were not planned ahead: Neo4j is not reachable" in captured.err
     assert "Traceback" not in captured.err + captured.out
+
+
+def test_a_sync_memory_misused_says_what_to_do(neo4j_settings: Settings) -> None:
+    """Found by a stranger's attack: a SyncMemory used after close raised "RuntimeError:
+    Runner is closed", and one made or called inside a running event loop "Runner.run()
+    cannot be called from a running event loop" with "coroutine ... was never awaited"
+    warnings. Each is a UsageError that says what to do, and leaves no coroutine
+    unawaited; a second close does nothing."""
+    import warnings
+
+    from kg.errors import UsageError
+
+    store = SyncMemory(neo4j_settings)
+    store.close()
+    store.close()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a coroutine never awaited would warn
+        with pytest.raises(UsageError, match="this SyncMemory is closed: open a new one"):
+            store.run(store.memory.status())
+
+        async def inside(open_one: SyncMemory | None) -> None:
+            with pytest.raises(UsageError, match="runs in an event loop: there, use the "
+                               "async Memory"):
+                if open_one is None:
+                    SyncMemory(neo4j_settings)
+                else:
+                    open_one.run(open_one.memory.status())
+
+        asyncio.run(inside(None))
+        with SyncMemory(neo4j_settings) as open_one:
+            asyncio.run(inside(open_one))
+            assert open_one.run(open_one.memory.status()).facts >= 0  # still serves
