@@ -315,7 +315,9 @@ def decay_results(
         [{"count": row["missed"], "samples": row["samples"]}],
         detail=(
             f"active fact edges last touched before {newest} that the sweep of that day "
-            "did not reach" if row["missed"] else None
+            "did not reach (restored by an import after it ran, or written outside the "
+            "library) — run `kg decay run` (without --if-due, which sees the day's sweep "
+            "done) to sweep them now" if row["missed"] else None
         ),
     )
     return run_check, missed
