@@ -13,9 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
+from cli.main import app
 from kg.errors import InvalidInput, StoredDataError
-from tests.conftest import Pair, new_user_id, t
+from tests.conftest import Pair, new_user_id, raw_cypher, t
 from tests.test_transfer import export_text, user_snapshot, worked_example
 
 
@@ -374,3 +376,23 @@ def test_a_file_recorded_after_the_stores_clock_is_refused_at_its_line(
     lines, at = change(exported, "entitaet", erstellt="2030-01-01T00:00:00Z")
     refused(pair, write(tmp_path / "born.jsonl", reseal(lines)),
             rf"born.jsonl:{at}: entitaet '.*' has erstellt")
+
+
+def test_a_file_with_nothing_an_export_holds_is_refused(
+    pair: Pair, tmp_path: Path, exported: list[str]
+) -> None:
+    """Found by a stranger's attack: a header alone, or a header with entities alone,
+    imported with exit 0; the entities were then seen by check and purge while `kg
+    export` of the user refused it ("has nothing"). No export is without a fact, an
+    entry or an order, so an import is not either. And `kg import -` said "cannot read
+    -: No such file or directory" where `kg export -` says what to do."""
+    entities = [line for line in exported[1:] if '"kind":"entitaet"' in line]
+    for name, body in (("header.jsonl", []), ("entities.jsonl", entities)):
+        path = write(tmp_path / name, reseal([exported[0], *body]))
+        refused(pair, path, rf"{name} holds no fact, timeline entry or order .*; nothing "
+                            "was imported")
+    assert pair.store.run(raw_cypher(pair.store, "MATCH (e:Entitaet {user_id: $u}) "
+                                     "RETURN count(e) AS n", u=pair.user_id)) == [{"n": 0}]
+    done = CliRunner().invoke(app, ["import", "-"])
+    assert done.exit_code == 2, done.output
+    assert "import reads a file, not standard input" in done.output, done.output

@@ -416,10 +416,20 @@ async def import_file(
     db: Database, canon: Canon, path: Path, progress: Progress = no_progress
 ) -> ImportErgebnis:
     """Validate the whole file, then write it in one transaction."""
+    if str(path) == "-":
+        raise InvalidInput("import reads a file, not standard input: save the export to "
+                           "a file and name it; nothing was imported")
     try:
         datei = read_file(Path(path), canon)
     except InvalidInput as exc:
         raise InvalidInput(f"{exc}; nothing was imported") from None
+    anzahl = datei.anzahl()
+    if not (anzahl.fakten or anzahl.eintraege or anzahl.auftraege):
+        # As `kg export` writes no such file: imported, it left entities that no export
+        # of the user could carry ("has nothing"), seen by check and purge alone.
+        raise InvalidInput(
+            f"{path} holds no fact, timeline entry or order (no export is without them: "
+            "a file cut short, or made by hand?); nothing was imported")
     datei.normalise_names(str(path))
     return await write_import(db, canon, datei, str(path), progress)
 
