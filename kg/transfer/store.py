@@ -298,6 +298,12 @@ async def write_import(
                 raise InvalidInput(
                     f"{source}:{line}: {kind} {key!r} {why}{more}; nothing was imported"
                 )
+        if not (datei.fakten or datei.eintraege or datei.auftraege):
+            # As `kg export` writes no such file: imported, it left entities that no
+            # export of the user could carry ("has nothing"), seen by check and purge.
+            raise InvalidInput(
+                f"{source} holds no fact, timeline entry or order (no export is without "
+                "them: a file cut short, or made by hand?); nothing was imported")
         done = 0
 
         async def put(kind: str, rows: list[Any],
@@ -423,13 +429,6 @@ async def import_file(
         datei = read_file(Path(path), canon)
     except InvalidInput as exc:
         raise InvalidInput(f"{exc}; nothing was imported") from None
-    anzahl = datei.anzahl()
-    if not (anzahl.fakten or anzahl.eintraege or anzahl.auftraege):
-        # As `kg export` writes no such file: imported, it left entities that no export
-        # of the user could carry ("has nothing"), seen by check and purge alone.
-        raise InvalidInput(
-            f"{path} holds no fact, timeline entry or order (no export is without them: "
-            "a file cut short, or made by hand?); nothing was imported")
     datei.normalise_names(str(path))
     return await write_import(db, canon, datei, str(path), progress)
 
