@@ -17,7 +17,7 @@ import socket
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import AbstractContextManager, asynccontextmanager, contextmanager, nullcontext
-from typing import Any, NoReturn, TypeVar
+from typing import Any, NamedTuple, NoReturn, TypeVar
 from urllib.parse import urlsplit
 
 from neo4j import (
@@ -239,6 +239,15 @@ class Tx:
             )
 
 
+class Budget(NamedTuple):
+    """The time a transaction is given: `seconds`, from the setting named `setting`;
+    `whole`: one transaction (a managed one), not a batch of a batched query."""
+
+    seconds: float
+    setting: str
+    whole: bool
+
+
 class AutoCommit:
     """A session whose every named query is its own auto-commit transaction, with
     `maintenance_timeout` instead of the interactive `query_timeout`.
@@ -308,7 +317,7 @@ class AutoCommit:
             return [record.data() async for record in result]
 
     def _raise_typed(self, exc: Exception) -> NoReturn:
-        typed = self._db.translate(exc, self._db.settings.maintenance_timeout,
+        typed = self._db.translate(exc, self._db.budget(maintenance=True, whole=False),
                                    time.monotonic() - self._began)
         if typed is exc:
             raise exc
@@ -453,11 +462,11 @@ class Database:
         return await self._execute("READ", work)
 
     async def write(
-        self, work: Callable[[Tx], Awaitable[T]], *, timeout: float | None = None
+        self, work: Callable[[Tx], Awaitable[T]], *, maintenance: bool = False
     ) -> T:
-        """A managed write transaction; `timeout` (seconds) replaces `query_timeout` for
-        long maintenance work."""
-        return await self._execute("WRITE", work, timeout)
+        """A managed write transaction; `maintenance`: long maintenance work, given
+        `maintenance_timeout` instead of `query_timeout`."""
+        return await self._execute("WRITE", work, maintenance)
 
     async def query(self, name: str, /, **params: Any) -> list[Record]:
         """One named read query in one round trip: an auto-commit read (a managed
@@ -533,25 +542,29 @@ class Database:
         except KgError:
             raise
         except Exception as exc:  # mapped to a typed error, or re-raised untouched
-            typed = self.translate(exc, self.settings.maintenance_timeout)
+            typed = self.translate(exc, self.budget(maintenance=True, whole=False))
             if typed is exc:
                 raise
             raise typed from exc
 
     async def _execute(
-        self, access: str, work: Callable[[Tx], Awaitable[T]], timeout: float | None = None
+        self, access: str, work: Callable[[Tx], Awaitable[T]], maintenance: bool = False
     ) -> T:
-        seconds = timeout or self.settings.query_timeout
+        budget = self.budget(maintenance=maintenance, whole=True)
+        seconds = budget.seconds
+        began = time.monotonic()  # of the attempt now running (the driver retries)
 
         @unit_of_work(timeout=seconds)
         async def unit(tx: AsyncManagedTransaction) -> T:
+            nonlocal began
+            began = time.monotonic()
             try:
                 return await work(Tx(tx, self))
             except Neo4jError as exc:
                 if _out_of_memory(exc):
                     # Raised as a typed error, not the driver's: the driver runs again
                     # what it takes for transient, and this would fail again the same.
-                    raise self.translate(exc, seconds) from exc
+                    raise self.translate(exc, budget) from exc
                 raise
 
         # The server ends a transaction after query_timeout; this client-side deadline
@@ -559,7 +572,6 @@ class Database:
         # network), where the driver would wait for the server's receive hint (120 s).
         s = self.settings
         deadline = seconds + s.retry_time + s.connection_timeout
-        began = time.monotonic()
         try:
             async with asyncio.timeout(deadline), self._session(access) as session:
                 result: T
@@ -578,7 +590,7 @@ class Database:
                 # Lost at the COMMIT, which carries a query (`Tx.with_commit`): perhaps a
                 # restarted server, whose plans are gone (`Tx.rows` notices the rest).
                 self.first_runs.forget()
-            raise self.translate(exc, seconds, time.monotonic() - began) from exc
+            raise self.translate(exc, budget, time.monotonic() - began) from exc
 
     def _no_answer(self, seconds: float) -> ServerUnavailable:
         """The client-side deadline ran out: the server is down, frozen or unreachable."""
@@ -587,20 +599,18 @@ class Database:
             f"it overloaded or hanging? Check it, or {START_HINT}."
         )
 
-    def _timeout_name(self, seconds: float) -> str:
-        """The setting a transaction's timeout of `seconds` came from (both, when equal)."""
-        s = self.settings
-        names = [name for name, value in (("KG_MAINTENANCE_TIMEOUT", s.maintenance_timeout),
-                                          ("KG_QUERY_TIMEOUT", s.query_timeout))
-                 if value == seconds]
-        return " = ".join(names) or "the call's own timeout"
+    def budget(self, *, maintenance: bool, whole: bool) -> Budget:
+        """The time a transaction is given, and the setting it comes from."""
+        if maintenance:
+            return Budget(self.settings.maintenance_timeout, "KG_MAINTENANCE_TIMEOUT", whole)
+        return Budget(self.settings.query_timeout, "KG_QUERY_TIMEOUT", whole)
 
     def translate(
-        self, exc: Exception, timeout: float | None = None, ran: float | None = None
+        self, exc: Exception, budget: Budget | None = None, ran: float | None = None
     ) -> Exception:
         """A typed, actionable error for a driver failure (never with the password);
-        `timeout`: the seconds the failed transaction was given (default the
-        interactive `query_timeout`), `ran`: how long it ran, where known."""
+        `budget`: the time the failed transaction was given (default the interactive
+        `query_timeout`), `ran`: how long its attempt ran, where known."""
         uri = self.settings.neo4j_uri
         user = self.settings.neo4j_username
         code = getattr(exc, "code", None) or ""
@@ -706,18 +716,20 @@ class Database:
                 "outside the library — run `kg check` to find it (if it finds none, this is "
                 "a bug in kg: please report it)."
             )
-        seconds = self.settings.query_timeout if timeout is None else timeout
+        budget = budget or self.budget(maintenance=False, whole=True)
         timed_out = isinstance(exc, ClientError) and exc.code and (
             "TransactionTimedOut" in exc.code
             # ended while it waited for a lock: by its timeout when it ran that long
             or (exc.code.endswith(("Transaction.LockClientStopped", "Transaction.Terminated"))
-                and ran is not None and ran >= seconds))
+                and ran is not None and ran >= budget.seconds))
         if timed_out:
-            name = self._timeout_name(seconds)
+            kept = ("what it had written is rolled back" if budget.whole else "what it had "
+                    "written in this batch is rolled back (earlier batches stay; running it "
+                    "again is safe)")
             return ServerUnavailable(
-                f"Neo4j at {uri} did not finish within {seconds:g} s ({name}): the server "
-                "ended the transaction, and what it had written is rolled back — for a "
-                f"larger store raise {name.split(' = ')[0]}, or find what slows the server."
+                f"Neo4j at {uri} did not finish within {budget.seconds:g} s "
+                f"({budget.setting}): the server ended the transaction, and {kept} — for a "
+                f"larger store raise {budget.setting}, or find what slows the server."
             )
         if isinstance(exc, ClientError) and exc.code and exc.code.endswith(
             ("Transaction.LockClientStopped", "Transaction.Terminated")

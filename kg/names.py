@@ -125,7 +125,6 @@ async def renormalize(
     entities were read so far."""
     from kg.timeline import lock
 
-    timeout = db.settings.maintenance_timeout
     read, after = 0, ""
     as_read: dict[str, Any] = {}  # each key as read, whatever its type (compare-and-set)
     changed: dict[str, list[Umbenennung]] = defaultdict(list)
@@ -161,7 +160,7 @@ async def renormalize(
                 return row
 
             try:
-                row = await db.write(work, timeout=timeout)
+                row = await db.write(work, maintenance=True)
             except NothingRenamed:
                 continue
             renamed = set(row["renamed"])

@@ -659,3 +659,20 @@ def test_a_server_lost_midway_is_said_once_and_says_what_was_not_done(
         with pytest.raises(ServerUnavailable) as refused:
             asyncio.run(whole(db, lost, undone))  # type: ignore[arg-type]
         assert str(refused.value).endswith(f"— start it; nothing was {undone}"), refused.value
+
+    # The connection lost at the COMMIT: it may have been done, and the error says so
+    # as it is (a review: "nothing was imported" contradicted "whether it was written
+    # is unknown", and hid the cause `lost_at_commit` reads).
+    from neo4j.exceptions import IncompleteCommit
+
+    from kg.db import lost_at_commit
+
+    async def lost_at_the_commit(*args: Any, **kwargs: Any) -> None:
+        unknown = ServerUnavailable("Neo4j at bolt://127.0.0.1:1 lost the connection at the "
+                                    "commit: whether it was written is unknown.")
+        raise unknown from IncompleteCommit("lost")
+
+    db.write = lost_at_the_commit
+    with pytest.raises(ServerUnavailable) as unknown:
+        asyncio.run(whole(db, lost, "imported"))  # type: ignore[arg-type]
+    assert "nothing was" not in str(unknown.value) and lost_at_commit(unknown.value)

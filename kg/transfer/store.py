@@ -16,7 +16,7 @@ from pydantic import ValidationError
 
 from kg.canon import Canon
 from kg.check import run_checks
-from kg.db import Database, Record, Tx, held
+from kg.db import Database, Record, Tx, held, lost_at_commit
 from kg.errors import (
     ConfigError,
     InvalidInput,
@@ -146,7 +146,7 @@ async def read_export(
             datei.add(_record("auftrag", row))
         return datei
 
-    datei = await db.write(work, timeout=db.settings.maintenance_timeout)
+    datei = await db.write(work, maintenance=True)
     for n, rec in enumerate(datei.records(), start=1):
         datei.line_of[(rec.kind, rec.key())] = n
     try:
@@ -410,11 +410,13 @@ def _import_where_empty(datei: Datei) -> str:
 
 async def whole(db: Database, work: Callable[[Tx], Awaitable[T]], done: str) -> T:
     """`work` as one maintenance transaction; a server's failure says that nothing was
-    `done` (imported, deleted): the transaction was rolled back whole. (A commit whose
-    answer was lost is a WriteNotConfirmed, which says it may have been.)"""
+    `done` (imported, deleted): the transaction was rolled back whole. A connection lost
+    at the COMMIT is raised as it is: its words say it may have been done."""
     try:
-        return await db.write(work, timeout=db.settings.maintenance_timeout)
+        return await db.write(work, maintenance=True)
     except (ServerUnavailable, MemoryLimitExceeded) as exc:
+        if lost_at_commit(exc):
+            raise
         raise type(exc)(f"{str(exc).rstrip('.')}; nothing was {done}") from exc
 
 
