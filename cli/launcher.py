@@ -266,14 +266,19 @@ class LocalServer:
         return started is None or _start_ticks(pid) == started
 
     def _runs_this_home(self, pid: int) -> bool:
-        """True when the command line of `pid` runs Neo4j with this home."""
+        """True when the command line of `pid` runs Neo4j with this home: a path in it
+        (an argument, or a part of one after `=` or between `:`) is the home or lies
+        in it. Not a home whose path only begins with this one's (/tmp/kg and
+        /tmp/kg-other)."""
         try:
             argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
         except OSError:
             return False
         words = [a.decode(errors="replace") for a in argv]
+        home = str(self.home).rstrip("/")
+        paths = (p for w in words for part in w.split("=") for p in part.split(":"))
         return any(w.startswith("org.neo4j.server.") for w in words) and any(
-            str(self.home) in w for w in words
+            p == home or p.startswith(home + "/") for p in paths
         )
 
     def pid(self) -> int | None:
@@ -285,15 +290,30 @@ class LocalServer:
             return record[0]
         return self._server_jvm()
 
-    def _server_jvm(self) -> int | None:
-        """The server JVM's pid from Neo4j's own pid file (run/neo4j.pid), when that
-        process lives and runs Neo4j with this home; else None. The launcher records the
-        process it starts (Neo4j's bootloader), whose child this JVM is."""
+    def _jvm_pid_file(self) -> int | None:
+        """The pid in Neo4j's own pid file (run/neo4j.pid), unverified; None without one."""
         try:
-            pid = int((self.home / "run" / "neo4j.pid").read_text().split()[0])
+            return int((self.home / "run" / "neo4j.pid").read_text().split()[0])
         except (OSError, ValueError, IndexError):
             return None
-        return pid if pid > 1 and _alive(pid) and self._runs_this_home(pid) else None
+
+    def _server_jvm(self) -> int | None:
+        """The server JVM's pid from Neo4j's own pid file, when that process lives, runs
+        Neo4j with this home and, while the launcher's record is there, belongs to the
+        process group of the process it records (Neo4j's bootloader, which leads its
+        group: the JVM is its child, and stays in the group when the leader dies; a pid
+        reused by another process is in another group). Else None."""
+        pid = self._jvm_pid_file()
+        if pid is None or pid <= 1 or not _alive(pid) or not self._runs_this_home(pid):
+            return None
+        record = self._pid_record()
+        if record is not None:
+            try:
+                if os.getpgid(pid) != record[0]:
+                    return None
+            except OSError:
+                return None
+        return pid
 
     def clean_stale(self) -> str | None:
         """Remove a pid file that names no server of this home; say what was removed."""
@@ -320,9 +340,8 @@ class LocalServer:
         home's JVM to die (reaping it if it is ours), then drop the file unless that pid
         is still this home's Neo4j."""
         own = self.home / "run" / "neo4j.pid"
-        try:
-            pid = int(own.read_text().split()[0])
-        except (OSError, ValueError, IndexError):
+        pid = self._jvm_pid_file()
+        if pid is None:
             return
         deadline = time.monotonic() + wait
         while True:

@@ -93,6 +93,40 @@ def test_a_non_leader_pid_gives_no_traceback(home: Path) -> None:
         child.wait()
 
 
+def test_stop_never_signals_another_homes_server_named_in_neo4j_pid(home: Path) -> None:
+    """The review of the stop's change: `stop` now also reads Neo4j's own pid file
+    (run/neo4j.pid), which a crash leaves behind. A pid there that is now another
+    home's Neo4j — one whose path only begins with this home's (/tmp/kg-x and
+    /tmp/kg-x-other) — or a process outside the recorded bootloader's group is never
+    this home's server."""
+    import sys
+
+    other = f"{home}-other"
+    fake = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(1000)",
+                             "org.neo4j.server.CommunityEntryPoint", f"--home-dir={other}"],
+                            start_new_session=True)
+    try:
+        time.sleep(0.3)
+        jars = home / "jars"
+        mine, theirs = LocalServer(home=home, jars=jars), LocalServer(home=Path(other), jars=jars)
+        assert theirs._runs_this_home(fake.pid) and not mine._runs_this_home(fake.pid)
+        (home / "run").mkdir(parents=True)
+        (home / "run" / "neo4j.pid").write_text(f"{fake.pid}\n")
+        got = stop(home)
+        assert got.exit_code == 0 and "not running" in got.output, got.output
+        assert alive(fake.pid) and mine.pid() is None
+        # Its own home's, but outside the group of the process the launcher recorded.
+        (Path(other) / "run").mkdir(parents=True)
+        (Path(other) / "run" / "neo4j.pid").write_text(f"{fake.pid}\n")
+        assert theirs._server_jvm() == fake.pid  # no record: the home decides
+        (Path(other) / "run" / "kg-launcher.pid").write_text(f"{os.getpid()}\n")
+        assert theirs._server_jvm() is None
+    finally:
+        fake.kill()
+        fake.wait()
+        shutil.rmtree(other, ignore_errors=True)
+
+
 def test_a_garbage_pid_file_is_cleaned_up(home: Path) -> None:
     pid_file = home / "run" / "kg-launcher.pid"
     pid_file.parent.mkdir(parents=True)
