@@ -40,8 +40,8 @@ from kg.plan import (
     Refs,
     State,
     day_start,
-    held_together,
     order_status,
+    plan_order,
     precision_end,
     refs_of,
 )
@@ -382,21 +382,13 @@ class FaktenAgent:
             refuse_another_order(row["inhalt"], auftrag, first, row["erfasst"])
             return first.model_copy(update={"wiederholt": True})
         jetzt = instant(row["jetzt"])
-        planner = Planner(self.canon, auftrag, to_state(row, self.canon), jetzt)
-        results = planner.plan()
         # A correction and its replacement are written together or not at all: what a
-        # refused part holds back, the order plans again without (until nothing more is).
+        # refused part holds back, the order is planned again without (`plan_order`).
         # After the replay lookup (a replay is answered from the audit, whatever the canon
         # says now), before anything is written.
-        held: dict[int, TripelErgebnis] = {}
-        while more := {
-            j: r for j, r in held_together(
-                len(auftrag.berichtigungen), results, planner.replacing).items()
-            if j not in held
-        }:
-            held |= more
-            planner = Planner(self.canon, auftrag, to_state(row, self.canon), jetzt)
-            results = planner.plan(held)
+        planner, results = plan_order(
+            lambda: Planner(self.canon, auftrag, to_state(row, self.canon), jetzt),
+            len(auftrag.berichtigungen))
         ergebnis = self._result(auftrag, results, planner.now, jetzt)
         await self._apply(tx, auftrag, row, jetzt, planner.ops, ergebnis, inhalt)
         return ergebnis

@@ -299,7 +299,8 @@ def build_server(
 
         async def resolved(ref: EntityRef) -> str | None:
             """Its id; None when there is none; "" when the name is ambiguous (the plan
-            then refuses the order with the candidates)."""
+            then answers that part `mehrdeutig` with the candidates, and holds back the
+            other)."""
             try:
                 return await memory.entity_id(p.user_id, p.character_id, written(ref))
             except AmbiguousEntity:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from datetime import UTC, datetime
 from typing import Any, cast
 
@@ -40,7 +41,8 @@ def state_with_lena_in_berlin() -> State:
     since = datetime(2026, 1, 1, tzinfo=UTC)
     state.facts["f1"] = FactState(
         "f1", "WOHNT_IN", "lena", "berlin", None, start=since,
-        props={"id": "f1", "version": 1, "t_valid": since, "aktiv": True},
+        props={"id": "f1", "version": 1, "t_valid": since, "aktiv": True,
+               "auftrag_id": "a0", "herkunft": "mensch"},
     )
     return state
 
@@ -342,8 +344,9 @@ def test_a_refused_part_holds_back_its_whole_correction_group_and_nothing_else()
     """Two replacements of one correction (positions 2 and 3 replace 0), another
     correction with its own replacement (1 and 4), and a triple of its own (5). One
     refused replacement holds back its correction and the other replacement with it,
-    each saying why; the other group and the lone triple are not held (rule 11: nothing
-    for what is refused, the rest as told). An ambiguous part keeps its candidates."""
+    each saying why, with no fact or entity of the plan that refused it; the other group
+    and the lone triple are not held (rule 11: nothing for what is refused, the rest as
+    told). An ambiguous part keeps its candidates."""
     from kg.models import Kandidat, TripelErgebnis
     from kg.plan import held_together
 
@@ -352,9 +355,11 @@ def test_a_refused_part_holds_back_its_whole_correction_group_and_nothing_else()
 
     anna = Kandidat(id="e1", name="Anna", typ="person", merkmale=["wohnt in Bonn"])
     results = [
-        r(0, "berichtigt", fakt_id="f0", abgeloest=["f0"], notiz="so nicht"),
+        r(0, "berichtigt", fakt_id="f0", abgeloest=["f0"], subjekt_id="e0", notiz="so nicht",
+          herkunft="mensch"),
         r(1, "berichtigt", fakt_id="f1"),
-        r(2, "geschrieben", fakt_id="f2"),
+        r(2, "geschrieben", fakt_id="f2", subjekt_id="e0", objekt_id="e9",
+          neue_entitaeten=["e9"]),
         r(3, "mehrdeutig", grund="mehrdeutig", meldung="objekt: 2 entities", kandidaten=[anna]),
         r(4, "geschrieben", fakt_id="f4"),
         r(5, "geschrieben", fakt_id="f5"),
@@ -362,13 +367,87 @@ def test_a_refused_part_holds_back_its_whole_correction_group_and_nothing_else()
     held = held_together(2, results, {2: [0], 3: [0], 4: [1]})
     assert sorted(held) == [0, 2, 3]
     assert held[3] == results[3]  # its own outcome, candidates and all
-    for j, name in ((0, "berichtigungen[0]"), (2, "tripel[0]")):
-        assert (held[j].ausgang, held[j].grund, held[j].fakt_id) == (
-            "abgelehnt", "zusammen_abgelehnt", None)
-        assert held[j].meldung == (
-            "not written: the correction's tripel[1] is refused — objekt: 2 entities; a "
-            "correction and its replacement are written together, so send both again once "
-            "that is mended"), name
-    assert held[0].notiz == "so nicht" and held[0].abgeloest == []
+    words = ("not written: the correction's tripel[1] is refused — objekt: 2 entities; a "
+             "correction and its replacement are written together, so send both again, in "
+             "a new order, once that is mended")
+    assert held[0] == r(0, "abgelehnt", grund="zusammen_abgelehnt", meldung=words,
+                        notiz="so nicht", herkunft="mensch")
+    assert held[2] == r(2, "abgelehnt", grund="zusammen_abgelehnt", meldung=words)
     assert held_together(2, [*results[:3], r(3, "geschrieben"), *results[4:]],
                          {2: [0], 3: [0], 4: [1]}) == {}
+    # Two groups refused: the one refused first, alone (what holds the other back may
+    # come of what the first would write: the order is planned again without it).
+    both = [*results[:4], r(4, "abgelehnt", grund="typkonflikt"), results[5]]
+    assert sorted(held_together(2, both, {2: [0], 3: [0], 4: [1]})) == [0, 2, 3]
+    both[3] = r(3, "geschrieben")
+    assert sorted(held_together(2, both, {2: [0], 3: [0], 4: [1]})) == [1, 4]
+
+
+def correction(subjekt: Any, beziehung: str, **what: Any) -> dict[str, Any]:
+    return {"herkunft": "mensch", "subjekt": subjekt, "beziehung": beziehung, **what}
+
+
+def planned(state: State, *tripel: dict[str, Any], berichtigungen: list[dict[str, Any]]
+            ) -> tuple[Planner, list[Any]]:
+    from kg.plan import plan_order
+
+    auftrag = order(*tripel, berichtigungen=berichtigungen)
+    return plan_order(lambda: Planner(CANON, auftrag, copy.deepcopy(state), JETZT),
+                      len(berichtigungen))
+
+
+def test_a_held_replacement_names_no_entity_that_is_not_written() -> None:
+    """The review of the stop's change: "not Bonn, Hamburg" about a Mara nobody knows, in
+    an order that also tells her job. The held replacement named new ids for Mara and
+    Hamburg; Hamburg was never written, and Mara was written under another id (each
+    plan drew new ones). Now it names none; the job creates Mara once."""
+    planner, results = planned(
+        State(), tr("Mara", "beruf", wert="Ärztin"), tr("Mara", "wohnt_in", "Hamburg"),
+        berichtigungen=[correction("Mara", "wohnt_in", objekt="Bonn")])
+    assert [(r.ausgang, r.grund) for r in results] == [
+        ("abgelehnt", "nicht_gefunden"), ("geschrieben", None),
+        ("abgelehnt", "zusammen_abgelehnt")]
+    assert (results[2].subjekt_id, results[2].objekt_id, results[2].neue_entitaeten) == (
+        None, None, [])
+    assert [e["name"] for e in planner.ops.entities] == ["Mara"]
+    assert results[1].subjekt_id == planner.ops.entities[0]["id"]
+
+
+def test_a_group_is_held_only_for_what_the_order_writes_without_the_groups_before() -> None:
+    """The review of the stop's change: "not Bonn" about Lena with a new Anna as its
+    replacement (a group refused: Lena never lived in Bonn), and a correction of Anna's
+    job with its replacement, whose "Anna" only the new Anna made ambiguous. Both groups
+    were held at once, the second with a candidate never written. Held one at a time,
+    the first refused first, the second is written."""
+    state = state_with_lena_in_berlin()
+    state.entities["anna"] = EntityState("anna", "Anna", "person")
+    state.by_name["anna"] = ["anna"]
+    since = datetime(2026, 1, 1, tzinfo=UTC)
+    state.facts["f2"] = FactState(
+        "f2", "BERUF", "anna", None, "Lehrerin", start=since,
+        props={"id": "f2", "version": 1, "t_valid": since, "aktiv": True,
+               "auftrag_id": "a0", "herkunft": "mensch"},
+    )
+    planner, results = planned(
+        state, tr("Lena", "wohnt_in", {"neu": "Anna"}), tr("Anna", "beruf", wert="Ärztin"),
+        berichtigungen=[correction("Lena", "wohnt_in", objekt="Bonn"),
+                        correction("Anna", "beruf", wert="Lehrerin")])
+    assert [(r.ausgang, r.grund) for r in results] == [
+        ("abgelehnt", "nicht_gefunden"), ("berichtigt", None),
+        ("abgelehnt", "zusammen_abgelehnt"), ("geschrieben", None)], results
+    assert planner.ops.entities == []
+
+
+def test_a_candidate_made_by_the_order_keeps_its_id_from_plan_to_plan() -> None:
+    """A new Kassel beside the one known makes the replacement's "Kassel" ambiguous: its
+    candidates name the new one by the id the final plan writes it under (each plan
+    drew a new id for it before)."""
+    state = state_with_lena_in_berlin()
+    state.entities["kassel"] = EntityState("kassel", "Kassel", "ort")
+    state.by_name["kassel"] = ["kassel"]
+    planner, results = planned(
+        state, tr({"neu": "Kassel"}, "liegt_in", "Hessen"), tr("Lena", "wohnt_in", "Kassel"),
+        berichtigungen=[correction("Lena", "wohnt_in", objekt="Berlin")])
+    assert [r.ausgang for r in results] == ["abgelehnt", "geschrieben", "mehrdeutig"]
+    made = {e["id"] for e in planner.ops.entities if e["name"] == "Kassel"}
+    assert {k.id for k in results[2].kandidaten} == {"kassel", *made} and len(made) == 1

@@ -17,7 +17,7 @@ from kg.plan.orders import (
     refs_of,
     reject_reason,
 )
-from kg.plan.planner import Planner, Resolved, same_entity
+from kg.plan.planner import Planner, Resolved, plan_order, same_entity
 from kg.plan.state import (
     ChainState,
     EntityState,
@@ -49,6 +49,7 @@ __all__ = [
     "held_together",
     "new_id",
     "order_status",
+    "plan_order",
     "precheck",
     "precision_end",
     "refs_of",

@@ -122,15 +122,17 @@ def held_together(
     """What of an order must not be written because a correction or its replacement was
     refused, by position (`corrections`: how many of the order's items are corrections,
     `replacing`: each replacement's position with its corrections' positions, as the plan
-    linked them).
+    linked them): the group of the first refused part, or nothing.
 
     A correction and its replacements are written together or not at all: a refused
     replacement would leave the wrong fact retired with nothing in its place, a refused
     correction its replacement written as news at the store's clock. Corrections that
     share a replacement, and replacements that share a correction, stand together. A
     refused part keeps its outcome (an ambiguous name its candidates, rule 11); every
-    other part of its group is refused for it (`zusammen_abgelehnt`). The rest of the
-    order is written as usual: plan it again with these held."""
+    other part of its group is refused for it (`zusammen_abgelehnt`). One group at a
+    time, the first refused part's: what a later part was refused for may have come of
+    what the held group would have written, so the order is planned again without the
+    group first (`plan_order`)."""
 
     def name(j: int) -> str:
         return (f"the correction berichtigungen[{j}]" if j < corrections
@@ -143,26 +145,21 @@ def held_together(
             groups.remove(other)
             group |= other
         groups.append(group)
-    held: dict[int, TripelErgebnis] = {}
-    for group in groups:
-        refused = [j for j in sorted(group) if results[j].ausgang in ("abgelehnt", "mehrdeutig")]
-        if not refused:
-            continue
-        cause = results[refused[0]]
-        why = clip(f"{name(refused[0])} is refused — {cause.meldung or cause.grund}", 300)
-        for j in sorted(group):
-            if j in refused:
-                held[j] = results[j]
-                continue
-            held[j] = results[j].model_copy(update={
-                "ausgang": "abgelehnt", "grund": "zusammen_abgelehnt",
-                "meldung": f"not written: {why}; a correction and its replacement are "
-                "written together, so send both again once that is mended",
-                "fakt_id": None, "abgeloest": [], "wieder_gueltig": [], "kandidaten": [],
-                "konflikt": None, "neue_entitaeten": [], "typ_fakten": [],
-                "timeline_id": None,
-            })
-    return held
+    refused = [(min(j for j in g if results[j].ausgang in ("abgelehnt", "mehrdeutig")), g)
+               for g in groups
+               if any(results[j].ausgang in ("abgelehnt", "mehrdeutig") for j in g)]
+    if not refused:
+        return {}
+    first, group = min(refused, key=lambda found: found[0])
+    cause = results[first]
+    why = clip(f"{name(first)} is refused — {cause.meldung or cause.grund}", 300)
+    return {j: results[j] if results[j].ausgang in ("abgelehnt", "mehrdeutig") else
+            TripelErgebnis(
+                index=j, ausgang="abgelehnt", grund="zusammen_abgelehnt",
+                meldung=f"not written: {why}; a correction and its replacement are written "
+                "together, so send both again, in a new order, once that is mended",
+                notiz=results[j].notiz, herkunft=results[j].herkunft)
+            for j in sorted(group)}
 
 
 def order_status(results: list[TripelErgebnis]) -> Literal["ok", "teilweise", "abgelehnt"]:

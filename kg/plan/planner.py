@@ -4,7 +4,7 @@ cycles refused, facts asserted and corrected through the rules of time (`history
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -27,7 +27,7 @@ from kg.models import (
     value_key,
 )
 from kg.plan.history import History
-from kg.plan.orders import Rejected, precheck, subject_claims
+from kg.plan.orders import Rejected, held_together, precheck, subject_claims
 from kg.plan.state import (
     ChainState,
     EntityState,
@@ -80,6 +80,12 @@ class Planner(History):
         self.replacing: dict[int, list[int]] = {}
         #: The entries this order's events created, by subject and event.
         self._entries: dict[tuple[Any, ...], str] = {}
+        #: The ids of the entities this order creates, by the item that creates them and
+        #: their place among its new ones: kept across the plans of one order
+        #: (`plan_order`), so that an outcome of an earlier plan names the entity the
+        #: final one writes.
+        self.entity_ids: dict[tuple[int, int], str] = {}
+        self._index = 0
 
     def plan(self, held: Mapping[int, TripelErgebnis] | None = None) -> list[TripelErgebnis]:
         """Corrections first (their replacements follow as triples), then the triples.
@@ -91,6 +97,7 @@ class Planner(History):
                 results.append(held[index])
                 continue
             self._neue, self._typ_fakten = [], []
+            self._index = index
             try:
                 if isinstance(raw, Berichtigung):
                     results.append(self.correction(index, raw))
@@ -181,7 +188,8 @@ class Planner(History):
 
     def create(self, entity: Resolved) -> str:
         if entity.id is None:
-            entity.id = new_id()
+            key = (self._index, len(self._neue))  # the item, and its how-manieth new one
+            entity.id = self.entity_ids.setdefault(key, new_id())
             self.ops.entities.append(
                 {
                     "id": entity.id,
@@ -685,3 +693,34 @@ class Planner(History):
             precision_end(props["beginn"], props["genauigkeit"]),
         )
         return str(props["id"])
+
+
+def plan_order(
+    fresh: Callable[[], Planner], corrections: int
+) -> tuple[Planner, list[TripelErgebnis]]:
+    """Plan an order whose refused corrections hold back their groups (`held_together`):
+    planned, then planned again (`fresh()`: a planner on the state as read) without the
+    first refused group, until no group is refused. The entities the order creates keep
+    their ids from plan to plan; an outcome held from an earlier plan names only
+    entities the final plan has (read, or created by what it writes)."""
+    held: dict[int, TripelErgebnis] = {}
+    ids: dict[tuple[int, int], str] = {}
+    while True:
+        planner = fresh()
+        planner.entity_ids = ids
+        results = planner.plan(held)
+        more = held_together(corrections, results, planner.replacing)
+        if not more:
+            break
+        held |= more
+    known = set(planner.state.entities)
+    return planner, [_naming_only(r, known) if r.index in held else r for r in results]
+
+
+def _naming_only(result: TripelErgebnis, known: set[str]) -> TripelErgebnis:
+    """An outcome held from an earlier plan, without the entities only that plan made."""
+    return result.model_copy(update={
+        "kandidaten": [k for k in result.kandidaten if k.id in known],
+        "subjekt_id": result.subjekt_id if result.subjekt_id in known else None,
+        "objekt_id": result.objekt_id if result.objekt_id in known else None,
+    })
