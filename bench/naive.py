@@ -149,12 +149,13 @@ class Naive:
                 visited.add(place)
                 abgeleitet.append({"rel": f["rel"], "x_id": place, "pfad": list(path)})
                 path.append(up[0]["n_name"])
+        told = {(f["rel"], f["n_id"]) for f in fakten if f["out"] and f in near}
         return {
             "id": entity_id,
             "typ": typ,
             "fakten": [f["r"]["id"] for f in fakten],
             "historie": [f["r"]["id"] for f in historie],
-            # What the entity's own shown facts say is not derived again (as in the Mappe).
-            "abgeleitet": [d["x_id"] for d in abgeleitet if (d["rel"], d["x_id"]) not in {
-                (f["rel"], f["n_id"]) for f in fakten if f["out"] and f in near}],
+            # What the entity's own shown facts say is not derived again (as in the Mappe,
+            # which keeps one that holds from earlier: the generated data has none).
+            "abgeleitet": [d["x_id"] for d in abgeleitet if (d["rel"], d["x_id"]) not in told],
         }

@@ -67,7 +67,9 @@ def memory(check_schema: bool = True) -> Iterator[SyncMemory]:
     terminal: the error they lead to is said once, in words."""
     import logging
 
-    logging.getLogger("neo4j").addHandler(logging.NullHandler())
+    driver = logging.getLogger("neo4j")
+    if not any(isinstance(h, logging.NullHandler) for h in driver.handlers):
+        driver.addHandler(logging.NullHandler())
     try:
         with SyncMemory(load_settings(), check_schema=check_schema) as sync:
             yield sync

@@ -108,8 +108,9 @@ def main(app: typer.Typer | None = None) -> None:
         _unexpected(exc)
 
 
-#: Errors of a full or closed output: the command's answer is lost, not the command.
-OUTPUT_FULL = frozenset({errno.ENOSPC, errno.EFBIG, errno.EDQUOT, errno.EIO, errno.EROFS})
+#: Errors of a full output (a disk, a file size limit, a quota): the command's answer is
+#: lost, not the command.
+OUTPUT_FULL = frozenset({errno.ENOSPC, errno.EFBIG, errno.EDQUOT})
 
 
 def _drop_stdout() -> None:
@@ -117,7 +118,10 @@ def _drop_stdout() -> None:
     it again ("Exception ignored ..."), so it goes nowhere from now on."""
     try:
         null = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(null, sys.stdout.fileno())
+        try:
+            os.dup2(null, sys.stdout.fileno())
+        finally:
+            os.close(null)
     except (OSError, ValueError):
         pass
 

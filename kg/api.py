@@ -861,13 +861,14 @@ class SyncMemory:
     def run(self, coro: Coroutine[Any, Any, T]) -> T:
         """Run any coroutine of `self.memory` (or the library) to completion; from any
         thread, after the call another thread is running."""
-        if self._closed or _loop_running():
+        if _loop_running():
             coro.close()  # never to run: no "coroutine ... was never awaited" warning
-            if self._closed:
-                raise UsageError("this SyncMemory is closed: open a new one (`with "
-                                 "SyncMemory() as store:` closes it at the block's end)")
             _no_running_loop("SyncMemory.run(...)")
         with self._turn:
+            if self._closed:  # (under the turn: a close in another thread comes first)
+                coro.close()
+                raise UsageError("this SyncMemory is closed: open a new one (`with "
+                                 "SyncMemory() as store:` closes it at the block's end)")
             return self._runner.run(coro)
 
     def close(self) -> None:

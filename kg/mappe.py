@@ -432,7 +432,9 @@ def build(
         historie = [_from(historie[i], since.get(historie_rows[i]["id"])) for i in held]
     # What the entity's own shown facts say is not derived again: Kassel liegt in
     # Deutschland, told, and "abgeleitet: liegt in Deutschland (über Hessen)" beside it.
-    stated = {(f[1], f[7]) for f in compact if f[5] == row["id"]}
+    # Unless the derivation holds from earlier than the told fact: then it says more.
+    stated = {(f["beziehung"], f["objekt"]["id"]): f["ab_datum"] for f in fakten
+              if f["objekt"] is not None and f["subjekt"]["id"] == row["id"]}
     data = {
         "entitaet": {"id": row["id"], "name": row["name"]},
         "typ": row["typ"],
@@ -440,7 +442,7 @@ def build(
         "historie": historie,
         "abgeleitet": [
             a for a in derived(row, canon, gueltig_am, since)
-            if (canon[a.beziehung].rel_type, a.objekt.id) not in stated
+            if a.ab_datum < stated.get((a.beziehung, a.objekt.id), date.max)
         ][:cap],
         "gekappt": gekappt,
         "gueltig_am": gueltig_am,

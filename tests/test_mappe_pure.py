@@ -166,8 +166,8 @@ def test_what_the_entity_states_itself_is_not_derived_again() -> None:
     """Kassel liegt in Deutschland, told, and in Hessen, which lies in Deutschland: the
     Mappe of Kassel said "liegt in Deutschland" and "abgeleitet: liegt in Deutschland
     (über Hessen)" (the worked example once it had the contract's own step 3). A
-    derivation to where a shown fact of the entity already goes is left out; one the
-    cap cut, or another entity's fact, leaves the derivation in."""
+    derivation to where a shown fact of the entity already goes, from as late or later,
+    is left out; one the cap cut, or another entity's fact, leaves the derivation in."""
     kassel = ("kassel", "Kassel")
     told = fact("f7", "LIEGT_IN", "Deutschland", subject=kassel)
     hessen = fact("f8", "LIEGT_IN", "Hessen", subject=kassel)
@@ -180,6 +180,12 @@ def test_what_the_entity_states_itself_is_not_derived_again() -> None:
                                          cap=10).abgeleitet] == ["Deutschland"]
     cut = {**data, "fakten": data["fakten"][::-1]}  # the cap keeps Hessen, cuts the other
     assert [d.objekt.name for d in build(cut, CANON, cap=1).abgeleitet] == ["Deutschland"]
+    # A derivation that holds from earlier than the told fact says more: it stays (the
+    # review: "liegt in Deutschland (ab 2030)" hid that it had held since 2026).
+    later = fact("f7", "LIEGT_IN", "Deutschland", subject=kassel, since=date(2030, 1, 1))
+    data = {**row([later, hessen], abgeleitet=[via]), "id": "kassel", "name": "Kassel"}
+    [kept] = build(data, CANON, cap=10).abgeleitet
+    assert (kept.objekt.name, kept.ab_datum) == ("Deutschland", date(2026, 1, 1))
 
 
 def test_the_path_that_holds_from_the_earliest_start_wins() -> None:
