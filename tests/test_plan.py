@@ -451,3 +451,22 @@ def test_a_candidate_made_by_the_order_keeps_its_id_from_plan_to_plan() -> None:
     assert [r.ausgang for r in results] == ["abgelehnt", "geschrieben", "mehrdeutig"]
     made = {e["id"] for e in planner.ops.entities if e["name"] == "Kassel"}
     assert {k.id for k in results[2].kandidaten} == {"kassel", *made} and len(made) == 1
+
+
+def test_namesakes_named_by_their_ids_are_two_people_for_a_correction() -> None:
+    """Found by a stranger's attack: a correction of one Anna by id (it finds nothing)
+    held back a triple about the other Anna, named by her own id — the two shared the
+    key of their name. Where both sides resolved to an entity, the entity decides; a
+    side that did not resolve is still linked by its name."""
+    state = State()
+    for eid in ("a1", "a2"):
+        state.entities[eid] = EntityState(eid, "Anna", "person")
+    state.by_name["anna"] = ["a1", "a2"]
+    _, results = planned(state, tr({"id": "a2"}, "beruf", wert="Bäckerin"),
+                         berichtigungen=[correction({"id": "a1"}, "beruf", wert="Ärztin")])
+    assert [(r.ausgang, r.grund) for r in results] == [
+        ("abgelehnt", "nicht_gefunden"), ("geschrieben", None)]
+    _, results = planned(state, tr({"id": "a2"}, "beruf", wert="Bäckerin"),
+                         berichtigungen=[correction("Anna", "beruf", wert="Ärztin")])
+    assert [(r.ausgang, r.grund) for r in results] == [
+        ("mehrdeutig", "mehrdeutig"), ("abgelehnt", "zusammen_abgelehnt")]

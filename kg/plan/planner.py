@@ -71,12 +71,12 @@ class Planner(History):
         #: Where the values this order's corrections took back began, by subject and
         #: relation: the place a replacement in the same order takes (`triple`).
         self._taken_places: dict[tuple[str, str], Place] = {}
-        #: The positions of this order's corrections by the subject and relation they
-        #: correct, found or not (the subject by every key it has: its id, and its name
-        #: as the store reads names, as written and as resolved), and for each triple
-        #: that replaces one, their positions (the writer writes a correction and its
-        #: replacements together or not at all).
-        self._corrections: dict[tuple[tuple[str, str], str], list[int]] = {}
+        #: This order's corrections by position, found or not: the keys their subject
+        #: has (its id, and its name as the store reads names, as written and as
+        #: resolved), the entity it resolved to (None: none, or not yet) and the
+        #: relation; and for each triple that replaces one, their positions (the writer
+        #: writes a correction and its replacements together or not at all).
+        self._corrections: dict[int, tuple[set[tuple[str, str]], str | None, str]] = {}
         self.replacing: dict[int, list[int]] = {}
         #: The entries this order's events created, by subject and event.
         self._entries: dict[tuple[Any, ...], str] = {}
@@ -468,18 +468,27 @@ class Planner(History):
 
     def _note_correction(self, index: int, ref: EntityRef, resolved: Resolved | None,
                          beziehung: str) -> None:
-        for key in self._subject_keys(ref, resolved):
-            positions = self._corrections.setdefault((key, self._relation_key(beziehung)), [])
-            if index not in positions:
-                positions.append(index)
+        self._corrections[index] = (self._subject_keys(ref, resolved),
+                                    resolved.id if resolved else None,
+                                    self._relation_key(beziehung))
 
     def _note_replacement(self, index: int, ref: Any, resolved: Resolved | None,
                           beziehung: Any) -> None:
+        """Link a triple to the corrections it replaces: of the same relation, and of the
+        same subject — the same entity where both resolved to one (namesakes named by
+        their ids are two people), else sharing a key (an ambiguous "Anna" and one
+        Anna's id; a correction by id and a replacement by name). Noted again once its
+        subject resolved, which replaces the note before."""
         relation = self._relation_key(beziehung)
-        found = {i for key in self._subject_keys(ref, resolved)
-                 for i in self._corrections.get((key, relation), ())}
+        keys, rid = self._subject_keys(ref, resolved), resolved.id if resolved else None
+        found = sorted(
+            i for i, (their_keys, their_id, their_relation) in self._corrections.items()
+            if their_relation == relation
+            and (their_id == rid if their_id and rid else bool(their_keys & keys)))
         if found:
-            self.replacing[index] = sorted(found.union(self.replacing.get(index, ())))
+            self.replacing[index] = found
+        else:
+            self.replacing.pop(index, None)
 
     def _note_raw_replacement(self, index: int, raw: Any) -> None:
         if isinstance(raw, Tripel):
