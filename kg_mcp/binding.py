@@ -13,14 +13,15 @@ import os
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Annotated, Any, Protocol
 
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import AccessToken
-from pydantic import Field, ValidationError
+from pydantic import BeforeValidator, Field, ValidationError
 
 from kg.errors import ConfigError
 from kg.models import Frozen, Ident
+from kg.plain import describe
 
 
 class PairRef(Frozen):
@@ -56,11 +57,17 @@ class FixedPair:
 # -- the tokens file (HTTP) --------------------------------------------------------
 
 
+def _lower(value: Any) -> Any:
+    """Hex in capitals is the same digest (a file written by hand)."""
+    return value.lower() if isinstance(value, str) else value
+
+
 class TokenEntry(Frozen):
     """One line of the tokens file: a named token for one pair."""
 
     name: Ident = Field(description="A label for the client holding the token.")
-    sha256: str = Field(pattern=r"^[0-9a-f]{64}$", description="SHA-256 of the token (hex).")
+    sha256: Annotated[str, BeforeValidator(_lower)] = Field(
+        pattern=r"^[0-9a-f]{64}$", description="SHA-256 of the token (hex, either case).")
     user_id: Ident
     character_id: Ident
 
@@ -90,13 +97,29 @@ class TokenFile(Frozen):
                 f"tokens file {path} is not UTF-8 text (byte {exc.start}): it is JSON written "
                 "by `kg mcp token add`; restore it or start a new one"
             ) from None
+        mend = ("it is JSON written by `kg mcp token add`: restore it, or remove the entry "
+                "and add the token again")
         try:
             loaded = cls.model_validate(json.loads(text))
-        except (json.JSONDecodeError, ValidationError) as exc:
-            raise ConfigError(f"tokens file {path} is not valid: {exc}") from None
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"tokens file {path} is not valid JSON ({exc.msg}, line "
+                              f"{exc.lineno}); {mend}") from None
+        except ValidationError as exc:
+            raise ConfigError(f"tokens file {path} is not valid — {describe(exc, 3)}; "
+                              f"{mend}") from None
         names = [t.name for t in loaded.tokens]
         if len(set(names)) != len(names):
             raise ConfigError(f"tokens file {path} names a token twice")
+        pairs: dict[str, TokenEntry] = {}
+        for entry in loaded.tokens:
+            first = pairs.setdefault(entry.sha256, entry)
+            if first is not entry:
+                # One token for two pairs: whichever came last acted for it (a stranger's
+                # attack), as the other pair's user.
+                raise ConfigError(
+                    f"tokens file {path} binds one token to two entries, {first.name!r} "
+                    f"and {entry.name!r}: a token acts for one pair — remove one of them "
+                    "(`kg mcp token remove NAME`)")
         return loaded
 
     def save(self, path: Path) -> None:

@@ -30,7 +30,7 @@ from typer.testing import CliRunner
 from cli.launcher import free_port
 from cli.main import app
 from kg.api import SyncMemory
-from kg.errors import NothingStored
+from kg.errors import ConfigError, NothingStored
 from kg.settings import Settings
 from kg_mcp.binding import PairRef, TokenFile
 from tests.conftest import new_user_id
@@ -485,6 +485,34 @@ def test_serve_refuses_a_missing_pair_and_a_public_host(tmp_path: Path) -> None:
         app, ["mcp", "serve", "--http", "--tokens-file", str(tmp_path / "none.json")]
     )
     assert nofile.exit_code != 0 and "does not exist" in nofile.output
+
+
+def test_a_tokens_file_that_binds_one_token_twice_is_refused(tmp_path: Path) -> None:
+    """Found by a stranger's attack: one token's hash in two entries, for two users,
+    started the server "for 4 token(s)" and the later entry won: u5's token acted as
+    u6. A token acts for one pair: such a file is refused, naming both entries. Hex in
+    capitals is the same digest; a field that is wrong says which, without pydantic's
+    dump."""
+    path = tmp_path / "tokens.json"
+    for user in ("u5", "u6"):
+        done = CliRunner().invoke(app, ["mcp", "token", "add", "-u", user, "-c", "nova",
+                                        "--tokens-file", str(path)])
+        assert done.exit_code == 0, done.output
+    data = json.loads(path.read_text(encoding="utf-8"))
+    first, second = data["tokens"]
+    data["tokens"].append({**second, "name": "copy", "sha256": first["sha256"].upper()})
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(ConfigError, match="binds one token to two entries, 'u5-nova' and "
+                       "'copy': a token acts for one pair"):
+        TokenFile.load(path)
+    data["tokens"] = [{**first, "sha256": first["sha256"].upper()}, second]
+    path.write_text(json.dumps(data), encoding="utf-8")
+    assert TokenFile.load(path).tokens[0].sha256 == first["sha256"]
+    data["tokens"][1]["sha256"] = "xyz"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(ConfigError) as bad:
+        TokenFile.load(path)
+    assert "tokens.1.sha256" in str(bad.value) and "pydantic.dev" not in str(bad.value)
 
 
 def test_serve_refuses_a_port_another_process_listens_on(tmp_path: Path) -> None:
