@@ -535,7 +535,7 @@ def test_a_replacement_named_otherwise_than_its_correction_is_written_with_it_or
                                 "subjekt": {"id": pair.id_of("Tom")}, "beziehung": "typ",
                                 "wert": "person"}]
     result = pair.store.run(pair.store.memory.write(order))
-    assert outcomes(result) == [("abgelehnt", "zusammen_abgelehnt"),
+    assert outcomes(result) == [("abgelehnt", "typkonflikt"),
                                 ("abgelehnt", "typkonflikt")], result
     assert result.status == "abgelehnt"
     assert pair.mappe("Tom").typ == "person"

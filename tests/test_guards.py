@@ -532,14 +532,17 @@ def test_a_correction_whose_replacement_contradicts_the_entity_writes_nothing(
     refused = pair.store.run(pair.store.memory.correct(
         pair.user_id, "nova", subjekt="Tom", beziehung="typ", wert="person",
         neu_wert="ort", herkunft="mensch"))
+    # (Both refused for themselves: the type the partner fact implies is no wrong one
+    # while that fact stands, and ort contradicts it.)
     assert [(r.ausgang, r.grund) for r in refused.ergebnisse] == [
-        ("abgelehnt", "zusammen_abgelehnt"), ("abgelehnt", "typkonflikt")], refused
+        ("abgelehnt", "typkonflikt"), ("abgelehnt", "typkonflikt")], refused
     assert typ_of(pair, "Tom") == "person"
     done = CliRunner().invoke(app, [
         "correct", "-u", pair.user_id, "-c", "nova", "--subjekt", "Tom", "--beziehung",
         "typ", "--wert", "person", "--herkunft", "mensch", "--neu-wert", "ort"])
     assert done.exit_code == 1, done.output
-    assert "not written: the correction's tripel[0] is refused" in done.output, done.output
+    assert "Tom is a person by the fact 'Tom ist Partner von Lena'" in done.output, done.output
+    assert "correct that fact first" in done.output, done.output
     assert typ_of(pair, "Tom") == "person"
 
 
@@ -974,3 +977,21 @@ def test_the_library_says_what_is_wrong_with_a_call(pair: Pair) -> None:
         "typ": "termin", "titel": "Zahnarzt", "beginn": "2026-12-20"}))
     assert (entry.titel, entry.beginn) == ("Zahnarzt", date(2026, 12, 20))
     assert run(memory.check(pair.user_id, day="2026-12-05")).day == date(2026, 12, 5)
+
+
+def test_a_type_a_standing_fact_implies_is_not_corrected_away(pair: Pair) -> None:
+    """Found by a stranger's attack: "Kassel is no ort" while "Lena wohnt in Kassel"
+    stands was `berichtigt`; the Mappe then read Kassel as sonstiges, and "Kassel typ
+    person" was still refused by the fact that makes it an ort. A type a standing fact
+    implies is refused as a correction too, naming the fact to correct first; once that
+    fact is corrected, the type goes with it (types only it implied)."""
+    pair.write(t("Lena", "wohnt_in", "Kassel"))
+    refused = pair.store.run(pair.store.memory.correct(
+        pair.user_id, "nova", subjekt="Kassel", beziehung="typ", wert="ort", herkunft="mensch"))
+    (only,) = refused.ergebnisse
+    assert (only.ausgang, only.grund) == ("abgelehnt", "typkonflikt"), only
+    assert only.meldung is not None and only.meldung.startswith(
+        "Kassel is a ort by the fact 'Lena wohnt in Kassel'"), only.meldung
+    assert typ_of(pair, "Kassel") == "ort"
+    report = pair.store.run(pair.store.memory.check(pair.user_id))
+    assert not [c.name for c in report.violations if not c.name.startswith("decay")], report

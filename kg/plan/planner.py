@@ -341,6 +341,24 @@ class Planner(History):
                 return fact
         return None
 
+    def implying(self, entity_id: str, typ: str) -> FactState | None:
+        """The first active fact of the entity in the pair that makes it of type `typ`:
+        a relation only a `typ` can be the subject of, the object of a relation whose
+        object is a `typ`, or a class of that type (rule 4, the types a fact implies)."""
+        for fact in self.state.facts.values():
+            rel = self.canon.by_type.get(fact.rel)
+            if (rel is None or rel.name == "typ" or not fact.aktiv
+                    or entity_id not in (fact.start_id, fact.end_id)):
+                continue
+            if fact.start_id == entity_id and (
+                (rel.name == "ist_ein" and self.canon.typ_of_class(fact.wert or "") == typ)
+                or tuple(rel.subjekt_typen or ()) == (typ,)
+            ):
+                return fact
+            if fact.end_id == entity_id and rel.objekt_typ == typ:
+                return fact
+        return None
+
     def check_type(self, entity: Resolved, typ: str) -> None:
         """A new type is checked against the facts the entity already has in the pair."""
         if entity.id is None or typ == "sonstiges" or entity.typ == typ:
@@ -651,6 +669,18 @@ class Planner(History):
         )
         if not wrong:
             raise Rejected("abgelehnt", "nicht_gefunden", f"no fact {target} in this pair")
+        if rel.name == "typ" and item.wert is not None:
+            # A type a standing fact implies is not wrong while that fact stands: retired,
+            # the entity read as sonstiges though "Lena wohnt in Kassel" makes Kassel an
+            # ort (a stranger's attack), and a new type was still refused by that fact.
+            implied = self.implying(subj.id, value_key(item.wert))
+            if implied is not None:
+                raise Rejected(
+                    "abgelehnt", "typkonflikt",
+                    f"{subj.name} is a {value_key(item.wert)} by the fact "
+                    f"'{self.fact_text(implied)}' ({implied.id}); correct that fact first",
+                    konflikt=implied.id,
+                )
         place = self.place_of(wrong)
         if place is not None and not rel.symmetrisch:
             self._taken_places.setdefault((subj.id, rel.rel_type), place)
