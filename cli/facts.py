@@ -144,6 +144,9 @@ def correct(
                                                            ("--neu-wert", neu_wert)):
         if a[1] is not None and b[1] is not None:
             fail(InvalidInput(f"give {a[0]} or {b[0]}, not both"))
+    if objekt is None and wert is None:
+        fail(InvalidInput("give --objekt or --wert: the object or the value of the wrong "
+                          "fact"))
     when = parse_start(zeitpunkt, "--zeitpunkt")
     Ref = str | dict[str, str] | None
 

@@ -104,6 +104,16 @@ class Canon:
     def __contains__(self, name: object) -> bool:
         return name in self.relations
 
+    def link_key(self, beziehung: object) -> str:
+        """A relation as a correction and its replacement are linked by: its type (a name
+        with spaces around it or in another case too, as a triple refused by its form may
+        have it), or its name when the canon does not know it."""
+        name = str(beziehung).strip()
+        for known in (name, name.lower()):
+            if known in self.relations:
+                return self.relations[known].rel_type
+        return f"?{name.lower()}"
+
     def typ_of_class(self, klasse: str) -> Typ | None:
         """The type a free class of `ist_ein` maps to (Hund → tier), if it is known."""
         return self.klassen.get(klasse.strip().casefold())

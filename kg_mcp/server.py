@@ -319,7 +319,9 @@ def build_server(
             ids = {await resolved(a), await resolved(b)}
             return "" in ids or (len(ids) == 1 and None not in ids)
 
-        same = falsch.beziehung == richtig.beziehung and await same_subject()
+        # (a relation in another case is the same one: the plan says it is unknown)
+        link = memory.canon.link_key
+        same = link(falsch.beziehung) == link(richtig.beziehung) and await same_subject()
         if not same:
             raise ToolError(
                 f"richtig ({written(richtig.subjekt)} {richtig.beziehung}) takes the place of "

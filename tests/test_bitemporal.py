@@ -677,6 +677,13 @@ def test_kg_correct_names_entities_by_id_and_gives_the_replacement_a_time(
     for bad, words in (("1. September", "neither a date"), ("2026-09-01T00:00", "no time zone")):
         refused = runner.invoke(app, [*args, "--subjekt", lena, "--zeitpunkt", bad])
         assert refused.exit_code == 2 and words in refused.output, (bad, refused.output)
+    # Neither --objekt nor --wert: said in the command's words (a stranger's attack: it
+    # read "berichtigungen.0: give exactly one of 'objekt' or 'wert'").
+    bare = [a for a in args if a not in ("--objekt", "Kassel")]
+    refused = runner.invoke(app, [*bare, "--subjekt", lena])
+    assert refused.exit_code == 2, refused.output
+    assert "give --objekt or --wert: the object or the value of the wrong fact" in (
+        refused.output) and "berichtigungen" not in refused.output, refused.output
     done = runner.invoke(app, [*args, "--subjekt", lena, "--zeitpunkt", "2026-09-01", "--json"])
     assert done.exit_code == 0, done.output
     m = pair.store.run(pair.store.memory.mappe(pair.user_id, "nova", lena))

@@ -260,6 +260,16 @@ def test_correct_and_resource(mcp: Setup) -> None:
     contents = mcp.http_c.run(lambda c: c.read_resource("mappe://Mittelmeer")).contents
     assert "Nebenmeer" in contents[0].text and "Ozean" not in contents[0].text
     assert contents[0].mime_type == "text/plain"
+    # A relation in another case is the relation the canon has not, said so (a stranger's
+    # attack: "Ist_Ein" against "ist_ein" read "must be a fact of the same subject and
+    # relation").
+    cased = mcp.http_c.ok(
+        "correct", auftrag_id=order_id(),
+        falsch={**falsch, "beziehung": "Ist_Ein", "wert": "Nebenmeer", "herkunft": "mensch"},
+        richtig=triple("Mittelmeer", "ist_ein", wert="Randmeer"))
+    assert [r["grund"] for r in cased["ergebnisse"]] == [
+        "unbekannte_beziehung", "zusammen_abgelehnt"], cased
+    assert "did you mean 'ist_ein'?" in cased["ergebnisse"][0]["meldung"], cased
 
 
 def test_correct_gives_the_replacement_a_time(mcp: Setup) -> None:

@@ -474,21 +474,11 @@ class Planner(History):
                 keys.add(("id", resolved.id))
         return keys
 
-    def _relation_key(self, beziehung: Any) -> str:
-        """A relation as corrections and replacements are linked by: its type (a name
-        with spaces around it or in another case too, as a triple refused by its form may
-        have it), or its name when the canon does not know it."""
-        name = str(beziehung).strip()
-        for known in (name, name.lower()):
-            if known in self.canon:
-                return self.canon[known].rel_type
-        return f"?{name.lower()}"
-
     def _note_correction(self, index: int, ref: EntityRef, resolved: Resolved | None,
                          beziehung: str) -> None:
         self._corrections[index] = (self._subject_keys(ref, resolved),
                                     resolved.id if resolved else None,
-                                    self._relation_key(beziehung))
+                                    self.canon.link_key(beziehung))
 
     def _note_replacement(self, index: int, ref: Any, resolved: Resolved | None,
                           beziehung: Any) -> None:
@@ -497,7 +487,7 @@ class Planner(History):
         their ids are two people), else sharing a key (an ambiguous "Anna" and one
         Anna's id; a correction by id and a replacement by name). Noted again once its
         subject resolved, which replaces the note before."""
-        relation = self._relation_key(beziehung)
+        relation = self.canon.link_key(beziehung)
         keys, rid = self._subject_keys(ref, resolved), resolved.id if resolved else None
         found = sorted(
             i for i, (their_keys, their_id, their_relation) in self._corrections.items()
