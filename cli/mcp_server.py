@@ -123,11 +123,15 @@ def serve(
         if not tokens.tokens:
             fail(ConfigError(f"tokens file {path} holds no token — add one first"))
         _port_free(host, port)
+        try:
+            verifier = TokenVerifier(tokens, path)
+        except ConfigError as error:
+            fail(error)
         err.print(
             f"MCP over HTTP on http://{host}:{port}/mcp for {len(tokens.tokens)} token(s)",
             markup=False,
         )
-        _run(_serve_http(TokenVerifier(tokens), host, port))
+        _run(_serve_http(verifier, host, port))
     else:
         _run(_serve_stdio(_pair(user, character)))
 

@@ -105,14 +105,15 @@ class Canon:
         return name in self.relations
 
     def link_key(self, beziehung: object) -> str:
-        """A relation as a correction and its replacement are linked by: its type (a name
-        with spaces around it or in another case too, as a triple refused by its form may
-        have it), or its name when the canon does not know it."""
-        name = str(beziehung).strip()
-        for known in (name, name.lower()):
-            if known in self.relations:
-                return self.relations[known].rel_type
-        return f"?{name.lower()}"
+        """A relation as a correction and its replacement are linked by: its type, for
+        its name in another case or with spaces or hyphens for underscores too (as a
+        triple refused by its form may have it, and as `unknown` reads it); its name so
+        folded when the canon does not know it."""
+        from kg.models import strip_format  # kg.models imports this
+
+        key = re.sub(r"[\s-]+", "_", strip_format(str(beziehung)).strip()).casefold()
+        meant = next((r for r in self.relations if r.casefold() == key), None)
+        return self.relations[meant].rel_type if meant else f"?{key}"
 
     def typ_of_class(self, klasse: str) -> Typ | None:
         """The type a free class of `ist_ein` maps to (Hund → tier), if it is known."""

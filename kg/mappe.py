@@ -433,8 +433,11 @@ def build(
     # What the entity's own shown facts say is not derived again: Kassel liegt in
     # Deutschland, told, and "abgeleitet: liegt in Deutschland (über Hessen)" beside it.
     # Unless the derivation holds from earlier than the told fact: then it says more.
-    stated = {(f["beziehung"], f["objekt"]["id"]): f["ab_datum"] for f in fakten
-              if f["objekt"] is not None and f["subjekt"]["id"] == row["id"]}
+    stated: dict[tuple[str, str], date] = {}
+    for f in fakten:
+        if f["objekt"] is not None and f["subjekt"]["id"] == row["id"]:
+            key = (f["beziehung"], f["objekt"]["id"])
+            stated[key] = min(f["ab_datum"], stated.get(key, date.max))
     data = {
         "entitaet": {"id": row["id"], "name": row["name"]},
         "typ": row["typ"],
@@ -442,7 +445,8 @@ def build(
         "historie": historie,
         "abgeleitet": [
             a for a in derived(row, canon, gueltig_am, since)
-            if a.ab_datum < stated.get((a.beziehung, a.objekt.id), date.max)
+            if a.ab_datum is None or a.ab_datum < stated.get((a.beziehung, a.objekt.id),
+                                                             date.max)
         ][:cap],
         "gekappt": gekappt,
         "gueltig_am": gueltig_am,

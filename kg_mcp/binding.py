@@ -110,17 +110,18 @@ class TokenFile(Frozen):
         names = [t.name for t in loaded.tokens]
         if len(set(names)) != len(names):
             raise ConfigError(f"tokens file {path} names a token twice")
-        pairs: dict[str, TokenEntry] = {}
-        for entry in loaded.tokens:
-            first = pairs.setdefault(entry.sha256, entry)
-            if first is not entry:
-                # One token for two pairs: whichever came last acted for it (a stranger's
-                # attack), as the other pair's user.
-                raise ConfigError(
-                    f"tokens file {path} binds one token to two entries, {first.name!r} "
-                    f"and {entry.name!r}: a token acts for one pair — remove one of them "
-                    "(`kg mcp token remove NAME`)")
         return loaded
+
+    def twice(self) -> tuple[TokenEntry, TokenEntry] | None:
+        """Two entries of one token (its digest), if the file has such: a token acts for
+        the one pair of its one entry. (`kg mcp token list` and `remove` still read such
+        a file, so that it can be mended.)"""
+        seen: dict[str, TokenEntry] = {}
+        for entry in self.tokens:
+            first = seen.setdefault(entry.sha256, entry)
+            if first is not entry:
+                return first, entry
+        return None
 
     def save(self, path: Path) -> None:
         """Write the file readable by its owner only (it grants access to pairs)."""
@@ -154,7 +155,15 @@ def digest(token: str) -> str:
 class TokenVerifier:
     """The SDK's bearer check: a known token becomes an AccessToken naming its entry."""
 
-    def __init__(self, tokens: TokenFile) -> None:
+    def __init__(self, tokens: TokenFile, path: Path) -> None:
+        both = tokens.twice()
+        if both is not None:
+            # One token in two entries, for two pairs: whichever came last acted for it
+            # (a stranger's attack), as the other pair's user.
+            raise ConfigError(
+                f"tokens file {path} has one token in two entries, {both[0].name!r} and "
+                f"{both[1].name!r}: a token is one entry, for one pair — remove one of "
+                f"them (`kg mcp token remove NAME --tokens-file {path}`)")
         self._by_digest = {t.sha256: t for t in tokens.tokens}
 
     async def verify_token(self, token: str) -> AccessToken | None:

@@ -525,24 +525,23 @@ def test_a_replacement_refused_by_its_form_is_linked_however_it_spells_its_place
 def test_a_correction_whose_replacement_contradicts_the_entity_writes_nothing(
     pair: Pair,
 ) -> None:
-    """Tom's type person, implied by his partner fact too, corrected to ort: the
-    replacement contradicts the partner fact (typkonflikt). Retiring the type and
-    refusing its replacement left Tom without one; the whole correction is refused."""
-    pair.write(t("Tom", "typ", wert="person"), t("Tom", "partner", "Lena"))
+    """Tom's type person corrected to ort: the replacement contradicts his fact "wohnt
+    in Kassel" (typkonflikt: an ort lives nowhere). Retiring the type and refusing its
+    replacement left Tom without one; the whole correction is refused, and says why.
+    (wohnt_in takes a person, an animal or an organisation: it implies no type, so the
+    correction alone would hold.)"""
+    pair.write(t("Tom", "typ", wert="person"), t("Tom", "wohnt_in", "Kassel"))
     refused = pair.store.run(pair.store.memory.correct(
         pair.user_id, "nova", subjekt="Tom", beziehung="typ", wert="person",
         neu_wert="ort", herkunft="mensch"))
-    # (Both refused for themselves: the type the partner fact implies is no wrong one
-    # while that fact stands, and ort contradicts it.)
     assert [(r.ausgang, r.grund) for r in refused.ergebnisse] == [
-        ("abgelehnt", "typkonflikt"), ("abgelehnt", "typkonflikt")], refused
+        ("abgelehnt", "zusammen_abgelehnt"), ("abgelehnt", "typkonflikt")], refused
     assert typ_of(pair, "Tom") == "person"
     done = CliRunner().invoke(app, [
         "correct", "-u", pair.user_id, "-c", "nova", "--subjekt", "Tom", "--beziehung",
         "typ", "--wert", "person", "--herkunft", "mensch", "--neu-wert", "ort"])
     assert done.exit_code == 1, done.output
-    assert "Tom is a person by the fact 'Tom ist Partner von Lena'" in done.output, done.output
-    assert "correct that fact first" in done.output, done.output
+    assert "not written: the correction's tripel[0] is refused" in done.output, done.output
     assert typ_of(pair, "Tom") == "person"
 
 
@@ -983,15 +982,15 @@ def test_a_type_a_standing_fact_implies_is_not_corrected_away(pair: Pair) -> Non
     """Found by a stranger's attack: "Kassel is no ort" while "Lena wohnt in Kassel"
     stands was `berichtigt`; the Mappe then read Kassel as sonstiges, and "Kassel typ
     person" was still refused by the fact that makes it an ort. A type a standing fact
-    implies is refused as a correction too, naming the fact to correct first; once that
-    fact is corrected, the type goes with it (types only it implied)."""
+    implies is refused as a correction too, naming the fact to correct first; that fact
+    corrected in the same order before it, both are (tests/test_plan.py)."""
     pair.write(t("Lena", "wohnt_in", "Kassel"))
     refused = pair.store.run(pair.store.memory.correct(
         pair.user_id, "nova", subjekt="Kassel", beziehung="typ", wert="ort", herkunft="mensch"))
     (only,) = refused.ergebnisse
     assert (only.ausgang, only.grund) == ("abgelehnt", "typkonflikt"), only
     assert only.meldung is not None and only.meldung.startswith(
-        "Kassel is a ort by the fact 'Lena wohnt in Kassel'"), only.meldung
+        "Kassel has the type ort by the fact 'Lena wohnt in Kassel'"), only.meldung
     assert typ_of(pair, "Kassel") == "ort"
     report = pair.store.run(pair.store.memory.check(pair.user_id))
     assert not [c.name for c in report.violations if not c.name.startswith("decay")], report

@@ -512,9 +512,17 @@ def test_a_tokens_file_that_binds_one_token_twice_is_refused(tmp_path: Path) -> 
     first, second = data["tokens"]
     data["tokens"].append({**second, "name": "copy", "sha256": first["sha256"].upper()})
     path.write_text(json.dumps(data), encoding="utf-8")
-    with pytest.raises(ConfigError, match="binds one token to two entries, 'u5-nova' and "
-                       "'copy': a token acts for one pair"):
-        TokenFile.load(path)
+    served = CliRunner().invoke(app, ["mcp", "serve", "--http", "--port", str(free_port()),
+                                      "--tokens-file", str(path)])
+    assert served.exit_code == 2, served.output
+    assert ("has one token in two entries, 'u5-nova' and 'copy': a token is one entry, for "
+            "one pair") in served.output and "MCP over HTTP" not in served.output
+    # The way out it names works: list and remove still read the file.
+    removed = CliRunner().invoke(app, ["mcp", "token", "remove", "copy", "--tokens-file",
+                                       str(path)])
+    assert removed.exit_code == 0, removed.output
+    assert TokenFile.load(path).twice() is None
+    data = json.loads(path.read_text(encoding="utf-8"))
     data["tokens"] = [{**first, "sha256": first["sha256"].upper()}, second]
     path.write_text(json.dumps(data), encoding="utf-8")
     assert TokenFile.load(path).tokens[0].sha256 == first["sha256"]

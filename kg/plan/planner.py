@@ -81,10 +81,9 @@ class Planner(History):
         #: The entries this order's events created, by subject and event.
         self._entries: dict[tuple[Any, ...], str] = {}
         #: The ids of the entities this order creates, by the item that creates them and
-        #: their place among its new ones: kept across the plans of one order
-        #: (`plan_order`), so that an outcome of an earlier plan names the entity the
-        #: final one writes.
-        self.entity_ids: dict[tuple[int, int], str] = {}
+        #: their role in it: kept across the plans of one order (`plan_order`), so that
+        #: an outcome of an earlier plan names the entity the final one writes.
+        self.entity_ids: dict[tuple[int, str], str] = {}
         self._index = 0
 
     def plan(self, held: Mapping[int, TripelErgebnis] | None = None) -> list[TripelErgebnis]:
@@ -186,10 +185,9 @@ class Planner(History):
             id=entity.id, name=entity.name, typ=entity.typ or "sonstiges", merkmale=entity.merkmale
         )
 
-    def create(self, entity: Resolved) -> str:
+    def create(self, entity: Resolved, role: str) -> str:
         if entity.id is None:
-            key = (self._index, len(self._neue))  # the item, and its how-manieth new one
-            entity.id = self.entity_ids.setdefault(key, new_id())
+            entity.id = self.entity_ids.setdefault((self._index, role), new_id())
             self.ops.entities.append(
                 {
                     "id": entity.id,
@@ -488,6 +486,10 @@ class Planner(History):
         Anna's id; a correction by id and a replacement by name). Noted again once its
         subject resolved, which replaces the note before."""
         relation = self.canon.link_key(beziehung)
+        if isinstance(ref, New) or (isinstance(ref, dict) and "neu" in ref):
+            # A new entity is another one, whatever its name (as MCP's correct reads it).
+            self.replacing.pop(index, None)
+            return
         keys, rid = self._subject_keys(ref, resolved), resolved.id if resolved else None
         found = sorted(
             i for i, (their_keys, their_id, their_relation) in self._corrections.items()
@@ -571,8 +573,8 @@ class Planner(History):
                 subjekt_id=subj.id,
                 meldung=f"{subj.name} is a {subj.typ}; sonstiges does not replace a type",
             )
-        subjekt_id = self.create(subj)
-        objekt_id = self.create(obj) if obj is not None else None
+        subjekt_id = self.create(subj, "subjekt")
+        objekt_id = self.create(obj, "objekt") if obj is not None else None
         # An event brought along with a fact that already holds is not created: nothing
         # would be valid from it (the fact keeps its own validity). The result says so.
         dropped: str | None = None
@@ -642,8 +644,8 @@ class Planner(History):
         if subj.id is None or (obj is not None and obj.id is None):
             raise Rejected("abgelehnt", "nicht_gefunden", f"no fact {target} in this pair")
 
-        def matches(f: FactState) -> bool:
-            if f.rel != rel.rel_type or not f.valid:
+        def matches(f: FactState, valid: bool = True) -> bool:
+            if f.rel != rel.rel_type or (valid and not f.valid):
                 return False
             if obj is None:
                 return (f.start_id == subj.id and f.wert is not None
@@ -658,7 +660,17 @@ class Planner(History):
             key=lambda f: (f.start, f.id), reverse=True,
         )
         if not wrong:
-            raise Rejected("abgelehnt", "nicht_gefunden", f"no fact {target} in this pair")
+            # Taken back by this order already (a type that only a fact corrected before
+            # it implied, or the same fact corrected twice): found, nothing more to do.
+            gone = [f for f in self.state.facts.values() if f.new is not None
+                    and f.new.get("grund") == "berichtigt" and matches(f, valid=False)]
+            if not gone:
+                raise Rejected("abgelehnt", "nicht_gefunden", f"no fact {target} in this pair")
+            return TripelErgebnis(
+                index=index, ausgang="berichtigt", subjekt_id=subj.id,
+                objekt_id=obj.id if obj else None,
+                meldung=f"{target}: taken back by this order already",
+            )
         if rel.name == "typ" and item.wert is not None:
             # A type a standing fact implies is not wrong while that fact stands: retired,
             # the entity read as sonstiges though "Lena wohnt in Kassel" makes Kassel an
@@ -667,7 +679,7 @@ class Planner(History):
             if implied is not None:
                 raise Rejected(
                     "abgelehnt", "typkonflikt",
-                    f"{subj.name} is a {value_key(item.wert)} by the fact "
+                    f"{subj.name} has the type {value_key(item.wert)} by the fact "
                     f"'{self.fact_text(implied)}' ({implied.id}); correct that fact first",
                     konflikt=implied.id,
                 )
@@ -729,27 +741,41 @@ def plan_order(
 ) -> tuple[Planner, list[TripelErgebnis]]:
     """Plan an order whose refused corrections hold back their groups (`held_together`):
     planned, then planned again (`fresh()`: a planner on the state as read) without the
-    first refused group, until no group is refused. The entities the order creates keep
-    their ids from plan to plan; an outcome held from an earlier plan names only
-    entities the final plan has (read, or created by what it writes)."""
-    held: dict[int, TripelErgebnis] = {}
-    ids: dict[tuple[int, int], str] = {}
-    while True:
+    first refused group, until no group is refused; then each held group is let go
+    again, in turn, where the order is planned without any refusal once it is (it was
+    refused only for what a group held after it would have written). The entities the
+    order creates keep their ids from plan to plan; an outcome held from an earlier plan
+    names only entities and facts the final plan has."""
+    ids: dict[tuple[int, str], str] = {}
+
+    def planned(held: dict[int, TripelErgebnis]) -> tuple[Planner, list[TripelErgebnis]]:
         planner = fresh()
         planner.entity_ids = ids
-        results = planner.plan(held)
+        return planner, planner.plan(held)
+
+    groups: list[dict[int, TripelErgebnis]] = []
+    while True:
+        planner, results = planned({j: r for g in groups for j, r in g.items()})
         more = held_together(corrections, results, planner.replacing)
         if not more:
             break
-        held |= more
-    known = set(planner.state.entities)
-    return planner, [_naming_only(r, known) if r.index in held else r for r in results]
+        groups.append(more)
+    for group in list(groups):
+        rest = [g for g in groups if g is not group]
+        trial, again = planned({j: r for g in rest for j, r in g.items()})
+        if not held_together(corrections, again, trial.replacing):
+            groups, planner, results = rest, trial, again
+    held = {j for g in groups for j in g}
+    return planner, [_naming_only(r, planner) if r.index in held else r for r in results]
 
 
-def _naming_only(result: TripelErgebnis, known: set[str]) -> TripelErgebnis:
-    """An outcome held from an earlier plan, without the entities only that plan made."""
+def _naming_only(result: TripelErgebnis, planner: Planner) -> TripelErgebnis:
+    """An outcome held from an earlier plan, without the entities and facts only that
+    plan made: a candidate the final plan has under that id and name, a conflicting fact
+    it has."""
+    entities, facts = planner.state.entities, planner.state.facts
     return result.model_copy(update={
-        "kandidaten": [k for k in result.kandidaten if k.id in known],
-        "subjekt_id": result.subjekt_id if result.subjekt_id in known else None,
-        "objekt_id": result.objekt_id if result.objekt_id in known else None,
+        "kandidaten": [k for k in result.kandidaten
+                       if k.id in entities and entities[k.id].name == k.name],
+        "konflikt": result.konflikt if result.konflikt in facts else None,
     })
