@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import re
 from datetime import UTC, datetime
 from typing import Any, cast
 
@@ -387,11 +388,11 @@ def correction(subjekt: Any, beziehung: str, **what: Any) -> dict[str, Any]:
     return {"herkunft": "mensch", "subjekt": subjekt, "beziehung": beziehung, **what}
 
 
-def planned(state: State, *tripel: dict[str, Any], berichtigungen: list[dict[str, Any]]
-            ) -> tuple[Planner, list[Any]]:
+def planned(state: State, *tripel: dict[str, Any], berichtigungen: list[dict[str, Any]],
+            zeitpunkt: str | None = "2026-11-29T18:00:00Z") -> tuple[Planner, list[Any]]:
     from kg.plan import plan_order
 
-    auftrag = order(*tripel, berichtigungen=berichtigungen)
+    auftrag = order(*tripel, berichtigungen=berichtigungen, zeitpunkt=zeitpunkt)
     return plan_order(lambda: Planner(CANON, auftrag, copy.deepcopy(state), JETZT),
                       len(berichtigungen))
 
@@ -487,8 +488,8 @@ def test_a_held_candidate_never_names_another_entity_the_order_writes() -> None:
         berichtigungen=[correction("Mara", "wohnt_in", objekt="Bonn")])
     made = {e["id"]: e["name"] for e in planner.ops.entities}
     assert sorted(made.values()) == ["Acme", "Mara"]
-    for kandidat in results[3].kandidaten:
-        assert (planner.state.entities[kandidat.id].name == kandidat.name == "Acme"), kandidat
+    new_acme = next(i for i, name in made.items() if name == "Acme")
+    assert {k.id for k in results[3].kandidaten} == {"acme", new_acme}, results[3]
 
 
 def test_a_group_held_only_for_a_group_held_after_it_is_let_go() -> None:
@@ -524,6 +525,8 @@ def test_a_held_conflict_names_only_a_fact_the_order_writes() -> None:
     held = results[2]
     assert held.ausgang == "abgelehnt", results
     assert held.konflikt is None or held.konflikt in planner.state.facts, held
+    named = set(re.findall(r"[0-9a-f]{32}", held.meldung or ""))
+    assert named <= set(planner.state.facts) | set(planner.state.entities), (named, held)
 
 
 def test_a_relation_spelled_otherwise_or_a_new_subject_links_as_meant() -> None:
@@ -544,23 +547,35 @@ def test_a_relation_spelled_otherwise_or_a_new_subject_links_as_meant() -> None:
 
 
 def test_a_type_only_a_corrected_fact_implied_is_found_taken_back() -> None:
-    """The review: correcting Lena wohnt_in Kassel, then Kassel typ ort, in one order (as
+    """The review: correcting Lena wohnt_in Berlin, then Berlin typ ort, in one order (as
     the refusal of the type alone says: correct that fact first): the first took the
-    type back already (only it implied it), and the second found nothing, holding back
-    its replacement. It is found, taken back by this order already."""
-    state = state_with_lena_in_berlin()
-    state.entities["berlin"].typ = "ort"
+    type back already (only it implied it: written with it, the same order and
+    herkunft), and the second found nothing, holding back its replacement. It is found,
+    taken back by this order already; without a zeitpunkt its replacement takes the
+    place of the type taken back (the next review: it began at the store's clock)."""
     since = datetime(2026, 1, 1, tzinfo=UTC)
-    state.facts["t1"] = FactState(
-        "t1", "TYP", "berlin", None, "ort", start=since,
-        props={"id": "t1", "version": 1, "t_valid": since, "aktiv": True,
-               "auftrag_id": "a0", "herkunft": "mensch"},
-    )
-    _, results = planned(
-        state, tr("Berlin", "typ", wert="organisation"),
-        berichtigungen=[correction("Lena", "wohnt_in", objekt="Berlin"),
-                        correction("Berlin", "typ", wert="ort")])
-    assert [r.ausgang for r in results] == ["berichtigt", "berichtigt", "geschrieben"], results
+    state = State()
+    for eid, name, typ in (("lena", "Lena", None), ("berlin", "Berlin", "ort")):
+        state.entities[eid] = EntityState(eid, name, typ)
+        state.by_name[name.lower()] = [eid]
+    for fid, rel, end, wert in (("f1", "WOHNT_IN", "berlin", None), ("t1", "TYP", None, "ort")):
+        start = "lena" if rel == "WOHNT_IN" else "berlin"
+        state.facts[fid] = FactState(
+            fid, rel, start, end, wert, start=since,
+            props={"id": fid, "version": 1, "t_valid": since, "aktiv": True,
+                   "auftrag_id": "a0", "herkunft": "mensch"},
+            auftrag_id="a0", herkunft="mensch",
+        )
+    for zeitpunkt in ("2026-11-29T18:00:00Z", None):
+        planner, results = planned(
+            state, tr("Berlin", "typ", wert="organisation"), zeitpunkt=zeitpunkt,
+            berichtigungen=[correction("Lena", "wohnt_in", objekt="Berlin"),
+                            correction("Berlin", "typ", wert="ort")])
+        assert [r.ausgang for r in results] == ["berichtigt", "berichtigt", "geschrieben"]
+        assert results[0].abgeloest == ["f1", "t1"], results[0]
+        assert results[1].meldung == "Berlin typ 'ort': taken back by this order already"
+    (typ,) = [f.new for f in planner.ops.facts if f.rel == "TYP" and f.new and f.new["aktiv"]]
+    assert typ is not None and typ["t_valid"] == since, typ
     # The same fact corrected twice in one order: the second finds it taken back.
     _, results = planned(state_with_lena_in_berlin(), tr("Lena", "wohnt_in", "Hamburg"),
                          berichtigungen=[correction("Lena", "wohnt_in", objekt="Berlin")] * 2)

@@ -80,9 +80,9 @@ class Planner(History):
         self.replacing: dict[int, list[int]] = {}
         #: The entries this order's events created, by subject and event.
         self._entries: dict[tuple[Any, ...], str] = {}
-        #: The ids of the entities this order creates, by the item that creates them and
-        #: their role in it: kept across the plans of one order (`plan_order`), so that
-        #: an outcome of an earlier plan names the entity the final one writes.
+        #: The ids of the entities and facts this order creates, by the item that creates
+        #: them and their role in it (a fact: what it says): kept across the plans of one
+        #: order (`plan_order`), so that one plan's outcome names what another writes.
         self.entity_ids: dict[tuple[int, str], str] = {}
         self._index = 0
 
@@ -244,7 +244,8 @@ class Planner(History):
             if rel.symmetrisch:
                 more, squeezed = self.squeezed_partners(ends, rel.rel_type, start, window_end)
                 following += more
-        fakt_id = new_id()
+        fakt_id = self.entity_ids.setdefault(
+            (self._index, f"fakt {rel.rel_type} {subjekt_id} {objekt_id} {wert}"), new_id())
         for fact in ended.values():
             self.end_at(fact, start, timeline_id, [fakt_id])
         for fact in squeezed:  # it keeps its end; this value follows it too
@@ -666,6 +667,12 @@ class Planner(History):
                     and f.new.get("grund") == "berichtigt" and matches(f, valid=False)]
             if not gone:
                 raise Rejected("abgelehnt", "nicht_gefunden", f"no fact {target} in this pair")
+            if not rel.symmetrisch and (subj.id, rel.rel_type) not in self._taken_places:
+                # Its replacement takes the place of what was taken back (a type that a
+                # corrected fact implied): where the latest of it began.
+                latest = max(gone, key=lambda f: (f.start, f.id))
+                self._taken_places[(subj.id, rel.rel_type)] = (
+                    latest.start, latest.props.get("timeline_id"))
             return TripelErgebnis(
                 index=index, ausgang="berichtigt", subjekt_id=subj.id,
                 objekt_id=obj.id if obj else None,
@@ -765,8 +772,31 @@ def plan_order(
         trial, again = planned({j: r for g in rest for j, r in g.items()})
         if not held_together(corrections, again, trial.replacing):
             groups, planner, results = rest, trial, again
-    held = {j for g in groups for j in g}
-    return planner, [_naming_only(r, planner) if r.index in held else r for r in results]
+    # Each held group's outcome as the final plan has it: planned with everything else
+    # that is final, it is refused for itself (its refused parts and their words from
+    # that plan), or it is fine alone and held for a group it cannot be written with.
+    outcomes: dict[int, TripelErgebnis] = {}
+    for group in groups:
+        trial, again = planned({j: r for g in groups if g is not group for j, r in g.items()})
+        refused = held_together(corrections, again, trial.replacing)
+        if set(refused) == set(group):
+            outcomes.update(refused)
+            continue
+        other = min(refused) if refused else None
+        why = (f"written with it, {_item_name(corrections, other)} would be refused — "
+               f"{again[other].meldung or again[other].grund}") if other is not None else (
+               "it cannot be written with another correction of this order")
+        outcomes.update({j: TripelErgebnis(
+            index=j, ausgang="abgelehnt", grund="zusammen_abgelehnt",
+            meldung=clip(f"not written: {why}; send it again, in a new order, once that is "
+                         "mended", 600),
+            notiz=group[j].notiz, herkunft=group[j].herkunft) for j in group})
+    return planner, [_naming_only(outcomes[r.index], planner) if r.index in outcomes else r
+                     for r in results]
+
+
+def _item_name(corrections: int, j: int) -> str:
+    return f"berichtigungen[{j}]" if j < corrections else f"tripel[{j - corrections}]"
 
 
 def _naming_only(result: TripelErgebnis, planner: Planner) -> TripelErgebnis:
@@ -774,8 +804,9 @@ def _naming_only(result: TripelErgebnis, planner: Planner) -> TripelErgebnis:
     plan made: a candidate the final plan has under that id and name, a conflicting fact
     it has."""
     entities, facts = planner.state.entities, planner.state.facts
+    standing = result.konflikt in facts and facts[result.konflikt].aktiv
     return result.model_copy(update={
         "kandidaten": [k for k in result.kandidaten
                        if k.id in entities and entities[k.id].name == k.name],
-        "konflikt": result.konflikt if result.konflikt in facts else None,
+        "konflikt": result.konflikt if standing else None,
     })
