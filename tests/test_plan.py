@@ -574,8 +574,9 @@ def test_a_type_only_a_corrected_fact_implied_is_found_taken_back() -> None:
         assert [r.ausgang for r in results] == ["berichtigt", "berichtigt", "geschrieben"]
         assert results[0].abgeloest == ["f1", "t1"], results[0]
         assert results[1].meldung == "Berlin typ 'ort': taken back by this order already"
-    (typ,) = [f.new for f in planner.ops.facts if f.rel == "TYP" and f.new and f.new["aktiv"]]
-    assert typ is not None and typ["t_valid"] == since, typ
+    (new_type,) = [f.new for f in planner.ops.facts
+                   if f.rel == "TYP" and f.new and f.new["aktiv"]]
+    assert new_type is not None and new_type["t_valid"] == since, new_type
     # The same fact corrected twice in one order: the second finds it taken back.
     _, results = planned(state_with_lena_in_berlin(), tr("Lena", "wohnt_in", "Hamburg"),
                          berichtigungen=[correction("Lena", "wohnt_in", objekt="Berlin")] * 2)
