@@ -582,3 +582,31 @@ def test_a_type_only_a_corrected_fact_implied_is_found_taken_back() -> None:
                          berichtigungen=[correction("Lena", "wohnt_in", objekt="Berlin")] * 2)
     assert [r.ausgang for r in results] == ["berichtigt", "berichtigt", "geschrieben"], results
     assert results[1].meldung == "Lena wohnt_in Berlin: taken back by this order already"
+
+
+def test_a_held_group_refused_for_itself_says_its_own_reason() -> None:
+    """The review of the outcome's recomputation: a group refused for itself (a
+    replacement whose `typ` contradicts its relation) was told it was held only because
+    another group would be refused with it, and its real reason was lost. And a group
+    held for another names that group's refused part, not its correction (which read
+    "... would be refused — None")."""
+    state = state_with_lena_in_berlin()
+    state.entities["anna"] = EntityState("anna", "Anna", "person")
+    state.by_name["anna"] = ["anna"]
+    since = datetime(2026, 1, 1, tzinfo=UTC)
+    state.facts["f2"] = FactState(
+        "f2", "BERUF", "anna", None, "Lehrerin", start=since,
+        props={"id": "f2", "version": 1, "t_valid": since, "aktiv": True,
+               "auftrag_id": "a0", "herkunft": "mensch"},
+    )
+    _, results = planned(
+        state, tr("Lena", "wohnt_in", {"neu": "Anna"}), tr("Anna", "beruf", wert="Ärztin"),
+        tr("Lena", "wohnt_in", "Hamburg", typ="ort"),
+        berichtigungen=[correction("Lena", "wohnt_in", objekt="Berlin"),
+                        correction("Anna", "beruf", wert="Lehrerin")])
+    assert (results[4].ausgang, results[4].grund) == ("abgelehnt", "typkonflikt"), results[4]
+    for partner in (results[0], results[2]):
+        assert str(partner.meldung).startswith(
+            "not written: the correction's tripel[2] is refused — the triple says Lena is "
+            "a ort"), partner
+    assert all("— None" not in (r.meldung or "") for r in results), results

@@ -134,10 +134,6 @@ def held_together(
     what the held group would have written, so the order is planned again without the
     group first (`plan_order`)."""
 
-    def name(j: int) -> str:
-        return (f"the correction berichtigungen[{j}]" if j < corrections
-                else f"the correction's tripel[{j - corrections}]")
-
     groups: list[set[int]] = []
     for index, replaced in sorted(replacing.items()):
         group = {index, *replaced}
@@ -150,9 +146,19 @@ def held_together(
                if any(results[j].ausgang in ("abgelehnt", "mehrdeutig") for j in g)]
     if not refused:
         return {}
-    first, group = min(refused, key=lambda found: found[0])
+    _, group = min(refused, key=lambda found: found[0])
+    return hold(corrections, results, group)
+
+
+def hold(corrections: int, results: list[TripelErgebnis], group: set[int]
+         ) -> dict[int, TripelErgebnis]:
+    """The outcomes of a refused correction group (`held_together`): each refused part
+    its own, every other part refused for the first of them."""
+    first = min(j for j in group if results[j].ausgang in ("abgelehnt", "mehrdeutig"))
     cause = results[first]
-    why = clip(f"{name(first)} is refused — {cause.meldung or cause.grund}", 300)
+    name = (f"the correction berichtigungen[{first}]" if first < corrections
+            else f"the correction's tripel[{first - corrections}]")
+    why = clip(f"{name} is refused — {cause.meldung or cause.grund}", 300)
     return {j: results[j] if results[j].ausgang in ("abgelehnt", "mehrdeutig") else
             TripelErgebnis(
                 index=j, ausgang="abgelehnt", grund="zusammen_abgelehnt",

@@ -27,7 +27,7 @@ from kg.models import (
     value_key,
 )
 from kg.plan.history import History
-from kg.plan.orders import Rejected, held_together, precheck, subject_claims
+from kg.plan.orders import Rejected, held_together, hold, precheck, subject_claims
 from kg.plan.state import (
     ChainState,
     EntityState,
@@ -778,11 +778,11 @@ def plan_order(
     outcomes: dict[int, TripelErgebnis] = {}
     for group in groups:
         trial, again = planned({j: r for g in groups if g is not group for j, r in g.items()})
-        refused = held_together(corrections, again, trial.replacing)
-        if set(refused) == set(group):
-            outcomes.update(refused)
+        if any(again[j].ausgang in REFUSED for j in group):
+            outcomes.update(hold(corrections, again, set(group)))
             continue
-        other = min(refused) if refused else None
+        refused = held_together(corrections, again, trial.replacing)
+        other = min((j for j in refused if again[j].ausgang in REFUSED), default=None)
         why = (f"written with it, {_item_name(corrections, other)} would be refused — "
                f"{again[other].meldung or again[other].grund}") if other is not None else (
                "it cannot be written with another correction of this order")
@@ -793,6 +793,10 @@ def plan_order(
             notiz=group[j].notiz, herkunft=group[j].herkunft) for j in group})
     return planner, [_naming_only(outcomes[r.index], planner) if r.index in outcomes else r
                      for r in results]
+
+
+#: The outcomes of a part that was not written.
+REFUSED = ("abgelehnt", "mehrdeutig")
 
 
 def _item_name(corrections: int, j: int) -> str:
