@@ -397,6 +397,32 @@ def planned(state: State, *tripel: dict[str, Any], berichtigungen: list[dict[str
                       len(berichtigungen))
 
 
+def lena_and_anna_the_teacher() -> State:
+    """Lena in Berlin, and Anna, a person, whose job is Lehrerin."""
+    state = state_with_lena_in_berlin()
+    state.entities["anna"] = EntityState("anna", "Anna", "person")
+    state.by_name["anna"] = ["anna"]
+    since = datetime(2026, 1, 1, tzinfo=UTC)
+    state.facts["f2"] = FactState(
+        "f2", "BERUF", "anna", None, "Lehrerin", start=since,
+        props={"id": "f2", "version": 1, "t_valid": since, "aktiv": True,
+               "auftrag_id": "a0", "herkunft": "mensch"},
+    )
+    return state
+
+
+def held_around_a_new_anna() -> list[Any]:
+    """Two correction groups: "not Berlin" with a new Anna as Lena's home and a
+    replacement whose `typ` contradicts its relation; "not Lehrerin" for Anna, whose
+    name only that new Anna makes ambiguous."""
+    _, results = planned(
+        lena_and_anna_the_teacher(), tr("Lena", "wohnt_in", {"neu": "Anna"}),
+        tr("Anna", "beruf", wert="Ärztin"), tr("Lena", "wohnt_in", "Hamburg", typ="ort"),
+        berichtigungen=[correction("Lena", "wohnt_in", objekt="Berlin"),
+                        correction("Anna", "beruf", wert="Lehrerin")])
+    return results
+
+
 def test_a_held_replacement_names_no_entity_that_is_not_written() -> None:
     """The review of the stop's change: "not Bonn, Hamburg" about a Mara nobody knows, in
     an order that also tells her job. The held replacement named new ids for Mara and
@@ -420,15 +446,7 @@ def test_a_group_is_held_only_for_what_the_order_writes_without_the_groups_befor
     job with its replacement, whose "Anna" only the new Anna made ambiguous. Both groups
     were held at once, the second with a candidate never written. Held one at a time,
     the first refused first, the second is written."""
-    state = state_with_lena_in_berlin()
-    state.entities["anna"] = EntityState("anna", "Anna", "person")
-    state.by_name["anna"] = ["anna"]
-    since = datetime(2026, 1, 1, tzinfo=UTC)
-    state.facts["f2"] = FactState(
-        "f2", "BERUF", "anna", None, "Lehrerin", start=since,
-        props={"id": "f2", "version": 1, "t_valid": since, "aktiv": True,
-               "auftrag_id": "a0", "herkunft": "mensch"},
-    )
+    state = lena_and_anna_the_teacher()
     planner, results = planned(
         state, tr("Lena", "wohnt_in", {"neu": "Anna"}), tr("Anna", "beruf", wert="Ärztin"),
         berichtigungen=[correction("Lena", "wohnt_in", objekt="Bonn"),
@@ -497,20 +515,7 @@ def test_a_group_held_only_for_a_group_held_after_it_is_let_go() -> None:
     Anna another group writes, whose refusal came later in the order), and never looked
     at again once that group was held too. It is let go when the order then plans
     without any refusal."""
-    state = state_with_lena_in_berlin()
-    state.entities["anna"] = EntityState("anna", "Anna", "person")
-    state.by_name["anna"] = ["anna"]
-    since = datetime(2026, 1, 1, tzinfo=UTC)
-    state.facts["f2"] = FactState(
-        "f2", "BERUF", "anna", None, "Lehrerin", start=since,
-        props={"id": "f2", "version": 1, "t_valid": since, "aktiv": True,
-               "auftrag_id": "a0", "herkunft": "mensch"},
-    )
-    _, results = planned(
-        state, tr("Lena", "wohnt_in", {"neu": "Anna"}), tr("Anna", "beruf", wert="Ärztin"),
-        tr("Lena", "wohnt_in", "Hamburg", typ="ort"),
-        berichtigungen=[correction("Lena", "wohnt_in", objekt="Berlin"),
-                        correction("Anna", "beruf", wert="Lehrerin")])
+    results = held_around_a_new_anna()
     outcomes = [(r.ausgang, r.grund) for r in results]
     assert outcomes[1] == ("berichtigt", None) and outcomes[3] == ("geschrieben", None), outcomes
     assert outcomes[0][0] == outcomes[2][0] == outcomes[4][0] == "abgelehnt", outcomes
@@ -590,20 +595,7 @@ def test_a_held_group_refused_for_itself_says_its_own_reason() -> None:
     another group would be refused with it, and its real reason was lost. And a group
     held for another names that group's refused part, not its correction (which read
     "... would be refused — None")."""
-    state = state_with_lena_in_berlin()
-    state.entities["anna"] = EntityState("anna", "Anna", "person")
-    state.by_name["anna"] = ["anna"]
-    since = datetime(2026, 1, 1, tzinfo=UTC)
-    state.facts["f2"] = FactState(
-        "f2", "BERUF", "anna", None, "Lehrerin", start=since,
-        props={"id": "f2", "version": 1, "t_valid": since, "aktiv": True,
-               "auftrag_id": "a0", "herkunft": "mensch"},
-    )
-    _, results = planned(
-        state, tr("Lena", "wohnt_in", {"neu": "Anna"}), tr("Anna", "beruf", wert="Ärztin"),
-        tr("Lena", "wohnt_in", "Hamburg", typ="ort"),
-        berichtigungen=[correction("Lena", "wohnt_in", objekt="Berlin"),
-                        correction("Anna", "beruf", wert="Lehrerin")])
+    results = held_around_a_new_anna()
     assert (results[4].ausgang, results[4].grund) == ("abgelehnt", "typkonflikt"), results[4]
     for partner in (results[0], results[2]):
         assert str(partner.meldung).startswith(
