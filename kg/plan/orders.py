@@ -116,6 +116,10 @@ def precheck(raw: Tripel | dict[str, Any], canon: Canon) -> Tripel:
     return tripel
 
 
+#: The outcomes of a part of an order that was not written.
+REFUSED = ("abgelehnt", "mehrdeutig")
+
+
 def held_together(
     corrections: int, results: list[TripelErgebnis], replacing: dict[int, list[int]]
 ) -> dict[int, TripelErgebnis]:
@@ -141,9 +145,9 @@ def held_together(
             groups.remove(other)
             group |= other
         groups.append(group)
-    refused = [(min(j for j in g if results[j].ausgang in ("abgelehnt", "mehrdeutig")), g)
+    refused = [(min(j for j in g if results[j].ausgang in REFUSED), g)
                for g in groups
-               if any(results[j].ausgang in ("abgelehnt", "mehrdeutig") for j in g)]
+               if any(results[j].ausgang in REFUSED for j in g)]
     if not refused:
         return {}
     _, group = min(refused, key=lambda found: found[0])
@@ -154,12 +158,12 @@ def hold(corrections: int, results: list[TripelErgebnis], group: set[int]
          ) -> dict[int, TripelErgebnis]:
     """The outcomes of a refused correction group (`held_together`): each refused part
     its own, every other part refused for the first of them."""
-    first = min(j for j in group if results[j].ausgang in ("abgelehnt", "mehrdeutig"))
+    first = min(j for j in group if results[j].ausgang in REFUSED)
     cause = results[first]
     name = (f"the correction berichtigungen[{first}]" if first < corrections
             else f"the correction's tripel[{first - corrections}]")
     why = clip(f"{name} is refused — {cause.meldung or cause.grund}", 300)
-    return {j: results[j] if results[j].ausgang in ("abgelehnt", "mehrdeutig") else
+    return {j: results[j] if results[j].ausgang in REFUSED else
             TripelErgebnis(
                 index=j, ausgang="abgelehnt", grund="zusammen_abgelehnt",
                 meldung=f"not written: {why}; a correction and its replacement are written "

@@ -27,7 +27,7 @@ from kg.models import (
     value_key,
 )
 from kg.plan.history import History
-from kg.plan.orders import Rejected, held_together, hold, precheck, subject_claims
+from kg.plan.orders import REFUSED, Rejected, held_together, hold, precheck, subject_claims
 from kg.plan.state import (
     ChainState,
     EntityState,
@@ -83,7 +83,7 @@ class Planner(History):
         #: The ids of the entities and facts this order creates, by the item that creates
         #: them and their role in it (a fact: what it says): kept across the plans of one
         #: order (`plan_order`), so that one plan's outcome names what another writes.
-        self.entity_ids: dict[tuple[int, str], str] = {}
+        self.made_ids: dict[tuple[int, str], str] = {}
         self._index = 0
 
     def plan(self, held: Mapping[int, TripelErgebnis] | None = None) -> list[TripelErgebnis]:
@@ -187,7 +187,7 @@ class Planner(History):
 
     def create(self, entity: Resolved, role: str) -> str:
         if entity.id is None:
-            entity.id = self.entity_ids.setdefault((self._index, role), new_id())
+            entity.id = self.made_ids.setdefault((self._index, role), new_id())
             self.ops.entities.append(
                 {
                     "id": entity.id,
@@ -244,7 +244,7 @@ class Planner(History):
             if rel.symmetrisch:
                 more, squeezed = self.squeezed_partners(ends, rel.rel_type, start, window_end)
                 following += more
-        fakt_id = self.entity_ids.setdefault(
+        fakt_id = self.made_ids.setdefault(
             (self._index, f"fakt {rel.rel_type} {subjekt_id} {objekt_id} {wert}"), new_id())
         for fact in ended.values():
             self.end_at(fact, start, timeline_id, [fakt_id])
@@ -341,22 +341,11 @@ class Planner(History):
         return None
 
     def implying(self, entity_id: str, typ: str) -> FactState | None:
-        """The first active fact of the entity in the pair that makes it of type `typ`:
-        a relation only a `typ` can be the subject of, the object of a relation whose
-        object is a `typ`, or a class of that type (rule 4, the types a fact implies)."""
-        for fact in self.state.facts.values():
-            rel = self.canon.by_type.get(fact.rel)
-            if (rel is None or rel.name == "typ" or not fact.aktiv
-                    or entity_id not in (fact.start_id, fact.end_id)):
-                continue
-            if fact.start_id == entity_id and (
-                (rel.name == "ist_ein" and self.canon.typ_of_class(fact.wert or "") == typ)
-                or tuple(rel.subjekt_typen or ()) == (typ,)
-            ):
-                return fact
-            if fact.end_id == entity_id and rel.objekt_typ == typ:
-                return fact
-        return None
+        """The first active fact of the entity in the pair that makes it of type `typ`
+        (`implied`: rule 4, the types a fact implies)."""
+        return next((f for f in self.state.facts.values()
+                     if f.aktiv and entity_id in (f.start_id, f.end_id)
+                     and self.implied(f, entity_id) == typ), None)
 
     def check_type(self, entity: Resolved, typ: str) -> None:
         """A new type is checked against the facts the entity already has in the pair."""
@@ -749,15 +738,16 @@ def plan_order(
     """Plan an order whose refused corrections hold back their groups (`held_together`):
     planned, then planned again (`fresh()`: a planner on the state as read) without the
     first refused group, until no group is refused; then each held group is let go
-    again, in turn, where the order is planned without any refusal once it is (it was
-    refused only for what a group held after it would have written). The entities the
-    order creates keep their ids from plan to plan; an outcome held from an earlier plan
-    names only entities and facts the final plan has."""
+    again, in turn, where the order then plans without a refused group (it was refused
+    only for what a group held after it would have written); then each group still held
+    gets its outcome from a plan of everything else that is final. The entities and
+    facts the order creates keep their ids from plan to plan (`Planner.made_ids`); a
+    held outcome names only candidates and a conflicting fact the final plan has."""
     ids: dict[tuple[int, str], str] = {}
 
     def planned(held: dict[int, TripelErgebnis]) -> tuple[Planner, list[TripelErgebnis]]:
         planner = fresh()
-        planner.entity_ids = ids
+        planner.made_ids = ids
         return planner, planner.plan(held)
 
     groups: list[dict[int, TripelErgebnis]] = []
@@ -793,10 +783,6 @@ def plan_order(
             notiz=group[j].notiz, herkunft=group[j].herkunft) for j in group})
     return planner, [_naming_only(outcomes[r.index], planner) if r.index in outcomes else r
                      for r in results]
-
-
-#: The outcomes of a part that was not written.
-REFUSED = ("abgelehnt", "mehrdeutig")
 
 
 def _item_name(corrections: int, j: int) -> str:
