@@ -158,6 +158,13 @@ async def read_export(
     return datei
 
 
+def holds_nothing(datei: Datei) -> bool:
+    """No fact, timeline entry or order: what no export writes and no import takes (a
+    typo in an id would replace a backup with an empty export; entities alone imported
+    are what no export of the user could carry)."""
+    return not (datei.fakten or datei.eintraege or datei.auftraege)
+
+
 async def export_file(
     db: Database,
     canon: Canon,
@@ -170,8 +177,7 @@ async def export_file(
     path = Path(path)
     writable_target(path)
     datei = await read_export(db, canon, user_id, character_id)
-    anzahl = datei.anzahl()
-    if not (anzahl.fakten or anzahl.eintraege or anzahl.auftraege):
+    if holds_nothing(datei):
         # A typo in an id would otherwise replace a backup with an empty export.
         whose = f"user {user_id!r}" + (f", character {character_id!r}," if character_id else "")
         raise NothingStored(f"{whose} has nothing in this store (no fact, timeline entry or "
@@ -298,7 +304,7 @@ async def write_import(
                 raise InvalidInput(
                     f"{source}:{line}: {kind} {key!r} {why}{more}; nothing was imported"
                 )
-        if not (datei.fakten or datei.eintraege or datei.auftraege):
+        if holds_nothing(datei):
             # As `kg export` writes no such file: imported, it left entities that no
             # export of the user could carry ("has nothing"), seen by check and purge.
             raise InvalidInput(
