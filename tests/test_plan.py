@@ -384,6 +384,42 @@ def test_a_refused_part_holds_back_its_whole_correction_group_and_nothing_else()
     assert sorted(held_together(2, both, {2: [0], 3: [0], 4: [1]})) == [1, 4]
 
 
+def test_held_groups_are_let_go_until_none_can_go() -> None:
+    """Three correction groups A (0 with 3), B (1 with 4), C (2 with 5), refused by a
+    scripted plan: with nothing held A is, with A held B is, with A and B held C is.
+    Let go in turn, A stays (refused while B and C are held), B goes (the plan with A
+    and C held is fine), C stays; only then can A go too (the plan with C alone held is
+    fine). One pass in order left A held, though the order could write it."""
+    from kg.models import TripelErgebnis
+    from kg.plan import plan_order
+
+    groups = {0: "A", 1: "B", 2: "C", 3: "A", 4: "B", 5: "C"}
+    # Which correction a plan refuses, by the groups it holds.
+    refuses = {"": 0, "A": 1, "AB": 2, "BC": 0, "ABC": None, "AC": None, "C": None}
+
+    class Scripted:
+        def __init__(self) -> None:
+            self.made_ids: dict[tuple[int, str], str] = {}
+            self.replacing: dict[int, list[int]] = {}
+            self.state = State()
+
+        def plan(self, held: dict[int, TripelErgebnis]) -> list[TripelErgebnis]:
+            # As the planner links them: only the replacements it planned.
+            self.replacing = {j: [j - 3] for j in (3, 4, 5) if j not in held}
+            refused = refuses["".join(sorted({groups[j] for j in held}))]
+            return [held.get(j) or TripelErgebnis(
+                index=j, ausgang="abgelehnt" if j == refused else "berichtigt"
+                if j < 3 else "geschrieben", grund="nicht_gefunden" if j == refused else None)
+                for j in range(6)]
+
+    _, results = plan_order(lambda: cast(Planner, Scripted()), 3)
+    assert [r.ausgang for r in results] == [
+        "berichtigt", "berichtigt", "abgelehnt", "geschrieben", "geschrieben", "abgelehnt"]
+    # C is fine alone, held for A, which it cannot be written with.
+    assert results[2].grund == results[5].grund == "zusammen_abgelehnt"
+    assert "berichtigungen[0] would be refused" in (results[2].meldung or "")
+
+
 def correction(subjekt: Any, beziehung: str, **what: Any) -> dict[str, Any]:
     return {"herkunft": "mensch", "subjekt": subjekt, "beziehung": beziehung, **what}
 

@@ -738,11 +738,12 @@ def plan_order(
     """Plan an order whose refused corrections hold back their groups (`held_together`):
     planned, then planned again (`fresh()`: a planner on the state as read) without the
     first refused group, until no group is refused; then each held group is let go
-    again, in turn, where the order then plans without a refused group (it was refused
-    only for what a group held after it would have written); then each group still held
-    gets its outcome from a plan of everything else that is final. The entities and
-    facts the order creates keep their ids from plan to plan (`Planner.made_ids`); a
-    held outcome names only candidates and a conflicting fact the final plan has."""
+    again, in turn and until none can go, where the order then plans without a refused
+    group (it was refused only for what a group held after it would have written); then
+    each group still held gets its outcome from a plan of everything else that is final.
+    The entities and facts the order creates keep their ids from plan to plan
+    (`Planner.made_ids`); a held outcome names only candidates and a conflicting fact
+    the final plan has."""
     ids: dict[tuple[int, str], str] = {}
 
     def planned(held: dict[int, TripelErgebnis]) -> tuple[Planner, list[TripelErgebnis]]:
@@ -757,11 +758,15 @@ def plan_order(
         if not more:
             break
         groups.append(more)
-    for group in list(groups):
-        rest = [g for g in groups if g is not group]
-        trial, again = planned({j: r for g in rest for j, r in g.items()})
-        if not held_together(corrections, again, trial.replacing):
-            groups, planner, results = rest, trial, again
+    # Until none can go: a group let go may let an earlier one go in turn.
+    released = True
+    while released:
+        released = False
+        for group in list(groups):
+            rest = [g for g in groups if g is not group]
+            trial, again = planned({j: r for g in rest for j, r in g.items()})
+            if not held_together(corrections, again, trial.replacing):
+                groups, planner, results, released = rest, trial, again, True
     # Each held group's outcome as the final plan has it: planned with everything else
     # that is final, it is refused for itself (its refused parts and their words from
     # that plan), or it is fine alone and held for a group it cannot be written with.
