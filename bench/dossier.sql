@@ -4,7 +4,8 @@
 -- facts, degree 1 capped, degree 2 capped per neighbour, the whole capped, strongest and
 -- nearest first; the history of the entity's superseded values (the current versions of
 -- superseded facts, symmetric relations from both ends); the active end of every
--- referenced timeline chain; and the closure of liegt_in (derived, never stored).
+-- referenced timeline chain; and the closure of liegt_in (derived, never stored) from the
+-- entity's shown facts.
 -- Parameters (psycopg): eid, uid, cid, cap, schwelle, via (relations whose object is a
 -- place), trans (the transitive relation), symmetric (the symmetric relations).
 WITH RECURSIVE
@@ -77,6 +78,7 @@ walk AS (
     JOIN fakten f1 ON f1.subjekt_id = f0.objekt_id
     WHERE f0.subjekt_id = %(eid)s AND f0.character_id = %(cid)s AND f0.aktiv
       AND f0.staerke_decay >= %(schwelle)s AND f0.beziehung = ANY(%(via)s)
+      AND f0.id IN (SELECT id FROM near)  -- derived from the facts it shows
       AND f1.beziehung = %(trans)s AND f1.character_id = %(cid)s AND f1.aktiv
       AND f1.staerke_decay >= %(schwelle)s
     UNION ALL

@@ -133,6 +133,21 @@ def test_cap_keeps_degree_one_before_degree_two(pair: Pair) -> None:
     assert [f.grad for f in only_near.fakten] == [1, 1, 1]
 
 
+def test_what_the_cap_cuts_derives_nothing(pair: Pair) -> None:
+    """Lena in Kassel, Kassel in Hessen, then two hobbies (newer: they come first under
+    the cap). Cut by the cap, "wohnt in Kassel" derived "wohnt in Hessen (über Kassel)"
+    still: a home the Mappe did not show. Derived knowledge goes with the fact it
+    begins with, in a current read and an as-of one."""
+    pair.write(t("Lena", "wohnt_in", "Kassel"), t("Kassel", "liegt_in", "Hessen"))
+    pair.write(t("Lena", "hobby", wert="Schach"), t("Lena", "hobby", wert="Rudern"))
+    shown = pair.mappe("Lena", cap=3)
+    assert [d.objekt.name for d in shown.abgeleitet] == ["Hessen"]
+    for capped in (pair.mappe("Lena", cap=2),
+                   pair.mappe("Lena", cap=2, gueltig_am=datetime.now(UTC))):
+        assert {f.wert for f in capped.fakten} == {"Schach", "Rudern"}
+        assert capped.gekappt and capped.abgeleitet == []
+
+
 def test_hub_neighbour_is_bounded_by_the_cap(pair: Pair) -> None:
     pair.write(t("Lena", "wohnt_in", "Berlin"))
     pair.write(*[t(f"P{i}", "wohnt_in", "Berlin") for i in range(150)])
