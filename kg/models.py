@@ -755,7 +755,7 @@ ORDER_PROPERTIES: tuple[Property, ...] = (
     Property("erfasst", "system time the store recorded the order (its clock)", "DATETIME_OR_NULL"),
     Property("status", "`ok`, `teilweise` or `abgelehnt`", "STRING"),
     Property(
-        "ergebnis", "the order's result as JSON text, returned again on a replay", "STRING_OR_NULL"
+        "ergebnis", "the order's result as JSON text, returned again on a replay", "STRING"
     ),
     Property("anzahl_tripel", "how many triples the order held", "INTEGER_OR_NULL"),
     Property(

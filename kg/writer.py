@@ -22,7 +22,7 @@ from typing import Any
 
 from kg.canon import Canon
 from kg.db import Database, Record, Tx, held, lost_at_commit
-from kg.errors import InvalidInput, ServerUnavailable, WriteNotConfirmed
+from kg.errors import InvalidInput, ServerUnavailable, StoredDataError, WriteNotConfirmed
 from kg.models import (
     FACT_PROPERTIES,
     Auftrag,
@@ -367,6 +367,14 @@ class FaktenAgent:
     async def _write(self, tx: Tx, auftrag: Auftrag) -> AuftragErgebnis:
         row = await self._state(tx, auftrag, refs_of(auftrag, self.canon))
         inhalt = content_hash(auftrag)
+        if row["recorded"] and not isinstance(row["ergebnis"], str):
+            # Changed by hand (the writer always stores it): no replay can be answered,
+            # and a new order of the key would break the audit's constraint.
+            raise StoredDataError(
+                f"auftrag_id {auftrag.auftrag_id!r} is in the audit without its result "
+                "(changed outside the library), so a replay cannot be answered — run `kg "
+                "check`, which names such orders, and give a new order a new auftrag_id"
+            )
         if row["ergebnis"]:
             if row["inhalt"] is None:
                 # An order recorded without its content hash (before 2026-11-29, or

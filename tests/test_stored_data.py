@@ -12,6 +12,7 @@ with raw Cypher, as `tests/test_check.py` does.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -27,6 +28,7 @@ from cli.main import app
 from kg.errors import StoredDataError
 from kg.mappe import Mappe
 from kg.models import stored_invalid
+from kg.transfer.records import AuftragRec
 from kg.values import stored_day, stored_instant
 from tests.conftest import Pair, t
 
@@ -232,6 +234,29 @@ def test_an_order_time_stored_as_text(planted: Planted, cli_env: dict[str, str])
                               "LIMIT 1 SET x.empfangen = 'gestern' RETURN x.id AS id")
     out = planted.kg("audit", "-u", planted.u, env=cli_env)
     assert f"order {order['id']!r}: its stored empfangen is 'gestern' (str)" in out, out
+
+
+def test_a_replay_of_an_order_stored_without_its_result(
+    planted: Planted, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    """An order whose `ergebnis` was removed by hand (a stranger's attack): kg check was
+    clean, a replay ended in Neo4j's "ConstraintValidationFailed" (the writer took the
+    key for new and wrote the audit again), and export and import carried the gap on."""
+    (order,) = planted.cypher("MATCH (x:Auftrag {user_id: $u}) WITH x ORDER BY x.erfasst "
+                              "LIMIT 1 REMOVE x.ergebnis RETURN x.id AS id")
+    replay = tmp_path / "order.json"
+    replay.write_text(json.dumps(planted.pair.order(
+        t("Lena", "wohnt_in", "Berlin"), auftrag_id=order["id"],
+        zeitpunkt="2026-01-01T00:00:00Z")), encoding="utf-8")
+    out = planted.kg("write", str(replay), env=cli_env)
+    assert f"auftrag_id {order['id']!r} is in the audit without its result" in out, out
+    assert "Neo4j" not in out and "Constraint" not in out
+    found = planted.pair.store.run(planted.pair.store.memory.check(planted.u))
+    (fields,) = [c for c in found.checks if c.name == "node_fields"]
+    assert not fields.ok and any("ergebnis" in s for s in fields.samples), fields.samples
+    with pytest.raises(ValidationError, match="ergebnis"):
+        AuftragRec.model_validate({"kind": "auftrag", "id": "t1", "user_id": "u9",
+                                   "character_id": "nova", "status": "ok"})
 
 
 # -- export ------------------------------------------------------------------------------

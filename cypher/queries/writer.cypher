@@ -365,7 +365,8 @@ CALL () {
   RETURN collect({given: given, first_id: first.id, beginn: last.beginn,
                   genauigkeit: last.genauigkeit, abgesagt: coalesce(last.abgesagt, false)}) AS chains
 }
-RETURN jetzt.epochSeconds * 1000000 + jetzt.microsecond AS jetzt, a.ergebnis AS ergebnis, a.inhalt AS inhalt, a.erfasst AS erfasst, entities, chains,
+RETURN jetzt.epochSeconds * 1000000 + jetzt.microsecond AS jetzt, a IS NOT NULL AS recorded,
+       a.ergebnis AS ergebnis, a.inhalt AS inhalt, a.erfasst AS erfasst, entities, chains,
        transitive;
 
 // name: order_apply

@@ -255,7 +255,7 @@ class AuftragRec(Rec):
     empfangen: Zeit | None = None
     erfasst: Zeit | None = None
     status: Literal["ok", "teilweise", "abgelehnt"]
-    ergebnis: str | None = Field(None, description="The stored result (JSON text).")
+    ergebnis: str = Field(description="The stored result (JSON text): a replay answers it.")
     anzahl_tripel: int | None = Field(None, ge=0)
     inhalt: str | None = Field(
         None, pattern=r"^[0-9a-f]{64}$", description="Content hash that tells a replay apart."
@@ -269,8 +269,6 @@ class AuftragRec(Rec):
     @model_validator(mode="after")
     def _ergebnis(self) -> AuftragRec:
         """The result must be what the writer stores: a result of this very order."""
-        if self.ergebnis is None:
-            return self
         result = parse_result(self.ergebnis)  # a ValueError says what is wrong
         mismatch = result_mismatch(result, self.id, self.user_id, self.character_id,
                                    self.status, self.anzahl_tripel)
@@ -285,7 +283,7 @@ class AuftragRec(Rec):
         """This order with its result's entity ids taken through `same` (a file's entity
         the import found in the store under another id): a replay must name entities
         that are there."""
-        if self.ergebnis is None or not same:
+        if not same:
             return self
         result = AuftragErgebnis.model_validate_json(self.ergebnis)
 
