@@ -274,6 +274,36 @@ def test_fact_fields(world: World, change: str, field: str) -> None:
     assert field in found.samples[0]
 
 
+@pytest.mark.parametrize(("anchor", "change"), [
+    ("MATCH (x:Entitaet {id: $ref})", "SET x.erstellt = datetime('2030-01-01T00:00:00Z')"),
+    ("MATCH (x:Auftrag {user_id: $u}) WITH x ORDER BY x.id LIMIT 1",
+     "SET x.erfasst = datetime('2030-01-01T00:00:00Z')"),
+])
+def test_node_system_time(world: World, tmp_path: Any, anchor: str, change: str) -> None:
+    """An entity created, or an order recorded, in 2030 (a stranger's attack): kg check
+    was clean, the export was written, and no import would take it back ("after this
+    store's clock"); an order so recorded outlived its retention."""
+    assert world.check("node_system_time").ok
+    (row,) = world.cypher(f"{anchor} {change} RETURN x.id AS id", ref=world.bello)
+    path = tmp_path / "x.jsonl"
+    world.pair.store.run(world.pair.store.memory.export(path, world.u))
+    assert "2030-01-01" in path.read_text()
+    assert "2030-01-01" in fails(world, "node_system_time", str(row["id"])).samples[0]
+
+
+def test_a_first_version_touched_before_it_was_recorded(world: World) -> None:
+    """Touched "in 2022", a fact recorded today rested at the next sweep and left the
+    Mappe, and kg check was clean (a stranger's attack). A later version keeps the touch
+    of the one before (Ärztin's second version, superseded): it is no violation."""
+    assert world.check("fact_system_time").ok
+    assert world.cypher("MATCH (:Entitaet {user_id: $u})-[r:BERUF]->() WHERE r.version > 1 "
+                        "AND r.last_touched < r.t_recorded RETURN count(r) AS n")[0]["n"] >= 1
+    fid = one_fact(world, "HAT_HAUSTIER")
+    world.cypher("MATCH (:Entitaet {user_id: $u})-[r {id: $id}]->() "
+                 "SET r.last_touched = datetime('2022-01-01T00:00:00Z')", id=fid)
+    assert "touched 2022-01-01" in fails(world, "fact_system_time", fid).samples[0]
+
+
 @pytest.mark.parametrize("uhr", ["datetime('2099-01-01T00:00:00Z')", "'morgen'"])
 def test_user_clock(world: World, uhr: str) -> None:
     """A user's clock in the future was clean; the next write was then recorded in 2099,
@@ -387,13 +417,34 @@ def test_a_text_an_export_refuses_is_reported(
 
 
 def test_a_text_an_export_takes_is_not_reported(world: World, tmp_path: Any) -> None:
-    """The other side (the review): 200 characters with a no-break space after them, and
-    a title with a zero-width space, an export takes, and so does check."""
-    world.cypher("MATCH (:Entitaet {user_id: $u})-[x:HAT]->() "
-                 "SET x.auftrag_id = reduce(t = '', i IN range(1, 200) | t + 'a') + '\u00a0'")
+    """The other side (the review): a title with a zero-width space (no whitespace to
+    Python) an export takes as it is, and so does check."""
     world.cypher("MATCH (x:TimelineEintrag {user_id: $u}) SET x.titel = '\u200b'")
     world.pair.store.run(world.pair.store.memory.export(tmp_path / "x.jsonl", world.u))
+    assert '"titel":"\u200b"' in (tmp_path / "x.jsonl").read_text(encoding="utf-8")
     assert world.check("fact_fields").ok and world.check("node_fields").ok
+
+
+@pytest.mark.parametrize(("anchor", "change", "check", "words"), [
+    ("MATCH (:Entitaet {user_id: $u})-[x:HAT]->()", "SET x.character_id = 'nova '",
+     "fact_fields", "character_id"),
+    ("MATCH (:Entitaet {user_id: $u})-[x:HAT]->()",
+     "SET x.auftrag_id = reduce(t = '', i IN range(1, 200) | t + 'a') + '\u00a0'",
+     "fact_fields", "auftrag_id"),
+    ("MATCH (x:TimelineEintrag {user_id: $u}) WITH x LIMIT 1", "SET x.titel = ' Umzug'",
+     "node_fields", "titel"),
+    ("MATCH (x:Entitaet {id: $bello})", "SET x.name = 'Bello\u00a0'", "node_fields", "name"),
+])
+def test_a_text_an_export_would_change_is_reported(
+    world: World, tmp_path: Any, anchor: str, change: str, check: str, words: str
+) -> None:
+    """Whitespace at either end, which an export strips (a stranger's attack): a fact of
+    character "nova " was reached by no surface (each strips the id it is given), its
+    export wrote it as "nova", and kg check found it clean. Check names it now."""
+    assert world.check(check).ok
+    world.cypher(f"{anchor} {change}", bello=world.bello)
+    found = fails(world, check)
+    assert any(words in sample for sample in found.samples), found.samples
 
 
 def test_the_text_bounds_are_the_exports() -> None:
@@ -459,12 +510,17 @@ def test_order_results_reads_every_order_of_every_pair_once_page_by_page(
     assert nova["n"] >= 4 and found.count == nova["n"] + 2, (found.count, found.samples)
 
 
-@pytest.mark.parametrize("change", ["SET r.herkunft = 'geraten'", "REMOVE r.herkunft"])
-def test_fact_herkunft(world: World, change: str) -> None:
+@pytest.mark.parametrize(("change", "words"), [
+    ("SET r.herkunft = 'geraten'", "herkunft geraten"),
+    ("REMOVE r.herkunft", "herkunft missing"),
+    # (a stranger's attack: the check could not run, and named no fact)
+    ("SET r.herkunft = ['mensch']", "herkunft LIST<STRING NOT NULL>"),
+])
+def test_fact_herkunft(world: World, change: str, words: str) -> None:
     assert world.check("fact_herkunft").ok
     fid = one_fact(world, "BEGLEITET")
     world.cypher(f"MATCH (:Entitaet {{user_id: $u}})-[r {{id: $id}}]->() {change}", id=fid)
-    fails(world, "fact_herkunft", fid)
+    assert words in fails(world, "fact_herkunft", fid).samples[0]
 
 
 @pytest.mark.parametrize(("change", "ok"), [
@@ -772,7 +828,11 @@ def test_one_user_per_fact(world: World, case: str) -> None:
         fid = one_fact(world, "HAT")
         world.cypher("MATCH (:Entitaet {user_id: $u})-[r {id: $id}]->(w:Wert) "
                      "SET w.user_id = $x", id=fid, x=stranger)
-    fails(world, "one_user_per_fact", fid)
+    [sample] = fails(world, "one_user_per_fact", fid).samples
+    # Whose the fact is, and its ends' (the fact's own user was not shown: a stranger's
+    # attack read "(u → u)" for a fact of another user between two of u's entities).
+    fact_user = stranger if case == "fact_of_another_user" else world.u
+    assert f"fact of {fact_user}: {world.u} → " in sample, sample
 
 
 def test_one_user_per_fact_of_a_user_sees_a_stranger_s_fact_into_its_entities(
@@ -926,7 +986,7 @@ def test_an_export_refuses_a_cycle_of_successors(world: World, tmp_path: Any) ->
         world.pair.store.run(world.pair.store.memory.export(tmp_path / "x.jsonl", world.u))
 
 
-@pytest.mark.parametrize("bad", ["", "nova\nx", " ", "n" * 201])
+@pytest.mark.parametrize("bad", ["", "nova\nx", " ", "n" * 201, "nova ", "\u00a0nova"])
 def test_pair_ids(world: World, bad: str) -> None:
     """`kg timeline add` once wrote entries for an empty character or one with a line
     break, which broke the user's export while `kg check` stayed clean."""

@@ -29,11 +29,13 @@ def worked_example(pair: Pair, other: str | None = None) -> None:
 
 
 def plant_decay(pair: Pair) -> None:
-    """A swept edge (date and odd float) and a nanosecond datetime: exactness of types."""
+    """A swept edge (date and odd float) and a nanosecond datetime: exactness of types.
+    (Recorded before it was touched, as the writer records a first version.)"""
     pair.cypher(
         "MATCH (s:Entitaet {user_id: $u})-[r:HAT_HAUSTIER]->() "
         "SET r.decay_am = date('2026-11-30'), r.staerke_decay = 0.8123456789012345, "
-        "    r.last_touched = datetime('2026-10-16T10:00:00.123456789+02:00')",
+        "    r.last_touched = datetime('2026-10-16T10:00:00.123456789+02:00'), "
+        "    r.t_recorded = datetime('2026-10-16T08:00:00Z')",
         u=pair.user_id,
     )
 

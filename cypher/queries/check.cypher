@@ -59,11 +59,13 @@ WITH x,
 // Adds to `failed` the text properties of `x` (`texts`: each name with the most
 // characters it may have, `kg.check.TEXTS`) that an export refuses, as its validators
 // read a text ($rules: `kg.check.TEXT_RULES`): nothing left once stripped of whitespace
-// and bidi controls, longer (from the first to the last character a strip keeps), or
-// with a control character. A property of the wrong type is `wrongly_typed`'s.
+// and bidi controls, whitespace at either end (which the export strips), longer (from
+// the first to the last character a strip keeps), or with a control character. A
+// property of the wrong type is `wrongly_typed`'s.
 WITH x, failed + [k IN keys(texts)
                   WHERE x[k] IS :: STRING AND NOT k IN failed
                     AND (x[k] =~ $rules.blank OR x[k] =~ $rules.control
+                         OR x[k] =~ $rules.padded
                          OR (size(x[k]) > texts[k]
                              AND x[k] =~ '(?s).*' + $rules.solid + '.{'
                                  + toString(texts[k] - 1) + ',}' + $rules.solid + '.*'))
@@ -193,7 +195,10 @@ RETURN count(r) AS count,
 {{ fact_edges }}
   AND NOT coalesce(r.herkunft IN $herkunft, false)
 RETURN count(r) AS count,
-       collect(coalesce(r.id, elementId(r)) + ' (herkunft ' + coalesce(toString(r.herkunft), 'missing') + ')')[..$samples] AS samples;
+       collect(coalesce(r.id, elementId(r)) + ' (herkunft '
+               + CASE WHEN r.herkunft IS NULL THEN 'missing'
+                      ELSE coalesce(toStringOrNull(r.herkunft), valueType(r.herkunft)) END
+               + ')')[..$samples] AS samples;
 
 // name: check_fact_strength
 // Item 1: a fact edge's strength lies in [0, 1] (a missing strength is check_fact_fields').
@@ -362,7 +367,9 @@ RETURN count(r) AS count,
 
 // name: check_fact_system_time
 // Item 9: no version stops being the record before it was recorded (t_expired >=
-// t_recorded), and none was recorded, replaced or touched after now: system time is the
+// t_recorded), no first version was touched before it was recorded (a later version
+// keeps the touch of the one before), and none was recorded, replaced or touched after
+// now: system time is the
 // store's clock, which has not reached the future (an as-of read of today would miss the
 // version). "Now" is the clock as each row is read, with a second's grace: a check that
 // runs while orders commit sees them.
@@ -374,11 +381,13 @@ RETURN count(r) AS count,
   AND (r.t_expired < r.t_recorded
        OR r.t_recorded > datetime.realtime() + duration('PT1S')
        OR r.t_expired > datetime.realtime() + duration('PT1S')
-       OR r.last_touched > datetime.realtime() + duration('PT1S'))
+       OR r.last_touched > datetime.realtime() + duration('PT1S')
+       OR r.version = 1 AND r.last_touched < r.t_recorded)
 RETURN count(r) AS count,
        collect(coalesce(r.id, elementId(r)) + ' v' + toString(r.version) + ' (recorded '
                + coalesce(toString(r.t_recorded), '-') + ', replaced '
-               + coalesce(toString(r.t_expired), 'not yet') + ')')[..$samples]
+               + coalesce(toString(r.t_expired), 'not yet') + ', touched '
+               + coalesce(toString(r.last_touched), '-') + ')')[..$samples]
        AS samples;
 
 // name: check_user_clock
@@ -394,6 +403,24 @@ WHERE ($user_id IS NULL OR n.id = $user_id) AND n.uhr IS NOT NULL
   AND (NOT n.uhr IS :: ZONED DATETIME OR n.uhr > datetime.realtime() + duration('PT1S'))
 RETURN count(n) AS count,
        collect(coalesce(n.id, elementId(n)) + ' (' + toString(n.uhr) + ')')[..$samples]
+       AS samples;
+
+// name: check_node_system_time
+// Item 9: no entity was created (`erstellt`), and no order recorded (`erfasst`), after now:
+// both are the store's clock, like a fact's t_recorded (an export of them is refused by
+// any import, "after this store's clock", and an order recorded in the future outlives
+// its retention). With a second's grace, like fact_system_time.
+// params: $user_id, $samples
+// :param user_id => 'demo-user'
+// :param samples => 5
+MATCH (n)
+WHERE (n:Entitaet AND n.erstellt > datetime.realtime() + duration('PT1S')
+       OR n:Auftrag AND n.erfasst > datetime.realtime() + duration('PT1S'))
+  AND ($user_id IS NULL OR n.user_id = $user_id)
+RETURN count(n) AS count,
+       collect(labels(n)[0] + ' ' + coalesce(toString(n.id), elementId(n))
+               + CASE WHEN n:Entitaet THEN ' (erstellt ' + toString(n.erstellt)
+                      ELSE ' (erfasst ' + toString(n.erfasst) END + ')')[..$samples]
        AS samples;
 
 // name: check_version_chains
@@ -849,8 +876,10 @@ CALL () {
   RETURN s, r, o
 }
 RETURN count(r) AS count,
-       collect(coalesce(r.id, elementId(r)) + ' (' + coalesce(s.user_id, '?') + ' → '
-               + coalesce(o.user_id, '?') + ')')[..$samples] AS samples;
+       collect(coalesce(r.id, elementId(r)) + ' (fact of '
+               + coalesce(toStringOrNull(r.user_id), valueType(r.user_id)) + ': '
+               + coalesce(toStringOrNull(s.user_id), '?') + ' → '
+               + coalesce(toStringOrNull(o.user_id), '?') + ')')[..$samples] AS samples;
 
 // name: check_timeline_pair
 // Item 5: NACHFOLGER joins entries of one pair (both directions are checked) and
@@ -876,12 +905,14 @@ RETURN count(l) AS count,
 // name: check_pair_ids
 // Item 5: the ids that name a pair (a user's, a character's) on entities, timeline
 // entries, orders and lock nodes are ids as an order's are: not empty, without control
-// characters, at most $max_id characters (a pair named by an empty id or a line break
-// could not be exported, nor told apart). Facts carry ids only an order or an import
-// wrote, both validated.
-// params: $user_id, $max_id, $samples
+// characters, without whitespace at either end ($padded: no surface reaches "nova ",
+// and an export writes it as "nova"), at most $max_id characters (a pair named by an
+// empty id or a line break could not be exported, nor told apart). A fact's ids are
+// fact_fields'.
+// params: $user_id, $max_id, $padded, $samples
 // :param user_id => 'demo-user'
 // :param max_id => 200
+// :param padded => '(?s)(?:\\s.*|.*\\s)'
 // :param samples => 5
 MATCH (n)
 WHERE (n:Entitaet OR n:TimelineEintrag OR n:Auftrag)
@@ -891,7 +922,7 @@ WITH n, CASE WHEN n:Nutzer THEN [n.id] ELSE [n.user_id, n.character_id] END AS i
      CASE WHEN n:Entitaet THEN 1 ELSE 2 END AS wanted
 WITH n, [x IN ids[..wanted] WHERE NOT coalesce(
             x IS :: STRING AND size(trim(x)) > 0 AND size(x) <= $max_id
-            AND NOT x =~ '(?s).*\\p{Cc}.*', false)] AS bad
+            AND NOT x =~ '(?s).*\\p{Cc}.*' AND NOT x =~ $padded, false)] AS bad
 WHERE bad <> []
 RETURN count(n) AS count,
        collect(labels(n)[0] + ' ' + coalesce(n.id, elementId(n)) + ' ('
