@@ -36,6 +36,7 @@ from kg.models import (
     MAX_WERT,
     ORDER_PROPERTIES,
     TIMELINE_PROPERTIES,
+    AuftragErgebnis,
     EintragTyp,
     Frozen,
     field_types,
@@ -109,7 +110,8 @@ CHECKS: dict[str, tuple[int, str]] = {
     ),
     "order_results": (
         1, "every order's stored result is its own: it parses, and names the order, pair, "
-        "status and number of triples of its record (a replay and an import read it)"
+        "status and number of triples of its record (a replay and an import read it), "
+        "and every fact it says it wrote or touched is in the pair"
     ),
     "fact_herkunft": (1, "every fact's herkunft is mensch, nova, modell or recherche"),
     "fact_strength": (1, "every fact's staerke_decay lies in [0, 1]"),
@@ -577,19 +579,51 @@ class Checks:
         store keeps an order for every turn of a chat, and no read may run for long."""
         item, title = CHECKS["order_results"]
         count, wrong = 0, list[str]()
+
+        def found(row: Record, problem: str) -> None:
+            nonlocal count
+            count += 1
+            if len(wrong) < samples:
+                wrong.append(f"{row['id']} of {row['user_id']}/{row['character_id']} "
+                             f"({problem})")
+
         try:
             for pair in await self.q.run("order_pairs", user_id=user_id):
+                named: list[tuple[Record, dict[str, str]]] = []
                 async for row in self._orders_of(pair["user_id"], pair["character_id"]):
-                    problem = result_problem(row)
+                    try:
+                        result = parse_result(row["ergebnis"])
+                    except ValueError as exc:
+                        found(row, str(exc))
+                        continue
+                    problem = mismatch_of(row, result)
                     if problem is not None:
-                        count += 1
-                        if len(wrong) < samples:
-                            wrong.append(f"{row['id']} of {row['user_id']}/"
-                                         f"{row['character_id']} ({problem})")
+                        found(row, problem)
+                    else:
+                        named.extend((row, ref) for ref in facts_named(result))
+                    if len(named) >= ORDER_PAGE:
+                        await self._missing_facts(pair, named, found)
+                        named = []
+                await self._missing_facts(pair, named, found)
         except StoredDataError as exc:
             return self._unreadable("order_results", exc)
         return CheckResult(name="order_results", item=item, title=title, count=count,
                            samples=wrong)
+
+    async def _missing_facts(self, pair: Record, named: list[tuple[Record, dict[str, str]]],
+                             found: Callable[[Record, str], None]) -> None:
+        """Each fact the results `named` say their order wrote or touched that the
+        pair does not have (a fact deleted, or moved to another pair, by hand)."""
+        if not named:
+            return
+        refs = {(ref["fakt_id"], ref["subjekt_id"]) for _, ref in named}
+        missing = {(m["fakt_id"], m["subjekt_id"]) for m in await self.q.run(
+            "check_order_facts", user_id=pair["user_id"], character_id=pair["character_id"],
+            refs=[{"fakt_id": f, "subjekt_id": e} for f, e in sorted(refs)])}
+        for row, ref in named:
+            if (ref["fakt_id"], ref["subjekt_id"]) in missing:
+                found(row, f"its result names fact {ref['fakt_id']} ({ref['ausgang']}), "
+                      "which this pair does not have")
 
     async def _orders_of(self, user_id: Any, character_id: Any) -> AsyncIterator[Record]:
         """The pair's orders that keep their result as text, a page at a time (keyset:
@@ -607,6 +641,22 @@ class Checks:
             after, first = page[-1]["id"], False
 
 
+#: The outcomes whose `fakt_id` is a fact the order wrote or touched, in its pair.
+WROTE = ("geschrieben", "abgeloest", "nachgetragen", "unveraendert")
+
+
+def facts_named(result: AuftragErgebnis) -> list[dict[str, str]]:
+    """The facts an order's result says it wrote or touched, each with the entity it
+    is found at (its subject), for `check_order_facts`."""
+    return [{"fakt_id": r.fakt_id, "subjekt_id": r.subjekt_id, "ausgang": r.ausgang}
+            for r in result.ergebnisse if r.ausgang in WROTE and r.fakt_id and r.subjekt_id]
+
+
+def mismatch_of(row: Record, result: AuftragErgebnis) -> str | None:
+    return result_mismatch(result, row["id"], row["user_id"], row["character_id"],
+                           row["status"], row["anzahl_tripel"])
+
+
 def result_problem(row: Record) -> str | None:
     """What is wrong with the stored result of the order `row` (order_result_page), if
     anything: a result that does not parse, or one of another order."""
@@ -614,8 +664,7 @@ def result_problem(row: Record) -> str | None:
         result = parse_result(row["ergebnis"])
     except ValueError as exc:
         return str(exc)
-    return result_mismatch(result, row["id"], row["user_id"], row["character_id"],
-                           row["status"], row["anzahl_tripel"])
+    return mismatch_of(row, result)
 
 
 class SessionPerQuery:

@@ -493,6 +493,20 @@ def test_order_results(world: World, change: str, words: str) -> None:
     assert found.count == 1 and words in found.samples[0], found.samples
 
 
+@pytest.mark.parametrize("plant", ["deleted", "another_pair"])
+def test_order_results_finds_a_fact_an_order_wrote_gone(world: World, plant: str) -> None:
+    """A fact deleted with all its versions, or moved to another pair, by hand (a
+    stranger's attack): the order's result still said "geschrieben" with its id, an
+    export and import carried it on, and kg check was clean. A fact corrected or
+    superseded keeps its versions: the world (Ärztin superseded) is clean."""
+    fid = one_fact(world, "HAT")
+    change = {"deleted": "DELETE r, w", "another_pair": "SET r.character_id = 'zora'"}[plant]
+    world.cypher(f"MATCH (:Entitaet {{user_id: $u}})-[r {{id: $id}}]->(w) {change}", id=fid)
+    found = fails(world, "order_results")
+    assert found.count == 1 and f"names fact {fid} (geschrieben)" in found.samples[0], (
+        found.samples)
+
+
 @pytest.mark.parametrize("page", [2, 3, 1000])
 def test_order_results_reads_every_order_of_every_pair_once_page_by_page(
     world: World, page: int, monkeypatch: pytest.MonkeyPatch

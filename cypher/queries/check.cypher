@@ -1009,6 +1009,23 @@ CALL () {
 }
 RETURN user_id, character_id;
 
+// name: check_order_facts
+// Item 1, with order_results: of the facts the stored results of orders of the pair
+// ($user_id, $character_id) say they wrote or touched ($refs: each fakt_id with the
+// subject it was written at, subjekt_id), the ones the pair does not have (deleted, or
+// moved to another pair, by hand). A purge takes a pair's orders with its facts; a
+// correction or a cancel keeps the fact's versions.
+// params: $user_id, $character_id, $refs
+// :param user_id => 'demo-user'
+// :param character_id => 'nova'
+// :param refs => [{fakt_id: '<a fact id>', subjekt_id: '<id of Lena>'}]
+UNWIND $refs AS ref
+WITH ref WHERE NOT EXISTS {
+  MATCH (s:Entitaet {id: ref.subjekt_id})-[r]-()
+  WHERE s.user_id = $user_id AND r.id = ref.fakt_id AND r.character_id = $character_id
+}
+RETURN ref.fakt_id AS fakt_id, ref.subjekt_id AS subjekt_id;
+
 // name: order_result_page
 // Item 1: up to $limit orders of the pair ($user_id, $character_id) from the id $after
 // on (itself included), in the order of the pair key's index, for `kg.check` to read each
