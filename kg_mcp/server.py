@@ -245,6 +245,10 @@ class PairServer(MCPServer[Any]):
         except ToolError as error:
             if isinstance(error.__cause__, ValidationError):
                 raise ToolError(validation_text(name, error.__cause__)) from None
+            if isinstance(error.__cause__, ToolError | ResourceError):
+                # The library's words as they are: the SDK puts "Error executing tool
+                # <name>:" before a tool's own error, which the docs keep for a crash.
+                raise ToolError(str(error.__cause__)) from None
             raise
 
 

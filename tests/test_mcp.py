@@ -206,6 +206,7 @@ def test_ambiguous_name_gives_candidates_and_retry_with_id(mcp: Setup) -> None:
     failed = mcp.stdio.call("mappe", entitaet="Max")
     assert failed.is_error
     words = text(failed)
+    assert words.startswith("'Max' is ambiguous"), words
     assert "ambiguous" in words and all(i in words for i in ids), words
     assert "Traceback" not in words
 
@@ -440,6 +441,9 @@ def test_bad_input_is_a_tool_error_in_words(
         assert result.is_error, (tool, arguments)
         words = text(result)
         assert expected in words, words
+        # The library's words as they are (a stranger's reading of docs/mcp.md: every
+        # domain error began "Error executing tool <name>:", which is a crash's).
+        assert not words.startswith("Error executing tool"), words
         assert "Traceback" not in words and 'File "' not in words
         assert "function-" not in words and "Value error" not in words  # no pydantic inside
         assert len(words) < 2000  # no echo of a huge argument
