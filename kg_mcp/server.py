@@ -408,12 +408,17 @@ def build_server(
         beziehung: Annotated[
             Ident | None, Field(description="Only this canon relation, e.g. wohnt_in.")
         ] = None,
+        gueltig_am: WhenArg = None,
+        bekannt_am: WhenArg = None,
     ) -> list[MappeFakt]:
         """Every value an entity's relations ever had, with ab/bis ("where did Lena live
-        before?"). Corrected (never true) facts are not history and do not appear."""
+        before?"). Corrected (never true) facts are not history and do not appear.
+        `bekannt_am` lists every value known on a date, `gueltig_am` only the values
+        that had begun by then."""
         p = pair()
         eid = await entity_id(p, entitaet)
-        return await guarded(memory.history(p.user_id, p.character_id, eid, beziehung))
+        return await guarded(memory.history(p.user_id, p.character_id, eid, beziehung,
+                                            gueltig_am=gueltig_am, bekannt_am=bekannt_am))
 
     @server.tool(annotations=read_only)
     async def resolve(

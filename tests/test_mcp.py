@@ -192,6 +192,11 @@ def test_write_then_mappe_then_replay(mcp: Setup, store: SyncMemory) -> None:
     assert "Judo" not in json.dumps(several)
     hist = mcp.http_a.ok("history", entitaet="Lena", beziehung="wohnt_in")
     assert [h["objekt"]["name"] for h in hist["result"]] == ["Kassel"]
+    # As known before it was written (a stranger's reading of the docs: history "as known
+    # on" a date was the library's and the CLI's, not an agent's): nothing yet.
+    assert mcp.http_a.ok("history", entitaet="Lena", bekannt_am="2020-01-01")["result"] == []
+    assert mcp.http_a.ok("history", entitaet="Lena", beziehung="wohnt_in",
+                         gueltig_am=first["erfasst"])["result"] == hist["result"]
 
 
 def test_ambiguous_name_gives_candidates_and_retry_with_id(mcp: Setup) -> None:
