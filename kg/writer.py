@@ -110,8 +110,8 @@ def refuse_another_order(
         raise InvalidInput(
             f"auftrag_id {name!r} was written on {erfasst} with the same triples, {then}; "
             f"this one {now}: if this is that order sent again, it is written already — "
-            "send it as first sent (the same zeitpunkt, or none) to get its first result; "
-            "only another order takes a new auftrag_id"
+            f"send it as first sent ({then}) to get its first result; only another order "
+            "takes a new auftrag_id"
         )
 
 

@@ -110,8 +110,8 @@ def test_two_values_of_one_relation_in_one_order_say_that_the_first_holds_nowher
     assert (first.ausgang, second.ausgang) == ("geschrieben", "abgeloest")
     assert first.meldung == (
         "Lena wohnt in Berlin holds nowhere: Lena wohnt in Kassel begins where it begins "
-        "(two values of one relation for one instant: give each its own zeitpunkt, or "
-        "correct the one that is wrong)"
+        "(two values of one relation for one instant: send each in an order of its own "
+        "with its own zeitpunkt, or correct the one that is wrong)"
     )
     assert second.meldung is None
     assert pair.mappe("Lena").historie == []
@@ -565,7 +565,8 @@ def test_a_reused_auftrag_id_with_another_zeitpunkt_is_refused(pair: Pair) -> No
         with pytest.raises(InvalidInput, match=(
                 r"'z1' was written on .* with the same triples, with zeitpunkt "
                 rf"2025-01-01T00:00:00\+00:00; this one {this}: if this is that order sent "
-                r"again, it is written already — send it as first sent")):
+                r"again, it is written already — send it as first sent \(with zeitpunkt "
+                r"2025-01-01T00:00:00\+00:00\) to get")):
             pair.write(lena, auftrag_id="z1", **other)
     with pytest.raises(InvalidInput, match=r"with the same triples, without a zeitpunkt; this "
                                            r"one with 2025-01-01T00:00:00\+00:00: if this"):

@@ -141,8 +141,8 @@ class Planner(History):
         return result.model_copy(update={"meldung": (
             f"{self.fact_text(fact)} holds nowhere: "
             f"{', '.join(there) or 'another value'} begins where it begins (two values of "
-            "one relation for one instant: give each its own zeitpunkt, or correct the one "
-            "that is wrong)"
+            "one relation for one instant: send each in an order of its own with its own "
+            "zeitpunkt, or correct the one that is wrong)"
         )})
 
     # -- entities ---------------------------------------------------------------
