@@ -147,6 +147,10 @@ def correct(
     if objekt is None and wert is None:
         fail(InvalidInput("give --objekt or --wert: the object or the value of the wrong "
                           "fact"))
+    if zeitpunkt is not None and neu_objekt is None and neu_wert is None:
+        fail(InvalidInput("--zeitpunkt says when the replacement began: give --neu-objekt "
+                          "or --neu-wert with it, or leave it out (a correction alone is "
+                          "never true, at no time)"))
     when = parse_start(zeitpunkt, "--zeitpunkt")
     Ref = str | dict[str, str] | None
 
@@ -186,7 +190,8 @@ def entities(
     limit: int = typer.Option(1000, min=1, max=1_000_000, help="Most entities to list."),
     as_json: bool = JsonOpt,
 ) -> None:
-    """List a user's entities with their type and active fact count in the pair.
+    """List a user's entities with their type and active fact count in the pair (the
+    type fact not counted).
 
     Example: kg entities -u u1 -c nova
     """

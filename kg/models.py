@@ -1123,4 +1123,5 @@ class Entitaet(Frozen):
     id: str
     name: str
     typ: Typ = Field(description="Type in the asked pair (sonstiges when unknown).")
-    fakten: int = Field(description="Active facts of the pair touching it.")
+    fakten: int = Field(
+        description="Active facts of the pair touching it (its type fact not counted).")

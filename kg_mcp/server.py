@@ -497,6 +497,10 @@ def build_server(
         """Correct a wrong fact: it is retired as never true (not superseded), optionally
         with the right fact in the same order, which takes the wrong one's place (from
         where it began, unless zeitpunkt says when). Replays by auftrag_id like `write`."""
+        if zeitpunkt is not None and richtig is None:
+            raise ToolError("zeitpunkt says when the replacement began: give richtig with "
+                            "it, or leave it out (a correction alone is never true, at no "
+                            "time)")
         data: dict[str, Any] = {"auftrag_id": auftrag_id, "berichtigungen": [falsch]}
         if richtig is not None:
             await same_place(pair(), falsch, richtig)

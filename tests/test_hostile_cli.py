@@ -580,6 +580,9 @@ def test_an_order_or_an_import_line_beyond_its_bound_is_not_read_whole(
     (["--objekt", "Kassel", "--wert", "x"], "give --objekt or --wert, not both"),
     (["--wert", "x", "--neu-objekt", "Kassel", "--neu-wert", "A"],
      "give --neu-objekt or --neu-wert, not both"),
+    # (a stranger's reading of the docs: accepted, and the date silently dropped)
+    (["--wert", "Ärztin", "--zeitpunkt", "2026-01-01"],
+     "--zeitpunkt says when the replacement began: give --neu-objekt or --neu-wert"),
 ])
 def test_a_correction_names_its_flags(both: list[str], words: str) -> None:
     """Given both replacements, `kg correct` answered with the library's field names

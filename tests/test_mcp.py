@@ -401,6 +401,9 @@ BAD_CALLS: list[tuple[str, dict[str, Any], str]] = [
     ("timeline_list", {"monat": "2026-12", "von": "2026-01-01", "bis": "2026-02-01"},
      "not monat and von and bis"),
     ("timeline_list", {"von": "2026-01-01"}, "give monat"),
+    ("correct", {"auftrag_id": "x", "zeitpunkt": "2026-01-01", "falsch": {
+        "subjekt": "Lena", "beziehung": "beruf", "wert": "Ärztin", "herkunft": "mensch"}},
+     "zeitpunkt says when the replacement began: give richtig"),
     ("drop_database", {}, "there is no tool 'drop_database'"),
 ]
 
