@@ -1075,7 +1075,7 @@ def result_mismatch(
     if status is not None and result.status != status:
         return f"ergebnis has status {result.status!r}, the record {status!r}"
     if anzahl_tripel is not None and anzahl_tripel != len(result.ergebnisse):
-        return (f"anzahl_tripel is {anzahl_tripel}, the ergebnis holds "
+        return (f"anzahl_tripel is {anzahl_tripel!r}, the ergebnis holds "
                 f"{len(result.ergebnisse)}")
     return None
 

@@ -480,6 +480,8 @@ def test_the_text_bounds_are_the_exports() -> None:
      "belongs to another order"),
     ("SET x.status = CASE x.status WHEN 'ok' THEN 'teilweise' ELSE 'ok' END", "has status"),
     ("SET x.anzahl_tripel = x.anzahl_tripel + 1", "anzahl_tripel is"),
+    # (a stranger's attack: "anzahl_tripel is 4, the ergebnis holds 4")
+    ("SET x.anzahl_tripel = toString(x.anzahl_tripel)", "anzahl_tripel is '"),
 ])
 def test_order_results(world: World, change: str, words: str) -> None:
     """An order's stored result changed outside the library: a replay of the order
