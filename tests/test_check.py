@@ -770,6 +770,14 @@ def test_wert_nodes(world: World, case: str) -> None:
     world.cypher(plant, lena=world.lena, max=world.max, bello=world.bello)
     found = fails(world, "wert_nodes")
     assert {"orphan": "0 in", "shared": "2 in", "outgoing": "1 out"}[case] in found.samples[0]
+    # What a maintainer can look for: the value and its facts (a stranger's attack: only
+    # an element id was named).
+    words = {"orphan": "niemandes of no fact", "shared": "Winterreifen of ",
+             "outgoing": "Winterreifen of "}[case]
+    assert found.samples[0].startswith(words), found.samples
+    if case != "orphan":
+        fid = one_fact(world, "HAT")
+        assert fid in found.samples[0], found.samples
 
 
 # -- item 4 ----------------------------------------------------------------------------

@@ -691,7 +691,8 @@ RETURN count(r) AS count,
 
 // name: check_wert_nodes
 // Item 3: every value node is the object of exactly one value fact (from an entity) and
-// has no other edge: never shared, never traversed further. Samples: element ids.
+// has no other edge: never shared, never traversed further. Samples: the value, the ids
+// of the facts that end at it (a value node has no id of its own) and its element id.
 // params: $user_id, $value_types, $samples
 // :param user_id => 'demo-user'
 // :param value_types => ['BERUF', 'TYP', 'IST_EIN', 'HAT']
@@ -701,9 +702,17 @@ WHERE $user_id IS NULL OR w.user_id = $user_id
 WITH w, COUNT { (w)<--() } AS incoming, COUNT { (w)-->() } AS outgoing,
      COUNT { (w)<-[r]-(:Entitaet) WHERE type(r) IN $value_types } AS facts
 WHERE NOT (incoming = 1 AND facts = 1 AND outgoing = 0)
+WITH w, incoming, outgoing, facts,
+     COLLECT { MATCH (w)<-[r]-() RETURN coalesce(toStringOrNull(r.id), type(r)) LIMIT 3 }
+       AS named
 RETURN count(w) AS count,
-       collect(elementId(w) + ' (' + toString(incoming) + ' in, ' + toString(facts)
-               + ' facts, ' + toString(outgoing) + ' out)')[..$samples] AS samples;
+       collect(coalesce(left(toStringOrNull(w.wert), 40), valueType(w.wert)) + ' of '
+               + CASE WHEN named = [] THEN 'no fact'
+                      ELSE reduce(t = '', x IN named | t + CASE t WHEN '' THEN '' ELSE ', '
+                                                          END + x) END
+               + ' (' + toString(incoming) + ' in, ' + toString(facts)
+               + ' facts, ' + toString(outgoing) + ' out; ' + elementId(w) + ')')[..$samples]
+       AS samples;
 
 // name: check_nachfolger_unique
 // Item 4: a timeline entry has at most one successor and at most one predecessor.
