@@ -638,3 +638,26 @@ def test_a_held_group_refused_for_itself_says_its_own_reason() -> None:
             "not written: the correction's tripel[2] is refused — the triple says Lena is "
             "a ort"), partner
     assert all("— None" not in (r.meldung or "") for r in results), results
+
+
+def test_a_replacement_that_says_what_was_wrong_at_its_place_is_refused() -> None:
+    """"Not Berlin: Berlin" retired Lena's Berlin and wrote it again, a new fact for
+    nothing (carried from an earlier review). Refused, with its correction; the rest of
+    the order is written. From another start (a zeitpunkt, or an event of its own) it
+    re-dates the value, and is written; a replacement with another value is too."""
+    wrong = [correction("Lena", "wohnt_in", objekt="Berlin")]
+    _, results = planned(state_with_lena_in_berlin(), tr("Lena", "wohnt_in", "Berlin"),
+                         tr("Lena", "hobby", wert="Schach"), berichtigungen=wrong,
+                         zeitpunkt=None)
+    assert [(r.ausgang, r.grund) for r in results] == [
+        ("abgelehnt", "zusammen_abgelehnt"), ("abgelehnt", "ersetzt_sich_selbst"),
+        ("geschrieben", None)]
+    assert "the replacement says what berichtigungen[0] calls wrong" in (
+        results[1].meldung or "")
+    moved = tr("Lena", "wohnt_in", "Berlin", ereignis={"titel": "Umzug",
+                                                        "beginn": "2025-03-01"})
+    for again, zeitpunkt in ((tr("Lena", "wohnt_in", "Berlin"), "2025-03-01T00:00:00Z"),
+                             (moved, None), (tr("Lena", "wohnt_in", "Bonn"), None)):
+        _, results = planned(state_with_lena_in_berlin(), again, berichtigungen=wrong,
+                             zeitpunkt=zeitpunkt)
+        assert [r.ausgang for r in results] == ["berichtigt", "geschrieben"], results

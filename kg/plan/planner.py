@@ -78,6 +78,9 @@ class Planner(History):
         #: writes a correction and its replacements together or not at all).
         self._corrections: dict[int, tuple[set[tuple[str, str]], str | None, str]] = {}
         self.replacing: dict[int, list[int]] = {}
+        #: What each correction found wrong, by position: its relation, subject and
+        #: object or value (`_says`), as a replacement that says the same is read.
+        self._wrong: dict[int, tuple[str, frozenset[str] | str, str]] = {}
         #: The entries this order's events created, by subject and event.
         self._entries: dict[tuple[Any, ...], str] = {}
         #: The ids of the entities and facts this order creates, by the item that creates
@@ -509,6 +512,7 @@ class Planner(History):
                 "selbstbezug",
                 f"{rel.name}: subject and object are the same entity ({subj.name})",
             )
+        self._refuse_the_same_again(index, tripel, rel, subj, obj)
         # Types both ways: the relation against the known types, then every new type
         # against the facts its entity already has in the pair.
         # (With the type fact it contradicts, as a new type names the fact it would
@@ -679,6 +683,7 @@ class Planner(History):
                     f"'{self.fact_text(implied)}' ({implied.id}); correct that fact first",
                     konflikt=implied.id,
                 )
+        self._wrong[index] = self._says(rel, subj.id, obj.id if obj else None, item.wert)
         place = self.place_of(wrong)
         if place is not None and not rel.symmetrisch:
             self._taken_places.setdefault((subj.id, rel.rel_type), place)
@@ -691,6 +696,36 @@ class Planner(History):
             subjekt_id=subj.id,
             objekt_id=obj.id if obj else None,
         )
+
+    @staticmethod
+    def _says(rel: Relation, subjekt_id: str, objekt_id: str | None, wert: str | None
+              ) -> tuple[str, frozenset[str] | str, str]:
+        """What a fact says, as two of them are compared: a symmetric relation's two
+        ends in either order."""
+        if objekt_id is not None:
+            ends: frozenset[str] | str = (frozenset((subjekt_id, objekt_id))
+                                          if rel.symmetrisch else subjekt_id)
+            return rel.rel_type, ends, objekt_id if not rel.symmetrisch else ""
+        return rel.rel_type, subjekt_id, "=" + value_key(wert or "")
+
+    def _refuse_the_same_again(self, index: int, tripel: Tripel, rel: Relation,
+                               subj: Resolved, obj: Resolved | None) -> None:
+        """A replacement that says what its correction found wrong, at its place (no
+        `zeitpunkt`, no event of its own), would change nothing: "not Berlin: Berlin"
+        retired the fact and wrote it again. Refused, with what would change something
+        (a replacement that says the same from another start re-dates the value)."""
+        if (self.auftrag.zeitpunkt is not None or tripel.ereignis is not None
+                or subj.id is None or (obj is not None and obj.id is None)):
+            return
+        said = self._says(rel, subj.id, obj.id if obj else None, tripel.wert)
+        for c in self.replacing.get(index, []):
+            if self._wrong.get(c) == said:
+                raise Rejected(
+                    "abgelehnt", "ersetzt_sich_selbst",
+                    f"{subj.name} {rel.name} {obj.name if obj else repr(tripel.wert)}: the "
+                    f"replacement says what berichtigungen[{c}] calls wrong, at its place, "
+                    "which changes nothing — give the right value, or a zeitpunkt (or an "
+                    "event) where the value really began, or no replacement")
 
     @staticmethod
     def place_of(wrong: list[FactState]) -> Place | None:
