@@ -661,3 +661,26 @@ def test_a_replacement_that_says_what_was_wrong_at_its_place_is_refused() -> Non
         _, results = planned(state_with_lena_in_berlin(), again, berichtigungen=wrong,
                              zeitpunkt=zeitpunkt)
         assert [r.ausgang for r in results] == ["berichtigt", "geschrieben"], results
+
+
+def test_a_held_outcome_names_no_fact_of_a_plan_not_written() -> None:
+    """A held group's outcome came from a plan whose fact (a type fact its replacement
+    wrote) the final plan does not have: `konflikt` was dropped, its id stayed in the
+    words (the last review). A standing fact keeps both."""
+    from kg.models import TripelErgebnis
+    from kg.plan.planner import _naming_only
+
+    planner = Planner(CANON, order(tr("Lena", "hobby", wert="Schach")),
+                      state_with_lena_in_berlin(), JETZT)
+    words = ("Kassel has the type ort by the fact 'Lena wohnt in Kassel' ({}); correct "
+             "that fact first")
+    for fid, kept in (("f-trial", None), ("f1", "f1")):
+        held = TripelErgebnis(index=0, ausgang="abgelehnt", grund="typkonflikt",
+                              konflikt=fid, meldung=words.format(fid))
+        named = _naming_only(held, planner)
+        assert named.konflikt == kept
+        if kept is None:
+            assert "f-trial" not in (named.meldung or "")
+            assert "(one this order held back)" in (named.meldung or "")
+        else:
+            assert named.meldung == words.format(fid)

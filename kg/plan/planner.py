@@ -835,8 +835,14 @@ def _naming_only(result: TripelErgebnis, planner: Planner) -> TripelErgebnis:
     it has."""
     entities, facts = planner.state.entities, planner.state.facts
     standing = result.konflikt in facts and facts[result.konflikt].aktiv
+    meldung = result.meldung
+    if result.konflikt and not standing and meldung:
+        # Its words too: the fact was one the held plan would have written.
+        meldung = meldung.replace(f" ({result.konflikt})", " (one this order held back)")
+        meldung = meldung.replace(result.konflikt, "a fact this order held back")
     return result.model_copy(update={
         "kandidaten": [k for k in result.kandidaten
                        if k.id in entities and entities[k.id].name == k.name],
         "konflikt": result.konflikt if standing else None,
+        "meldung": meldung,
     })
