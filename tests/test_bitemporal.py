@@ -468,6 +468,43 @@ def test_a_replacement_of_a_value_from_an_event_moves_with_the_event(pair: Pair)
     check_clean(pair)
 
 
+def test_a_replacement_of_a_value_from_an_event_goes_when_the_event_is_cancelled(
+    pair: Pair,
+) -> None:
+    """Kassel with a move in February 2027, "not Kassel, Hamburg", then the move put off
+    to April and called off (held up in a stranger's attack, pinned here): Hamburg came
+    with the move, and goes with it; Berlin holds again, open-ended; Kassel, never true,
+    shows nowhere; what was known before the cancel is read as it was."""
+    pair.write(t("Lena", "wohnt_in", "Berlin"), zeitpunkt="2026-06-01T00:00:00Z")
+    moved = pair.write(t("Lena", "wohnt_in", "Kassel", ereignis=event("Umzug", "2027-02-01")))
+    entry = moved.ergebnisse[0].timeline_id
+    assert entry is not None
+    later()
+    replaced = correct(pair, "Kassel", "Hamburg")
+    kassel, hamburg = replaced.ergebnisse[0].abgeloest[0], replaced.ergebnisse[1].fakt_id
+    later()
+    put_off = pair.store.run(pair.store.memory.timeline_move(
+        pair.user_id, "nova", entry, date(2027, 4, 1), genauigkeit="monat"))
+    later()
+    before_cancel = datetime.now(UTC)
+    later()
+    cancelled = pair.store.run(pair.store.memory.timeline_cancel(
+        pair.user_id, "nova", put_off.id))
+    # Hamburg, and the type it alone gave Hamburg; Kassel was taken back before.
+    assert hamburg in cancelled.retired and kassel not in cancelled.retired
+    assert stays(pair.mappe("Lena"), "wohnt_in") == [("Berlin", date(2026, 6, 1), None)]
+    history = pair.store.run(pair.store.memory.history(
+        pair.user_id, "nova", pair.id_of("Lena"), "wohnt_in"))
+    assert "Kassel" not in {f.objekt.name for f in history if f.objekt}
+    may = datetime(2027, 5, 1, tzinfo=UTC)
+    assert [(f.objekt.name, f.ab_datum) for f in pair.mappe(
+        "Lena", gueltig_am=may, bekannt_am=before_cancel).fakten
+        if f.beziehung == "wohnt_in"] == [("Hamburg", date(2027, 4, 1))]
+    assert [(f.objekt.name, f.ab_datum) for f in pair.mappe("Lena", gueltig_am=may).fakten
+            if f.beziehung == "wohnt_in"] == [("Berlin", date(2026, 6, 1))]
+    check_clean(pair)
+
+
 def test_a_replacement_takes_the_place_of_the_latest_stay_of_the_value(pair: Pair) -> None:
     """München, Hamburg, München again; "not München, Köln": Köln takes the place of the
     München that holds now. Placed at the first München, it made Hamburg current again."""
