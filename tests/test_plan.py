@@ -663,6 +663,45 @@ def test_a_replacement_that_says_what_was_wrong_at_its_place_is_refused() -> Non
         assert [r.ausgang for r in results] == ["berichtigt", "geschrieben"], results
 
 
+def test_a_replacement_that_changes_something_is_written() -> None:
+    """What the refusal must not take (the review of it): a value's spelling, the only
+    way to mend a stored "Lehrerin" (told again, it is only touched); a value that held
+    nowhere, whose replacement begins at the order's time; a symmetric relation, whose
+    replacement begins at the order's time too."""
+    def outcomes(state: State, *tripel: dict[str, Any], **wrong: Any) -> list[str]:
+        _, results = planned(state, *tripel, berichtigungen=[correction(**wrong)],
+                             zeitpunkt=None)
+        return [r.ausgang for r in results]
+
+    teacher = {"subjekt": "Anna", "beziehung": "beruf", "wert": "lehrerin"}
+    assert outcomes(lena_and_anna_the_teacher(), tr("Anna", "beruf", wert="LEHRERIN"),
+                    **teacher) == ["berichtigt", "geschrieben"]
+    assert outcomes(lena_and_anna_the_teacher(), tr("Anna", "beruf", wert="Lehrerin"),
+                    **teacher) == ["abgelehnt", "abgelehnt"]
+    squeezed = state_with_lena_in_berlin()
+    since = squeezed.facts["f1"].start
+    squeezed.facts["f1"].end, squeezed.facts["f1"].grund = since, "abgeloest"
+    squeezed.facts["f1"].aktiv = False
+    squeezed.entities["kassel"] = EntityState("kassel", "Kassel", "ort")
+    squeezed.by_name["kassel"] = ["kassel"]
+    squeezed.facts["f9"] = FactState(
+        "f9", "WOHNT_IN", "lena", "kassel", None, start=since,
+        props={"id": "f9", "version": 1, "t_valid": since, "aktiv": True,
+               "auftrag_id": "a0", "herkunft": "mensch"})
+    assert outcomes(squeezed, tr("Lena", "wohnt_in", "Berlin"), subjekt="Lena",
+                    beziehung="wohnt_in", objekt="Berlin") == ["berichtigt", "abgeloest"]
+    bond = State()
+    for eid, name in (("tom", "Tom"), ("ben", "Ben")):
+        bond.entities[eid] = EntityState(eid, name, "person")
+        bond.by_name[eid] = [eid]
+    bond.facts["p1"] = FactState(
+        "p1", "PARTNER", "tom", "ben", None, start=since,
+        props={"id": "p1", "version": 1, "t_valid": since, "aktiv": True,
+               "auftrag_id": "a0", "herkunft": "mensch"})
+    assert outcomes(bond, tr("Tom", "partner", "Ben"), subjekt="Tom",
+                    beziehung="partner", objekt="Ben") == ["berichtigt", "geschrieben"]
+
+
 def test_a_held_outcome_names_no_fact_of_a_plan_not_written() -> None:
     """A held group's outcome came from a plan whose fact (a type fact its replacement
     wrote) the final plan does not have: `konflikt` was dropped, its id stayed in the
