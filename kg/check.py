@@ -157,9 +157,9 @@ CHECKS: dict[str, tuple[int, str]] = {
     "fact_interval": (9, "no valid interval ends before it starts (t_invalid >= t_valid)"),
     "fact_system_time": (
         9, "no version is replaced before it is recorded (t_expired >= t_recorded), "
-        "nor recorded, replaced or touched after now; no first version touched before "
-        "it was recorded"
+        "nor recorded, replaced or touched after now"
     ),
+    "fact_first_touch": (9, "no first version of a fact was touched before it was recorded"),
     "timeline_system_time": (
         9, "a moved timeline entry is replaced when its successor was recorded, "
         "none recorded after now"
@@ -801,6 +801,7 @@ async def run_checks(
         *guard_results(one, canon, u, n),
         one.job("check_fact_interval", user_id=u, rel_types=rels, samples=n),
         one.job("check_fact_system_time", user_id=u, rel_types=rels, samples=n),
+        one.job("check_fact_first_touch", user_id=u, rel_types=rels, samples=n),
         one.job("check_timeline_system_time", user_id=u, samples=n),
         one.job("check_fact_followers", user_id=u, rel_types=rels, symmetric=symmetric,
                 samples=n),
