@@ -713,13 +713,46 @@ def test_a_held_outcome_names_no_fact_of_a_plan_not_written() -> None:
                       state_with_lena_in_berlin(), JETZT)
     words = ("Kassel has the type ort by the fact 'Lena wohnt in Kassel' ({}); correct "
              "that fact first")
-    for fid, kept in (("f-trial", None), ("f1", "f1")):
-        held = TripelErgebnis(index=0, ausgang="abgelehnt", grund="typkonflikt",
-                              konflikt=fid, meldung=words.format(fid))
-        named = _naming_only(held, planner)
-        assert named.konflikt == kept
-        if kept is None:
-            assert "f-trial" not in (named.meldung or "")
-            assert "(one this order held back)" in (named.meldung or "")
-        else:
-            assert named.meldung == words.format(fid)
+    held = TripelErgebnis(index=0, ausgang="abgelehnt", grund="typkonflikt",
+                          konflikt="f-trial", meldung=words.format("f-trial"))
+    partner = TripelErgebnis(index=1, ausgang="abgelehnt", grund="zusammen_abgelehnt",
+                             meldung="not written: " + words.format("f-trial"))
+    for result in (held, partner):
+        named = _naming_only(result, planner, {"f-trial"})
+        assert named.konflikt is None
+        assert "f-trial" not in (named.meldung or "")
+        assert "(one this order held back)" in (named.meldung or "")
+    # A stored fact the final plan superseded is named as it is (the review: it read
+    # "one this order held back"); only a standing one stays the conflict.
+    planner.state.facts["f1"].aktiv = False
+    for aktiv, kept in ((False, None), (True, "f1")):
+        planner.state.facts["f1"].aktiv = aktiv
+        stored = held.model_copy(update={"konflikt": "f1", "meldung": words.format("f1")})
+        named = _naming_only(stored, planner, set())
+        assert (named.konflikt, named.meldung) == (kept, words.format("f1"))
+
+
+def test_a_held_outcome_names_a_stored_fact_the_order_supersedes_as_it_is() -> None:
+    """"Kassel is no ort" while "Lena wohnt in Kassel" (F) stands, and "Lena wohnt in
+    Berlin" in the same order: the correction and its replacement are held for F, which
+    the written part of the order supersedes. F is stored: its id stays in both words
+    (the review: they read "one this order held back")."""
+    state = State()
+    for eid, name, typ in (("lena", "Lena", "person"), ("kassel", "Kassel", "ort"),
+                           ("berlin", "Berlin", "ort")):
+        state.entities[eid] = EntityState(eid, name, typ)
+        state.by_name[name.lower()] = [eid]
+    since = datetime(2026, 1, 1, tzinfo=UTC)
+    for fid, rel, end, wert in (("F", "WOHNT_IN", "kassel", None), ("T", "TYP", None, "ort")):
+        state.facts[fid] = FactState(
+            fid, rel, "lena" if fid == "F" else "kassel", end, wert, start=since,
+            props={"id": fid, "version": 1, "t_valid": since, "aktiv": True,
+                   "auftrag_id": "a0", "herkunft": "mensch"})
+    _, results = planned(state, tr("Kassel", "typ", wert="sonstiges"),
+                         tr("Lena", "wohnt_in", "Berlin"),
+                         berichtigungen=[correction("Kassel", "typ", wert="ort")],
+                         zeitpunkt=None)
+    assert [(r.ausgang, r.grund) for r in results] == [
+        ("abgelehnt", "typkonflikt"), ("abgelehnt", "zusammen_abgelehnt"), ("abgeloest", None)]
+    for r in results[:2]:
+        assert "'Lena wohnt in Kassel' (F)" in (r.meldung or ""), r.meldung

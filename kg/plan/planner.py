@@ -815,25 +815,30 @@ def plan_order(
             meldung=clip(f"not written: {why}; send it again, in a new order, once that is "
                          "mended", 600),
             notiz=group[j].notiz, herkunft=group[j].herkunft) for j in group})
-    return planner, [_naming_only(outcomes[r.index], planner) if r.index in outcomes else r
-                     for r in results]
+    # The facts held outcomes name that only a plan not written made: named by no word.
+    unwritten = {r.konflikt for r in outcomes.values()
+                 if r.konflikt and r.konflikt not in planner.state.facts}
+    return planner, [_naming_only(outcomes[r.index], planner, unwritten)
+                     if r.index in outcomes else r for r in results]
 
 
 def _item_name(corrections: int, j: int) -> str:
     return f"berichtigungen[{j}]" if j < corrections else f"tripel[{j - corrections}]"
 
 
-def _naming_only(result: TripelErgebnis, planner: Planner) -> TripelErgebnis:
+def _naming_only(result: TripelErgebnis, planner: Planner,
+                 unwritten: set[str] | None = None) -> TripelErgebnis:
     """An outcome held from an earlier plan, without the entities and facts only that
     plan made: a candidate the final plan has under that id and name, a conflicting fact
-    it has."""
+    it has (standing), and in its words no id of a fact only a plan not written made
+    (`unwritten`: a group's other parts quote the refused part's words)."""
     entities, facts = planner.state.entities, planner.state.facts
     standing = result.konflikt in facts and facts[result.konflikt].aktiv
     meldung = result.meldung
-    if result.konflikt and not standing and meldung:
-        # Its words too: the fact was one the held plan would have written.
-        meldung = meldung.replace(f" ({result.konflikt})", " (one this order held back)")
-        meldung = meldung.replace(result.konflikt, "a fact this order held back")
+    for fid in sorted(unwritten or ()):
+        if meldung:
+            meldung = meldung.replace(f" ({fid})", " (one this order held back)")
+            meldung = meldung.replace(fid, "a fact this order held back")
     return result.model_copy(update={
         "kandidaten": [k for k in result.kandidaten
                        if k.id in entities and entities[k.id].name == k.name],
