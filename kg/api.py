@@ -748,6 +748,14 @@ class Korrektur(TypedDict, total=False):
     auftrag_id: str | None
 
 
+def zeitpunkt_alone(zeitpunkt: str, replacement: str) -> InvalidInput:
+    """A correction's `zeitpunkt` without a replacement (one rule for the library, the
+    CLI and MCP, each naming its own fields): taken, it was dropped without a word."""
+    return InvalidInput(
+        f"{zeitpunkt} says when the replacement began: give {replacement} with it, or "
+        "leave it out (a correction alone is never true, at no time)")
+
+
 def correction_order(
     user_id: str, character_id: str, **korrektur: Unpack[Korrektur]
 ) -> Auftrag:
@@ -797,6 +805,8 @@ def correction_order(
         ],
     }
     if zeitpunkt is not None:
+        if neu_objekt is None and neu_wert is None:
+            raise zeitpunkt_alone("zeitpunkt", "neu_objekt or neu_wert")
         data["zeitpunkt"] = zeitpunkt
     if neu_objekt is not None or neu_wert is not None:
         replacement: dict[str, Any] = {

@@ -577,6 +577,12 @@ def test_the_correction_order_is_built_in_the_library() -> None:
     with pytest.raises(InvalidInput, match="herkunft"):
         correction_order("u", "nova", subjekt="Lena", beziehung="wohnt_in", objekt="Berlin",
                          herkunft="")
+    # A zeitpunkt says when the replacement began: without one it was dropped in silence
+    # (the CLI and MCP refused it, the library did not: the review).
+    with pytest.raises(InvalidInput, match="zeitpunkt says when the replacement began: "
+                                           "give neu_objekt or neu_wert"):
+        correction_order("u", "nova", subjekt="Lena", beziehung="wohnt_in", objekt="Berlin",
+                         herkunft="mensch", zeitpunkt="2026-01-01")
 
 
 # -- case 9: a type implied only by a fact goes with the fact ----------------------------
