@@ -21,7 +21,7 @@ from cli.common import (
     print_json,
     user_opt,
 )
-from kg.api import Memory, correction_order, parse_order, zeitpunkt_alone
+from kg.api import Memory, correction_order, parse_order, zeitpunkt_without_replacement
 from kg.errors import InvalidInput
 from kg.mappe import Mappe, MappeFakt, render
 from kg.models import Auftrag, AuftragErgebnis
@@ -148,7 +148,7 @@ def correct(
         fail(InvalidInput("give --objekt or --wert: the object or the value of the wrong "
                           "fact"))
     if zeitpunkt is not None and neu_objekt is None and neu_wert is None:
-        fail(zeitpunkt_alone("--zeitpunkt", "--neu-objekt or --neu-wert"))
+        fail(zeitpunkt_without_replacement("--zeitpunkt", "--neu-objekt or --neu-wert"))
     when = parse_start(zeitpunkt, "--zeitpunkt")
     Ref = str | dict[str, str] | None
 

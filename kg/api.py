@@ -748,7 +748,7 @@ class Korrektur(TypedDict, total=False):
     auftrag_id: str | None
 
 
-def zeitpunkt_alone(zeitpunkt: str, replacement: str) -> InvalidInput:
+def zeitpunkt_without_replacement(zeitpunkt: str, replacement: str) -> InvalidInput:
     """A correction's `zeitpunkt` without a replacement (one rule for the library, the
     CLI and MCP, each naming its own fields): taken, it was dropped without a word."""
     return InvalidInput(
@@ -806,7 +806,7 @@ def correction_order(
     }
     if zeitpunkt is not None:
         if neu_objekt is None and neu_wert is None:
-            raise zeitpunkt_alone("zeitpunkt", "neu_objekt or neu_wert")
+            raise zeitpunkt_without_replacement("zeitpunkt", "neu_objekt or neu_wert")
         data["zeitpunkt"] = zeitpunkt
     if neu_objekt is not None or neu_wert is not None:
         replacement: dict[str, Any] = {

@@ -21,7 +21,7 @@ from mcp.server.mcpserver.exceptions import ResourceError, ToolError, Unexpected
 from mcp.types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
 from pydantic import BeforeValidator, Field, ValidationError
 
-from kg.api import Aufloesung, Memory, parse_order, zeitpunkt_alone
+from kg.api import Aufloesung, Memory, parse_order, zeitpunkt_without_replacement
 from kg.errors import AmbiguousEntity, InvalidInput, KgError
 from kg.mappe import Mappe, MappeFakt, render
 from kg.models import (
@@ -498,7 +498,7 @@ def build_server(
         with the right fact in the same order, which takes the wrong one's place (from
         where it began, unless zeitpunkt says when). Replays by auftrag_id like `write`."""
         if zeitpunkt is not None and richtig is None:
-            raise ToolError(str(zeitpunkt_alone("zeitpunkt", "richtig")))
+            raise ToolError(str(zeitpunkt_without_replacement("zeitpunkt", "richtig")))
         data: dict[str, Any] = {"auftrag_id": auftrag_id, "berichtigungen": [falsch]}
         if richtig is not None:
             await same_place(pair(), falsch, richtig)
