@@ -329,7 +329,7 @@ def to_fakt(row: Record, canon: Canon, history: bool = False) -> MappeFakt:
 
 def derived(
     row: Record, canon: Canon, gueltig_am: datetime | None,
-    since: dict[str, Start] | None = None, shown: set[str] | None = None,
+    since: dict[str, Start] | None = None,
 ) -> list[Abgeleitet]:
     """Derived knowledge from the query's candidate paths (shortest first), nearest
     first, then by relation and target name: per target,
@@ -337,15 +337,15 @@ def derived(
     (an as-of read), the one that holds from the earliest start; a path holds from the
     latest start among its facts (its *ab*; a fact's stay may begin before its version,
     `since` by fact id, see `stays`). A shorter path that begins later does not hide that
-    the derivation has held for longer. With `shown` (the ids of the facts the Mappe
-    shows), only the paths that begin with a shown fact of the entity count."""
+    the derivation has held for longer. (The query derives from the facts the Mappe
+    shows only.)"""
     since = since or {}
     found: dict[tuple[str, str], tuple[datetime, Abgeleitet]] = {}
     for compact in row["abgeleitet"]:
         d = dict(zip(DERIVED_FIELDS, compact, strict=True))
         d["zeiten"] = [dict(zip(TIME_FIELDS, z, strict=True)) for z in d["zeiten"]]
         rel = canon.by_type.get(d["rel"])
-        if rel is None or (shown is not None and d["zeiten"][0]["id"] not in shown):
+        if rel is None:
             continue
         if gueltig_am is not None and not all(holds(z, gueltig_am) for z in d["zeiten"]):
             continue
@@ -444,10 +444,8 @@ def build(
         "typ": row["typ"],
         "fakten": fakten,
         "historie": historie,
-        # Derived from the facts it shows: "abgeleitet: wohnt in Hessen (über Kassel)"
-        # where the cap cut "wohnt in Kassel" told of a home the Mappe did not show.
         "abgeleitet": [
-            a for a in derived(row, canon, gueltig_am, since, {f[0] for f in compact})
+            a for a in derived(row, canon, gueltig_am, since)
             if a.ab_datum is None or a.ab_datum < stated.get((a.beziehung, a.objekt.id),
                                                              date.max)
         ][:cap],

@@ -372,25 +372,6 @@ def test_a_derivation_holds_since_the_stay_began() -> None:
         ("Deutschland", date(2020, 1, 1))]
 
 
-def test_a_derivation_goes_with_the_fact_it_begins_with() -> None:
-    """Lena in Kassel, Kassel in Hessen, and hobbies told later: the cap kept the
-    hobbies, cut "wohnt in Kassel", and still showed "abgeleitet: wohnt in Hessen (über
-    Kassel)", a home the Mappe did not show (a stranger's reading of the docs: a current
-    read derives from the facts it shows). A path that begins with a shown fact stays."""
-    kassel = fact("f2", objekt="Kassel")
-    hessen = fact("f5", "LIEGT_IN", "Hessen", subject=("kassel", "Kassel"), grad=2)
-    path = compact(DERIVED_FIELDS, {
-        "rel": "WOHNT_IN", "ziel_id": "hessen", "ziel_name": "Hessen",
-        "pfad": ["Kassel"], "zeiten": [compact(TIME_FIELDS, z) for z in (kassel, hessen)]})
-    hobbies = [fact(f"h{i}", "HOBBY", None, wert=f"Hobby {i}") for i in range(2)]
-    data = row([*hobbies, kassel, hessen], abgeleitet=[path])
-    assert [d.objekt.name for d in build(data, CANON, cap=3).abgeleitet] == ["Hessen"]
-    cut = build(data, CANON, cap=2)
-    assert cut.gekappt and cut.abgeleitet == []
-    assert [d.objekt.name for d in build(data, CANON, cap=2, gueltig_am=at(2026, 6, 1))
-            .abgeleitet] == []  # an as-of read alike
-
-
 def test_the_cap_cuts_and_says_so() -> None:
     facts = [fact(f"h{i}", "HOBBY", None, wert=f"Hobby {i}") for i in range(4)]
     capped = build(row(facts), CANON, cap=3)

@@ -201,14 +201,17 @@ CALL (e) {
     ta.beginn, ta.genauigkeit, tb.beginn, tb.genauigkeit
   ]) AS historie
 }
-CALL (e) {
+CALL (e, near) {
+  // Derived from the facts the Mappe shows: the entity's own of degree 1 the caller keeps
+  // ($cap - 1 of them: the query reads one more, to tell a cut), of the pair, awake and
+  // held, as read above. "abgeleitet: wohnt in Hessen (über Kassel)" where the cap cut
+  // "wohnt in Kassel" told of a home the Mappe did not show.
+  UNWIND near[..$cap - 1] AS f
+  WITH f.r AS r0, f.n AS o
+  WHERE startNode(r0) = e AND o:Entitaet
   UNWIND $derive AS d
-  MATCH (e)-[r0]->(o:Entitaet)
-  WHERE type(r0) = d.via AND r0.character_id = $character_id AND r0.staerke_decay >= $schwelle
-    AND CASE WHEN $asof
-      THEN r0.t_recorded <= $at.bekannt_am AND coalesce(r0.t_expired > $at.bekannt_am, true)
-           AND coalesce(r0.grund, 'abgeloest') = 'abgeloest'
-      ELSE r0.aktiv END
+  WITH d, r0, o
+  WHERE type(r0) = d.via
   MATCH p = (o) (()-[t]->() WHERE type(t) = d.trans AND t.character_id = $character_id
                  AND t.staerke_decay >= $schwelle
                  AND CASE WHEN $asof
