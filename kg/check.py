@@ -616,14 +616,20 @@ class Checks:
         pair does not have (a fact deleted, or moved to another pair, by hand)."""
         if not named:
             return
-        refs = {(ref["fakt_id"], ref["subjekt_id"]) for _, ref in named}
+        at: dict[str, set[str]] = {}
+        for _, ref in named:
+            at.setdefault(ref["subjekt_id"], set()).add(ref["fakt_id"])
         missing = {(m["fakt_id"], m["subjekt_id"]) for m in await self.q.run(
             "check_order_facts", user_id=pair["user_id"], character_id=pair["character_id"],
-            refs=[{"fakt_id": f, "subjekt_id": e} for f, e in sorted(refs)])}
+            refs=[{"subjekt_id": e, "fakt_ids": sorted(f)} for e, f in sorted(at.items())])}
+        gone: dict[str, tuple[Record, list[str]]] = {}  # by order: one finding each
         for row, ref in named:
             if (ref["fakt_id"], ref["subjekt_id"]) in missing:
-                found(row, f"its result names fact {ref['fakt_id']} ({ref['ausgang']}), "
-                      "which this pair does not have")
+                gone.setdefault(row["id"], (row, []))[1].append(
+                    f"{ref['fakt_id']} ({ref['ausgang']})")
+        for row, facts in gone.values():
+            found(row, f"its result names fact{'s' if len(facts) > 1 else ''} "
+                  f"{', '.join(facts)}, which this pair does not have")
 
     async def _orders_of(self, user_id: Any, character_id: Any) -> AsyncIterator[Record]:
         """The pair's orders that keep their result as text, a page at a time (keyset:

@@ -514,6 +514,16 @@ def test_order_results_finds_a_fact_an_order_wrote_gone(world: World, plant: str
     found = fails(world, "order_results")
     assert found.count == 1 and f"names fact {fid} (geschrieben)" in found.samples[0], (
         found.samples)
+    # Two facts of one order gone: one finding, naming both (the review: it counted two).
+    (order,) = world.cypher("MATCH (a:Auftrag {user_id: $u}) WHERE a.ergebnis CONTAINS $id "
+                            "RETURN a.ergebnis AS ergebnis", id=fid)
+    other = next(r["fakt_id"] for r in json.loads(order["ergebnis"])["ergebnisse"]
+                 if r["fakt_id"] not in (None, fid) and r["ausgang"] == "geschrieben")
+    world.cypher("MATCH (:Entitaet {user_id: $u})-[r {id: $id}]->() DELETE r", id=other)
+    found = fails(world, "order_results")
+    assert found.count == 1 and "names facts " in found.samples[0], found.samples
+    assert f"{fid} (geschrieben)" in found.samples[0], found.samples
+    assert f"{other} (geschrieben)" in found.samples[0], found.samples
 
 
 @pytest.mark.parametrize("page", [2, 3, 1000])

@@ -1034,20 +1034,25 @@ RETURN user_id, character_id;
 
 // name: check_order_facts
 // Item 1, with order_results: of the facts the stored results of orders of the pair
-// ($user_id, $character_id) say they wrote or touched ($refs: each fakt_id with the
-// subject it was written at, subjekt_id), the ones the pair does not have (deleted, or
-// moved to another pair, by hand). A purge takes a pair's orders with its facts; a
-// correction or a cancel keeps the fact's versions.
+// ($user_id, $character_id) say they wrote or touched ($refs: per subject the facts
+// written at it, subjekt_id and fakt_ids), the ones the pair does not have (deleted, or
+// moved to another pair, by hand). Each subject's facts are read once (an order's facts
+// are mostly the human's, and no index finds a fact by its id). A purge takes a pair's
+// orders with its facts; a correction or a cancel keeps the fact's versions.
 // params: $user_id, $character_id, $refs
 // :param user_id => 'demo-user'
 // :param character_id => 'nova'
-// :param refs => [{fakt_id: '<a fact id>', subjekt_id: '<id of Lena>'}]
+// :param refs => [{subjekt_id: '<id of Lena>', fakt_ids: ['<a fact id>']}]
 UNWIND $refs AS ref
-WITH ref WHERE NOT EXISTS {
-  MATCH (s:Entitaet {id: ref.subjekt_id})-[r]-()
-  WHERE s.user_id = $user_id AND r.id = ref.fakt_id AND r.character_id = $character_id
+OPTIONAL MATCH (s:Entitaet {id: ref.subjekt_id})
+WHERE s.user_id = $user_id
+CALL (s, ref) {
+  OPTIONAL MATCH (s)-[r]-()
+  WHERE r.character_id = $character_id AND r.id IN ref.fakt_ids
+  RETURN collect(DISTINCT r.id) AS found
 }
-RETURN ref.fakt_id AS fakt_id, ref.subjekt_id AS subjekt_id;
+UNWIND [x IN ref.fakt_ids WHERE NOT x IN found] AS fakt_id
+RETURN fakt_id, ref.subjekt_id AS subjekt_id;
 
 // name: order_result_page
 // Item 1: up to $limit orders of the pair ($user_id, $character_id) from the id $after
