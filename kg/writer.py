@@ -367,7 +367,7 @@ class FaktenAgent:
     async def _write(self, tx: Tx, auftrag: Auftrag) -> AuftragErgebnis:
         row = await self._state(tx, auftrag, refs_of(auftrag, self.canon))
         inhalt = content_hash(auftrag)
-        if row["recorded"] and not isinstance(row["ergebnis"], str):
+        if row["recorded"] and not (isinstance(row["ergebnis"], str) and row["ergebnis"]):
             # Changed by hand (the writer always stores it): no replay can be answered,
             # and a new order of the key would break the audit's constraint.
             raise StoredDataError(
