@@ -21,7 +21,7 @@ from typing import Any
 
 from bench.queries import attach
 from kg.api import SyncMemory
-from kg.check import ORDER_PAGE, Checks, SessionPerQuery, result_problem
+from kg.check import ORDER_PAGE, Checks, SessionPerQuery, read_result
 from kg.db import Database
 from kg.errors import NothingStored
 from kg.models import Auftrag
@@ -75,7 +75,7 @@ def measure(
                                             character_id="nova", after="", limit=ORDER_PAGE))
             began = time.perf_counter()
             for row in rows:
-                result_problem(row)
+                read_result(row)
             parse_us = (time.perf_counter() - began) / len(rows) * 1e6
         finally:
             with contextlib.suppress(NothingStored):  # never hide the error that got here

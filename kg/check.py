@@ -591,14 +591,9 @@ class Checks:
             for pair in await self.q.run("order_pairs", user_id=user_id):
                 named: list[tuple[Record, dict[str, str]]] = []
                 async for row in self._orders_of(pair["user_id"], pair["character_id"]):
-                    try:
-                        result = parse_result(row["ergebnis"])
-                    except ValueError as exc:
-                        found(row, str(exc))
-                        continue
-                    problem = mismatch_of(row, result)
-                    if problem is not None:
-                        found(row, problem)
+                    problem, result = read_result(row)
+                    if result is None:
+                        found(row, str(problem))
                     else:
                         named.extend((row, ref) for ref in facts_named(result))
                     if len(named) >= ORDER_PAGE:
@@ -658,19 +653,17 @@ def facts_named(result: AuftragErgebnis) -> list[dict[str, str]]:
             for r in result.ergebnisse if r.ausgang in WROTE and r.fakt_id and r.subjekt_id]
 
 
-def mismatch_of(row: Record, result: AuftragErgebnis) -> str | None:
-    return result_mismatch(result, row["id"], row["user_id"], row["character_id"],
-                           row["status"], row["anzahl_tripel"])
-
-
-def result_problem(row: Record) -> str | None:
-    """What is wrong with the stored result of the order `row` (order_result_page), if
-    anything: a result that does not parse, or one of another order."""
+def read_result(row: Record) -> tuple[str | None, AuftragErgebnis | None]:
+    """The stored result of the order `row` (order_result_page) as the import reads it,
+    or what is wrong with it (then no result): a result that does not parse, or one of
+    another order."""
     try:
         result = parse_result(row["ergebnis"])
     except ValueError as exc:
-        return str(exc)
-    return mismatch_of(row, result)
+        return str(exc), None
+    problem = result_mismatch(result, row["id"], row["user_id"], row["character_id"],
+                              row["status"], row["anzahl_tripel"])
+    return problem, None if problem else result
 
 
 class SessionPerQuery:
