@@ -34,7 +34,6 @@ partners, `Partners` below: the store does not join their stays.)
 from __future__ import annotations
 
 import calendar
-import copy
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 
@@ -244,13 +243,6 @@ class Model:
                 break
             first = min(before, key=lambda a: (spans[id(a)].start, a.event is None))
         return True, (spans[id(first)].start, first.event)
-
-    def held_place(self, rel: str, value: str) -> tuple[datetime, int | None] | None:
-        """Where a correction of `value` would put its replacement now (`_take_back`'s
-        place), without taking anything back."""
-        probe = copy.deepcopy(self)
-        probe.step += 1
-        return probe._take_back(rel, value)[1]
 
     def correct_with(self, rel: str, value: str, replacement: str,
                      clock: datetime | None) -> str | None:

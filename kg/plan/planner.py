@@ -78,8 +78,6 @@ class Planner(History):
         #: writes a correction and its replacements together or not at all).
         self._corrections: dict[int, tuple[set[tuple[str, str]], str | None, str]] = {}
         self.replacing: dict[int, list[int]] = {}
-        #: The facts each correction found wrong, by position (`_refuse_the_same_again`).
-        self._wrong: dict[int, list[FactState]] = {}
         #: The entries this order's events created, by subject and event.
         self._entries: dict[tuple[Any, ...], str] = {}
         #: The ids of the entities and facts this order creates, by the item that creates
@@ -511,7 +509,6 @@ class Planner(History):
                 "selbstbezug",
                 f"{rel.name}: subject and object are the same entity ({subj.name})",
             )
-        self._refuse_the_same_again(index, tripel, rel, subj, obj)
         # Types both ways: the relation against the known types, then every new type
         # against the facts its entity already has in the pair.
         # (With the type fact it contradicts, as a new type names the fact it would
@@ -682,7 +679,6 @@ class Planner(History):
                     f"'{self.fact_text(implied)}' ({implied.id}); correct that fact first",
                     konflikt=implied.id,
                 )
-        self._wrong[index] = wrong
         place = self.place_of(wrong)
         if place is not None and not rel.symmetrisch:
             self._taken_places.setdefault((subj.id, rel.rel_type), place)
@@ -695,31 +691,6 @@ class Planner(History):
             subjekt_id=subj.id,
             objekt_id=obj.id if obj else None,
         )
-
-    def _refuse_the_same_again(self, index: int, tripel: Tripel, rel: Relation,
-                               subj: Resolved, obj: Resolved | None) -> None:
-        """A replacement that says, to the letter, what its correction found wrong, at
-        the place it took (no `zeitpunkt`, no event of its own) would change nothing:
-        "not Berlin: Berlin" retired the fact and wrote it again. Refused. What changes
-        something is written: a value's spelling ("lehrerin" → "Lehrerin"), a start of
-        its own (it re-dates the value), a value that held nowhere (its replacement
-        begins now), a symmetric relation (its replacement begins now too)."""
-        if (rel.symmetrisch or self.auftrag.zeitpunkt is not None
-                or tripel.ereignis is not None or subj.id is None
-                or (obj is not None and obj.id is None)
-                or (subj.id, rel.rel_type) not in self._taken_places):
-            return
-        for c in self.replacing.get(index, []):
-            wrong = self._wrong.get(c)
-            if wrong and all(f.start_id == subj.id and f.rel == rel.rel_type
-                             and (f.end_id == obj.id if obj is not None
-                                  else f.wert == tripel.wert) for f in wrong):
-                raise Rejected(
-                    "abgelehnt", "ersetzt_sich_selbst",
-                    f"{subj.name} {rel.name} {obj.name if obj else repr(tripel.wert)}: "
-                    f"the replacement says what berichtigungen[{c}] calls wrong, at its "
-                    "place, which changes nothing — give the right value, or a zeitpunkt "
-                    "(or an event) where the value really began, or no replacement")
 
     @staticmethod
     def place_of(wrong: list[FactState]) -> Place | None:
