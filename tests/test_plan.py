@@ -734,3 +734,32 @@ def test_a_held_outcome_names_a_stored_fact_the_order_supersedes_as_it_is() -> N
         ("abgelehnt", "typkonflikt"), ("abgelehnt", "zusammen_abgelehnt"), ("abgeloest", None)]
     for r in results[:2]:
         assert "'Lena wohnt in Kassel' (F)" in (r.meldung or ""), r.meldung
+
+
+def test_no_held_outcome_names_a_fact_only_a_plan_not_written_made() -> None:
+    """Three corrections of Kassel and Lena (the second review): the group held for
+    another one quoted its words, which named a fact a trial plan had made for "Lena
+    wohnt in Kassel" (no outcome's conflict, so it was kept). No outcome names an id the
+    final plan lacks."""
+    state = state_with_lena_in_berlin()
+    state.entities["lena"].typ = "person"
+    state.entities["kassel"] = EntityState("kassel", "Kassel", None)
+    state.by_name["kassel"] = ["kassel"]
+    since = datetime(2026, 1, 1, tzinfo=UTC)
+    for fid, rel, wert in (("t0", "TYP", "sonstiges"), ("i0", "IST_EIN", "Ding")):
+        state.facts[fid] = FactState(
+            fid, rel, "kassel", None, wert, start=since, herkunft="mensch", touched=True,
+            props={"id": fid, "version": 1, "t_valid": since, "aktiv": True,
+                   "auftrag_id": "a0", "herkunft": "mensch", "gesagt": True})
+    planner, results = planned(
+        state, tr("Kassel", "ist_ein", wert="Firma"), tr("Lena", "wohnt_in", "Kassel"),
+        tr("Kassel", "typ", wert="organisation"),
+        {"subjekt": "Kassel", "beziehung": "ist_ein", "objekt": "Berlin", "herkunft": "mensch"},
+        berichtigungen=[correction("Kassel", "ist_ein", wert="Ding"),
+                        correction("Lena", "wohnt_in", objekt="Berlin"),
+                        correction("Kassel", "typ", wert="sonstiges")], zeitpunkt=None)
+    known = set(planner.state.facts) | set(planner.state.entities)
+    held = [r for r in results if r.grund == "zusammen_abgelehnt"]
+    assert any("would be refused" in (r.meldung or "") for r in held), results
+    for r in results:
+        assert set(re.findall(r"[0-9a-f]{32}", r.meldung or "")) <= known, r

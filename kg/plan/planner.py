@@ -787,8 +787,8 @@ def plan_order(
                          "mended", 600),
             notiz=group[j].notiz, herkunft=group[j].herkunft) for j in group})
     # The facts held outcomes name that only a plan not written made: named by no word.
-    unwritten = {r.konflikt for r in outcomes.values()
-                 if r.konflikt and r.konflikt not in planner.state.facts}
+    unwritten = {fid for (_, role), fid in ids.items()
+                 if role.startswith("fakt ") and fid not in planner.state.facts}
     return planner, [_naming_only(outcomes[r.index], planner, unwritten)
                      if r.index in outcomes else r for r in results]
 
