@@ -203,10 +203,11 @@ CALL (e) {
 }
 CALL (e, near) {
   // Derived from the facts the Mappe shows: the entity's own of degree 1 the caller keeps
-  // ($cap - 1 of them: the query reads one more, to tell a cut), of the pair, awake and
-  // held, as read above. "abgeleitet: wohnt in Hessen (über Kassel)" where the cap cut
-  // "wohnt in Kassel" told of a home the Mappe did not show.
-  UNWIND near[..$cap - 1] AS f
+  // ($cap - 1 of them: the query reads one more, to tell a cut; one without an id the
+  // reader leaves out), of the pair, awake and held, as read above (`near` is collected
+  // in the order it was sorted). "abgeleitet: wohnt in Hessen (über Kassel)" where the cap
+  // cut "wohnt in Kassel" told of a home the Mappe did not show.
+  UNWIND [f IN near WHERE f.r.id IS NOT NULL][..$cap - 1] AS f
   WITH f.r AS r0, f.n AS o
   WHERE startNode(r0) = e AND o:Entitaet
   UNWIND $derive AS d
