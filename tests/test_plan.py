@@ -763,3 +763,22 @@ def test_no_held_outcome_names_a_fact_only_a_plan_not_written_made() -> None:
     assert any("would be refused" in (r.meldung or "") for r in held), results
     for r in results:
         assert set(re.findall(r"[0-9a-f]{32}", r.meldung or "")) <= known, r
+
+
+def test_a_type_taken_back_is_not_the_entity_s_type_for_the_rest_of_the_order() -> None:
+    """"Kassel is no objekt" and "Lena arbeitet bei Kassel" in one order: the triple was
+    refused, "Kassel is a objekt; the object of arbeitet_bei is a organisation", by the
+    type the order had just taken back (the second review)."""
+    state = state_with_lena_in_berlin()
+    state.entities["lena"].typ = "person"
+    state.entities["kassel"] = EntityState("kassel", "Kassel", "objekt")
+    state.by_name["kassel"] = ["kassel"]
+    since = datetime(2026, 1, 1, tzinfo=UTC)
+    state.facts["t0"] = FactState(
+        "t0", "TYP", "kassel", None, "objekt", start=since, herkunft="mensch", touched=True,
+        props={"id": "t0", "version": 1, "t_valid": since, "aktiv": True,
+               "auftrag_id": "a0", "herkunft": "mensch", "gesagt": True})
+    _, results = planned(state, tr("Lena", "arbeitet_bei", "Kassel"),
+                         berichtigungen=[correction("Kassel", "typ", wert="objekt")],
+                         zeitpunkt=None)
+    assert [r.ausgang for r in results] == ["berichtigt", "geschrieben"], results

@@ -683,6 +683,13 @@ class Planner(History):
         if place is not None and not rel.symmetrisch:
             self._taken_places.setdefault((subj.id, rel.rel_type), place)
         retired, again = self.take_back_all(wrong, "berichtigt")
+        if rel.name == "typ" and subj.id in self.state.entities:
+            # The entity's type is what stands now (one brought back, or none): a later
+            # triple of the order was checked against the type taken back.
+            standing = [f.wert for f in self.active(subj.id, rel.rel_type, False)]
+            typ = standing[0] if standing else None
+            self.state.entities[subj.id].typ = None if typ == "sonstiges" else typ
+            subj.typ = self.state.entities[subj.id].typ
         return TripelErgebnis(
             index=index,
             ausgang="berichtigt",
