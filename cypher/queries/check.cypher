@@ -59,13 +59,14 @@ WITH x,
 // Adds to `failed` the text properties of `x` (`texts`: each name with the most
 // characters it may have, `kg.check.TEXTS`) that an export refuses, as its validators
 // read a text ($rules: `kg.check.TEXT_RULES`): nothing left once stripped of whitespace
-// and bidi controls, whitespace at either end (which the export strips), longer (from
+// and bidi controls, whitespace at either end (which the export strips: $spaces,
+// `kg.check.SPACES`), longer (from
 // the first to the last character a strip keeps), or with a control character. A
 // property of the wrong type is `wrongly_typed`'s.
 WITH x, failed + [k IN keys(texts)
                   WHERE x[k] IS :: STRING AND NOT k IN failed
                     AND (x[k] =~ $rules.blank OR x[k] =~ $rules.control
-                         OR x[k] =~ $rules.padded
+                         OR left(x[k], 1) IN $spaces OR right(x[k], 1) IN $spaces
                          OR (size(x[k]) > texts[k]
                              AND x[k] =~ '(?s).*' + $rules.solid + '.{'
                                  + toString(texts[k] - 1) + ',}' + $rules.solid + '.*'))
@@ -85,7 +86,7 @@ WITH x, failed + [k IN keys(x) WHERE NOT k IN known | k + ' (unknown)'] AS faile
 // and a span of it ends on a month's last day, no span ends before it begins; an order's
 // status is ok, teilweise or abgelehnt; and its texts within the bounds an export
 // takes ($texts, $rules: `bad_text`). Samples: label, id and what is wrong.
-// params: $user_id, $entity, $entry, $order, $typen, $texts, $rules, $known, $samples
+// params: $user_id, $entity, $entry, $order, $typen, $texts, $rules, $spaces, $known, $samples
 // :param user_id => 'demo-user'
 // :param entity => {STRING: ['id', 'user_id', 'name', 'name_norm'], DATETIME_OR_NULL: ['erstellt']}
 // :param entry => {STRING: ['id', 'user_id', 'character_id', 'typ', 'titel', 'genauigkeit'], DATE: ['beginn'], DATE_OR_NULL: ['ende'], BOOLEAN: ['aktiv']}
@@ -93,6 +94,7 @@ WITH x, failed + [k IN keys(x) WHERE NOT k IN known | k + ' (unknown)'] AS faile
 // :param typen => ['termin', 'ereignis']
 // :param texts => {Entitaet: {id: 200, user_id: 200, name: 200}, TimelineEintrag: {id: 200, user_id: 200, character_id: 200, titel: 200}, Auftrag: {id: 200, user_id: 200, character_id: 200}, fact: {id: 200, user_id: 200, character_id: 200, auftrag_id: 200, timeline_id: 200, timeline_bis: 200}, Wert: {wert: 2000}}
 // :param rules => {control: '(?s).*[\\x00-\\x1F\\x7F-\\x9F].*', blank: '[\\s]*', invisible: '[\\s[\\p{Cf}\\x{34F}\\x{FE00}-\\x{FE0F}]]*', solid: '[^\\s]'}
+// :param spaces => [' ', '\t', '\n', '\u00a0']
 // :param known => {Entitaet: ['id', 'user_id', 'name', 'name_norm', 'erstellt'], TimelineEintrag: ['id', 'user_id', 'character_id', 'typ', 'titel', 'beginn', 'ende', 'genauigkeit', 'aktiv', 'abgesagt', 't_recorded', 'ersetzt_am', 'abgesagt_am'], Auftrag: ['id', 'user_id', 'character_id', 'empfangen', 'erfasst', 'status', 'ergebnis', 'anzahl_tripel', 'inhalt'], fact: ['id', 'user_id', 'character_id', 'herkunft', 'auftrag_id', 't_valid', 't_invalid', 'timeline_id', 'timeline_bis', 'abgeloest_durch', 't_recorded', 't_expired', 'version', 'aktiv', 'grund', 'staerke_decay', 'last_touched', 'decay_am', 'gesagt']}
 // :param samples => 5
 CALL () {
@@ -152,13 +154,14 @@ RETURN count(x) AS count,
 // `kg.models.field_types`; _OR_NULL allows null, NUMBER is a float or an integer), its
 // texts and its value node's `wert` within the bounds an export takes ($texts,
 // $rules: `bad_text`). Samples name the fields, in the model's order ($order).
-// params: $user_id, $rel_types, $fields, $order, $texts, $rules, $known, $samples
+// params: $user_id, $rel_types, $fields, $order, $texts, $rules, $spaces, $known, $samples
 // :param user_id => 'demo-user'
 // :param rel_types => ['WOHNT_IN', 'BERUF', 'TYP', 'LIEGT_IN']
 // :param fields => {STRING: ['id', 'user_id', 'character_id', 'auftrag_id'], INTEGER: ['version'], DATETIME: ['t_valid', 't_recorded', 'last_touched'], DATETIME_OR_NULL: ['t_invalid', 't_expired'], STRING_OR_NULL: ['timeline_id', 'timeline_bis'], BOOLEAN: ['aktiv'], NUMBER: ['staerke_decay'], DATE_OR_NULL: ['decay_am'], BOOLEAN_OR_NULL: ['gesagt']}
 // :param order => ['id', 'version', 'user_id', 'character_id', 't_valid', 't_invalid', 'timeline_id', 'timeline_bis', 't_recorded', 't_expired', 'aktiv', 'staerke_decay', 'last_touched', 'decay_am', 'wert']
 // :param texts => {Entitaet: {id: 200, user_id: 200, name: 200}, TimelineEintrag: {id: 200, user_id: 200, character_id: 200, titel: 200}, Auftrag: {id: 200, user_id: 200, character_id: 200}, fact: {id: 200, user_id: 200, character_id: 200, auftrag_id: 200, timeline_id: 200, timeline_bis: 200}, Wert: {wert: 2000}}
 // :param rules => {control: '(?s).*[\\x00-\\x1F\\x7F-\\x9F].*', blank: '[\\s]*', invisible: '[\\s[\\p{Cf}\\x{34F}\\x{FE00}-\\x{FE0F}]]*', solid: '[^\\s]'}
+// :param spaces => [' ', '\t', '\n', '\u00a0']
 // :param known => {Entitaet: ['id', 'user_id', 'name', 'name_norm', 'erstellt'], TimelineEintrag: ['id', 'user_id', 'character_id', 'typ', 'titel', 'beginn', 'ende', 'genauigkeit', 'aktiv', 'abgesagt', 't_recorded', 'ersetzt_am', 'abgesagt_am'], Auftrag: ['id', 'user_id', 'character_id', 'empfangen', 'erfasst', 'status', 'ergebnis', 'anzahl_tripel', 'inhalt'], fact: ['id', 'user_id', 'character_id', 'herkunft', 'auftrag_id', 't_valid', 't_invalid', 'timeline_id', 'timeline_bis', 'abgeloest_durch', 't_recorded', 't_expired', 'version', 'aktiv', 'grund', 'staerke_decay', 'last_touched', 'decay_am', 'gesagt']}
 // :param samples => 5
 {{ fact_edges }}
@@ -934,14 +937,14 @@ RETURN count(l) AS count,
 // name: check_pair_ids
 // Item 5: the ids that name a pair (a user's, a character's) on entities, timeline
 // entries, orders and lock nodes are ids as an order's are: not empty, without control
-// characters, without whitespace at either end ($padded: no surface reaches "nova ",
-// and an export writes it as "nova"), at most $max_id characters (a pair named by an
-// empty id or a line break could not be exported, nor told apart). A fact's ids are
-// fact_fields'.
-// params: $user_id, $max_id, $padded, $samples
+// characters, without whitespace at either end ($spaces, `kg.check.SPACES`: no surface
+// reaches "nova ", and an export writes it as "nova"), at most $max_id characters (a pair
+// named by an empty id or a line break could not be exported, nor told apart). A fact's
+// ids are fact_fields'.
+// params: $user_id, $max_id, $spaces, $samples
 // :param user_id => 'demo-user'
 // :param max_id => 200
-// :param padded => '(?s)(?:\\s.*|.*\\s)'
+// :param spaces => [' ', '\t', '\n', '\u00a0']
 // :param samples => 5
 MATCH (n)
 WHERE (n:Entitaet OR n:TimelineEintrag OR n:Auftrag)
@@ -951,7 +954,8 @@ WITH n, CASE WHEN n:Nutzer THEN [n.id] ELSE [n.user_id, n.character_id] END AS i
      CASE WHEN n:Entitaet THEN 1 ELSE 2 END AS wanted
 WITH n, [x IN ids[..wanted] WHERE NOT coalesce(
             x IS :: STRING AND size(trim(x)) > 0 AND size(x) <= $max_id
-            AND NOT x =~ '(?s).*\\p{Cc}.*' AND NOT x =~ $padded, false)] AS bad
+            AND NOT x =~ '(?s).*\\p{Cc}.*'
+            AND NOT (left(x, 1) IN $spaces OR right(x, 1) IN $spaces), false)] AS bad
 WHERE bad <> []
 RETURN count(n) AS count,
        collect(labels(n)[0] + ' ' + coalesce(n.id, elementId(n)) + ' ('
