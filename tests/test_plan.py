@@ -33,18 +33,28 @@ def order(*tripel: dict[str, Any], **extra: Any) -> Auftrag:
 tr = t  # the shared triple builder (tests/conftest.py)
 
 
+SINCE = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def stored(fid: str, rel: str, start_id: str, end_id: str | None, wert: str | None = None,
+           *, gesagt: bool = False, **fields: Any) -> FactState:
+    """A fact version as the state query reads one: recorded by an order "a0" of a
+    human, active, from `SINCE` (a stated type: `gesagt`, and touched)."""
+    props: dict[str, Any] = {"id": fid, "version": 1, "t_valid": SINCE, "aktiv": True,
+                             "auftrag_id": "a0", "herkunft": "mensch"}
+    if gesagt:
+        props["gesagt"] = True
+        fields.update(herkunft="mensch", touched=True)
+    return FactState(fid, rel, start_id, end_id, wert, start=SINCE, props=props, **fields)
+
+
 def state_with_lena_in_berlin() -> State:
     state = State()
     for eid, name in (("lena", "Lena"), ("berlin", "Berlin")):
         state.entities[eid] = EntityState(eid, name, None)
         state.by_name[name.lower()] = [eid]
     state.entities["berlin"].typ = "ort"
-    since = datetime(2026, 1, 1, tzinfo=UTC)
-    state.facts["f1"] = FactState(
-        "f1", "WOHNT_IN", "lena", "berlin", None, start=since,
-        props={"id": "f1", "version": 1, "t_valid": since, "aktiv": True,
-               "auftrag_id": "a0", "herkunft": "mensch"},
-    )
+    state.facts["f1"] = stored("f1", "WOHNT_IN", "lena", "berlin")
     return state
 
 
@@ -438,12 +448,7 @@ def lena_and_anna_the_teacher() -> State:
     state = state_with_lena_in_berlin()
     state.entities["anna"] = EntityState("anna", "Anna", "person")
     state.by_name["anna"] = ["anna"]
-    since = datetime(2026, 1, 1, tzinfo=UTC)
-    state.facts["f2"] = FactState(
-        "f2", "BERUF", "anna", None, "Lehrerin", start=since,
-        props={"id": "f2", "version": 1, "t_valid": since, "aktiv": True,
-               "auftrag_id": "a0", "herkunft": "mensch"},
-    )
+    state.facts["f2"] = stored("f2", "BERUF", "anna", None, "Lehrerin")
     return state
 
 
@@ -594,19 +599,14 @@ def test_a_type_only_a_corrected_fact_implied_is_found_taken_back() -> None:
     herkunft), and the second found nothing, holding back its replacement. It is found,
     taken back by this order already; without a zeitpunkt its replacement takes the
     place of the type taken back (the next review: it began at the store's clock)."""
-    since = datetime(2026, 1, 1, tzinfo=UTC)
     state = State()
     for eid, name, typ in (("lena", "Lena", None), ("berlin", "Berlin", "ort")):
         state.entities[eid] = EntityState(eid, name, typ)
         state.by_name[name.lower()] = [eid]
-    for fid, rel, end, wert in (("f1", "WOHNT_IN", "berlin", None), ("t1", "TYP", None, "ort")):
-        start = "lena" if rel == "WOHNT_IN" else "berlin"
-        state.facts[fid] = FactState(
-            fid, rel, start, end, wert, start=since,
-            props={"id": fid, "version": 1, "t_valid": since, "aktiv": True,
-                   "auftrag_id": "a0", "herkunft": "mensch"},
-            auftrag_id="a0", herkunft="mensch",
-        )
+    state.facts["f1"] = stored("f1", "WOHNT_IN", "lena", "berlin", auftrag_id="a0",
+                               herkunft="mensch")
+    state.facts["t1"] = stored("t1", "TYP", "berlin", None, "ort", auftrag_id="a0",
+                               herkunft="mensch")
     for zeitpunkt in ("2026-11-29T18:00:00Z", None):
         planner, results = planned(
             state, tr("Berlin", "typ", wert="organisation"), zeitpunkt=zeitpunkt,
@@ -617,7 +617,7 @@ def test_a_type_only_a_corrected_fact_implied_is_found_taken_back() -> None:
         assert results[1].meldung == "Berlin typ 'ort': taken back by this order already"
     (new_type,) = [f.new for f in planner.ops.facts
                    if f.rel == "TYP" and f.new and f.new["aktiv"]]
-    assert new_type is not None and new_type["t_valid"] == since, new_type
+    assert new_type is not None and new_type["t_valid"] == SINCE, new_type
     # The same fact corrected twice in one order: the second finds it taken back.
     _, results = planned(state_with_lena_in_berlin(), tr("Lena", "wohnt_in", "Hamburg"),
                          berichtigungen=[correction("Lena", "wohnt_in", objekt="Berlin")] * 2)
@@ -657,25 +657,18 @@ def test_a_replacement_of_the_same_value_is_written() -> None:
     assert outcomes(lena_and_anna_the_teacher(), tr("Anna", "beruf", wert="Lehrerin"),
                     **teacher) == ["berichtigt", "geschrieben"]
     squeezed = state_with_lena_in_berlin()
-    since = squeezed.facts["f1"].start
-    squeezed.facts["f1"].end, squeezed.facts["f1"].grund = since, "abgeloest"
+    squeezed.facts["f1"].end, squeezed.facts["f1"].grund = SINCE, "abgeloest"
     squeezed.facts["f1"].aktiv = False
     squeezed.entities["kassel"] = EntityState("kassel", "Kassel", "ort")
     squeezed.by_name["kassel"] = ["kassel"]
-    squeezed.facts["f9"] = FactState(
-        "f9", "WOHNT_IN", "lena", "kassel", None, start=since,
-        props={"id": "f9", "version": 1, "t_valid": since, "aktiv": True,
-               "auftrag_id": "a0", "herkunft": "mensch"})
+    squeezed.facts["f9"] = stored("f9", "WOHNT_IN", "lena", "kassel")
     assert outcomes(squeezed, tr("Lena", "wohnt_in", "Berlin"), subjekt="Lena",
                     beziehung="wohnt_in", objekt="Berlin") == ["berichtigt", "abgeloest"]
     bond = State()
     for eid, name in (("tom", "Tom"), ("ben", "Ben")):
         bond.entities[eid] = EntityState(eid, name, "person")
         bond.by_name[eid] = [eid]
-    bond.facts["p1"] = FactState(
-        "p1", "PARTNER", "tom", "ben", None, start=since,
-        props={"id": "p1", "version": 1, "t_valid": since, "aktiv": True,
-               "auftrag_id": "a0", "herkunft": "mensch"})
+    bond.facts["p1"] = stored("p1", "PARTNER", "tom", "ben")
     assert outcomes(bond, tr("Tom", "partner", "Ben"), subjekt="Tom",
                     beziehung="partner", objekt="Ben") == ["berichtigt", "geschrieben"]
 
@@ -720,12 +713,8 @@ def test_a_held_outcome_names_a_stored_fact_the_order_supersedes_as_it_is() -> N
                            ("berlin", "Berlin", "ort")):
         state.entities[eid] = EntityState(eid, name, typ)
         state.by_name[name.lower()] = [eid]
-    since = datetime(2026, 1, 1, tzinfo=UTC)
-    for fid, rel, end, wert in (("F", "WOHNT_IN", "kassel", None), ("T", "TYP", None, "ort")):
-        state.facts[fid] = FactState(
-            fid, rel, "lena" if fid == "F" else "kassel", end, wert, start=since,
-            props={"id": fid, "version": 1, "t_valid": since, "aktiv": True,
-                   "auftrag_id": "a0", "herkunft": "mensch"})
+    state.facts["F"] = stored("F", "WOHNT_IN", "lena", "kassel")
+    state.facts["T"] = stored("T", "TYP", "kassel", None, "ort")
     _, results = planned(state, tr("Kassel", "typ", wert="sonstiges"),
                          tr("Lena", "wohnt_in", "Berlin"),
                          berichtigungen=[correction("Kassel", "typ", wert="ort")],
@@ -745,12 +734,8 @@ def test_no_held_outcome_names_a_fact_only_a_plan_not_written_made() -> None:
     state.entities["lena"].typ = "person"
     state.entities["kassel"] = EntityState("kassel", "Kassel", None)
     state.by_name["kassel"] = ["kassel"]
-    since = datetime(2026, 1, 1, tzinfo=UTC)
     for fid, rel, wert in (("t0", "TYP", "sonstiges"), ("i0", "IST_EIN", "Ding")):
-        state.facts[fid] = FactState(
-            fid, rel, "kassel", None, wert, start=since, herkunft="mensch", touched=True,
-            props={"id": fid, "version": 1, "t_valid": since, "aktiv": True,
-                   "auftrag_id": "a0", "herkunft": "mensch", "gesagt": True})
+        state.facts[fid] = stored(fid, rel, "kassel", None, wert, gesagt=True)
     planner, results = planned(
         state, tr("Kassel", "ist_ein", wert="Firma"), tr("Lena", "wohnt_in", "Kassel"),
         tr("Kassel", "typ", wert="organisation"),
@@ -773,11 +758,7 @@ def test_a_type_taken_back_is_not_the_entity_s_type_for_the_rest_of_the_order() 
     state.entities["lena"].typ = "person"
     state.entities["kassel"] = EntityState("kassel", "Kassel", "objekt")
     state.by_name["kassel"] = ["kassel"]
-    since = datetime(2026, 1, 1, tzinfo=UTC)
-    state.facts["t0"] = FactState(
-        "t0", "TYP", "kassel", None, "objekt", start=since, herkunft="mensch", touched=True,
-        props={"id": "t0", "version": 1, "t_valid": since, "aktiv": True,
-               "auftrag_id": "a0", "herkunft": "mensch", "gesagt": True})
+    state.facts["t0"] = stored("t0", "TYP", "kassel", None, "objekt", gesagt=True)
     _, results = planned(state, tr("Lena", "arbeitet_bei", "Kassel"),
                          berichtigungen=[correction("Kassel", "typ", wert="objekt")],
                          zeitpunkt=None)
