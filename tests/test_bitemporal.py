@@ -443,15 +443,21 @@ def test_a_replacement_takes_the_place_of_a_past_value_it_corrects(pair: Pair) -
     check_clean(pair)
 
 
-def test_a_replacement_of_a_value_from_an_event_moves_with_the_event(pair: Pair) -> None:
-    """Kassel came with a move in February 2027; "not Kassel, Hamburg": Hamburg comes
-    with the same move, and when the move is put off to April, Hamburg with it."""
+def kassel_by_a_move_corrected_to_hamburg(pair: Pair) -> tuple[str, Any]:
+    """Lena in Berlin since June 2026, to Kassel with a move in February 2027, then "not
+    Kassel, Hamburg": the move's first entry and the correction's result."""
     pair.write(t("Lena", "wohnt_in", "Berlin"), zeitpunkt="2026-06-01T00:00:00Z")
     moved = pair.write(t("Lena", "wohnt_in", "Kassel", ereignis=event("Umzug", "2027-02-01")))
     entry = moved.ergebnisse[0].timeline_id
     assert entry is not None
     later()
-    result = correct(pair, "Kassel", "Hamburg")
+    return entry, correct(pair, "Kassel", "Hamburg")
+
+
+def test_a_replacement_of_a_value_from_an_event_moves_with_the_event(pair: Pair) -> None:
+    """Kassel came with a move in February 2027; "not Kassel, Hamburg": Hamburg comes
+    with the same move, and when the move is put off to April, Hamburg with it."""
+    entry, result = kassel_by_a_move_corrected_to_hamburg(pair)
     assert result.ergebnisse[1].timeline_id == entry
     now = pair.mappe("Lena")
     assert [(f.objekt.name, f.ab) for f in now.fakten if f.beziehung == "wohnt_in"] == [
@@ -475,12 +481,7 @@ def test_a_replacement_of_a_value_from_an_event_goes_when_the_event_is_cancelled
     to April and called off (held up in a stranger's attack, pinned here): Hamburg came
     with the move, and goes with it; Berlin holds again, open-ended; Kassel, never true,
     shows nowhere; what was known before the cancel is read as it was."""
-    pair.write(t("Lena", "wohnt_in", "Berlin"), zeitpunkt="2026-06-01T00:00:00Z")
-    moved = pair.write(t("Lena", "wohnt_in", "Kassel", ereignis=event("Umzug", "2027-02-01")))
-    entry = moved.ergebnisse[0].timeline_id
-    assert entry is not None
-    later()
-    replaced = correct(pair, "Kassel", "Hamburg")
+    entry, replaced = kassel_by_a_move_corrected_to_hamburg(pair)
     kassel, hamburg = replaced.ergebnisse[0].abgeloest[0], replaced.ergebnisse[1].fakt_id
     later()
     put_off = pair.store.run(pair.store.memory.timeline_move(
