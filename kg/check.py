@@ -65,11 +65,17 @@ TEXTS: dict[str, dict[str, int]] = {
              "timeline_id": MAX_ID, "timeline_bis": MAX_ID},
     "Wert": {"wert": MAX_WERT},
 }
+#: The characters a strip takes off either end (Python's whitespace, U+00A0 among them):
+#: a text that begins or ends with one an export writes changed ("nova " as "nova"), and
+#: no surface, which strips what it is given, reaches an id so stored. Its first and last
+#: character are compared with them (a regular expression over the whole text cost
+#: `fact_fields` two thirds more on the bench's 1 M store).
+SPACES = [chr(i) for i in range(0x110000) if chr(i).isspace()]
 #: Java regular expressions for Cypher's `=~`, as the export's validators read a text:
 #: `Name`, `Ident` and `Wert` strip what Python counts as whitespace (`str.isspace`:
 #: also U+00A0, which Cypher's `trim` keeps) and then drop bidi controls; an entity's
 #: name also drops every character that shows as nothing (`_stored_name`).
-_SPACE = "".join(f"\\x{{{i:X}}}" for i in range(0x110000) if chr(i).isspace())
+_SPACE = "".join(f"\\x{{{ord(c):X}}}" for c in SPACES)
 _BIDI = "".join(f"\\x{{{ord(c):X}}}" for c in sorted(BIDI_CONTROLS))
 TEXT_RULES = {
     # A control character (Unicode category Cc), which no name, id or value may hold.
@@ -81,12 +87,6 @@ TEXT_RULES = {
     # A character a strip keeps (the stripped length runs from the first to the last).
     "solid": f"[^{_SPACE}]",
 }
-#: The characters a strip takes off either end (Python's whitespace, U+00A0 among them):
-#: a text that begins or ends with one an export writes changed ("nova " as "nova"), and
-#: no surface, which strips what it is given, reaches an id so stored. Its first and last
-#: character are compared with them (a regular expression over the whole text cost
-#: `fact_fields` two thirds more on the bench's 1 M store).
-SPACES = [chr(i) for i in range(0x110000) if chr(i).isspace()]
 
 
 def known_properties() -> dict[str, list[str]]:
