@@ -253,7 +253,7 @@ def test_an_event_told_with_a_fact_that_holds_already_says_it_was_not_created(
         assert r.meldung is not None and f"the event {what} of " in r.meldung
         assert "was not created" in r.meldung
         assert "kg timeline add" in r.meldung
-    assert "Jena is stored already (from 2026-01-10)" in str(result.ergebnisse[1].meldung)
+    assert "Jena holds on 2026-11-01 already" in str(result.ergebnisse[1].meldung)
     # A multi-valued value holds from where it was told: an event before it says so too.
     early = pair.write(t("Lena", "hobby", wert="Schach",
                          ereignis={"titel": "Schachclub", "beginn": "2020-05-01"}))
@@ -265,6 +265,26 @@ def test_an_event_told_with_a_fact_that_holds_already_says_it_was_not_created(
     told = pair.write(t("Lena", "wohnt_in", "Kassel",
                         ereignis={"titel": "Umzug", "beginn": "2026-11-01"}))
     assert told.ergebnisse[0].timeline_id is not None and told.ergebnisse[0].meldung is None
+
+
+def test_an_event_told_with_a_value_that_holds_names_the_day_its_stay_began(
+    pair: Pair,
+) -> None:
+    """Left open by stop 53: Jena told from 10 June and again from 3 June is one stay
+    (docs/time.md), "ab 3. Juni" in the Mappe; a move to Jena brought with an event in
+    July said "stored already (from 2026-06-10)", the day of the version it read. Where
+    the stay began, the order need not read (the earlier version ended before the event):
+    the words name the event's day, on which the value holds."""
+    pair.write(t("Lena", "wohnt_in", "Jena"), zeitpunkt="2026-06-10T00:00:00Z")
+    pair.write(t("Lena", "wohnt_in", "Jena"), zeitpunkt="2026-06-03T00:00:00Z")
+    assert [f.ab for f in pair.mappe("Lena").fakten if f.beziehung == "wohnt_in"] == [
+        "3. Juni 2026"]
+    result = pair.write(
+        t("Lena", "wohnt_in", "Jena", ereignis={"titel": "Umzug", "beginn": "2026-07-01"}))
+    assert (result.ergebnisse[0].ausgang, result.ergebnisse[0].timeline_id) == (
+        "unveraendert", None)
+    meldung = str(result.ergebnisse[0].meldung)
+    assert "Jena holds on 2026-07-01 already" in meldung and "2026-06-10" not in meldung
 
 
 @pytest.mark.parametrize("prefix", ["absage-", "verschiebung-"])

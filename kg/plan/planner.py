@@ -578,12 +578,19 @@ class Planner(History):
             if held is None:
                 timeline_id = self.add_entry(tripel.ereignis, subjekt_id)
             else:
+                # An einwertig value holds on the event's day: where its stay began,
+                # the order may not have read (a version told for an earlier time that
+                # ended before the event is not read), so the words name the event's
+                # day. A mehrwertig value keeps the start it was first told with.
+                since = (
+                    f"holds on {event.beginn.isoformat()} already" if rel.einwertig
+                    else f"is stored already (from {held.start.date().isoformat()})"
+                )
                 dropped = (
                     f"{subj.name} {rel.name} {obj.name if obj is not None else tripel.wert} "
-                    f"is stored already (from {held.start.date().isoformat()}), so the "
-                    f"event {event.titel!r} of {event.beginn.isoformat()} was not created: "
-                    "it would change nothing of it; add it to the timeline on its own if "
-                    "it matters (timeline_add, `kg timeline add`)"
+                    f"{since}, so the event {event.titel!r} of {event.beginn.isoformat()} "
+                    "was not created: it would change nothing of it; add it to the "
+                    "timeline on its own if it matters (timeline_add, `kg timeline add`)"
                 )
         ausgang, fakt_id, abgeloest = self.assert_fact(
             subjekt_id, rel, tripel.herkunft, objekt_id, tripel.wert, timeline_id, start,
