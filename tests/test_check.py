@@ -447,11 +447,15 @@ def test_a_text_an_export_would_change_is_reported(
 ) -> None:
     """Whitespace at either end, which an export strips (a stranger's attack): a fact of
     character "nova " was reached by no surface (each strips the id it is given), its
-    export wrote it as "nova", and kg check found it clean. Check names it now."""
+    export wrote it as "nova", and kg check found it clean. Check names it now, and the
+    export refuses it (it wrote it stripped, so a restore merged "nova " into "nova")."""
     assert world.check(check).ok
     world.cypher(f"{anchor} {change}", bello=world.bello)
     found = fails(world, check)
     assert any(words in sample for sample in found.samples), found.samples
+    with pytest.raises(KgError, match=f"its {words} .* whitespace at either end.*kg check"):
+        world.pair.store.run(world.pair.store.memory.export(tmp_path / "x.jsonl", world.u))
+    assert not (tmp_path / "x.jsonl").exists()
 
 
 def test_the_text_bounds_are_the_exports() -> None:

@@ -90,11 +90,20 @@ def _record(kind: str, row: Record, **extra: Any) -> Rec:
     try:
         # Strict: a stored value is written as it is, or the export fails; lax, a text
         # 'yes' where a boolean belongs was written as true (`kg check` reports it).
-        return cls.model_validate(data | extra, strict=True)
+        rec = cls.model_validate(data | extra, strict=True)
     except ValidationError as exc:
         which = f"{kind} {ident!r}" if ident is not None else f"{kind} without an id"
         raise StoredDataError(f"{which} cannot be exported ({problem(exc)}) — "
                               "run `kg check`") from None
+    for key, value in (data | extra).items():
+        # The records strip whitespace at either end: written so, "nova " would come
+        # back as "nova", another pair's id or another entity's name.
+        if isinstance(value, str) and value != value.strip() and getattr(rec, key) != value:
+            raise StoredDataError(
+                f"{kind} {ident!r} cannot be exported: its {key} {value!r} has whitespace "
+                "at either end, which no surface writes and the file would lose — mend it "
+                "by hand (run `kg check`, which names them all)")
+    return rec
 
 
 def _link(cls: type[Rec], data: dict[str, Any], kind: str, target: Any) -> Rec:
