@@ -1,10 +1,11 @@
 """What `kg check`'s order_results costs: every order's stored result read and parsed.
 
-    python -m bench.check_orders --orders 100000
+    python -m bench.check_orders --orders 100000 [--facts 20000]
 
 Writes one 5-triple order for a user of its own (`check-orders-<random>`), copies its
 audit record `--orders` times (each copy's result names the copy, as the writer would
-have stored it), then times, `--rounds` times each, taking turns: the order check alone,
+have stored it), with `--facts` more facts at Lena (hobbies, in orders of 200), then
+times, `--rounds` times each, taking turns: the order check alone,
 and the whole `kg check --user` of that user, whose other checks have little to do.
 Also the parsing alone, per result, of a page of them in memory. The user is purged at the end.
 """
@@ -42,8 +43,19 @@ async def copy(db: Database, user: str, copies: int) -> None:
                     auftrag_id="seed", copies=copies)
 
 
+def hobbies(sync: SyncMemory, user: str, facts: int) -> None:
+    """`facts` more facts at Lena, as a human of a long chat has them: the facts each
+    order names are looked for among the edges of their subject."""
+    for first in range(0, facts, 200):
+        sync.run(sync.memory.write(Auftrag.model_validate({
+            "auftrag_id": f"hobbies-{first}", "user_id": user, "character_id": "nova",
+            "tripel": [{"subjekt": "Lena", "beziehung": "hobby", "wert": f"Hobby {i}",
+                        "herkunft": "mensch"} for i in range(first, min(first + 200, facts))],
+        })))
+
+
 def measure(
-    settings: Settings, orders: int, rounds: int, user: str | None = None
+    settings: Settings, orders: int, rounds: int, user: str | None = None, facts: int = 0
 ) -> dict[str, Any]:
     """The figures of one run (seconds per round, µs per order and per parse), on the
     orders of `user` (by default `check-orders-<random>`), who is purged at the end."""
@@ -56,6 +68,7 @@ def measure(
                 "auftrag_id": "seed", "user_id": user, "character_id": "nova",
                 "tripel": [{**t, "herkunft": "mensch"} for t in ORDER],
             })))
+            hobbies(sync, user, facts)
             began = time.monotonic()
             sync.run(copy(memory.db, user, orders))
             planted = time.monotonic() - began
@@ -80,9 +93,10 @@ def measure(
         finally:
             with contextlib.suppress(NothingStored):  # never hide the error that got here
                 sync.run(memory.purge(user))
+    total = orders + 1 + -(-facts // 200)  # the copies, the seed, the orders of hobbies
     return {
-        "orders": orders + 1, "planted_s": planted, "alone_s": alone, "whole_s": whole,
-        "per_order_us": statistics.median(alone) / (orders + 1) * 1e6, "parse_us": parse_us,
+        "orders": total, "planted_s": planted, "alone_s": alone, "whole_s": whole,
+        "per_order_us": statistics.median(alone) / total * 1e6, "parse_us": parse_us,
         "other_violations": [c.name for c in report.violations],
         "load": os.getloadavg()[0],
     }
@@ -92,9 +106,11 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--orders", type=int, default=100_000, help="copies of the order")
     p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--facts", type=int, default=0, help="more facts at the orders' subject")
     args = p.parse_args()
-    f = measure(Settings(), args.orders, args.rounds)
-    print(f"planted {f['orders']:,} orders in {f['planted_s']:.1f} s")
+    f = measure(Settings(), args.orders, args.rounds, facts=args.facts)
+    print(f"planted {f['orders']:,} orders in {f['planted_s']:.1f} s "
+          f"({args.facts:,} more facts at their subject)")
     print(f"order_results alone   {[round(s, 1) for s in f['alone_s']]} s, median "
           f"{f['per_order_us']:.0f} µs per order")
     print(f"whole check --user    {[round(s, 1) for s in f['whole_s']]} s "

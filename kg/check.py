@@ -14,7 +14,7 @@ decide), so it is kept here, in `CLASSES`.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from datetime import UTC, date, datetime, timedelta
 from functools import partial
 from typing import Any, Literal, Protocol, get_args
@@ -474,6 +474,10 @@ CHECKS_AT_ONCE = 4
 #: `ORDER_PAGE_SECONDS`, where a page of 1,000 would not be.
 ORDER_PAGE = 250
 
+#: How many facts named by orders' results `order_results` looks up in one query
+#: (`check_order_facts`): a subject's edges are read once per query it is in.
+ORDER_FACTS = 10_000
+
 #: The client-side deadline of one such page (seconds): the socket's own silence bound
 #: (the server's hint, 120 s), which the page's read then goes without
 #: (`AutoCommit.page`).
@@ -582,7 +586,7 @@ class Checks:
         item, title = CHECKS["order_results"]
         count, wrong = 0, list[str]()
 
-        def found(row: Record, problem: str) -> None:
+        def found(row: Mapping[str, Any], problem: str) -> None:
             nonlocal count
             count += 1
             if len(wrong) < samples:
@@ -591,42 +595,60 @@ class Checks:
 
         try:
             for pair in await self.q.run("order_pairs", user_id=user_id):
-                named: list[tuple[Record, dict[str, str]]] = []
+                # Of each subject, the facts the pair's results name, and which orders
+                # name each: looked up once the pair's orders are read, so each
+                # subject's edges are read once per ORDER_FACTS facts named at it, not
+                # once per page (a human's thousands of facts, for every page, grew
+                # with the square of the chat).
+                named: dict[str, dict[str, list[tuple[str, str]]]] = {}
                 async for row in self._orders_of(pair["user_id"], pair["character_id"]):
                     problem, result = read_result(row)
                     if result is None:
                         found(row, str(problem))
-                    else:
-                        named.extend((row, ref) for ref in facts_named(result))
-                    if len(named) >= ORDER_PAGE:
-                        await self._missing_facts(pair, named, found)
-                        named = []
-                await self._missing_facts(pair, named, found)
+                        continue
+                    for ref in facts_named(result):
+                        named.setdefault(ref["subjekt_id"], {}).setdefault(
+                            ref["fakt_id"], []).append((row["id"], ref["ausgang"]))
+                gone: dict[str, list[str]] = {}  # by order: one finding each
+                for subjekt_id, fakt_id in await self._missing_facts(pair, named):
+                    for order_id, ausgang in named[subjekt_id][fakt_id]:
+                        gone.setdefault(order_id, []).append(f"{fakt_id} ({ausgang})")
+                for order_id, facts in sorted(gone.items()):
+                    found({"id": order_id, **pair},
+                          f"its result names fact{'s' if len(facts) > 1 else ''} "
+                          f"{', '.join(facts)}, which this pair does not have")
         except StoredDataError as exc:
             return self._unreadable("order_results", exc)
         return CheckResult(name="order_results", item=item, title=title, count=count,
                            samples=wrong)
 
-    async def _missing_facts(self, pair: Record, named: list[tuple[Record, dict[str, str]]],
-                             found: Callable[[Record, str], None]) -> None:
-        """Each fact the results `named` say their order wrote or touched that the
-        pair does not have (a fact deleted, or moved to another pair, by hand)."""
-        if not named:
-            return
-        at: dict[str, set[str]] = {}
-        for _, ref in named:
-            at.setdefault(ref["subjekt_id"], set()).add(ref["fakt_id"])
-        missing = {(m["fakt_id"], m["subjekt_id"]) for m in await self.q.run(
-            "check_order_facts", user_id=pair["user_id"], character_id=pair["character_id"],
-            refs=[{"subjekt_id": e, "fakt_ids": sorted(f)} for e, f in sorted(at.items())])}
-        gone: dict[str, tuple[Record, list[str]]] = {}  # by order: one finding each
-        for row, ref in named:
-            if (ref["fakt_id"], ref["subjekt_id"]) in missing:
-                gone.setdefault(row["id"], (row, []))[1].append(
-                    f"{ref['fakt_id']} ({ref['ausgang']})")
-        for row, facts in gone.values():
-            found(row, f"its result names fact{'s' if len(facts) > 1 else ''} "
-                  f"{', '.join(facts)}, which this pair does not have")
+    async def _missing_facts(
+        self, pair: Record, named: dict[str, dict[str, list[tuple[str, str]]]]
+    ) -> list[tuple[str, str]]:
+        """Of the facts `named` at each subject, those the pair does not have (a fact
+        deleted, or moved to another pair, by hand), as (subject, fact) pairs; a query
+        per ORDER_FACTS facts named."""
+        chunks: list[list[dict[str, Any]]] = [[]]
+        size = 0
+        for subjekt_id, facts in sorted(named.items()):
+            ids = sorted(facts)
+            for first in range(0, len(ids), ORDER_FACTS):
+                part = ids[first:first + ORDER_FACTS]
+                if size + len(part) > ORDER_FACTS:
+                    chunks.append([])
+                    size = 0
+                chunks[-1].append({"subjekt_id": subjekt_id, "ids": dict.fromkeys(part, True)})
+                size += len(part)
+        missing: list[tuple[str, str]] = []
+        for refs in chunks:
+            if not refs:
+                continue
+            for row in await self.q.run("check_order_facts", user_id=pair["user_id"],
+                                        character_id=pair["character_id"], refs=refs):
+                ref = refs[row["n"]]
+                have = set(row["found"])
+                missing.extend((ref["subjekt_id"], f) for f in ref["ids"] if f not in have)
+        return missing
 
     async def _orders_of(self, user_id: Any, character_id: Any) -> AsyncIterator[Record]:
         """The pair's orders that keep their result as text, a page at a time (keyset:

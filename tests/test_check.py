@@ -506,12 +506,18 @@ def test_order_results(world: World, change: str, words: str) -> None:
     assert found.count == 1 and words in found.samples[0], found.samples
 
 
+@pytest.mark.parametrize("per_query", [1, 2, 10_000])
 @pytest.mark.parametrize("plant", ["deleted", "another_pair"])
-def test_order_results_finds_a_fact_an_order_wrote_gone(world: World, plant: str) -> None:
+def test_order_results_finds_a_fact_an_order_wrote_gone(
+    world: World, plant: str, per_query: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A fact deleted with all its versions, or moved to another pair, by hand (a
     stranger's attack): the order's result still said "geschrieben" with its id, an
     export and import carried it on, and kg check was clean. A fact corrected or
-    superseded keeps its versions: the world (Ärztin superseded) is clean."""
+    superseded keeps its versions: the world (Ärztin superseded) is clean. The facts are
+    looked up `per_query` at a time (a subject's split over queries, too)."""
+    monkeypatch.setattr(kg.check, "ORDER_FACTS", per_query)
+    assert world.check("order_results").ok
     fid = one_fact(world, "HAT")
     change = {"deleted": "DELETE r, w", "another_pair": "SET r.character_id = 'zora'"}[plant]
     world.cypher(f"MATCH (:Entitaet {{user_id: $u}})-[r {{id: $id}}]->(w) {change}", id=fid)

@@ -1045,24 +1045,26 @@ RETURN user_id, character_id;
 // name: check_order_facts
 // Item 1, with order_results: of the facts the stored results of orders of the pair
 // ($user_id, $character_id) say they wrote or touched ($refs: per subject the facts
-// written at it, subjekt_id and fakt_ids), the ones the pair does not have (deleted, or
-// moved to another pair, by hand). Each subject's facts are read once (an order's facts
-// are mostly the human's, and no index finds a fact by its id). A purge takes a pair's
-// orders with its facts; a correction or a cancel keeps the fact's versions.
+// written at it, subjekt_id, and their ids as the keys of a map, ids), the ones the pair
+// has (`found`, by the ref's place `n` in $refs); the caller names the others (deleted,
+// or moved to another pair, by hand). Each subject's edges are read once, each looked
+// up in the map (no index finds a fact by its id, and `IN` a list of thousands compares
+// with each). A purge takes a pair's orders with its facts; a correction or a cancel
+// keeps the fact's versions.
 // params: $user_id, $character_id, $refs
 // :param user_id => 'demo-user'
 // :param character_id => 'nova'
-// :param refs => [{subjekt_id: '<id of Lena>', fakt_ids: ['<a fact id>']}]
-UNWIND $refs AS ref
+// :param refs => [{subjekt_id: '<id of Lena>', ids: {`<a fact id>`: true}}]
+UNWIND range(0, size($refs) - 1) AS n
+WITH n, $refs[n] AS ref
 OPTIONAL MATCH (s:Entitaet {id: ref.subjekt_id})
 WHERE s.user_id = $user_id
 CALL (s, ref) {
   OPTIONAL MATCH (s)-[r]-()
-  WHERE r.character_id = $character_id AND r.id IN ref.fakt_ids
+  WHERE r.character_id = $character_id AND ref.ids[toStringOrNull(r.id)] IS NOT NULL
   RETURN collect(DISTINCT r.id) AS found
 }
-UNWIND [x IN ref.fakt_ids WHERE NOT x IN found] AS fakt_id
-RETURN fakt_id, ref.subjekt_id AS subjekt_id;
+RETURN n, found;
 
 // name: order_result_page
 // Item 1: up to $limit orders of the pair ($user_id, $character_id) from the id $after
