@@ -159,6 +159,13 @@ class Model:
         self.step += 1
         return self._write(rel, value, start, event)
 
+    def write_at(self, rel: str, value: str, key: int) -> str:
+        """A value told with an event that exists (`timeline_id`): from the event's day as
+        it is now, within the window of its precision, as a value of a new event."""
+        self.step += 1
+        return self._write(rel, value, day_start(self.events[key].at(self.step)[0]),
+                           existing=key)
+
     def _write(
         self,
         rel: str,

@@ -609,6 +609,23 @@ def test_a_new_version_of_a_value_ending_with_an_event_records_where_it_ends_now
         state.write(("Anna", "Tom"), datetime(2027, 3, 3, tzinfo=UTC))
 
 
+def test_cancelling_a_month_event_never_leaves_two_partners_at_once(
+    store: SyncMemory,
+) -> None:
+    """A stranger's race attack (2026-12-05), shrunk by hand to six steps: Lena–Ben by
+    an event on 27 August 2025; Tom–Ben by an event "in August"; Ben–Lena by an event on
+    2 September; Lena–Ben from 10 August; Ben–Anna by an event on 17 August; then the
+    August event cancelled. The store kept Ben–Lena of 27 August from then to
+    2 September beside Ben–Anna from 17 August: two partners at once."""
+    with replay(store) as state:
+        state.write_with_event(("Lena", "Ben"), date(2025, 8, 27), False)
+        august = cast(int, state.write_with_event(("Tom", "Ben"), date(2025, 8, 1), True))
+        state.write_with_event(("Ben", "Lena"), date(2025, 9, 2), False)
+        state.write(("Lena", "Ben"), datetime(2025, 8, 10, tzinfo=UTC))
+        state.write_with_event(("Ben", "Anna"), date(2025, 8, 17), False)
+        state.cancel(august)
+
+
 @pytest.mark.xfail(
     strict=True,
     reason="open question: does a value placed before a month event (inside its "

@@ -214,6 +214,22 @@ class TemporalRecord(RuleBasedStateMachine):
         self.entries[key] = r.timeline_id
         return key
 
+    @precondition(lambda self: any(k not in self.cancelled for k in self.entries))
+    @rule(key=events, rel=st.sampled_from(["wohnt_in", "beruf", "hobby"]),
+          pick=st.integers(0, 2))
+    def write_at_event(self, key: int, rel: str, pick: int) -> None:
+        """A value told with an event that exists (`timeline_id`): two values of one move
+        (a stranger's race attack found "not Köln" bring back both values Köln had ended,
+        where the value it was told beside had ended one of them)."""
+        if key == 0 or key in self.cancelled:
+            return
+        values = RELATIONS[rel][1]
+        value = values[pick % len(values)]
+        result = self.order(tripel=[{**self.triple(rel, value), "timeline_id": self.entries[key]}])
+        expected = self.model.write_at(rel, compared(value), key)
+        assert result.ergebnisse[0].ausgang == expected, (rel, value, key)
+        self.between()
+
     @rule(rel=st.sampled_from(sorted(RELATIONS)), pick=st.integers(0, 2))
     def correct(self, rel: str, pick: int) -> None:
         values = RELATIONS[rel][1]
@@ -365,6 +381,26 @@ def replay(store: SyncMemory, ids: IdOrder = 0) -> Iterator[TemporalRecord]:
         state.as_of_mappe_agrees()
     finally:
         state.teardown()
+
+
+@pytest.mark.parametrize("taken_back", ["correct", "cancel"])
+def test_two_values_of_one_month_event_and_one_placed_inside_it(
+    store: SyncMemory, taken_back: str
+) -> None:
+    """A stranger's race attack (2026-12-05), as the model judges it: Berlin by an event
+    "in November 2026", Kassel from 10 November (it follows Berlin), Hamburg with
+    Berlin's event (it takes the event's place; both squeezed to nothing); then "not
+    Hamburg" (the store brought Berlin and Kassel back, both open-ended), or the event
+    called off."""
+    with replay(store) as state:
+        event = state.write_with_event(rel="wohnt_in", pick=0, day=date(2026, 11, 5), monat=True)
+        state.write(rel="wohnt_in", pick=1, when=datetime(2026, 11, 10, tzinfo=UTC))
+        state.write_at_event(key=event, rel="wohnt_in", pick=2)
+        state.current_mappe_agrees()
+        if taken_back == "correct":
+            state.correct(rel="wohnt_in", pick=2)
+        else:
+            state.cancel(key=event)
 
 
 def test_a_move_that_squeezes_only_values_holding_nowhere(store: SyncMemory) -> None:

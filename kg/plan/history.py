@@ -195,6 +195,15 @@ class History:
                         before.props.get("timeline_bis") == taken.timeline_id):
                     self._end_with_the_rest(before, taken)
                 continue
+            covering = self._covering(before, rel, taken) if before.empty else []
+            if covering:
+                # Squeezed to nothing, and where it begins another value holds that the
+                # take-back leaves as it is: it stays squeezed, recorded as followed by
+                # those values, at a fixed instant (Lena–Ben of 27 August, squeezed by
+                # Tom–Ben "in August", held again up to 2 September beside Ben–Anna from
+                # 17 August once the August event was called off).
+                self.end_at(before, before.start, None, [f.id for f in covering])
+                continue
             # The values after it at its own ends (of a symmetric relation also at the
             # end it does not share with the taken-back value): those that begin later
             # and hold somewhere, or will again (a value squeezed to nothing by another
@@ -383,6 +392,16 @@ class History:
         first = min(rest, key=lambda f: (f.start, *binding_key(f.props.get("timeline_id"), f.id)))
         self.end_at(before, first.start, first.props.get("timeline_id"), [f.id for f in rest])
 
+    def _covering(self, before: FactState, rel: Relation, taken: Taken) -> list[FactState]:
+        """The other values at `before`'s ends, neither the taken-back one nor one it
+        ended, that hold where `before` begins (began earlier and go on)."""
+        return sorted((
+            f for f in self._at_ends(before, rel)
+            if f.id != taken.id and f.valid and not f.empty
+            and not (f.grund == "abgeloest" and self._ended_by(f, taken))
+            and f.start < before.start and (f.end is None or f.end > before.start)
+        ), key=lambda f: f.id)
+
     def _still_followed(self, before: FactState, taken: Taken) -> bool:
         """True when a value other than the taken-back one follows `before` where it ends
         (a partner fact followed at both ends at the same instant), and still holds or
@@ -407,20 +426,27 @@ class History:
             for f in self.stated(entity_id, fact.rel, rel.symmetrisch) if f.id != fact.id
         }.values())
 
-    @staticmethod
-    def _ended_by(before: FactState, taken: Taken) -> bool:
+    def _ended_by(self, before: FactState, taken: Taken) -> bool:
         """True when `before`'s value was followed by the taken-back one: it was
         superseded by that fact (`abgeloest_durch`: also a partner squeezed to nothing
         that a later event's value follows without ending it with its event), or it ends
-        with that value's event. On older data without either, when its end is the taken
-        value's start (which cannot tell apart values that begin at the same instant)."""
+        with that value's event, unless it names another value of that event as its
+        follower (two values of one move: Köln told with München's, Berlin squeezed by
+        Köln ends with the move, and was not ended by München). On older data without
+        either, when its end is the taken value's start (which cannot tell apart values
+        that begin at the same instant)."""
         followers = before.props.get("abgeloest_durch")
         if followers is not None and taken.id in followers:
             return True
         if before.props.get("timeline_bis") != taken.timeline_id:
             return False
         if taken.timeline_id is not None:
-            return True  # it ends with the taken value's event, wherever that has moved
+            # It ends with the taken value's event, wherever that has moved.
+            return not any(
+                (f := self.state.facts.get(fid)) is not None
+                and f.props.get("timeline_id") == taken.timeline_id
+                for fid in followers or ()
+            )
         if followers is not None:
             return False
         stored_end = before.props.get("t_invalid")
