@@ -66,6 +66,14 @@ def parameters(
     }
     text = (browser_dir() / f"{name}.cypher").read_text(encoding="utf-8")
     wanted = list(header_examples(text))
+    if "beide_richtungen" in wanted and beziehung is not None:
+        from kg.canon import load_canon
+
+        canon = load_canon(settings.kanon_datei)  # (a ConfigError: the caller says so)
+        if beziehung not in canon:
+            raise ValueError(canon.unknown(beziehung))
+        # A symmetric relation (partner) is stored once, from either end.
+        known["beide_richtungen"] = canon[beziehung].symmetrisch
     flags = {"entity": "--entity", "beziehung": "--beziehung", "eintrag_id": "--eintrag"}
     missing = [flags.get(p, p) for p in wanted if known.get(p) is None]
     if missing:
@@ -94,18 +102,21 @@ def browser(
     if query not in browser_names():
         err.print(f"error: no Browser query {query!r}; one of {', '.join(browser_names())}")
         raise typer.Exit(2)
+    from cli.common import fail
+    from kg.errors import ConfigError
+
     try:
         values = parameters(
             query, user_id=user, character_id=character, entity=entity, beziehung=beziehung,
             eintrag_id=eintrag, limit=limit,
         )
     except ValueError as exc:
-        err.print(f"error: {exc}")
+        err.print(f"error: {exc}", markup=False)
         raise typer.Exit(2) from None
+    except ConfigError as error:
+        fail(error)
     if beziehung is not None:
-        from cli.common import fail
         from kg.canon import load_canon
-        from kg.errors import ConfigError
 
         try:
             canon = load_canon(Settings().kanon_datei)

@@ -36,7 +36,7 @@ from cli.browser import body, header_examples, param_lines, parameters
 from cli.worked_example import build
 from kg.api import SyncMemory
 from kg.settings import Settings
-from tests.conftest import Pair, explain_with_examples, new_user_id, raw_cypher
+from tests.conftest import Pair, explain_with_examples, new_user_id, raw_cypher, t
 
 ROOT = Path(__file__).resolve().parent.parent
 BROWSER_QUERIES = ROOT / "cypher" / "browser"
@@ -72,6 +72,30 @@ def test_browser_query_documents_its_params_and_runs(name: str, pair: Pair) -> N
     assert set(values) == set(documented)
     rows = pair.cypher(body, **values)
     assert rows, f"{name} found nothing for the worked example"
+
+
+def test_browser_history_of_a_partner_reads_both_ends(pair: Pair) -> None:
+    """A stranger's attack (2026-12-05): "Tom partner Anna", then "Ben partner Anna";
+    `kg history Anna --beziehung partner` listed both, `historie.cypher` nothing (it
+    followed Anna's outgoing edges only). A relation that is not symmetric still reads
+    the entity's own facts only."""
+    pair.write(t("Tom", "partner", "Anna"), zeitpunkt="2024-01-01T00:00:00Z")
+    pair.write(t("Ben", "partner", "Anna"))
+    pair.write(t("Anna", "hat_haustier", "Bello"))
+    body, _ = browser_query("historie.cypher")
+    values = parameters("historie", user_id=pair.user_id, character_id="nova",
+                        entity="Anna", beziehung="partner")
+    assert values["beide_richtungen"] is True
+    rows = pair.cypher(body, **values)  # (every version: Tom's first, current until Ben)
+    assert [(r["subjekt"], r["objekt"], r["aktiv"]) for r in rows if r["ersetzt"] is None] == [
+        ("Anna", "Tom", False), ("Anna", "Ben", True)]
+    values = parameters("historie", user_id=pair.user_id, character_id="nova",
+                        entity="Bello", beziehung="hat_haustier")
+    assert values["beide_richtungen"] is False
+    assert pair.cypher(body, **values) == []
+    with pytest.raises(ValueError, match="partnerin"):
+        parameters("historie", user_id=pair.user_id, character_id="nova",
+                   entity="Anna", beziehung="partnerin")
 
 
 def test_style_gives_each_kind_a_caption_and_its_own_colour() -> None:
