@@ -337,6 +337,15 @@ class Model:
                     history.add((rel, iv.value, iv.start.date(), iv.end.date()))
         return facts, history
 
+    def still_holding(self, now: datetime) -> set[tuple[str, str, date]]:
+        """The superseded values that hold until a day after `now` (rel, value, ab): the
+        current Mappe's history says "noch bis", and derives from them."""
+        return {
+            (rel, iv.value, iv.start.date())
+            for rel in self.lists for iv in stays(self.intervals(rel))
+            if iv.end is not None and iv.start < iv.end and iv.end > now
+        }
+
     def as_of(
         self, gueltig_am: datetime, step: int
     ) -> tuple[set[tuple[str, str, date]], set[tuple[str, str, date, date]]]:

@@ -1494,3 +1494,28 @@ def test_a_value_ended_by_a_later_one_stays_ended_when_the_last_is_corrected(
         ("München", date(2025, 8, 1), date(2025, 8, 12)),
     ]
     check_clean(pair)
+
+
+def test_a_value_that_still_holds_is_derived_from_and_reached_through(pair: Pair) -> None:
+    """A stranger's attack (2026-12-05): Lena in Berlin since 2025, Berlin in
+    Deutschland, then Kassel from March 2027. Lena lives in Berlin now ("noch bis"), yet
+    the current Mappe derived nothing from Berlin and left out "Berlin liegt in
+    Deutschland", which a read valid now showed: the current read said less than the
+    as-of read of the same instant. The future value derives from its day on."""
+    pair.write(t("Lena", "wohnt_in", "Berlin"),
+               {**t("Berlin", "liegt_in", "Deutschland"), "herkunft": "modell"},
+               zeitpunkt="2025-01-01T00:00:00Z")
+    pair.write(t("Lena", "wohnt_in", "Kassel"), t("Kassel", "liegt_in", "Hessen"),
+               zeitpunkt="2027-03-01T00:00:00Z")
+    now = pair.mappe("Lena")
+    assert [(h.objekt.name if h.objekt else None, h.bis) for h in now.historie] == [
+        ("Berlin", "1. März 2027")]
+    assert {(d.objekt.name, tuple(d.pfad), d.ab) for d in now.abgeleitet} == {
+        ("Deutschland", ("Berlin",), "1. Januar 2025"),
+        ("Hessen", ("Kassel",), "1. März 2027"),
+    }
+    assert {(f.subjekt.name, f.objekt.name if f.objekt else None) for f in now.fakten
+            if f.grad == 2} == {("Berlin", "Deutschland"), ("Kassel", "Hessen")}
+    then = pair.mappe("Lena", gueltig_am=datetime.now(UTC))
+    assert {d.objekt.name for d in then.abgeleitet} <= {d.objekt.name for d in now.abgeleitet}
+    assert "abgeleitet: wohnt in Deutschland (über Berlin, ab 1. Januar 2025)" in render(now)

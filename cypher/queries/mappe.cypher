@@ -134,12 +134,29 @@ CALL (e) {
   }
   RETURN collect({r: r, n: n}) AS near
 }
-CALL (e, near) {
-  CALL (e, near) {
+CALL (e) {
+  // A current read's values that still hold, superseded from a day ahead (the history
+  // shows them, "noch bis"): Lena lives in Berlin until March, and the Mappe derives
+  // and reaches further from Berlin as from her other places (told Kassel from March,
+  // it showed neither "wohnt in Deutschland (über Berlin)" nor "Berlin liegt in
+  // Deutschland"). Entities only: a value is never traversed further.
+  OPTIONAL MATCH (e)-[r]-(n:Entitaet)
+  WHERE NOT $asof AND r.grund = 'abgeloest' AND r.character_id = $character_id
+    AND r.staerke_decay >= $schwelle AND type(r) <> 'TYP'
+    AND (startNode(r) = e OR type(r) IN $symmetric_types)
+    AND r.t_expired IS NULL AND EXISTS {
+      {{ span_then }}
+      WITH bis, datetime.realtime() AS now
+      WHERE bis > now.epochSeconds * 1000000 + now.microsecond
+    }
+  RETURN collect({r: r, n: n}) AS ahead
+}
+CALL (e, near, ahead) {
+  CALL (e, near, ahead) {
     UNWIND near AS f
     RETURN f.r AS r, 1 AS grad, null AS via
     UNION ALL
-    UNWIND near AS f
+    UNWIND near + ahead AS f
     WITH f.n AS n1, f.r AS r1
     WHERE n1:Entitaet AND size(near) < $cap
     // (No cap per neighbour: the one below keeps the same facts, as the strongest
@@ -201,13 +218,14 @@ CALL (e) {
     ta.beginn, ta.genauigkeit, tb.beginn, tb.genauigkeit
   ]) AS historie
 }
-CALL (e, near) {
+CALL (e, near, ahead) {
   // Derived from the facts the Mappe shows: the entity's own of degree 1 the caller keeps
   // ($cap - 1 of them: the query reads one more, to tell a cut; one without an id the
   // reader leaves out), of the pair, awake and held, as read above (`near` is collected
-  // in the order it was sorted). "abgeleitet: wohnt in Hessen (über Kassel)" where the cap
-  // cut "wohnt in Kassel" told of a home the Mappe did not show.
-  UNWIND [f IN near WHERE f.r.id IS NOT NULL][..$cap - 1] AS f
+  // in the order it was sorted), and the values that still hold (`ahead`). "abgeleitet:
+  // wohnt in Hessen (über Kassel)" where the cap cut "wohnt in Kassel" told of a home the
+  // Mappe did not show.
+  UNWIND [f IN near WHERE f.r.id IS NOT NULL][..$cap - 1] + ahead AS f
   WITH f.r AS r0, f.n AS o
   WHERE startNode(r0) = e AND o:Entitaet
   UNWIND $derive AS d
