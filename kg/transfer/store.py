@@ -153,26 +153,18 @@ async def read_export(
                               objekt=row["objekt"], wert=row["wert"]))
         for row in await tx.run("export_orders", **scope):
             datei.add(_record("auftrag", row))
-        for n, rec in enumerate(datei.records(), start=1):
-            datei.line_of[(rec.kind, rec.key())] = n
-        try:
-            # What export writes, import must take: the same checks, before the file exists.
-            datei.check(canon, "export")
-        except InvalidInput as exc:
-            message = f"the store is inconsistent, export refused — {exc}; run `kg check`"
-            raise StoredDataError(message) from None
-        # What the import keeps, the export keeps: a file of a store that breaks it
-        # (two values of one relation at once) was written, and its import refused it
-        # after the purge that made room for it, when the data was gone.
-        broken = await broken_invariants(db, canon, user_id, tx)
-        if broken:
-            raise StoredDataError(
-                f"the store is inconsistent, export refused — the user's data breaks "
-                f"{broken}, so an import would refuse the file; mend it first (`kg check "
-                f"--user {shlex.quote(user_id)}` lists them all); nothing was exported")
         return datei
 
-    return await db.write(work, maintenance=True)
+    datei = await db.write(work, maintenance=True)
+    for n, rec in enumerate(datei.records(), start=1):
+        datei.line_of[(rec.kind, rec.key())] = n
+    try:
+        # What export writes, import must take: the same checks, before the file exists.
+        datei.check(canon, "export")
+    except InvalidInput as exc:
+        message = f"the store is inconsistent, export refused — {exc}; run `kg check`"
+        raise StoredDataError(message) from None
+    return datei
 
 
 def holds_nothing(datei: Datei) -> bool:
@@ -390,11 +382,17 @@ async def write_import(
                   lambda b: tx.one("import_orders", user_id=user, rows=b))
         # The user's data with the file in it must pass `kg check --user` (its structural
         # items) before anything commits; a violation rolls the whole file back.
-        broken = await broken_invariants(db, canon, user, tx)
+        report = await run_checks(db, canon, user, tx=tx)
+        broken = [c for c in report.checks if c.item in IMPORT_CHECK_ITEMS
+                  and c.name not in IMPORT_TAKES and not c.ok]
         if broken:
+            first = broken[0]
             raise InvalidInput(
-                f"{source}: with this file the store would break {broken}; nothing was "
-                "imported — " + _import_where_empty(datei)
+                f"{source}: with this file the store would break {len(broken)} invariant(s) "
+                f"of `kg check`: {first.name} ({first.title}; {first.count} found, e.g. "
+                f"{', '.join(first.samples[:3]) or '-'})"
+                + (f", and {', '.join(c.name for c in broken[1:])}" if len(broken) > 1 else "")
+                + "; nothing was imported — " + _import_where_empty(datei)
             )
         return len(kept), notes
 
@@ -404,22 +402,6 @@ async def write_import(
         datei=source, user_id=user, character_id=datei.kopf.character_id,
         zeilen=datei.zeilen, anzahl=datei.anzahl(), entitaeten_vorhanden=vorhanden,
         warnungen=[*datei.warnungen, *notes],
-    )
-
-
-async def broken_invariants(db: Database, canon: Canon, user_id: str, tx: Tx) -> str | None:
-    """What of `kg check --user` an import must keep the user's data breaks, in the
-    transaction `tx` (None: nothing): the checks by name, the first with its samples."""
-    report = await run_checks(db, canon, user_id, tx=tx)
-    broken = [c for c in report.checks if c.item in IMPORT_CHECK_ITEMS
-              and c.name not in IMPORT_TAKES and not c.ok]
-    if not broken:
-        return None
-    first = broken[0]
-    return (
-        f"{len(broken)} invariant(s) of `kg check`: {first.name} ({first.title}; "
-        f"{first.count} found, e.g. {', '.join(first.samples[:3]) or '-'})"
-        + (f", and {', '.join(c.name for c in broken[1:])}" if len(broken) > 1 else "")
     )
 
 
