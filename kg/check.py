@@ -477,6 +477,9 @@ ORDER_PAGE = 250
 #: How many facts named by orders' results `order_results` looks up in one query
 #: (`check_order_facts`): a subject's edges are read once per query it is in.
 ORDER_FACTS = 10_000
+#: How many facts named by orders' results `order_results` holds before it looks them
+#: up (memory: ~100 bytes each).
+ORDER_NAMED = 200_000
 
 #: The client-side deadline of one such page (seconds): the socket's own silence bound
 #: (the server's hint, 120 s), which the page's read then goes without
@@ -599,8 +602,11 @@ class Checks:
                 # name each: looked up once the pair's orders are read, so each
                 # subject's edges are read once per ORDER_FACTS facts named at it, not
                 # once per page (a human's thousands of facts, for every page, grew
-                # with the square of the chat).
+                # with the square of the chat). At most ORDER_NAMED of them are held:
+                # then they are looked up, and the next orders' after (an order's facts
+                # are never parted).
                 named: dict[str, dict[str, list[tuple[str, str]]]] = {}
+                held = 0
                 async for row in self._orders_of(pair["user_id"], pair["character_id"]):
                     problem, result = read_result(row)
                     if result is None:
@@ -609,18 +615,30 @@ class Checks:
                     for ref in facts_named(result):
                         named.setdefault(ref["subjekt_id"], {}).setdefault(
                             ref["fakt_id"], []).append((row["id"], ref["ausgang"]))
-                gone: dict[str, list[str]] = {}  # by order: one finding each
-                for subjekt_id, fakt_id in await self._missing_facts(pair, named):
-                    for order_id, ausgang in named[subjekt_id][fakt_id]:
-                        gone.setdefault(order_id, []).append(f"{fakt_id} ({ausgang})")
-                for order_id, facts in sorted(gone.items()):
-                    found({"id": order_id, **pair},
-                          f"its result names fact{'s' if len(facts) > 1 else ''} "
-                          f"{', '.join(facts)}, which this pair does not have")
+                        held += 1
+                    if held >= ORDER_NAMED:
+                        await self._report_missing(pair, named, found)
+                        named, held = {}, 0
+                await self._report_missing(pair, named, found)
         except StoredDataError as exc:
             return self._unreadable("order_results", exc)
         return CheckResult(name="order_results", item=item, title=title, count=count,
                            samples=wrong)
+
+    async def _report_missing(
+        self, pair: Record, named: dict[str, dict[str, list[tuple[str, str]]]],
+        found: Callable[[Mapping[str, Any], str], None],
+    ) -> None:
+        """One finding per order whose result names facts (`named`) the pair does not
+        have."""
+        gone: dict[str, list[str]] = {}
+        for subjekt_id, fakt_id in await self._missing_facts(pair, named):
+            for order_id, ausgang in named[subjekt_id][fakt_id]:
+                gone.setdefault(order_id, []).append(f"{fakt_id} ({ausgang})")
+        for order_id, facts in sorted(gone.items()):
+            found({"id": order_id, **pair},
+                  f"its result names fact{'s' if len(facts) > 1 else ''} "
+                  f"{', '.join(facts)}, which this pair does not have")
 
     async def _missing_facts(
         self, pair: Record, named: dict[str, dict[str, list[tuple[str, str]]]]

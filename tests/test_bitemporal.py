@@ -1498,24 +1498,46 @@ def test_a_value_ended_by_a_later_one_stays_ended_when_the_last_is_corrected(
 
 def test_a_value_that_still_holds_is_derived_from_and_reached_through(pair: Pair) -> None:
     """A stranger's attack (2026-12-05): Lena in Berlin since 2025, Berlin in
-    Deutschland, then Kassel from March 2027. Lena lives in Berlin now ("noch bis"), yet
-    the current Mappe derived nothing from Berlin and left out "Berlin liegt in
+    Deutschland, then Kassel from March (2027 in the attack). Lena lives in Berlin now
+    ("noch bis"), yet the current Mappe derived nothing from Berlin and left out "Berlin liegt in
     Deutschland", which a read valid now showed: the current read said less than the
     as-of read of the same instant. The future value derives from its day on."""
     pair.write(t("Lena", "wohnt_in", "Berlin"),
                {**t("Berlin", "liegt_in", "Deutschland"), "herkunft": "modell"},
                zeitpunkt="2025-01-01T00:00:00Z")
     pair.write(t("Lena", "wohnt_in", "Kassel"), t("Kassel", "liegt_in", "Hessen"),
-               zeitpunkt="2027-03-01T00:00:00Z")
+               zeitpunkt="2099-03-01T00:00:00Z")
     now = pair.mappe("Lena")
     assert [(h.objekt.name if h.objekt else None, h.bis) for h in now.historie] == [
-        ("Berlin", "1. März 2027")]
+        ("Berlin", "1. März 2099")]
     assert {(d.objekt.name, tuple(d.pfad), d.ab) for d in now.abgeleitet} == {
         ("Deutschland", ("Berlin",), "1. Januar 2025"),
-        ("Hessen", ("Kassel",), "1. März 2027"),
+        ("Hessen", ("Kassel",), "1. März 2099"),
     }
     assert {(f.subjekt.name, f.objekt.name if f.objekt else None) for f in now.fakten
             if f.grad == 2} == {("Berlin", "Deutschland"), ("Kassel", "Hessen")}
     then = pair.mappe("Lena", gueltig_am=datetime.now(UTC))
     assert {d.objekt.name for d in then.abgeleitet} <= {d.objekt.name for d in now.abgeleitet}
     assert "abgeleitet: wohnt in Deutschland (über Berlin, ab 1. Januar 2025)" in render(now)
+
+
+def test_only_a_value_that_holds_somewhere_and_is_shown_reaches_further(pair: Pair) -> None:
+    """The review of the change above: Kassel and Hamburg told for one instant ahead
+    (Kassel held nowhere) derived "wohnt in Hessen (über Kassel)"; and a value that still
+    holds derived and reached further where the Mappe showed neither it nor the
+    relation's current value (resting)."""
+    pair.write(t("Lena", "wohnt_in", "Kassel"), t("Lena", "wohnt_in", "Hamburg"),
+               t("Kassel", "liegt_in", "Hessen"), zeitpunkt="2099-03-10T00:00:00Z")
+    m = pair.mappe("Lena")
+    assert [d.objekt.name for d in m.abgeleitet] == []
+    assert [f.subjekt.name for f in m.fakten if f.grad == 2] == []
+    pair.write(t("Eva", "wohnt_in", "Berlin"), t("Berlin", "liegt_in", "Deutschland"),
+               zeitpunkt="2025-01-01T00:00:00Z")
+    pair.write(t("Eva", "wohnt_in", "Bonn"), zeitpunkt="2099-01-01T00:00:00Z")
+    assert [d.objekt.name for d in pair.mappe("Eva").abgeleitet] == ["Deutschland"]
+    pair.cypher("MATCH (:Entitaet {user_id: $u, name: 'Eva'})-[r:WOHNT_IN]->"
+                "(:Entitaet {name: 'Bonn'}) SET r.staerke_decay = 0.01", u=pair.user_id)
+    rested = pair.mappe("Eva")
+    assert [f for f in rested.fakten if f.beziehung == "wohnt_in"] == []
+    assert rested.historie == [] and rested.abgeleitet == []
+    assert [f.subjekt.name for f in rested.fakten if f.grad == 2] == []

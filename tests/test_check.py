@@ -517,6 +517,7 @@ def test_order_results_finds_a_fact_an_order_wrote_gone(
     superseded keeps its versions: the world (Ärztin superseded) is clean. The facts are
     looked up `per_query` at a time (a subject's split over queries, too)."""
     monkeypatch.setattr(kg.check, "ORDER_FACTS", per_query)
+    monkeypatch.setattr(kg.check, "ORDER_NAMED", per_query)  # (looked up as it goes)
     assert world.check("order_results").ok
     fid = one_fact(world, "HAT")
     change = {"deleted": "DELETE r, w", "another_pair": "SET r.character_id = 'zora'"}[plant]

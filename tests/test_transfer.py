@@ -635,6 +635,20 @@ def test_export_refuses_what_it_cannot_represent(
     assert not (tmp_path / "x.jsonl").exists()
 
 
+def test_export_writes_an_order_result_with_a_trailing_newline(
+    pair: Pair, tmp_path: Path
+) -> None:
+    """The review: the refusal of padded texts caught an order's stored result with a
+    newline at its end, which the export writes again as its JSON, losing nothing (and
+    `kg check` names nothing)."""
+    pair.write(t("Lena", "hat_haustier", "Bello"))
+    pair.cypher("MATCH (a:Auftrag {user_id: $u}) SET a.ergebnis = a.ergebnis + '\n'",
+                u=pair.user_id)
+    target = tmp_path / "x.jsonl"
+    pair.store.run(pair.store.memory.export(target, pair.user_id))
+    assert '"kind":"auftrag"' in target.read_text(encoding="utf-8")
+
+
 def test_export_of_a_relation_outside_the_canon_names_the_setting(
     pair: Pair, tmp_path: Path, cli_env: dict[str, str]
 ) -> None:

@@ -134,20 +134,35 @@ CALL (e) {
   }
   RETURN collect({r: r, n: n}) AS near
 }
-CALL (e) {
+CALL (e, near) {
   // A current read's values that still hold, superseded from a day ahead (the history
   // shows them, "noch bis"): Lena lives in Berlin until March, and the Mappe derives
   // and reaches further from Berlin as from her other places (told Kassel from March,
   // it showed neither "wohnt in Deutschland (über Berlin)" nor "Berlin liegt in
-  // Deutschland"). Entities only: a value is never traversed further.
-  OPTIONAL MATCH (e)-[r]-(n:Entitaet)
+  // Deutschland"). Entities only: a value is never traversed further. Only where the
+  // Mappe shows the relation's current value (else it shows no history of it either,
+  // kg.mappe.build) or the relation is symmetric; only a value that holds somewhere
+  // (one squeezed to nothing never held). Its days as `span_then` reads them, a day
+  // stored as something else than a date read as none (the reader names it).
+  MATCH (e)-[r]-(n:Entitaet)
   WHERE NOT $asof AND r.grund = 'abgeloest' AND r.character_id = $character_id
-    AND r.staerke_decay >= $schwelle AND type(r) <> 'TYP'
+    AND r.staerke_decay >= $schwelle AND type(r) <> 'TYP' AND r.t_expired IS NULL
     AND (startNode(r) = e OR type(r) IN $symmetric_types)
-    AND r.t_expired IS NULL AND EXISTS {
-      {{ span_then }}
-      WITH bis, datetime.realtime() AS now
-      WHERE bis > now.epochSeconds * 1000000 + now.microsecond
+    AND (type(r) IN $symmetric_types
+         OR any(f IN [x IN near WHERE x.r.id IS NOT NULL][..$cap - 1]
+                WHERE type(f.r) = type(r) AND startNode(f.r) = e))
+    AND EXISTS {
+      {{ event_days }}
+      WITH CASE WHEN ta IS NULL THEN r.t_valid.epochSeconds * 1000000 + r.t_valid.microsecond
+                WHEN ta.beginn IS :: DATE
+                  THEN datetime({date: ta.beginn, timezone: 'UTC'}).epochSeconds * 1000000
+                END AS ab,
+           CASE WHEN tb IS NULL THEN r.t_invalid.epochSeconds * 1000000 + r.t_invalid.microsecond
+                WHEN tb.beginn IS :: DATE
+                  THEN datetime({date: tb.beginn, timezone: 'UTC'}).epochSeconds * 1000000
+                END AS bis,
+           datetime.realtime() AS now
+      WHERE ab < bis AND bis > now.epochSeconds * 1000000 + now.microsecond
     }
   RETURN collect({r: r, n: n}) AS ahead
 }
