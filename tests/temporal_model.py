@@ -338,12 +338,12 @@ class Model:
         return facts, history
 
     def still_holding(self, now: datetime) -> set[tuple[str, str, date]]:
-        """The superseded values that hold until a day after `now` (rel, value, ab): the
-        current Mappe's history says "noch bis", and derives from them."""
+        """The superseded values that hold at `now` and until a day after it (rel, value,
+        ab): the current Mappe's history says "noch bis", and derives from them."""
         return {
             (rel, iv.value, iv.start.date())
             for rel in self.lists for iv in stays(self.intervals(rel))
-            if iv.end is not None and iv.start < iv.end and iv.end > now
+            if iv.end is not None and iv.start <= now < iv.end
         }
 
     def as_of(

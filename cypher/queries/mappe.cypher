@@ -142,27 +142,31 @@ CALL (e, near) {
   // Deutschland"). Entities only: a value is never traversed further. Only where the
   // Mappe shows the relation's current value (else it shows no history of it either,
   // kg.mappe.build) or the relation is symmetric; only a value that holds somewhere
-  // (one squeezed to nothing never held). Its days as `span_then` reads them, a day
-  // stored as something else than a date read as none (the reader names it).
+  // (one squeezed to nothing never held), that holds now (one that begins and ends ahead
+  // is a line of the history only). Its days as `span_then` reads them; a day or an
+  // instant stored as something else reads as none (the reader names it).
+  WITH e, [x IN near WHERE x.r.id IS NOT NULL][..$cap - 1] AS shown
   MATCH (e)-[r]-(n:Entitaet)
   WHERE NOT $asof AND r.grund = 'abgeloest' AND r.character_id = $character_id
     AND r.staerke_decay >= $schwelle AND type(r) <> 'TYP' AND r.t_expired IS NULL
     AND (startNode(r) = e OR type(r) IN $symmetric_types)
     AND (type(r) IN $symmetric_types
-         OR any(f IN [x IN near WHERE x.r.id IS NOT NULL][..$cap - 1]
-                WHERE type(f.r) = type(r) AND startNode(f.r) = e))
+         OR any(f IN shown WHERE type(f.r) = type(r) AND startNode(f.r) = e))
     AND EXISTS {
       {{ event_days }}
-      WITH CASE WHEN ta IS NULL THEN r.t_valid.epochSeconds * 1000000 + r.t_valid.microsecond
-                WHEN ta.beginn IS :: DATE
+      WITH CASE WHEN ta IS NULL AND r.t_valid IS :: ZONED DATETIME NOT NULL
+                  THEN r.t_valid.epochSeconds * 1000000 + r.t_valid.microsecond
+                WHEN ta.beginn IS :: DATE NOT NULL
                   THEN datetime({date: ta.beginn, timezone: 'UTC'}).epochSeconds * 1000000
                 END AS ab,
-           CASE WHEN tb IS NULL THEN r.t_invalid.epochSeconds * 1000000 + r.t_invalid.microsecond
-                WHEN tb.beginn IS :: DATE
+           CASE WHEN tb IS NULL AND r.t_invalid IS :: ZONED DATETIME NOT NULL
+                  THEN r.t_invalid.epochSeconds * 1000000 + r.t_invalid.microsecond
+                WHEN tb.beginn IS :: DATE NOT NULL
                   THEN datetime({date: tb.beginn, timezone: 'UTC'}).epochSeconds * 1000000
                 END AS bis,
-           datetime.realtime() AS now
-      WHERE ab < bis AND bis > now.epochSeconds * 1000000 + now.microsecond
+           datetime.realtime() AS clock
+      WITH ab, bis, clock.epochSeconds * 1000000 + clock.microsecond AS now
+      WHERE ab < bis AND ab <= now AND now < bis
     }
   RETURN collect({r: r, n: n}) AS ahead
 }

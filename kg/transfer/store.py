@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 from pydantic import ValidationError
 
 from kg.canon import Canon
-from kg.check import TEXTS, run_checks
+from kg.check import run_checks
 from kg.db import Database, Record, Tx, held, lost_at_commit
 from kg.errors import (
     ConfigError,
@@ -68,11 +68,6 @@ def _prop(row: Record, name: str) -> Any:
     return next((value for key, _, value in row["props"] if key == name), None)
 
 
-#: The texts the records strip (ids, names, titles, values); an order's `ergebnis` is
-#: written again as its JSON, which loses nothing.
-STRIPPED = frozenset({name for texts in TEXTS.values() for name in texts} | {"wert"})
-
-
 def _record(kind: str, row: Record, **extra: Any) -> Rec:
     """A record from an export row's [key, type, value] properties; the Neo4j type of
     each property must be the one its field stands for (DateTime, Date or neither)."""
@@ -103,7 +98,8 @@ def _record(kind: str, row: Record, **extra: Any) -> Rec:
     for key, value in (data | extra).items():
         # The records strip whitespace at either end: written so, "nova " would come
         # back as "nova", another pair's id or another entity's name.
-        if (key in STRIPPED and isinstance(value, str) and value != value.strip()
+        # (An order's `ergebnis` is written again as its JSON, which loses nothing.)
+        if (key != "ergebnis" and isinstance(value, str) and value != value.strip()
                 and getattr(rec, key) != value):
             raise StoredDataError(
                 f"{kind} {ident!r} cannot be exported: its {key} {value!r} has whitespace "
