@@ -146,8 +146,9 @@ CALL (e, near) {
   // is a line of the history only). Its days as `span_then` reads them; a day or an
   // instant stored as something else reads as none (the reader names it).
   WITH e, [x IN near WHERE x.r.id IS NOT NULL][..$cap - 1] AS shown
+  WHERE NOT $asof  // (an as-of read never expands the entity's edges here)
   MATCH (e)-[r]-(n:Entitaet)
-  WHERE NOT $asof AND r.grund = 'abgeloest' AND r.character_id = $character_id
+  WHERE r.grund = 'abgeloest' AND r.character_id = $character_id
     AND r.staerke_decay >= $schwelle AND type(r) <> 'TYP' AND r.t_expired IS NULL
     AND (startNode(r) = e OR type(r) IN $symmetric_types)
     AND (type(r) IN $symmetric_types
