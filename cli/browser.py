@@ -66,14 +66,18 @@ def parameters(
     }
     text = (browser_dir() / f"{name}.cypher").read_text(encoding="utf-8")
     wanted = list(header_examples(text))
-    if "beide_richtungen" in wanted and beziehung is not None:
+    if "beide_richtungen" in wanted or "symmetrisch" in wanted:
         from kg.canon import load_canon
+        from kg.mappe import symmetric_types
 
         canon = load_canon(settings.kanon_datei)  # (a ConfigError: the caller says so)
-        if beziehung not in canon:
-            raise ValueError(canon.unknown(beziehung))
-        # A symmetric relation (partner) is stored once, from either end.
-        known["beide_richtungen"] = canon[beziehung].symmetrisch
+        if beziehung is not None and "beide_richtungen" in wanted:
+            if beziehung not in canon:
+                raise ValueError(canon.unknown(beziehung))
+            # A symmetric relation (partner) is stored once, from either end.
+            known["beide_richtungen"] = canon[beziehung].symmetrisch
+        # The Mappe reads those from both ends, as the library's does.
+        known["symmetrisch"] = symmetric_types(canon)
     flags = {"entity": "--entity", "beziehung": "--beziehung", "eintrag_id": "--eintrag"}
     missing = [flags.get(p, p) for p in wanted if known.get(p) is None]
     if missing:

@@ -19,7 +19,9 @@ import tempfile
 import time
 import urllib.request
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlparse
 
 import pytest
@@ -35,6 +37,7 @@ from selenium.webdriver.support.ui import Select, WebDriverWait
 from cli.browser import body, header_examples, param_lines, parameters
 from cli.worked_example import build
 from kg.api import SyncMemory
+from kg.mappe import render
 from kg.settings import Settings
 from tests.conftest import Pair, explain_with_examples, new_user_id, raw_cypher, t
 
@@ -96,6 +99,55 @@ def test_browser_history_of_a_partner_reads_both_ends(pair: Pair) -> None:
     with pytest.raises(ValueError, match="partnerin"):
         parameters("historie", user_id=pair.user_id, character_id="nova",
                    entity="Anna", beziehung="partnerin")
+
+
+def drawn_edges(rows: list[dict[str, Any]]) -> set[tuple[str, str, str]]:
+    """The edges of the paths `p1` and `p2` a Browser query returns, in the order each
+    path walks them (not their direction): (from, TYPE, to), a node by name or value."""
+    def label(node: dict[str, Any]) -> str:
+        return str(node.get("name", node.get("wert")))
+
+    return {
+        (label(start), kind, label(end))
+        for row in rows for key in ("p1", "p2") if row[key]
+        for start, kind, end in zip(row[key][:-1:2], row[key][1::2], row[key][2::2],
+                                    strict=True)
+    }
+
+
+def test_browser_mappe_draws_the_values_that_still_hold(pair: Pair) -> None:
+    """Lena lives in Berlin until a day ahead ("noch bis" in `kg mappe`), with Ben until
+    an event ahead: the library's Mappe reaches through both, the Browser's drew neither
+    (only active facts), so a maintainer saw Lena nowhere but Kassel. A value superseded
+    in the past, and one that begins and ends ahead, stay out, as in the library."""
+    now = datetime.now(UTC)
+    pair.write(t("Lena", "wohnt_in", "München"), zeitpunkt="2020-01-01T00:00:00Z")
+    pair.write(t("Lena", "wohnt_in", "Berlin"), zeitpunkt="2024-01-01T00:00:00Z")
+    pair.write(t("Lena", "wohnt_in", "Hamburg"), zeitpunkt=(now + timedelta(days=30)).isoformat())
+    pair.write(t("Lena", "wohnt_in", "Kassel"), zeitpunkt=(now + timedelta(days=90)).isoformat())
+    pair.write(t("Berlin", "liegt_in", "Deutschland"), t("München", "liegt_in", "Bayern"),
+               t("Hamburg", "liegt_in", "Norddeutschland"))
+    pair.write(t("Ben", "partner", "Lena"), zeitpunkt="2024-01-01T00:00:00Z")
+    pair.write(t("Ben", "hat_haustier", "Rex"))
+    ahead = (now + timedelta(days=60)).date().isoformat()
+    pair.write({**t("Lena", "partner", "Tom"),
+                "ereignis": {"titel": "Lena trifft Tom", "beginn": ahead}})
+    body, _ = browser_query("mappe.cypher")
+    values = parameters("mappe", user_id=pair.user_id, character_id="nova", entity="Lena")
+    assert "PARTNER" in values["symmetrisch"]
+    edges = drawn_edges(pair.cypher(body, **values))
+    assert {("Lena", "WOHNT_IN", "Berlin"), ("Berlin", "LIEGT_IN", "Deutschland"),
+            ("Lena", "WOHNT_IN", "Kassel"), ("Lena", "PARTNER", "Ben"),
+            ("Ben", "HAT_HAUSTIER", "Rex"), ("Lena", "PARTNER", "Tom")} <= edges, edges
+    names = {name for edge in edges for name in (edge[0], edge[2])}
+    assert not {"München", "Bayern", "Hamburg", "Norddeutschland"} & names, edges
+    # The library's Mappe says the same: Berlin and Ben still hold, and it reaches on.
+    m = pair.store.run(pair.store.memory.mappe(pair.user_id, "nova", pair.id_of("Lena")))
+    text = render(m, budget=5000)
+    assert "wohnt in Berlin (noch bis" in text and "Ben (noch bis" in text, text
+    assert {(f.subjekt.name, f.objekt.name) for f in m.fakten
+            if f.grad == 2 and f.subjekt and f.objekt} >= {
+        ("Berlin", "Deutschland"), ("Ben", "Rex")}
 
 
 def test_style_gives_each_kind_a_caption_and_its_own_colour() -> None:

@@ -4,14 +4,20 @@
 // without the cap, the history and the derived facts. Resting edges (strength below
 // $ruhe_schwelle, the library's KG_RUHE_SCHWELLE) are left out, like in the Mappe.
 // Value nodes are shown but never followed.
+// A value superseded from a day still ahead holds until then ("wohnt in Berlin (noch bis
+// 1. März)") but is no longer active: it is drawn too, and its neighbours' facts, as the
+// library's Mappe reaches through it; as there, only where the entity's relation has a
+// current value drawn (or the relation is symmetric, $symmetrisch: read from both ends),
+// and only while it holds now (its start and end from its events where it has them).
 //
 // Set the parameters first; `kg browser mappe -u u1 -c nova --entity Lena` prints them
 // with the library's values (the name normalised as `kg` looks it up, the configured
-// threshold):
+// threshold, the canon's symmetric relations):
 // :param user_id => 'u1'
 // :param character_id => 'nova'
 // :param entity => 'lena'
 // :param ruhe_schwelle => 0.1
+// :param symmetrisch => ['PARTNER', 'GESCHWISTER', 'BEFREUNDET_MIT']
 // `entity` is the entity's id or its name as the library normalises it (kg.models.
 // normalize_name: NFKC, case-folded, inner spaces collapsed).
 // Turn off "Connect result nodes" in the Browser settings: it would draw every
@@ -19,7 +25,24 @@
 MATCH (e:Entitaet {user_id: $user_id})
 WHERE e.id = $entity OR e.name_norm = $entity
 MATCH p1 = (e)-[r1]-(n1)
-WHERE r1.character_id = $character_id AND r1.aktiv AND r1.staerke_decay >= $ruhe_schwelle
+WHERE r1.character_id = $character_id AND r1.staerke_decay >= $ruhe_schwelle
+  AND (r1.aktiv OR (
+    r1.grund = 'abgeloest' AND r1.t_expired IS NULL AND type(r1) <> 'TYP'
+    AND (startNode(r1) = e OR type(r1) IN $symmetrisch)
+    AND (type(r1) IN $symmetrisch OR EXISTS {
+      (e)-[c]->() WHERE type(c) = type(r1) AND c.aktiv AND c.character_id = $character_id
+                        AND c.staerke_decay >= $ruhe_schwelle })
+    AND EXISTS {
+      OPTIONAL MATCH (:TimelineEintrag {id: r1.timeline_id})-[:NACHFOLGER*0..]->(ta:TimelineEintrag)
+      WHERE NOT (ta)-[:NACHFOLGER]->()
+      OPTIONAL MATCH (:TimelineEintrag {id: r1.timeline_bis})-[:NACHFOLGER*0..]->(tb:TimelineEintrag)
+      WHERE NOT (tb)-[:NACHFOLGER]->()
+      WITH CASE WHEN ta IS NULL THEN r1.t_valid
+                ELSE datetime({date: ta.beginn, timezone: 'UTC'}) END AS ab,
+           CASE WHEN tb IS NULL THEN r1.t_invalid
+                ELSE datetime({date: tb.beginn, timezone: 'UTC'}) END AS bis
+      WHERE ab < bis AND ab <= datetime() < bis
+    }))
 OPTIONAL MATCH p2 = (n1:Entitaet)-[r2]-(n2)
 WHERE r2 <> r1 AND n2 <> e
   AND r2.character_id = $character_id AND r2.aktiv AND r2.staerke_decay >= $ruhe_schwelle
