@@ -139,6 +139,12 @@ def test_a_wrong_name_norm_is_recomputed(
     # Out of the calendar once converted to UTC: the entity could no longer be read.
     ("fakt", {"t_valid": "9999-12-31T23:00:00-05:00"}, "outside the years 1-9999"),
     ("fakt", {"t_recorded": "0001-01-01T00:30:00+01:00"}, "outside the years 1-9999"),
+    # (a stranger's attack, 2026-12-06) beyond the graph's 64-bit integers: "a bug in kg"
+    ("fakt", {"version": 2**63}, "version: .*less than or equal to 9223372036854775807"),
+    ("auftrag", {"anzahl_tripel": 10**30}, "anzahl_tripel: .*less than or equal to"),
+    # (the same attack) a follower list that names none: `kg check` and the import passed
+    # it, and a later correction left the value ended with nothing after it
+    ("fakt", {"abgeloest_durch": []}, "abgeloest_durch: .*at least 1 item"),
 ])
 def test_a_record_the_writer_could_not_have_written_is_refused(
     pair: Pair, tmp_path: Path, exported: list[str], kind: str, update: dict[str, str],

@@ -41,6 +41,10 @@ from kg.transfer.codec import TAG, ZEIT, Tag, Zeit, temporal_fields
 FORMAT = 2
 FORMATS = (1, 2)
 
+#: The largest integer the graph stores (Neo4j's 64-bit signed); a larger one in a file
+#: failed in the driver as "a bug in kg".
+GRAPH_INT_MAX = 2**63 - 1
+
 # The writer's own validators: the same lengths, no control characters, line separators
 # or bidi controls in what an import writes.
 Id = Ident
@@ -209,11 +213,15 @@ class FaktRec(Rec):
     timeline_id: Id | None = None
     timeline_bis: Id | None = None
     abgeloest_durch: list[Id] | None = Field(
-        None, description="The facts whose values follow it where it ends (superseded)."
+        None, min_length=1,
+        description="The facts whose values follow it where it ends (superseded); absent "
+        "where none is recorded, never empty.",
     )
     t_recorded: Zeit | None = None
     t_expired: Zeit | None = None
-    version: int = Field(1, ge=1, description="Version of the fact (its record in system time).")
+    version: int = Field(
+        1, ge=1, le=GRAPH_INT_MAX, description="Version of the fact (its record in system time)."
+    )
     aktiv: bool
     grund: Literal["abgeloest", "berichtigt", "abgesagt"] | None = None
     staerke_decay: float = Field(ge=0, le=1)
@@ -256,7 +264,7 @@ class AuftragRec(Rec):
     erfasst: Zeit | None = None
     status: Literal["ok", "teilweise", "abgelehnt"]
     ergebnis: str = Field(description="The stored result (JSON text): a replay answers it.")
-    anzahl_tripel: int | None = Field(None, ge=0)
+    anzahl_tripel: int | None = Field(None, ge=0, le=GRAPH_INT_MAX)
     inhalt: str | None = Field(
         None, pattern=r"^[0-9a-f]{64}$", description="Content hash that tells a replay apart."
     )
