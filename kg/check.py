@@ -521,8 +521,13 @@ class Checks:
         if not self.own_transactions:
             raise exc
         item, title = CHECKS[name]
-        return CheckResult(name=name, item=item, title=title, count=1, samples=[],
-                           detail=f"the check could not run: {exc}")
+        said = f" (the server: {exc.server_message})" if exc.server_message else f": {exc}"
+        return CheckResult(
+            name=name, item=item, title=title, count=1, samples=[],
+            detail=f"the check could not run: a stored value has a type or form its query "
+            f"cannot use{said}; `fact_fields` and `node_fields` name the values of a wrong "
+            "type or form (where they name none, this is a bug in kg: please report it)",
+        )
 
     async def names(
         self, user_id: str | None, samples: int

@@ -710,12 +710,15 @@ class Database:
         ):
             # Raised as a query runs over stored values: one of them has a type or form
             # the query cannot use (the library never writes such a value).
-            return StoredDataError(
+            said = str(exc.message or "")[:200]
+            error = StoredDataError(
                 f"a value in {self.name!r} on {uri} has a type or form this query cannot "
-                f"use ({str(exc.message or '')[:200]}): most likely a stored value changed "
+                f"use ({said}): most likely a stored value changed "
                 "outside the library — run `kg check` to find it (if it finds none, this is "
                 "a bug in kg: please report it)."
             )
+            error.server_message = said
+            return error
         budget = budget or self.budget(maintenance=False, whole=True)
         timed_out = isinstance(exc, ClientError) and exc.code and (
             "TransactionTimedOut" in exc.code

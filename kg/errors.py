@@ -118,6 +118,10 @@ class StoredDataError(KgError):
 
     exit_code = 1
 
+    #: What the server said, where a query failed on such a value (`kg check` shows it
+    #: for a check that could not run, without the advice to run `kg check`).
+    server_message: str | None = None
+
     @classmethod
     def of(
         cls, kind: str, ident: object, prop: str, value: object, why: str | None = None

@@ -661,6 +661,52 @@ def test_einwertig_followed_takes_a_partner_followed_at_its_far_end(pair: Pair) 
     assert not followed.ok and ended[0]["id"] in followed.samples[0]
 
 
+def test_a_check_that_cannot_run_names_the_checks_that_find_why(world: World) -> None:
+    """A stranger's attack (2026-12-06): a check whose query met a value of the wrong type
+    said "run `kg check` to find it", inside `kg check`. It says which checks name the
+    value, and what the server said."""
+    world.cypher("MATCH (t:TimelineEintrag {user_id: $u}) SET t.beginn = 'bald'")
+    report = world.report()
+    stuck = [c for c in report.checks if c.detail and "could not run" in c.detail]
+    assert stuck, [(c.name, c.detail) for c in report.violations]
+    for detail in (c.detail or "" for c in stuck):
+        assert "run `kg check`" not in detail and "`fact_fields` and `node_fields`" in detail
+        assert "the server:" in detail, detail
+    (fields,) = [c for c in report.checks if c.name == "node_fields"]
+    assert not fields.ok and "beginn" in fields.samples[0], fields
+
+
+def test_einwertig_followed_finds_a_squeezed_end_where_nothing_begins(pair: Pair) -> None:
+    """A stranger's attack (2026-12-06): Köln from an event "in April 2026", then Hamburg
+    from June; Köln's end moved back by hand to 15 March, between its stored start and
+    its event's day. `kg check` called it clean (an end before the start read as a value
+    squeezed to nothing), and `kg history` showed Köln "April 2026 bis 15. März 2026",
+    the as-of Mappe of May no residence. A value squeezed to nothing by one of a month's
+    event it began inside of (Berlin on 24 March 2027, Kassel "in March 2027") ends
+    where that one begins, and stays clean."""
+    pair.write({**t("Lena", "wohnt_in", "Köln"),
+                "ereignis": {"titel": "Lena zieht nach Köln", "beginn": "2026-04-01",
+                             "genauigkeit": "monat"}})
+    pair.write(t("Lena", "wohnt_in", "Hamburg"), zeitpunkt="2026-06-01T00:00:00Z")
+    pair.write({**t("Tom", "wohnt_in", "Berlin"),
+                "ereignis": {"titel": "Tom zieht nach Berlin", "beginn": "2027-03-24"}})
+    squeezed = pair.write({**t("Tom", "wohnt_in", "Kassel"),
+                           "ereignis": {"titel": "Tom zieht nach Kassel",
+                                        "beginn": "2027-03-01", "genauigkeit": "monat"}})
+    assert squeezed.ergebnisse[0].ausgang == "abgeloest"
+    pair.store.run(pair.store.memory.decay_run(pair.user_id, day=TODAY))
+    report = pair.store.run(pair.store.memory.check(pair.user_id))
+    assert report.ok, [(c.name, c.samples) for c in report.violations]
+    (koeln,) = pair.cypher(
+        "MATCH (:Entitaet {user_id: $u, name: 'Lena'})-[r:WOHNT_IN]->(:Entitaet {name: 'Köln'}) "
+        "WHERE r.t_expired IS NULL SET r.t_invalid = datetime('2026-03-15T00:00:00Z') "
+        "RETURN r.id AS id", u=pair.user_id)
+    found = pair.store.run(pair.store.memory.check(pair.user_id))
+    (followed,) = [c for c in found.checks if c.name == "einwertig_followed"]
+    assert not followed.ok and followed.count == 1, followed
+    assert koeln["id"] in followed.samples[0] and "where no value begins" in followed.samples[0]
+
+
 # -- item 2 ----------------------------------------------------------------------------
 
 

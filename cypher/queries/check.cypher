@@ -306,8 +306,10 @@ RETURN count(r) AS count,
 // name: check_fact_followers
 // Item 9: every fact a current version names as following it (`abgeloest_durch`) is
 // another current fact of the same relation and pair in a partition the version is in:
-// at its subject, and of a symmetric relation ($symmetric) at either end. A list that
-// is not of strings is fact_fields' finding.
+// at its subject, and of a symmetric relation ($symmetric) at either end; a list names
+// at least one (an empty one, set by hand, passed, and a later correction left the
+// value ended with nothing after it). A list that is not of strings is fact_fields'
+// finding.
 // params: $user_id, $rel_types, $symmetric, $samples
 // :param user_id => 'demo-user'
 // :param rel_types => ['WOHNT_IN', 'BERUF', 'TYP', 'LIEGT_IN', 'PARTNER']
@@ -315,9 +317,10 @@ RETURN count(r) AS count,
 // :param samples => 5
 {{ fact_edges }}
   AND r.t_expired IS NULL AND r.abgeloest_durch IS :: LIST<STRING NOT NULL>
-UNWIND r.abgeloest_durch AS fid
+// (An empty list names no follower: a take-back would find none to give way to.)
+UNWIND CASE r.abgeloest_durch WHEN [] THEN ['(none)'] ELSE r.abgeloest_durch END AS fid
 WITH s, r, o, fid, type(r) IN $symmetric AS both
-WHERE fid = r.id OR NOT (
+WHERE fid = r.id OR fid = '(none)' OR NOT (
   EXISTS {
     MATCH (s)-[f]-()
     WHERE type(f) = type(r) AND f.id = fid AND (both OR startNode(f) = s)
@@ -478,7 +481,8 @@ RETURN count(*) AS count,
 // The start `ab` and end `bis` (epoch microseconds; bis null: open) of the current fact
 // version `x` as recorded now, as a reader takes them: from the end of its events'
 // chains (timeline_id, timeline_bis: the day's start, UTC), else its valid time; the end
-// only of a superseded value, an end before the start being the start.
+// only of a superseded value, an end before the start being the start (`bis_roh`: the
+// end as stored, also where it lies before the start).
 CALL (x) {
   OPTIONAL MATCH (:TimelineEintrag {id: x.timeline_id})-[:NACHFOLGER*0..]->(ta:TimelineEintrag)
   WHERE NOT (ta)-[:NACHFOLGER]->()
@@ -492,18 +496,22 @@ CALL (x) {
             WHEN tb IS NOT NULL
               THEN datetime({date: tb.beginn, timezone: 'UTC'}).epochSeconds * 1000000
             ELSE x.t_invalid.epochSeconds * 1000000 + x.t_invalid.microsecond END AS bis
-  RETURN ab, CASE WHEN bis < ab THEN ab ELSE bis END AS bis
+  RETURN ab, CASE WHEN bis < ab THEN ab ELSE bis END AS bis, bis AS bis_roh
 }
 
 // name: check_einwertig_followed
 // Item 9: valid time has no gaps: where a value of an einwertig relation ends (a current
-// version, superseded and not squeezed to nothing), another value of the partition holds
-// or begins (at its subject; of a symmetric relation at either end: a partner may end
-// because the other took a new one, who may in turn be squeezed to nothing by a partner
-// of the far end told for the same instant), as recorded now. A superseded value is
-// always followed by one, and a value taken back gives the time it held to the one
-// before it; so a value that ends with nothing after it, or a gap between two values,
-// was edited by hand.
+// version, superseded), another value of the partition holds or begins (at its subject;
+// of a symmetric relation at either end: a partner may end because the other took a new
+// one, who may in turn be squeezed to nothing by a partner of the far end told for the
+// same instant), as recorded now. A superseded value is always followed by one, and a
+// value taken back gives the time it held to the one before it; so a value that ends
+// with nothing after it, or a gap between two values, was edited by hand.
+// A value squeezed to nothing (its end before its start) ends where the value it was
+// placed before begins (one of a month's event that it began inside of), or at its own
+// start (told for the instant of another, or kept squeezed by a take-back): an end
+// between, where no value begins, was edited by hand (a stranger moved one back between
+// its start and its event's day, and every read showed it "bis" a day nothing began on).
 // params: $user_id, $rel_types, $einwertig, $symmetric, $samples
 // :param user_id => 'demo-user'
 // :param rel_types => ['WOHNT_IN', 'BERUF', 'TYP', 'LIEGT_IN', 'PARTNER']
@@ -514,22 +522,26 @@ CALL (x) {
   AND type(r) IN $einwertig AND r.t_expired IS NULL AND r.grund = 'abgeloest'
 WITH s, r, o, r AS x
 {{ span_now }}
-WITH s, r, o, ab AS von, bis AS ende
-WHERE ende > von
-CALL (s, r, o, ende) {
+WITH s, r, o, ab AS von, bis_roh AS ende
+WHERE ende <> von
+CALL (s, r, o, von, ende) {
   UNWIND CASE WHEN type(r) IN $symmetric THEN [s, o] ELSE [s] END AS e
   MATCH (e)-[x]-()
   WHERE type(x) = type(r) AND x <> r AND x.character_id = r.character_id
     AND x.t_expired IS NULL AND coalesce(x.grund, 'abgeloest') = 'abgeloest'
     AND (startNode(x) = e OR type(x) IN $symmetric)
   {{ span_now }}
-  WITH ab, bis WHERE ab = ende OR (ab < ende AND (bis IS NULL OR ende < bis))
+  WITH ab, bis
+  WHERE ab = ende OR (von < ende AND ab < ende AND (bis IS NULL OR ende < bis))
   RETURN count(*) AS holding
 }
-WITH r, ende WHERE holding = 0
+WITH r, von, ende WHERE holding = 0
 RETURN count(r) AS count,
        collect(r.id + ' v' + toString(r.version) + ' (ends '
-               + toString(datetime({epochMillis: ende / 1000})) + ', nothing holds after it)')[..$samples]
+               + toString(datetime({epochMillis: ende / 1000}))
+               + CASE WHEN ende > von THEN ', nothing holds after it)'
+                 ELSE ' before it begins ' + toString(datetime({epochMillis: von / 1000}))
+                      + ', where no value begins)' END)[..$samples]
        AS samples;
 
 // name: check_einwertig_overlap
