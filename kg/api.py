@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import difflib
+import os
 import re
 import threading
 import time
@@ -463,7 +464,7 @@ class Memory:
 
         user_id, character_id = user_scope(user_id, character_id)
         return await transfer.export_file(
-            self.db, self.canon, Path(path), user_id, character_id,
+            self.db, self.canon, file_path(path, "the export's path"), user_id, character_id,
             progress or transfer.no_progress,
         )
 
@@ -474,7 +475,8 @@ class Memory:
         from kg import transfer
 
         return await transfer.import_file(
-            self.db, self.canon, Path(path), progress or transfer.no_progress
+            self.db, self.canon, file_path(path, "the import's path"),
+            progress or transfer.no_progress,
         )
 
     async def purge(
@@ -701,6 +703,15 @@ def as_day(day: date | str | None) -> date | None:
         with contextlib.suppress(ValueError):
             return date.fromisoformat(day.strip())
     raise InvalidInput(f"day must be a date (e.g. date(2026, 12, 5) or '2026-12-05'), not {day!r}")
+
+
+def file_path(path: object, what: str) -> Path:
+    """A file's path given to an export or an import: text or a path-like object (bytes
+    and anything else are refused as the caller's input, not as a TypeError)."""
+    name = os.fspath(path) if isinstance(path, os.PathLike) else path
+    if isinstance(name, str) and name.strip():
+        return Path(name)
+    raise InvalidInput(f"{what} must be a file's path (a str or a pathlib.Path), not {path!r}")
 
 
 #: The most rows a listing (`entities`, `audit`) takes as its `limit`.

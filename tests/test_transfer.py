@@ -176,6 +176,16 @@ def test_every_bad_line_is_named(lines: list[str], message: str) -> None:
         parse_lines(lines, load_canon(), "x.jsonl")
 
 
+@pytest.mark.parametrize("path", [None, 5, b"/tmp/x.jsonl", "", "  "])
+def test_a_path_that_is_no_path_is_the_callers_input(store: SyncMemory, path: object) -> None:
+    """A stranger's attack (2026-12-06): `import_file(None)` and `export(b"/path", …)`
+    raised a plain TypeError, which reads as a bug in kg."""
+    with pytest.raises(InvalidInput, match="the import's path must be a file's path"):
+        store.run(store.memory.import_file(path))  # type: ignore[arg-type]
+    with pytest.raises(InvalidInput, match="the export's path must be a file's path"):
+        store.run(store.memory.export(path, "u1"))  # type: ignore[arg-type]
+
+
 def test_a_good_file_parses_and_serialises_back() -> None:
     lines = [HEADER, ENTITY, fact()]
     datei = parse_lines(lines, load_canon(), "x.jsonl")
