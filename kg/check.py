@@ -94,7 +94,7 @@ def known_properties() -> dict[str, list[str]]:
     of its records (`kg.transfer.records`), but those it derives from the graph."""
     from kg.transfer.records import AuftragRec, EintragRec, EntitaetRec, FaktRec
 
-    derived = {"kind", "beziehung", "subjekt", "objekt", "wert"}
+    derived = {"kind", "beziehung", "subjekt", "objekt", "wert", "namensvettern"}
     return {label: [name for name in cls.model_fields if name not in derived]
             for label, cls in (("Entitaet", EntitaetRec), ("TimelineEintrag", EintragRec),
                                ("Auftrag", AuftragRec), ("fact", FaktRec))}

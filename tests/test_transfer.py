@@ -354,6 +354,33 @@ def test_two_pairs_of_a_user_may_share_an_auftrag_id_through_a_round_trip(
         store.run(store.memory.import_file(tmp_path / "luna.jsonl"))
 
 
+def test_a_pair_restored_keeps_a_person_apart_from_a_namesake_of_the_export(
+    pair: Pair, tmp_path: Path
+) -> None:
+    """A stranger's attack (2026-12-06): nova knows "anna"; luna makes another Anna with
+    `neu`. luna's export, purge and import took luna's Anna for nova's anna (the store's
+    only one of that name): her id was gone (`kg mappe <id>`: no such entity), her name
+    read "anna", and the re-export differed. The file names the namesakes an entity had
+    at the export; the import merges only with one made since (Paula, below)."""
+    store = pair.store
+    pair.write(t("anna", "hobby", wert="Lesen"))
+    nova_anna = pair.id_of("anna")
+    luna = pair.other("luna")
+    made = luna.write({**t("x", "hobby", wert="Schach"), "subjekt": {"neu": "Anna"}})
+    anna = made.ergebnisse[0].subjekt_id
+    assert anna is not None and anna != nova_anna
+    text = export_text(store, tmp_path / "luna.jsonl", pair.user_id, "luna")
+    assert f'"namensvettern":["{nova_anna}"]' in text
+    store.run(store.memory.purge(pair.user_id, "luna"))
+    imported = store.run(store.memory.import_file(tmp_path / "luna.jsonl"))
+    assert not [w for w in imported.warnungen if "store's entity of that name" in w]
+    m = store.run(store.memory.mappe(pair.user_id, "luna", anna))
+    assert m.entitaet.name == "Anna" and {f.wert for f in m.fakten} == {"Schach"}
+    assert export_text(store, tmp_path / "luna2.jsonl", pair.user_id, "luna") == text
+    nova = store.run(store.memory.mappe(pair.user_id, "nova", nova_anna))
+    assert nova.entitaet.name == "anna" and {f.wert for f in nova.fakten} == {"Lesen"}
+
+
 def test_a_bad_line_imports_nothing(pair: Pair, tmp_path: Path) -> None:
     worked_example(pair)
     store = pair.store

@@ -25,7 +25,10 @@ RETURN n.id AS id;
 // The user's entities; for a pair ($character_id set) only those the pair's facts or
 // timeline entries touch. Every export query returns the properties as [key, type,
 // value] with the temporal types in $temporal as their exact text (toString), which
-// the driver would otherwise have to hydrate into objects, slowly.
+// the driver would otherwise have to hydrate into objects, slowly. With each, the ids
+// of the user's other entities of its normalised name (`namensvettern`, by id): a
+// restore takes the file's entity for the store's of its name only where that one is
+// not among them (made since the export), never where it was another person then.
 // params: $user_id, $character_id, $temporal
 // :param user_id => 'u1'
 // :param character_id => 'nova'
@@ -38,7 +41,12 @@ WHERE $character_id IS NULL
         WHERE t.user_id = $user_id AND t.character_id = $character_id
       }
 RETURN [k IN keys(e) | [k, valueType(e[k]), CASE WHEN valueType(e[k]) IN $temporal
-         THEN toString(e[k]) ELSE e[k] END]] AS props;
+         THEN toString(e[k]) ELSE e[k] END]] AS props,
+       COLLECT {
+         MATCH (n:Entitaet {user_id: $user_id, name_norm: e.name_norm})
+         WHERE n <> e
+         RETURN n.id ORDER BY n.id
+       } AS namensvettern;
 
 // name: export_facts
 // The facts of the user (or the pair): relationship type, both ends, all properties.

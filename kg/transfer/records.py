@@ -144,6 +144,20 @@ class EntitaetRec(Rec):
     name: Annotated[Name, AfterValidator(_stored_name)]
     name_norm: str = Field(description="Recomputed from the name on import, never trusted.")
     erstellt: Zeit | None = None
+    namensvettern: list[Id] | None = Field(
+        None, min_length=1,
+        description="The ids of the user's other entities of its normalised name at the "
+        "export (not stored: the import takes the entity for the store's of its name only "
+        "where that one is not among them).",
+    )
+
+    sparse = ("namensvettern",)  # most entities have none, and no file from before it
+
+    @model_validator(mode="after")
+    def _not_its_own(self) -> EntitaetRec:
+        if self.namensvettern is not None and self.id in self.namensvettern:
+            raise ValueError(f"namensvettern names the entity itself ({self.id!r})")
+        return self
 
 
 class EintragRec(Rec):

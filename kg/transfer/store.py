@@ -131,7 +131,7 @@ async def read_export(
         datei = Datei(Kopf(kind="export", format=1, user_id=user_id,
                            character_id=character_id))
         for row in await tx.run("export_entities", **scope):
-            datei.add(_record("entitaet", row))
+            datei.add(_record("entitaet", row, namensvettern=row["namensvettern"] or None))
         for row in await tx.run("export_timeline", **scope):
             eintrag = _record("eintrag", row)
             datei.add(eintrag)
@@ -340,14 +340,17 @@ async def write_import(
         # An entity of the file that is not in the store, where the user has one of its
         # name, is that one (a pair restored after another pair made it since): where the
         # name is the file's only one of it, and the store's only one, and no entity of
-        # the file of that name is in the store by id (the file tells two people apart).
+        # the file of that name is in the store by id (the file tells two people apart),
+        # and the store's was not another entity of that name at the export (the file's
+        # `namensvettern`: two people of one name, one made with `neu`, were merged).
         names = Counter(e.name_norm for e in datei.entitaeten)
         known = {e.name_norm for e in datei.entitaeten if e.id in kept}
-        norm = {e.id: e.name_norm for e in datei.entitaeten}
+        by_id = {e.id: e for e in datei.entitaeten}
         same = {
             n["datei"]: n["store"][0] for n in row["namensvettern"]
-            if len(n["store"]) == 1 and names[norm[n["datei"]]] == 1
-            and norm[n["datei"]] not in known
+            if len(n["store"]) == 1 and names[by_id[n["datei"]].name_norm] == 1
+            and by_id[n["datei"]].name_norm not in known
+            and n["store"][0] not in (by_id[n["datei"]].namensvettern or ())
         }
         notes = [
             f"entity {e.name!r} ({e.id}) is the store's entity of that name ({same[e.id]}): "
@@ -360,7 +363,8 @@ async def write_import(
         def ent(entity_id: str | None) -> str | None:
             return same.get(entity_id, entity_id) if entity_id is not None else None
 
-        await put("entitaet", [e.to_graph() for e in datei.entitaeten if e.id not in kept],
+        await put("entitaet", [e.to_graph("namensvettern") for e in datei.entitaeten
+                               if e.id not in kept],
                   lambda b: tx.one("import_entities", user_id=user, rows=b))
         await put("eintrag", [e.to_graph() for e in datei.eintraege],
                   lambda b: tx.one("import_entries", user_id=user, rows=b))
