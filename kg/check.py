@@ -173,7 +173,10 @@ CHECKS: dict[str, tuple[int, str]] = {
         9, "a value that ends with an event is followed by a value of that event (one of "
         "the facts its abgeloest_durch names begins with it)"
     ),
-    "user_clock": (9, "no user's clock (the system time of its last write) is after now"),
+    "user_clock": (
+        9, "no user's clock (the system time of its last write) is after now, or before "
+        "the user's records"
+    ),
     "node_system_time": (9, "no entity was created, nor order recorded, after now"),
     "version_chains": (9, "every fact's versions form one well-formed chain"),
     "einwertig_overlap": (
@@ -852,7 +855,7 @@ async def run_checks(
                 samples=n),
         one.job("check_fact_end_event", user_id=u, rel_types=rels, symmetric=symmetric,
                 samples=n),
-        one.job("check_user_clock", user_id=u, samples=n),
+        one.job("check_user_clock", user_id=u, rel_types=rels, samples=n),
         one.job("check_node_system_time", user_id=u, samples=n),
         one.job("check_version_chains", user_id=u, rel_types=rels, samples=n),
         one.job("check_einwertig_overlap", user_id=u, einwertig=canon.einwertig_types,

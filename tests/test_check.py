@@ -311,7 +311,13 @@ def test_a_first_version_touched_before_it_was_recorded(world: World, tmp_path: 
     assert "touched 2022-01-01" in fails(world, "fact_first_touch", fid).samples[0]
 
 
-@pytest.mark.parametrize("uhr", ["datetime('2099-01-01T00:00:00Z')", "'morgen'"])
+@pytest.mark.parametrize("uhr", [
+    "datetime('2099-01-01T00:00:00Z')", "'morgen'",
+    # (a stranger's attack, 2026-12-06) before the user's records: a Mappe stood at it,
+    # and read again as known then it said nothing
+    "datetime('2020-01-01T00:00:00Z')",
+    "n.uhr - duration({microseconds: 1})",
+])
 def test_user_clock(world: World, uhr: str) -> None:
     """A user's clock in the future was clean; the next write was then recorded in 2099,
     and only then did fact_system_time fail, with the record already written."""

@@ -411,18 +411,49 @@ RETURN count(r) AS count,
                + ', touched ' + toString(r.last_touched) + ')')[..$samples] AS samples;
 
 // name: check_user_clock
-// Item 9: no user's clock is after now: `uhr` on the user's lock node is the system time
-// of its last write, and the next one is recorded just after it when that is later than
-// the store's clock, so a clock in the future would record every later write there. With
-// a second's grace, like fact_system_time. A clock that is not an instant is found too.
-// params: $user_id, $samples
+// Item 9: no user's clock is after now, nor before the user's own records: `uhr` on the
+// user's lock node is the system time of its last write, and the next one is recorded
+// just after it when that is later than the store's clock, so a clock in the future would
+// record every later write there; a Mappe stands at it (`stand`), and read again as known
+// then it tells what held then, so a clock set back before the user's records made that
+// read say nothing (a stranger's attack). The records: its facts' versions (recorded,
+// replaced), its timeline entries (recorded, replaced, cancelled), its orders (recorded)
+// and its entities (created). With a second's grace, like fact_system_time. A clock that
+// is not an instant is found too; a time of the wrong type is fact_fields' and
+// node_fields' finding.
+// params: $user_id, $rel_types, $samples
 // :param user_id => 'demo-user'
+// :param rel_types => ['WOHNT_IN', 'BERUF', 'TYP', 'LIEGT_IN']
 // :param samples => 5
 MATCH (n:Nutzer)
 WHERE ($user_id IS NULL OR n.id = $user_id) AND n.uhr IS NOT NULL
-  AND (NOT n.uhr IS :: ZONED DATETIME OR n.uhr > datetime.realtime() + duration('PT1S'))
+CALL (n) {
+  WITH n WHERE n.uhr IS :: ZONED DATETIME
+  CALL (n) {
+    MATCH (s:Entitaet {user_id: n.id})
+    RETURN max(CASE WHEN s.erstellt IS :: ZONED DATETIME THEN s.erstellt END) AS t
+    UNION ALL
+    MATCH (:Entitaet {user_id: n.id})-[r]->()
+    WHERE type(r) IN $rel_types
+    UNWIND [r.t_recorded, r.t_expired] AS x
+    RETURN max(CASE WHEN x IS :: ZONED DATETIME THEN x END) AS t
+    UNION ALL
+    MATCH (e:TimelineEintrag {user_id: n.id})
+    UNWIND [e.t_recorded, e.ersetzt_am, e.abgesagt_am] AS x
+    RETURN max(CASE WHEN x IS :: ZONED DATETIME THEN x END) AS t
+    UNION ALL
+    MATCH (a:Auftrag {user_id: n.id})
+    RETURN max(CASE WHEN a.erfasst IS :: ZONED DATETIME THEN a.erfasst END) AS t
+  }
+  RETURN max(t) AS latest
+}
+WITH n, latest
+WHERE NOT n.uhr IS :: ZONED DATETIME OR n.uhr > datetime.realtime() + duration('PT1S')
+   OR latest > n.uhr
 RETURN count(n) AS count,
-       collect(coalesce(n.id, elementId(n)) + ' (' + toString(n.uhr) + ')')[..$samples]
+       collect(coalesce(n.id, elementId(n)) + ' (' + toString(n.uhr)
+               + CASE WHEN latest > n.uhr THEN ', before its record of ' + toString(latest)
+                 ELSE '' END + ')')[..$samples]
        AS samples;
 
 // name: check_node_system_time
