@@ -319,6 +319,15 @@ def decay_results(
             f"decay properties without a run: {future} active fact edges carry a decay_am "
             f"after {day}, a day no sweep can have measured yet"
         )
+    ahead_runs = sorted(str(_native(t)) for t in row.get("runs_ahead") or [])
+    if ahead_runs:
+        # A run recorded for a day to come was never run: `--if-due` would skip that day.
+        days = ", ".join(ahead_runs[:5]) + (" …" if len(ahead_runs) > 5 else "")
+        note = (f"{len(ahead_runs)} decay run(s) recorded for a day after {day} ({days}), "
+                "which no sweep can have reached (`kg decay run --if-due` would skip that "
+                "day as done) — delete those DecayLauf nodes")
+        count += len(ahead_runs)
+        detail = note if count == len(ahead_runs) else f"{detail}; {note}"
     item, title = CHECKS["decay_has_a_run"]
     run_check = CheckResult(
         name="decay_has_a_run", item=item, title=title, count=count, detail=detail

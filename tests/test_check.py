@@ -128,6 +128,13 @@ def test_recency_and_the_decay_verdicts() -> None:
     assert empty.ok  # nothing carries a decay property: nothing to run
     _, missed = decay_results({**state, "newest": day, "missed": 3, "samples": ["f1"]}, day, 2)
     assert missed.count == 3 and missed.samples == ["f1"]
+    # (a stranger's attack, 2026-12-06) a run recorded for a day to come, never run
+    later = day + timedelta(days=30)
+    planted, _ = decay_results({**state, "newest": day, "runs_ahead": [later]}, day, 2)
+    assert planted.count == 1 and f"recorded for a day after {day} ({later})" in (
+        planted.detail or "")
+    both, _ = decay_results({**state, "newest": None, "runs_ahead": [later]}, day, 2)
+    assert both.count == 6 and "does not exist" in (both.detail or "")
 
 
 def test_the_section_4_verdicts() -> None:
@@ -309,6 +316,19 @@ def test_a_first_version_touched_before_it_was_recorded(world: World, tmp_path: 
     store.run(store.memory.purge(world.u))
     store.run(store.memory.import_file(tmp_path / "x.jsonl"))  # a backup restores
     assert "touched 2022-01-01" in fails(world, "fact_first_touch", fid).samples[0]
+
+
+def test_a_decay_run_recorded_for_a_day_to_come_is_found(world: World) -> None:
+    """A stranger's attack (2026-12-06): a DecayLauf dated 2027-01-01 passed `kg check`;
+    on that day `kg decay run --if-due` would take the day's sweep as done."""
+    assert world.check("decay_has_a_run").ok
+    world.cypher("CREATE (:DecayLauf {tag: date('2099-01-01'), kanten: 0})")
+    try:
+        found = fails(world, "decay_has_a_run")
+        assert "recorded for a day after" in (found.detail or "") and "2099-01-01" in (
+            found.detail or "")
+    finally:
+        world.cypher("MATCH (d:DecayLauf {tag: date('2099-01-01')}) DELETE d")
 
 
 @pytest.mark.parametrize("uhr", [

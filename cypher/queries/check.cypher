@@ -1211,7 +1211,9 @@ RETURN count(*) AS count,
 // (`newest`), how many carry a decay_am after $day (no run can have measured a day to
 // come), how many carry a strength no recent run covers (`stale`: decay_am missing or
 // before $oldest, last touched before the run), and how many the run missed (last
-// touched before its day, yet not swept by it), with a few ids.
+// touched before its day, yet not swept by it), with a few ids; and the days of
+// recorded runs after $day (`runs_ahead`: no sweep has run on a day to come, and one
+// recorded so makes `kg decay run --if-due` skip that day as done).
 // params: $user_id, $rel_types, $day, $oldest, $samples
 // :param user_id => 'demo-user'
 // :param rel_types => ['WOHNT_IN', 'BERUF', 'TYP', 'LIEGT_IN']
@@ -1220,11 +1222,12 @@ RETURN count(*) AS count,
 // :param samples => 5
 CALL () {
   OPTIONAL MATCH (d:DecayLauf)
-  WHERE d.tag IS :: DATE AND d.tag <= $day
-  RETURN max(d.tag) AS swept
+  WHERE d.tag IS :: DATE
+  RETURN max(CASE WHEN d.tag <= $day THEN d.tag END) AS swept,
+         [t IN collect(d.tag) WHERE t > $day] AS runs_ahead
 }
 {{ active_edge_decay }}
-WITH active, with_strength, future,
+WITH active, with_strength, future, runs_ahead,
      CASE WHEN swept IS NULL OR (newest IS NOT NULL AND newest > swept)
           THEN newest ELSE swept END AS newest
 CALL (newest) {
@@ -1236,7 +1239,7 @@ CALL (newest) {
   RETURN count(r) AS stale
 }
 {{ missed_by_newest_run }}
-RETURN active, with_strength, newest, future, stale, missed, samples;
+RETURN active, with_strength, newest, future, stale, missed, samples, runs_ahead;
 
 // name: check_user_held
 // Whether the store holds anything of $user_id: an entity (every fact leaves one), a
