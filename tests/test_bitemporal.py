@@ -1229,7 +1229,8 @@ def test_check_sees_two_values_at_once_in_the_past_record(pair: Pair) -> None:
         "SET r.t_expired = datetime() + duration('P1D')",
         u=pair.user_id, id=fid,
     )
-    assert failing(pair, "einwertig_overlap")
+    found = failing(pair, "einwertig_overlap")
+    assert f"WOHNT_IN in pair ({pair.user_id}, nova)" in found[0], found  # user and character
 
 
 def moved_event(pair: Pair) -> str:

@@ -754,7 +754,8 @@ def test_einwertig_unique(world: World) -> None:
               "CREATE (o:Entitaet {id: $new + 'e', user_id: $u, name: 'Hamburg', "
               "name_norm: 'hamburg'})", "WOHNT_IN")
     found = fails(world, "einwertig_unique", world.lena)
-    assert "WOHNT_IN" in found.samples[0]
+    # The pair by user and character: two users have a pair "nova" (a stranger's attack).
+    assert f"WOHNT_IN in pair ({world.u}, nova)" in found.samples[0], found.samples
 
 
 def test_einwertig_unique_counts_a_symmetric_relation_from_both_ends(world: World) -> None:

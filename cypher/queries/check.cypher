@@ -654,8 +654,9 @@ CALL (s) {
   RETURN rel, c, a, b
 }
 RETURN count(*) AS count,
-       collect(s.id + ' ' + rel + ' in pair ' + coalesce(c, '?') + ': ' + a.id + ' v'
-               + toString(a.v) + ' and ' + b.id + ' v' + toString(b.v))[..$samples] AS samples;
+       collect(s.id + ' ' + rel + ' in pair (' + coalesce(s.user_id, '?') + ', '
+               + coalesce(c, '?') + '): ' + a.id + ' v' + toString(a.v) + ' and ' + b.id
+               + ' v' + toString(b.v))[..$samples] AS samples;
 
 // name: check_einwertig_unique
 // Item 2: at most one active fact per (subject, einwertig relation, pair); a symmetric
@@ -675,8 +676,9 @@ CALL (s) {
   RETURN rel, character_id, n
 }
 RETURN count(*) AS count,
-       collect(s.id + ' ' + rel + ' in pair ' + coalesce(character_id, '?') + ' ('
-               + toString(n) + ' active)')[..$samples] AS samples;
+       collect(s.id + ' ' + rel + ' in pair (' + coalesce(s.user_id, '?') + ', '
+               + coalesce(character_id, '?') + ') (' + toString(n) + ' active)')[..$samples]
+       AS samples;
 
 // name: check_duplicate_facts
 // Item 2: no two identical active facts (same subject, relation, pair and object: the
