@@ -272,6 +272,8 @@ def test_a_swept_store_is_clean(world: World) -> None:
     # order passed the check, and an export and import carried the gap on).
     ("REMOVE r.auftrag_id", "auftrag_id"),
     ("SET r.auftrag_id = 7", "auftrag_id"),
+    # (a stranger's attack, 2026-12-06) the mark of a stated type on a pet's fact
+    ("SET r.gesagt = true", "gesagt (only on a type fact)"),
 ])
 def test_fact_fields(world: World, change: str, field: str) -> None:
     assert world.check("fact_fields").ok

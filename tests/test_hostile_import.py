@@ -145,6 +145,7 @@ def test_a_wrong_name_norm_is_recomputed(
     # (the same attack) a follower list that names none: `kg check` and the import passed
     # it, and a later correction left the value ended with nothing after it
     ("fakt", {"abgeloest_durch": []}, "abgeloest_durch: .*at least 1 item"),
+    ("fakt", {"gesagt": True}, "gesagt marks a type fact a typ triple stated, not a fact of"),
 ])
 def test_a_record_the_writer_could_not_have_written_is_refused(
     pair: Pair, tmp_path: Path, exported: list[str], kind: str, update: dict[str, str],

@@ -171,7 +171,9 @@ WITH x, failed, $texts.fact AS texts
 {{ bad_text }}
 WITH x, failed, $known.fact AS known
 {{ unknown_keys }}
-WITH x AS r, failed
+// `gesagt` marks a type fact a `typ` triple stated: on another fact it is set by hand.
+WITH x AS r, failed + CASE WHEN x.gesagt IS NOT NULL AND type(x) <> 'TYP'
+                           THEN ['gesagt (only on a type fact)'] ELSE [] END AS failed
 // Its value node's `wert`, by the same rules.
 CALL (r) {
   WITH endNode(r) AS x
@@ -182,7 +184,7 @@ CALL (r) {
 }
 WITH r, failed + value_failed AS failed
 WHERE failed <> []
-WITH r, [k IN $order WHERE k IN failed] + [k IN failed WHERE k ENDS WITH ' (unknown)'] AS bad
+WITH r, [k IN $order WHERE k IN failed] + [k IN failed WHERE k ENDS WITH ')'] AS bad
 RETURN count(r) AS count,
        collect(coalesce(r.id, elementId(r)) + ' ' + type(r) + ' ('
                + reduce(t = '', k IN bad | t + CASE t WHEN '' THEN '' ELSE ', ' END + k)

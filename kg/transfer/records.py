@@ -266,6 +266,9 @@ class FaktRec(Rec):
     def _one_object(self) -> FaktRec:
         if (self.objekt is None) == (self.wert is None):
             raise ValueError("a fakt has exactly one of 'objekt' (entity id) or 'wert'")
+        if self.gesagt is not None and self.beziehung != "typ":
+            raise ValueError(f"gesagt marks a type fact a typ triple stated, not a fact of "
+                             f"{self.beziehung}")
         return self
 
 
