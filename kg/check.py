@@ -127,7 +127,10 @@ CHECKS: dict[str, tuple[int, str]] = {
     "nachfolger_unique": (4, "a timeline entry has at most one successor and one predecessor"),
     "nachfolger_cycles": (4, "no NACHFOLGER chain is a cycle"),
     "timeline_active_end": (4, "exactly the end of a chain is active (none when cancelled)"),
-    "timeline_references": (4, "every timeline_id names an existing first entry of the pair"),
+    "timeline_references": (
+        4, "every timeline_id names an existing first entry of the pair, and a fact starts on "
+        "a day of its event's chain"
+    ),
     "timeline_cancelled": (4, "no active fact rests on a cancelled event"),
     "timeline_person": (4, "an entry names one person at most, the same as the one before it"),
     "ereignis_person": (4, "an event of a person (ereignis) names that person"),

@@ -918,21 +918,29 @@ def test_timeline_active_end(world: World, entry: str, change: str) -> None:
     fails(world, "timeline_active_end", eid)
 
 
-@pytest.mark.parametrize("target", ["missing", "not_first", "other_pair"])
+@pytest.mark.parametrize("target", ["missing", "not_first", "other_pair", "another_event"])
 def test_timeline_references(world: World, target: str) -> None:
-    assert world.check("timeline_references").ok
+    """(another_event: a stranger's attack, 2026-12-06) a fact pointed at another event
+    of its own pair passed, its start on no day of that event's chain."""
+    assert world.check("timeline_references").ok  # (Lena's move, moved since, is clean)
+    rel = "HAT_HAUSTIER"
     if target == "missing":
         ref = "no-such-entry"
     elif target == "not_first":
         ref = world.moved_entry
     else:
-        other = world.pair.other("luna").write(t("Lena", "hobby", wert="Lesen", ereignis={
+        writer = world.pair if target == "another_event" else world.pair.other("luna")
+        other = writer.write(t("Lena", "hobby", wert="Lesen", ereignis={
             "titel": "Lesekreis", "beginn": "2026-10-01"}))
         ref = str(other.ergebnisse[0].timeline_id)
-    fid = one_fact(world, "HAT_HAUSTIER")
+        rel = "WOHNT_IN" if target == "another_event" else rel
+        assert world.check("timeline_references").ok
+    fid = one_fact(world, rel, "Kassel" if rel == "WOHNT_IN" else None)
     world.cypher("MATCH (:Entitaet {user_id: $u})-[r {id: $id}]->() SET r.timeline_id = $ref",
                  id=fid, ref=ref)
-    fails(world, "timeline_references", fid)
+    found = fails(world, "timeline_references", fid)
+    if target == "another_event":
+        assert "on no day of that chain" in found.samples[0], found.samples
 
 
 # -- item 5 ----------------------------------------------------------------------------

@@ -825,7 +825,12 @@ RETURN count(t) AS count,
 
 // name: check_timeline_references
 // Item 4: every timeline_id (and timeline_bis) on a fact names an existing first entry
-// (one without a predecessor) of the fact's own pair.
+// (one without a predecessor) of the fact's own pair; and a fact valid from an event
+// starts (`t_valid`) on a day of that event's chain: the writer records each version
+// from the day its chain has then (the start of that day, UTC), and a move keeps the
+// day it replaced in the chain. (A stranger pointed a fact at another event of the
+// pair by hand: it passed, and the history read "20. Dezember bis 20. Dezember".) A
+// time of the wrong type is fact_fields' finding.
 // params: $user_id, $rel_types, $samples
 // :param user_id => 'demo-user'
 // :param rel_types => ['WOHNT_IN', 'BERUF', 'TYP', 'LIEGT_IN']
@@ -834,13 +839,24 @@ RETURN count(t) AS count,
   AND (r.timeline_id IS NOT NULL OR r.timeline_bis IS NOT NULL)
 UNWIND [ref IN [r.timeline_id, r.timeline_bis] WHERE ref IS NOT NULL] AS ref
 OPTIONAL MATCH (t:TimelineEintrag {id: ref})
-WITH s, r, ref, t
+WITH s, r, ref, t,
+     ref = r.timeline_id AND t IS NOT NULL AND r.t_valid IS :: ZONED DATETIME
+     AND NOT EXISTS {
+       MATCH (t)-[:NACHFOLGER*0..]->(c:TimelineEintrag)
+       // (as instants: two DateTimes of two zones that name one instant are not equal)
+       WHERE c.beginn IS :: DATE AND r.t_valid.nanosecond = 0
+         AND datetime({date: c.beginn, timezone: 'UTC'}).epochSeconds = r.t_valid.epochSeconds
+     } AS elsewhere
 WHERE t IS NULL
    OR NOT coalesce(t.user_id = s.user_id AND t.character_id = r.character_id, false)
    OR EXISTS { (:TimelineEintrag)-[:NACHFOLGER]->(t) }
+   OR elsewhere
 RETURN count(*) AS count,
        collect(coalesce(r.id, elementId(r)) + ' → ' + toString(ref)
-               + CASE WHEN t IS NULL THEN ' (no such entry)' ELSE '' END)[..$samples] AS samples;
+               + CASE WHEN t IS NULL THEN ' (no such entry)'
+                      WHEN elsewhere THEN ' (starts ' + toString(r.t_valid)
+                                          + ', on no day of that chain)'
+                      ELSE '' END)[..$samples] AS samples;
 
 // name: check_timeline_cancelled
 // Item 4: no active fact rests on a cancelled event: a cancel takes back every fact the
