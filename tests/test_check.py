@@ -735,6 +735,33 @@ def test_einwertig_followed_finds_a_squeezed_end_where_nothing_begins(pair: Pair
     assert koeln["id"] in followed.samples[0] and "where no value begins" in followed.samples[0]
 
 
+def test_einwertig_followed_keeps_a_covered_value_whose_event_moved_later(pair: Pair) -> None:
+    """The review of the squeezed rule (2026-12-06): a take-back keeps a squeezed value
+    that another covers squeezed, its end fixed at its start; its own event moved later
+    then reads it from the new day with the old end, where no value begins. That state
+    is the writer's (it holds nowhere, before and after), and the check must pass it,
+    or its backup would not restore."""
+    def event(titel: str, beginn: str, genauigkeit: str = "tag") -> dict[str, str]:
+        return {"titel": titel, "beginn": beginn, "genauigkeit": genauigkeit}
+
+    koeln = pair.write({**t("Lena", "wohnt_in", "Köln"),
+                        "ereignis": event("Lena zieht nach Köln", "2027-03-10")})
+    pair.write({**t("Lena", "wohnt_in", "Hamburg"),
+                "ereignis": event("Lena zieht nach Hamburg", "2027-03-01", "monat")})
+    pair.write(t("Lena", "wohnt_in", "München"), zeitpunkt="2027-03-05T00:00:00Z")
+    taken = pair.store.run(pair.store.memory.write(pair.order(
+        berichtigungen=[{"subjekt": "Lena", "beziehung": "wohnt_in", "objekt": "Hamburg",
+                         "herkunft": "mensch"}])))
+    assert taken.ergebnisse[0].ausgang == "berichtigt"
+    entry = koeln.ergebnisse[0].timeline_id
+    assert entry is not None
+    pair.store.run(pair.store.memory.timeline_move(pair.user_id, "nova", entry,
+                                                   date(2027, 3, 20)))
+    pair.store.run(pair.store.memory.decay_run(pair.user_id, day=TODAY))
+    report = pair.store.run(pair.store.memory.check(pair.user_id))
+    assert report.ok, [(c.name, c.samples) for c in report.violations]
+
+
 # -- item 2 ----------------------------------------------------------------------------
 
 

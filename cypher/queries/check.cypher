@@ -542,9 +542,10 @@ CALL (x) {
 // with nothing after it, or a gap between two values, was edited by hand.
 // A value squeezed to nothing (its end before its start) ends where the value it was
 // placed before begins (one of a month's event that it began inside of), or at its own
-// start (told for the instant of another, or kept squeezed by a take-back): an end
-// between, where no value begins, was edited by hand (a stranger moved one back between
-// its start and its event's day, and every read showed it "bis" a day nothing began on).
+// start (told for the instant of another), or at its start as recorded, an instant
+// (kept squeezed by a take-back, its event moved later since): an end between, where no
+// value begins, was edited by hand (a stranger moved one back between its start and its
+// event's day, and every read showed it "bis" a day nothing began on).
 // params: $user_id, $rel_types, $einwertig, $symmetric, $samples
 // :param user_id => 'demo-user'
 // :param rel_types => ['WOHNT_IN', 'BERUF', 'TYP', 'LIEGT_IN', 'PARTNER']
@@ -557,6 +558,11 @@ WITH s, r, o, r AS x
 {{ span_now }}
 WITH s, r, o, ab AS von, bis_roh AS ende
 WHERE ende <> von
+  // (squeezed and kept so by a take-back, its end fixed at its start as recorded then:
+  // its own event moved later since, it holds nowhere, before and after)
+  AND NOT (ende < von AND r.timeline_bis IS NULL
+           AND r.t_invalid.epochSeconds = r.t_valid.epochSeconds
+           AND r.t_invalid.nanosecond = r.t_valid.nanosecond)
 CALL (s, r, o, von, ende) {
   UNWIND CASE WHEN type(r) IN $symmetric THEN [s, o] ELSE [s] END AS e
   MATCH (e)-[x]-()
