@@ -706,10 +706,11 @@ def as_day(day: date | str | None) -> date | None:
 
 
 def file_path(path: object, what: str) -> Path:
-    """A file's path given to an export or an import: text or a path-like object (bytes
-    and anything else are refused as the caller's input, not as a TypeError)."""
+    """A file's path given to an export or an import: text or a path-like object (bytes,
+    a NUL character and anything else are refused as the caller's input, not as a
+    TypeError or ValueError)."""
     name = os.fspath(path) if isinstance(path, os.PathLike) else path
-    if isinstance(name, str) and name.strip():
+    if isinstance(name, str) and name.strip() and "\0" not in name:
         return Path(name)
     raise InvalidInput(f"{what} must be a file's path (a str or a pathlib.Path), not {path!r}")
 

@@ -326,9 +326,9 @@ def decay_results(
     if ahead_runs:
         # A run recorded for a day to come was never run: `--if-due` would skip that day.
         days = ", ".join(ahead_runs[:5]) + (" …" if len(ahead_runs) > 5 else "")
-        note = (f"{len(ahead_runs)} decay run(s) recorded for a day after {day} ({days}), "
-                "which no sweep can have reached (`kg decay run --if-due` would skip that "
-                "day as done) — delete those DecayLauf nodes")
+        note = (f"{len(ahead_runs)} decay run(s) recorded for a day after tomorrow "
+                f"({days}), which no sweep can have reached (`kg decay run --if-due` would "
+                "skip that day as done) — delete those DecayLauf nodes")
         count += len(ahead_runs)
         detail = note if count == len(ahead_runs) else f"{detail}; {note}"
     item, title = CHECKS["decay_has_a_run"]
@@ -536,7 +536,7 @@ class Checks:
         if not self.own_transactions:
             raise exc
         item, title = CHECKS[name]
-        said = f" (the server: {exc.server_message})" if exc.server_message else f": {exc}"
+        said = "" if exc.server_message is None else f" (the server: {exc.server_message})"
         return CheckResult(
             name=name, item=item, title=title, count=1, samples=[],
             detail=f"the check could not run: a stored value has a type or form its query "

@@ -127,6 +127,8 @@ def test_browser_mappe_draws_the_values_that_still_hold(pair: Pair) -> None:
     pair.write(t("Lena", "wohnt_in", "Kassel"), zeitpunkt=(now + timedelta(days=90)).isoformat())
     pair.write(t("Berlin", "liegt_in", "Deutschland"), t("München", "liegt_in", "Bayern"),
                t("Hamburg", "liegt_in", "Norddeutschland"))
+    pair.write(t("Lena", "beruf", wert="Lehrerin"), zeitpunkt="2024-01-01T00:00:00Z")
+    pair.write(t("Lena", "beruf", wert="Ärztin"), zeitpunkt=(now + timedelta(days=90)).isoformat())
     pair.write(t("Ben", "partner", "Lena"), zeitpunkt="2024-01-01T00:00:00Z")
     pair.write(t("Ben", "hat_haustier", "Rex"))
     ahead = (now + timedelta(days=60)).date().isoformat()
@@ -138,13 +140,15 @@ def test_browser_mappe_draws_the_values_that_still_hold(pair: Pair) -> None:
     edges = drawn_edges(pair.cypher(body, **values))
     assert {("Lena", "WOHNT_IN", "Berlin"), ("Berlin", "LIEGT_IN", "Deutschland"),
             ("Lena", "WOHNT_IN", "Kassel"), ("Lena", "PARTNER", "Ben"),
-            ("Ben", "HAT_HAUSTIER", "Rex"), ("Lena", "PARTNER", "Tom")} <= edges, edges
+            ("Ben", "HAT_HAUSTIER", "Rex"), ("Lena", "PARTNER", "Tom"),
+            ("Lena", "BERUF", "Lehrerin"), ("Lena", "BERUF", "Ärztin")} <= edges, edges
     names = {name for edge in edges for name in (edge[0], edge[2])}
     assert not {"München", "Bayern", "Hamburg", "Norddeutschland"} & names, edges
     # The library's Mappe says the same: Berlin and Ben still hold, and it reaches on.
     m = pair.store.run(pair.store.memory.mappe(pair.user_id, "nova", pair.id_of("Lena")))
     text = render(m, budget=5000)
     assert "wohnt in Berlin (noch bis" in text and "Ben (noch bis" in text, text
+    assert "Lehrerin" in text and "(noch bis" in text.split("Lehrerin", 1)[1], text
     assert {(f.subjekt.name, f.objekt.name) for f in m.fakten
             if f.grad == 2 and f.subjekt and f.objekt} >= {
         ("Berlin", "Deutschland"), ("Ben", "Rex")}

@@ -131,7 +131,7 @@ def test_recency_and_the_decay_verdicts() -> None:
     # (a stranger's attack, 2026-12-06) a run recorded for a day to come, never run
     later = day + timedelta(days=30)
     planted, _ = decay_results({**state, "newest": day, "runs_ahead": [later]}, day, 2)
-    assert planted.count == 1 and f"recorded for a day after {day} ({later})" in (
+    assert planted.count == 1 and f"recorded for a day after tomorrow ({later})" in (
         planted.detail or "")
     both, _ = decay_results({**state, "newest": None, "runs_ahead": [later]}, day, 2)
     assert both.count == 6 and "does not exist" in (both.detail or "")
@@ -324,11 +324,18 @@ def test_a_decay_run_recorded_for_a_day_to_come_is_found(world: World) -> None:
     """A stranger's attack (2026-12-06): a DecayLauf dated 2027-01-01 passed `kg check`;
     on that day `kg decay run --if-due` would take the day's sweep as done."""
     assert world.check("decay_has_a_run").ok
-    world.cypher("CREATE (:DecayLauf {tag: date('2099-01-01'), kanten: 0})")
+    world.cypher("CREATE (:DecayLauf {tag: date('2099-01-01'), edges: 0, resting: 0, "
+                 "am: datetime()})")
     try:
         found = fails(world, "decay_has_a_run")
         assert "recorded for a day after" in (found.detail or "") and "2099-01-01" in (
             found.detail or "")
+        # A check of an earlier day takes today's run as none after it (the review: a
+        # check with `day` set called the real runs since impossible).
+        earlier = world.pair.store.run(world.pair.store.memory.check(
+            world.u, day=TODAY - timedelta(days=1)))
+        (run,) = [c for c in earlier.checks if c.name == "decay_has_a_run"]
+        assert str(TODAY) not in (run.detail or "") and "2099-01-01" in (run.detail or "")
     finally:
         world.cypher("MATCH (d:DecayLauf {tag: date('2099-01-01')}) DELETE d")
 

@@ -176,7 +176,7 @@ def test_every_bad_line_is_named(lines: list[str], message: str) -> None:
         parse_lines(lines, load_canon(), "x.jsonl")
 
 
-@pytest.mark.parametrize("path", [None, 5, b"/tmp/x.jsonl", "", "  "])
+@pytest.mark.parametrize("path", [None, 5, b"/tmp/x.jsonl", "", "  ", "/tmp/x\0.jsonl"])
 def test_a_path_that_is_no_path_is_the_callers_input(store: SyncMemory, path: object) -> None:
     """A stranger's attack (2026-12-06): `import_file(None)` and `export(b"/path", …)`
     raised a plain TypeError, which reads as a bug in kg."""

@@ -5,10 +5,12 @@
 // $ruhe_schwelle, the library's KG_RUHE_SCHWELLE) are left out, like in the Mappe.
 // Value nodes are shown but never followed.
 // A value superseded from a day still ahead holds until then ("wohnt in Berlin (noch bis
-// 1. März)") but is no longer active: it is drawn too, and its neighbours' facts, as the
-// library's Mappe reaches through it; as there, only where the entity's relation has a
-// current value drawn (or the relation is symmetric, $symmetrisch: read from both ends),
-// and only while it holds now (its start and end from its events where it has them).
+// 1. März)") but is no longer active: it is drawn too, and an entity's facts of degree 2
+// through it, as the library's Mappe reaches through it; as there, only where the
+// entity's relation has a current value drawn (or the relation is symmetric,
+// $symmetrisch: read from both ends), and only while it holds now (its start and end
+// from its events where it has them). A value node that still holds is drawn as well
+// (the library's Mappe shows it in the history, "Lehrerin (noch bis …)").
 //
 // Set the parameters first; `kg browser mappe -u u1 -c nova --entity Lena` prints them
 // with the library's values (the name normalised as `kg` looks it up, the configured
@@ -37,10 +39,11 @@ WHERE r1.character_id = $character_id AND r1.staerke_decay >= $ruhe_schwelle
       WHERE NOT (ta)-[:NACHFOLGER]->()
       OPTIONAL MATCH (:TimelineEintrag {id: r1.timeline_bis})-[:NACHFOLGER*0..]->(tb:TimelineEintrag)
       WHERE NOT (tb)-[:NACHFOLGER]->()
-      WITH CASE WHEN ta IS NULL THEN r1.t_valid
-                ELSE datetime({date: ta.beginn, timezone: 'UTC'}) END AS ab,
-           CASE WHEN tb IS NULL THEN r1.t_invalid
-                ELSE datetime({date: tb.beginn, timezone: 'UTC'}) END AS bis
+      // (a day stored as something else reads as none, as the library reads it)
+      WITH CASE WHEN ta IS NULL THEN r1.t_valid WHEN ta.beginn IS :: DATE
+                  THEN datetime({date: ta.beginn, timezone: 'UTC'}) END AS ab,
+           CASE WHEN tb IS NULL THEN r1.t_invalid WHEN tb.beginn IS :: DATE
+                  THEN datetime({date: tb.beginn, timezone: 'UTC'}) END AS bis
       WHERE ab < bis AND ab <= datetime() < bis
     }))
 OPTIONAL MATCH p2 = (n1:Entitaet)-[r2]-(n2)
