@@ -146,6 +146,7 @@ def test_a_wrong_name_norm_is_recomputed(
     # it, and a later correction left the value ended with nothing after it
     ("fakt", {"abgeloest_durch": []}, "abgeloest_durch: .*at least 1 item"),
     ("fakt", {"gesagt": True}, "gesagt marks a type fact a typ triple stated, not a fact of"),
+    ("entitaet", {"namensvettern": []}, "namensvettern: .*at least 1 item"),
 ])
 def test_a_record_the_writer_could_not_have_written_is_refused(
     pair: Pair, tmp_path: Path, exported: list[str], kind: str, update: dict[str, str],
@@ -159,6 +160,18 @@ def test_a_record_the_writer_could_not_have_written_is_refused(
                        and '"beziehung":"typ"' not in line, **update)
     refused(pair, write(tmp_path / "rec.jsonl", reseal(lines)),
             rf"rec.jsonl:{at}: {kind}: .*{words}")
+
+
+def test_an_entity_named_its_own_namesake_is_refused(
+    pair: Pair, tmp_path: Path, exported: list[str]
+) -> None:
+    """`namensvettern` names the user's other entities of its name (the review)."""
+    at = next(i for i, line in enumerate(exported) if '"kind":"entitaet"' in line)
+    own = json.loads(exported[at])["id"]
+    lines, line = change(exported, "entitaet", namensvettern=[own])
+    assert line == at + 1
+    refused(pair, write(tmp_path / "self.jsonl", reseal(lines)),
+            rf"self.jsonl:{line}: entitaet: .*namensvettern names the entity itself")
 
 
 @pytest.mark.parametrize(("name", "words"), [
