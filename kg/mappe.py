@@ -283,6 +283,7 @@ def stays(
         if not candidates:
             return
         start = first = _start(row)
+        members: list[int] = []
         while True:
             # Every version that ends where the stay begins is part of it: one that held
             # (the stay goes on back from its start), and any squeezed to nothing there
@@ -292,6 +293,7 @@ def stays(
             meeting = [(i, since.get(ended[i]["id"], earlier)) for i, bis, earlier in candidates
                        if i not in taken and i != own and bis == start[0]]
             taken.update(i for i, _ in meeting)
+            members += [i for i, _ in meeting]
             earliest = min((earlier for _, earlier in meeting), key=lambda s: s[0],
                            default=start)
             if earliest[0] == start[0]:
@@ -299,6 +301,13 @@ def stays(
             start = earliest
         if start != first:
             since[row["id"]] = start
+        # A version taken in is part of the stay too: the one that holds now, of a value
+        # superseded from a day ahead, derives from the stay's start (Kassel since
+        # January, told again from November: "über Kassel, ab 28. November" beside
+        # "wohnt in Kassel (noch bis März)" of a stay from January; the stress run).
+        for i in members:
+            if _start(ended[i])[0] > start[0]:
+                since[ended[i]["id"]] = start
 
     for f in facts:
         back(f)

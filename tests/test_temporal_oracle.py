@@ -18,7 +18,7 @@ import os
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from typing import Any, cast
 
 import pytest
@@ -737,3 +737,28 @@ def test_a_move_never_carries_the_event_past_a_value_squeezed_on_its_day(
         state.write_with_event(rel="wohnt_in", pick=0, day=date(2026, 1, 20), monat=False)
         state.move(key=kassel, day=date(2026, 12, 24))
         assert state.model.events[kassel].at(state.model.step)[0] == date(2026, 1, 20)
+
+
+
+def test_a_stay_that_still_holds_derives_from_where_it_began(store: SyncMemory) -> None:
+    """Found by the stress run (2026-12-06), built here around today: Kassel from 300
+    days ago; Berlin from 8 days ago; Kassel from 18 days ahead; Kassel again from 8
+    days ago (it squeezes Berlin, and meets the later Kassel); Berlin from 85 days ahead.
+    Kassel is one stay from 300 days ago until then ("wohnt in Kassel (noch bis …)"),
+    and the version that holds now began 8 days ago: the store derived "wohnt in Hessen
+    (über Kassel)" from that version's start, the model from the stay's."""
+    today = datetime.now(UTC).date()
+    with replay(store) as state:
+        state.write_with_event(day=today - timedelta(days=300), monat=False, pick=1,
+                               rel="wohnt_in")
+        state.write_with_event(day=today - timedelta(days=8), monat=False, pick=0,
+                               rel="wohnt_in")
+        state.write_with_event(day=today + timedelta(days=18), monat=False, pick=1,
+                               rel="wohnt_in")
+        state.write_with_event(day=today - timedelta(days=8), monat=False, pick=1,
+                               rel="wohnt_in")
+        state.write(rel="wohnt_in", pick=0,
+                    when=datetime.combine(today + timedelta(days=85), datetime.min.time(), UTC))
+        m = state.run(state.memory().mappe(state.user, "nova", state.lena()))
+        assert {(d.objekt.name, d.ab_datum) for d in m.abgeleitet} == {
+            ("Hessen", today - timedelta(days=300)), ("Deutschland", today - timedelta(days=300))}
