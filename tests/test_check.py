@@ -769,6 +769,34 @@ def test_einwertig_followed_keeps_a_covered_value_whose_event_moved_later(pair: 
     assert report.ok, [(c.name, c.samples) for c in report.violations]
 
 
+@pytest.mark.parametrize("rel", ["wohnt_in", "partner"])
+def test_einwertig_followed_keeps_a_squeezed_value_after_a_cancel_and_a_later_move(
+    pair: Pair, rel: str
+) -> None:
+    """A stranger's hunt for false positives (2026-12-06): Berlin by an event on the 24th,
+    Kassel "in December" (Berlin began inside it: squeezed), Hamburg from 1 December,
+    13:00; Kassel's event cancelled (Berlin stays squeezed, its end fixed at its start);
+    then Berlin's event moved to the 28th. The same with partners of Anna. The check
+    called the writer's state a gap, and the user's backup would not restore."""
+    def told(objekt: str, **extra: Any) -> dict[str, Any]:
+        return {**t("Anna" if rel == "partner" else "Lena", rel, objekt), **extra}
+
+    first = pair.write(told("Ben" if rel == "partner" else "Berlin", ereignis={
+        "titel": "am 24.", "beginn": "2026-12-24"}))
+    month = pair.write(told("Tom" if rel == "partner" else "Kassel", ereignis={
+        "titel": "im Dezember", "beginn": "2026-12-01", "genauigkeit": "monat"}))
+    pair.write(told("Lena" if rel == "partner" else "Hamburg"),
+               zeitpunkt="2026-12-01T13:00:00Z")
+    mem = pair.store.memory
+    pair.store.run(mem.timeline_cancel(pair.user_id, "nova",
+                                       str(month.ergebnisse[0].timeline_id)))
+    pair.store.run(mem.timeline_move(pair.user_id, "nova", str(first.ergebnisse[0].timeline_id),
+                                     date(2026, 12, 28)))
+    pair.store.run(mem.decay_run(pair.user_id, day=TODAY))
+    report = pair.store.run(mem.check(pair.user_id))
+    assert report.ok, [(c.name, c.samples) for c in report.violations]
+
+
 # -- item 2 ----------------------------------------------------------------------------
 
 
