@@ -1536,3 +1536,62 @@ def test_only_a_value_that_holds_somewhere_and_is_shown_reaches_further(pair: Pa
     assert [f for f in rested.fakten if f.beziehung == "wohnt_in"] == []
     assert rested.historie == [] and rested.abgeleitet == []
     assert [f.subjekt.name for f in rested.fakten if f.grad == 2] == []
+
+
+def _december(titel: str, beginn: str, genauigkeit: str = "tag") -> dict[str, str]:
+    return {"titel": titel, "beginn": beginn, "genauigkeit": genauigkeit}
+
+
+@pytest.mark.xfail(strict=True, reason="open: a take-back reinstates values squeezed at one "
+                   "instant each open-ended (see the docstring)")
+def test_taking_back_a_value_that_covered_values_of_one_instant_reinstates_one(
+    pair: Pair,
+) -> None:
+    """A stranger's hunt for false positives (2026-12-06), six steps: Berlin and Kassel
+    told for 24 December in one order (Berlin squeezed), Berlin again for that instant
+    (Kassel squeezed); Berlin by an event "in December" (all three began inside it:
+    squeezed); Kassel from 15 December, 08:00; the December event cancelled (the three
+    stay squeezed, each recorded as followed by the Kassel of the 15th, which covers
+    where they begin); then "not Kassel". The take-back brought back the values of the
+    24th each open-ended: two active Berlins (`einwertig_unique`, `duplicate_facts`,
+    `einwertig_overlap`), "wohnt in Berlin (ab 24. Dezember 2026)" twice. As if the
+    Kassel of the 15th had never been written, only the last Berlin of the 24th holds.
+    Values of one instant follow each other in the order they were told; the recorded
+    followers of the squeezed ones (the covering Kassel) no longer say that order."""
+    pair.write(t("Ben", "wohnt_in", "Berlin"), t("Ben", "wohnt_in", "Kassel"),
+               zeitpunkt="2026-12-24")
+    pair.write(t("Ben", "wohnt_in", "Berlin"), zeitpunkt="2026-12-24")
+    month = pair.write({**t("Ben", "wohnt_in", "Berlin"),
+                        "ereignis": _december("Umzug", "2026-12-10", "monat")})
+    pair.write(t("Ben", "wohnt_in", "Kassel"), zeitpunkt="2026-12-15T08:00:00Z")
+    mem = pair.store.memory
+    pair.store.run(mem.timeline_cancel(pair.user_id, "nova",
+                                       str(month.ergebnisse[0].timeline_id)))
+    check_clean(pair)
+    pair.store.run(mem.write(pair.order(berichtigungen=[
+        {"subjekt": "Ben", "beziehung": "wohnt_in", "objekt": "Kassel", "herkunft": "mensch"}])))
+    assert [(f.objekt.name, f.ab_datum) for f in pair.mappe("Ben").fakten
+            if f.beziehung == "wohnt_in"] == [("Berlin", date(2026, 12, 24))]
+    check_clean(pair)
+
+
+@pytest.mark.xfail(strict=True, reason="open: a cancel carries the cancelled value's follower "
+                   "and end to a partner it reinstates (see the docstring)")
+def test_cancelling_a_partner_event_leaves_no_gap(pair: Pair) -> None:
+    """The same hunt, six steps: Anna–Ben by an event on 24 December; Anna–Tom by an
+    event "in December" (Anna–Ben began inside it: squeezed); Anna–Lena from 1 December,
+    13:00; the December event cancelled; Ben–Lena and Anna–Ben from 3 December in one
+    order; then the event of the 24th cancelled. Anna–Ben of the 3rd then read "noch bis
+    24. Dezember", a breakup on the day of a cancelled event, with nothing after it
+    (`einwertig_followed`): it took over the cancelled value's follower (Anna–Lena, which
+    begins before it) and its fixed end, where it holds on."""
+    ben = pair.write({**t("Anna", "partner", "Ben"), "ereignis": _december("am 24.", "2026-12-24")})
+    month = pair.write({**t("Anna", "partner", "Tom"),
+                        "ereignis": _december("im Dezember", "2026-12-01", "monat")})
+    pair.write(t("Anna", "partner", "Lena"), zeitpunkt="2026-12-01T13:00:00Z")
+    mem = pair.store.memory
+    pair.store.run(mem.timeline_cancel(pair.user_id, "nova", str(month.ergebnisse[0].timeline_id)))
+    pair.write(t("Ben", "partner", "Lena"), t("Anna", "partner", "Ben"), zeitpunkt="2026-12-03")
+    check_clean(pair)
+    pair.store.run(mem.timeline_cancel(pair.user_id, "nova", str(ben.ergebnisse[0].timeline_id)))
+    check_clean(pair)
