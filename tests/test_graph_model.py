@@ -38,7 +38,8 @@ DOCS = Path(__file__).resolve().parent.parent / "docs" / "graph-model.md"
 #: fields that are not properties (a fact's type and ends are the edge itself).
 MODELS: dict[str, tuple[tuple[Property, ...], type[BaseModel], set[str]]] = {
     "Fact relationships": (FACT_PROPERTIES, FaktRec, {"beziehung", "subjekt", "objekt", "wert"}),
-    "Entities": (ENTITY_PROPERTIES, EntitaetRec, set()),
+    # (`namensvettern`: the user's other entities of its name at the export, not stored)
+    "Entities": (ENTITY_PROPERTIES, EntitaetRec, {"namensvettern"}),
     "Timeline entries": (TIMELINE_PROPERTIES, EintragRec, set()),
     "Orders": (ORDER_PROPERTIES, AuftragRec, set()),
 }
