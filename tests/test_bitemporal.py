@@ -1542,8 +1542,6 @@ def _december(titel: str, beginn: str, genauigkeit: str = "tag") -> dict[str, st
     return {"titel": titel, "beginn": beginn, "genauigkeit": genauigkeit}
 
 
-@pytest.mark.xfail(strict=True, reason="open: a take-back reinstates values squeezed at one "
-                   "instant each open-ended (see the docstring)")
 def test_taking_back_a_value_that_covered_values_of_one_instant_reinstates_one(
     pair: Pair,
 ) -> None:
@@ -1551,13 +1549,15 @@ def test_taking_back_a_value_that_covered_values_of_one_instant_reinstates_one(
     told for 24 December in one order (Berlin squeezed), Berlin again for that instant
     (Kassel squeezed); Berlin by an event "in December" (all three began inside it:
     squeezed); Kassel from 15 December, 08:00; the December event cancelled (the three
-    stay squeezed, each recorded as followed by the Kassel of the 15th, which covers
-    where they begin); then "not Kassel". The take-back brought back the values of the
-    24th each open-ended: two active Berlins (`einwertig_unique`, `duplicate_facts`,
-    `einwertig_overlap`), "wohnt in Berlin (ab 24. Dezember 2026)" twice. As if the
-    Kassel of the 15th had never been written, only the last Berlin of the 24th holds.
-    Values of one instant follow each other in the order they were told; the recorded
-    followers of the squeezed ones (the covering Kassel) no longer say that order."""
+    stay squeezed by the Kassel of the 15th, which covers where they begin); then "not
+    Kassel". The take-back brought back the values of the 24th each open-ended: two
+    active Berlins (`einwertig_unique`, `duplicate_facts`, `einwertig_overlap`), "wohnt
+    in Berlin (ab 24. Dezember 2026)" twice. As if the Kassel of the 15th had never been
+    written, only the last Berlin of the 24th holds: values of one instant follow each
+    other in the order they were told. The first Berlin, kept squeezed by the covering
+    Kassel when the Kassel of the 24th was taken back first, was recorded as followed
+    by the covering Kassel alone; it is now also followed by the second Berlin, which
+    followed the Kassel taken back (a correction takes back the latest value first)."""
     pair.write(t("Ben", "wohnt_in", "Berlin"), t("Ben", "wohnt_in", "Kassel"),
                zeitpunkt="2026-12-24")
     pair.write(t("Ben", "wohnt_in", "Berlin"), zeitpunkt="2026-12-24")
@@ -1575,23 +1575,39 @@ def test_taking_back_a_value_that_covered_values_of_one_instant_reinstates_one(
     check_clean(pair)
 
 
-@pytest.mark.xfail(strict=True, reason="open: a cancel carries the cancelled value's follower "
-                   "and end to a partner it reinstates (see the docstring)")
-def test_cancelling_a_partner_event_leaves_no_gap(pair: Pair) -> None:
+@pytest.mark.parametrize("recorded", ["now", "before"])
+def test_cancelling_a_partner_event_leaves_no_gap(pair: Pair, recorded: str) -> None:
     """The same hunt, six steps: Anna–Ben by an event on 24 December; Anna–Tom by an
     event "in December" (Anna–Ben began inside it: squeezed); Anna–Lena from 1 December,
     13:00; the December event cancelled; Ben–Lena and Anna–Ben from 3 December in one
     order; then the event of the 24th cancelled. Anna–Ben of the 3rd then read "noch bis
     24. Dezember", a breakup on the day of a cancelled event, with nothing after it
     (`einwertig_followed`): it took over the cancelled value's follower (Anna–Lena, which
-    begins before it) and its fixed end, where it holds on."""
+    ends where it begins) and its fixed end, where it holds on.
+
+    Anna–Lena was recorded as followed by Ben–Lena only (at Lena), though Anna–Ben
+    follows it at Anna at the same instant: the writer now names both. A store written
+    before (`recorded="before"`: the second name removed) is read right too: a value
+    that begins before the reinstated one ends never follows it."""
     ben = pair.write({**t("Anna", "partner", "Ben"), "ereignis": _december("am 24.", "2026-12-24")})
     month = pair.write({**t("Anna", "partner", "Tom"),
                         "ereignis": _december("im Dezember", "2026-12-01", "monat")})
-    pair.write(t("Anna", "partner", "Lena"), zeitpunkt="2026-12-01T13:00:00Z")
+    lena = pair.write(t("Anna", "partner", "Lena"), zeitpunkt="2026-12-01T13:00:00Z")
     mem = pair.store.memory
     pair.store.run(mem.timeline_cancel(pair.user_id, "nova", str(month.ergebnisse[0].timeline_id)))
-    pair.write(t("Ben", "partner", "Lena"), t("Anna", "partner", "Ben"), zeitpunkt="2026-12-03")
+    both = pair.write(t("Ben", "partner", "Lena"), t("Anna", "partner", "Ben"),
+                      zeitpunkt="2026-12-03")
+    ben_lena, anna_ben = (e.fakt_id for e in both.ergebnisse)
+    query = "MATCH ()-[r:PARTNER {id: $id}]->() WHERE r.t_expired IS NULL "
+    followers = pair.cypher(query + "RETURN r.abgeloest_durch AS ids",
+                            id=lena.ergebnisse[0].fakt_id)
+    assert [sorted(r["ids"]) for r in followers] == [sorted([ben_lena, anna_ben])]
+    if recorded == "before":
+        pair.cypher(query + "SET r.abgeloest_durch = [$ben_lena]",
+                    id=lena.ergebnisse[0].fakt_id, ben_lena=ben_lena)
     check_clean(pair)
     pair.store.run(mem.timeline_cancel(pair.user_id, "nova", str(ben.ergebnisse[0].timeline_id)))
+    partners = [(f.subjekt.name, f.objekt.name, f.ab_datum, f.bis_datum)
+                for f in pair.mappe("Anna").fakten if f.beziehung == "partner"]
+    assert partners == [("Anna", "Ben", date(2026, 12, 3), None)]
     check_clean(pair)

@@ -201,8 +201,18 @@ class History:
                 # take-back leaves as it is: it stays squeezed, recorded as followed by
                 # those values, at a fixed instant (Lena–Ben of 27 August, squeezed by
                 # Tom–Ben "in August", held again up to 2 September beside Ben–Anna from
-                # 17 August once the August event was called off).
-                self.end_at(before, before.start, None, [f.id for f in covering])
+                # 17 August once the August event was called off). The values that
+                # followed the taken-back one and begin no later squeeze it too: named
+                # as well, they keep the order in which values of one instant were told
+                # (Berlin, Kassel, Berlin for 24 December: the first Berlin stays
+                # squeezed by the second once the covering value is taken back too).
+                behind = self._carried_followers(taken, {fact.start_id, fact.end_id}, before, rel)
+                also = [
+                    fid for fid in behind
+                    if (f := self.state.facts.get(fid)) is not None and f.valid
+                    and f.start <= before.start and fid not in {c.id for c in covering}
+                ]
+                self.end_at(before, before.start, None, [f.id for f in covering] + also)
                 continue
             # The values after it at its own ends (of a symmetric relation also at the
             # end it does not share with the taken-back value): those that begin later
@@ -334,7 +344,12 @@ class History:
         never ends at the earlier one, so the pair stays together. (The model skips such
         a value only where the two ends order them differently; one that begins earlier
         and follows `before` at both ends would need a month window at both, and would
-        have ended `before` itself, which the clause before leaves out.)"""
+        have ended `before` itself, which the clause before leaves out.) Nor, where
+        `before` held somewhere, one that begins before `before` ends: a value after it
+        in a partition begins no earlier than where it ends, so that one precedes it (a
+        value ended at its far end where `before` begins, recorded before a partner
+        named one follower per end: Anna–Lena, ended by Ben–Lena where Anna–Ben
+        begins)."""
         if not rel.symmetrisch:
             return list(taken.followers)
         ends = {before.start_id, before.end_id}
@@ -346,6 +361,7 @@ class History:
             and ({f.start_id, f.end_id} & shared or f.start >= before.start)
             and not (f.grund == "abgeloest" and self._ended_by(f, taken_of(before)))
             and not ({f.start_id, f.end_id} == ends and f.start < before.start)
+            and (before.empty or before.end is None or f.start >= before.end)
         ]
 
     def _carried_event(
