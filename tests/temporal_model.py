@@ -159,6 +159,13 @@ class Model:
         self.step += 1
         return self._write(rel, value, start, event)
 
+    def write_together(self, rel: str, values: list[str], start: datetime) -> list[str]:
+        """The values of one order, all from `start`: one step of system time, each
+        placed as if written alone after the ones before it (so of two values of one
+        instant the later told ends the earlier). Returns each one's outcome."""
+        self.step += 1
+        return [self._write(rel, value, start) for value in values]
+
     def write_at(self, rel: str, value: str, key: int) -> str:
         """A value told with an event that exists (`timeline_id`): from the event's day as
         it is now, within the window of its precision, as a value of a new event."""
@@ -459,7 +466,20 @@ class Partners:
         `event` (first day, precision) the bond starts on the event's first day, and a
         bond that began within the event's precision precedes it."""
         self.step += 1
-        was = self.step - 1
+        return self._write(a, b, start, event)
+
+    def write_together(self, bonds: list[tuple[str, str]], start: datetime) -> list[str]:
+        """The bonds of one order, all from `start`: one step of system time, each placed
+        as if written alone after the ones before it. Returns each one's outcome."""
+        self.step += 1
+        return [self._write(a, b, start) for a, b in bonds]
+
+    def _write(
+        self, a: str, b: str, start: datetime, event: tuple[date, str] | None = None
+    ) -> str:
+        """The write of this step, seeing the record as it stands in this step so far
+        (the bonds its order told before it included)."""
+        was = self.step
         ends = frozenset((a, b))
         edge = None
         if event is not None:

@@ -195,6 +195,25 @@ class TemporalRecord(RuleBasedStateMachine):
         self.between()
 
     @rule(
+        rel=st.sampled_from(sorted(RELATIONS)),
+        picks=st.tuples(st.integers(0, 2), st.integers(0, 2)),
+        when=st.one_of(st.none(), st.sampled_from(INSTANTS)),
+    )
+    def write_two(self, rel: str, picks: tuple[int, int], when: datetime | None) -> None:
+        """Two values of one relation in one order, from one instant: the later told ends
+        the earlier. (The machine told one value per order before; a stranger's hunt
+        reached two current Berlins from "Berlin and Kassel for 24 December" and five
+        more steps.)"""
+        values = RELATIONS[rel][1]
+        told = [values[p % len(values)] for p in picks]
+        extra = {"zeitpunkt": when.isoformat()} if when else {}
+        result = self.order(tripel=[self.triple(rel, v) for v in told], **extra)
+        expected = self.model.write_together(
+            rel, [compared(v) for v in told], when or result.erfasst)
+        assert [e.ausgang for e in result.ergebnisse] == expected, (rel, told, when)
+        self.between()
+
+    @rule(
         target=events,
         rel=st.sampled_from(["wohnt_in", "beruf", "hobby"]),
         pick=st.integers(0, 2),
