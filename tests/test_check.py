@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import uuid
 from collections.abc import Coroutine, Iterator
 from dataclasses import dataclass
@@ -336,6 +337,10 @@ def test_a_decay_run_recorded_for_a_day_to_come_is_found(world: World) -> None:
             world.u, day=TODAY - timedelta(days=1)))
         (run,) = [c for c in earlier.checks if c.name == "decay_has_a_run"]
         assert str(TODAY) not in (run.detail or "") and "2099-01-01" in (run.detail or "")
+        # The advice is a statement that mends it, and deletes no run of a day gone by.
+        (advice,) = re.findall(r"`(MATCH \(d:DecayLauf\)[^`]*)`", found.detail or "")
+        world.cypher(advice)
+        assert world.check("decay_has_a_run").ok
     finally:
         world.cypher("MATCH (d:DecayLauf {tag: date('2099-01-01')}) DELETE d")
 
