@@ -1,4 +1,4 @@
-"""`kg decay run` and `kg check`: keeping the store honest."""
+"""`kg decay run`, `kg decay forget-ahead` and `kg check`: keeping the store honest."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ from cli.common import JsonOpt, call, err, out, parse_day, print_json, user_opt
 from kg.api import Memory
 
 if TYPE_CHECKING:  # only the commands that run them load these modules
+    from datetime import date
+
     from kg.check import CheckReport
     from kg.decay import DecayRun
 
@@ -65,6 +67,28 @@ def decay_run(
         + ("" if result.recorded else " (scoped: not recorded as the day's run)"),
         markup=False,
     )
+
+
+@decay_app.command("forget-ahead")
+def decay_forget_ahead(as_json: bool = JsonOpt) -> None:
+    """Delete the sweeps recorded for a day after tomorrow, which no sweep can have
+    reached (`kg check` reports them under decay_has_a_run).
+
+    Example: kg decay forget-ahead
+    """
+
+    async def run(m: Memory) -> list[date]:
+        return await m.decay_forget_ahead()
+
+    days = call(run)
+    if as_json:
+        print_json({"geloescht": [d.isoformat() for d in days]})
+    elif days:
+        out.print(f"deleted {len(days)} decay run(s) recorded for a day after tomorrow: "
+                  + ", ".join(d.isoformat() for d in days), markup=False)
+    else:
+        out.print("no decay run is recorded for a day after tomorrow — nothing to do",
+                  markup=False)
 
 
 def check(

@@ -508,6 +508,13 @@ class Memory:
             user_id = ident(user_id, "user_id")
         return await sweep(self.db, self.canon, as_day(day), if_due, user_id, progress)
 
+    async def decay_forget_ahead(self) -> list[date]:
+        """Delete the decay runs recorded for a day after tomorrow (see
+        kg.decay.forget_runs_ahead); returns their days."""
+        from kg.decay import forget_runs_ahead
+
+        return await forget_runs_ahead(self.db)
+
     async def check(
         self, user_id: str | None = None, *, day: date | str | None = None
     ) -> CheckReport:

@@ -328,8 +328,7 @@ def decay_results(
         days = ", ".join(ahead_runs[:5]) + (" …" if len(ahead_runs) > 5 else "")
         note = (f"{len(ahead_runs)} decay run(s) recorded for a day after tomorrow "
                 f"({days}), which no sweep can have reached (`kg decay run --if-due` would "
-                "skip that day as done) — delete them, in cypher-shell or the Browser: "
-                "`MATCH (d:DecayLauf) WHERE d.tag > date() + duration('P1D') DELETE d`")
+                "skip that day as done) — delete them: `kg decay forget-ahead`")
         count += len(ahead_runs)
         detail = note if count == len(ahead_runs) else f"{detail}; {note}"
     item, title = CHECKS["decay_has_a_run"]

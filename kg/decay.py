@@ -217,6 +217,14 @@ async def _refuse_going_back(
     )
 
 
+async def forget_runs_ahead(db: Database) -> list[date]:
+    """Delete the sweeps recorded for a day after tomorrow (`kg check`: decay_has_a_run):
+    no sweep can have reached it, and `--if-due` would skip that day as done. Returns
+    their days, oldest first."""
+    rows = await db.write(lambda tx: tx.run("decay_runs_ahead_delete"))
+    return [_native(tag) for tag in rows[0]["tags"]]
+
+
 async def record(db: Database, day: date, edges: int, resting: int, seconds: float) -> None:
     """Record the day's global sweep; a second sweep of the same day replaces the figures."""
     await db.write(

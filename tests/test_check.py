@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 import uuid
 from collections.abc import Coroutine, Iterator
 from dataclasses import dataclass
@@ -321,7 +320,9 @@ def test_a_first_version_touched_before_it_was_recorded(world: World, tmp_path: 
     assert "touched 2022-01-01" in fails(world, "fact_first_touch", fid).samples[0]
 
 
-def test_a_decay_run_recorded_for_a_day_to_come_is_found(world: World) -> None:
+def test_a_decay_run_recorded_for_a_day_to_come_is_found(
+    world: World, cli_env: dict[str, str]
+) -> None:
     """A stranger's attack (2026-12-06): a DecayLauf dated 2027-01-01 passed `kg check`;
     on that day `kg decay run --if-due` would take the day's sweep as done."""
     assert world.check("decay_has_a_run").ok
@@ -337,10 +338,15 @@ def test_a_decay_run_recorded_for_a_day_to_come_is_found(world: World) -> None:
             world.u, day=TODAY - timedelta(days=1)))
         (run,) = [c for c in earlier.checks if c.name == "decay_has_a_run"]
         assert str(TODAY) not in (run.detail or "") and "2099-01-01" in (run.detail or "")
-        # The advice is a statement that mends it, and deletes no run of a day gone by.
-        (advice,) = re.findall(r"`(MATCH \(d:DecayLauf\)[^`]*)`", found.detail or "")
-        world.cypher(advice)
+        # The advice is a command that mends it, and deletes no run of a day gone by.
+        assert "`kg decay forget-ahead`" in (found.detail or "")
+        done = CliRunner().invoke(app, ["decay", "forget-ahead"], env=cli_env)
+        assert done.exit_code == 0, done.output
+        assert "deleted 1 decay run(s) recorded for a day after tomorrow: 2099-01-01" in (
+            done.output)
         assert world.check("decay_has_a_run").ok
+        again = CliRunner().invoke(app, ["decay", "forget-ahead", "--json"], env=cli_env)
+        assert again.exit_code == 0 and json.loads(again.output) == {"geloescht": []}
     finally:
         world.cypher("MATCH (d:DecayLauf {tag: date('2099-01-01')}) DELETE d")
 

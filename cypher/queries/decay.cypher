@@ -50,6 +50,17 @@ MERGE (d:DecayLauf {tag: $day})
 SET d.am = datetime(), d.edges = $edges, d.resting = $resting, d.seconds = $seconds
 {{ decay_run_row }}
 
+// name: decay_runs_ahead_delete
+// Delete the sweeps recorded for a day after tomorrow by the store's clock (a hand edit,
+// or a sweep on a host whose clock ran ahead): no sweep can have reached that day, and
+// on it `kg decay run --if-due` would take the day as swept. Returns their days.
+MATCH (d:DecayLauf)
+WHERE d.tag IS :: DATE AND d.tag > date.realtime('UTC') + duration('P1D')
+WITH d, d.tag AS tag
+ORDER BY tag
+DELETE d
+RETURN collect(tag) AS tags;
+
 // name: decay_run_find
 // The recorded sweep of one day, if there is one.
 // params: $day
