@@ -660,7 +660,8 @@ FACT_PROPERTIES: tuple[Property, ...] = (
         "ids of the facts whose values follow it where it ends (superseded): one, or for a "
         "partner one per end that a value follows at the same instant (what taking one of "
         "them back brings it back from); absent while it holds, and on older data; never "
-        "an empty list (`kg check`: `fact_followers`; an import refuses it)",
+        "an empty list, nor one naming a fact twice (`kg check`: `fact_followers`; an "
+        "import refuses either)",
         "STRING_LIST_OR_NULL",
     ),
     Property(

@@ -505,6 +505,7 @@ class Timeline:
         # Anna–Ben's event leaves Ben–Tom ending where Tom–Lena begins). From now on it
         # is recorded as ending with that value.
         held_ends: dict[str, ReEnd] = {}
+        own_ids = {f["id"] for f in neighbours if f["timeline_id"] == first_id}
         for f in neighbours if k_was != after else []:
             if (f["timeline_bis"] != first_id or f["rel"] not in self.agent.symmetric_types
                     or f["ende"] is None):
@@ -548,7 +549,23 @@ class Timeline:
             # two, and that must be the event's new day (a move never reorders values).
             meets = f["timeline_bis"] != first_id and not own and was_end == k_was
             if meets and f["rel"] in self.agent.symmetric_types and f["followers"]:
-                meets = any((f["subjekt_id"], fid) in nowhere for fid in f["followers"])
+                # The event's own values count only where it names nothing else: another
+                # follower that begins there holds the end (named with the event's value,
+                # one per end at the same instant, it is the one the end is bound to), and
+                # a move later leaves it there.
+                others = [fid for fid in f["followers"] if fid not in own_ids]
+                if others and len(others) < len(f["followers"]) and after < k_was:
+                    # The event's value follows it, and so does another that begins where
+                    # it ends: moved earlier, the event's value would end it there and
+                    # take the end from the value that holds it.
+                    raise TimelineError(
+                        f"moving entry {eintrag_id!r} to {entry.beginn} would end {fact} "
+                        f"on {after.date()}, though another value begins where it ends now "
+                        f"({k_was.date()}): a move never reorders values, nor moves an end "
+                        "that another value holds — correct one of them or cancel the "
+                        "event instead"
+                    )
+                meets = any((f["subjekt_id"], fid) in nowhere for fid in others or f["followers"])
             held = was_end is None or was_end > was_start
             carried = f["timeline_bis"] == first_id and f["id"] not in held_ends
             end = after if carried else was_end

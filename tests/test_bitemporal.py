@@ -1156,6 +1156,9 @@ def failing(pair: Pair, name: str) -> list[str]:
     # (a stranger's attack, 2026-12-06) a list naming none: a later correction found no
     # follower to give way to, and left the value ended with nothing after it
     ("fact_followers", "SET r.abgeloest_durch = []"),
+    # (a review, 2026-12-06) a follower named twice: the writer named a partner of the
+    # same pair at each of its ends
+    ("fact_followers", "SET r.abgeloest_durch = r.abgeloest_durch + r.abgeloest_durch"),
     # a fact at its end, but of another relation (Berlin's type)
     ("fact_followers", "WITH r MATCH ()-[r]->(b) MATCH (b)-[x:TYP]->() "
                        "SET r.abgeloest_durch = [x.id]"),
@@ -1610,4 +1613,93 @@ def test_cancelling_a_partner_event_leaves_no_gap(pair: Pair, recorded: str) -> 
     partners = [(f.subjekt.name, f.objekt.name, f.ab_datum, f.bis_datum)
                 for f in pair.mappe("Anna").fakten if f.beziehung == "partner"]
     assert partners == [("Anna", "Ben", date(2026, 12, 3), None)]
+    check_clean(pair)
+
+
+def test_a_partner_of_the_same_pair_is_named_once_as_a_follower(pair: Pair) -> None:
+    """A review (2026-12-06) of the writer naming every follower of one instant:
+    Anna–Ben from 10 November, ended by Anna–Tom from 24 December; Anna–Ben again from
+    24 December is at both of the first one's ends, and was named twice."""
+    first = pair.write(t("Anna", "partner", "Ben"), zeitpunkt="2026-11-10")
+    tom = pair.write(t("Anna", "partner", "Tom"), zeitpunkt="2026-12-24")
+    again = pair.write(t("Anna", "partner", "Ben"), zeitpunkt="2026-12-24")
+    (row,) = pair.cypher("MATCH ()-[r:PARTNER {id: $id}]->() WHERE r.t_expired IS NULL "
+                         "RETURN r.abgeloest_durch AS ids", id=first.ergebnisse[0].fakt_id)
+    assert sorted(row["ids"]) == sorted([tom.ergebnisse[0].fakt_id,
+                                         again.ergebnisse[0].fakt_id])
+    check_clean(pair)
+
+
+def _not(pair: Pair, subjekt: str, objekt: str) -> None:
+    pair.store.run(pair.store.memory.write(pair.order(berichtigungen=[
+        {"subjekt": subjekt, "beziehung": "wohnt_in", "objekt": objekt, "herkunft": "mensch"}])))
+
+
+def test_a_value_kept_squeezed_by_a_take_back_ends_no_value_placed_after_it(
+    pair: Pair,
+) -> None:
+    """A stranger's hunt (2026-12-06) on the fix of the test before, without its cancel:
+    Berlin and Kassel for 24 December, Berlin again; Berlin "in December" (placed after
+    the three, which began in its window: they are squeezed, the month's Berlin holds
+    from 1 December); Kassel from 15 December, 08:00; "not Kassel". The first Berlin of
+    the 24th, now named as followed by the second (which the month's Berlin squeezes),
+    stayed squeezed, and the month's Berlin was brought back only up to the 24th, ended
+    by it: Lena lived nowhere from 24 December, and `kg check` was clean. In the model
+    the month's Berlin comes after the three and holds open."""
+    pair.write(t("Lena", "wohnt_in", "Berlin"), t("Lena", "wohnt_in", "Kassel"),
+               zeitpunkt="2026-12-24")
+    pair.write(t("Lena", "wohnt_in", "Berlin"), zeitpunkt="2026-12-24")
+    pair.write({**t("Lena", "wohnt_in", "Berlin"),
+                "ereignis": _december("Umzug", "2026-12-10", "monat")})
+    pair.write(t("Lena", "wohnt_in", "Kassel"), zeitpunkt="2026-12-15T08:00:00Z")
+    _not(pair, "Lena", "Kassel")
+    assert [(f.objekt.name, f.ab_datum) for f in pair.mappe("Lena").fakten
+            if f.beziehung == "wohnt_in"] == [("Berlin", date(2026, 12, 1))]
+    check_clean(pair)
+
+
+def test_check_sees_a_value_ending_where_only_a_squeezed_one_begins(pair: Pair) -> None:
+    """A stranger's hunt (2026-12-06): a take-back left the month's Berlin ending where
+    only a Berlin squeezed to nothing began, and nothing held after it; `kg check` was
+    clean (a value began there). Planted: Berlin until 1 June, Kassel and Hamburg from
+    then in one order (Kassel squeezed), Hamburg's start moved a day later by hand."""
+    pair.write(t("Lena", "wohnt_in", "Berlin"), zeitpunkt="2026-01-01T00:00:00Z")
+    pair.write(t("Lena", "wohnt_in", "Kassel"), t("Lena", "wohnt_in", "Hamburg"),
+               zeitpunkt="2026-06-01T00:00:00Z")
+    check_clean(pair)
+    pair.cypher("MATCH (:Entitaet {user_id: $u})-[r:WOHNT_IN]->({name: 'Hamburg'}) "
+                "WHERE r.t_expired IS NULL SET r.t_valid = r.t_valid + duration('P1D')",
+                u=pair.user_id)
+    (berlin,) = pair.cypher("MATCH (:Entitaet {user_id: $u})-[r:WOHNT_IN]->({name: 'Berlin'}) "
+                            "WHERE r.t_expired IS NULL RETURN r.id AS id", u=pair.user_id)
+    assert any(berlin["id"] in s and "nothing holds after it" in s
+               for s in failing(pair, "einwertig_followed"))
+
+
+def test_a_squeezed_partner_moved_away_and_back_keeps_its_end_at_its_start(
+    pair: Pair,
+) -> None:
+    """A stranger's hunt (2026-12-06; the code before had it too): Anna–Ben by an event
+    on 24 December; Anna–Tom "in December" (Anna–Ben squeezed); Anna–Lena from 1
+    December, 13:00; the December event cancelled (Anna–Ben stays squeezed, its end
+    fixed at its start); Anna–Ben's event moved to 10 December (its end with it) and
+    back to the 24th (the end stays: it holds nowhere either way); then Ben–Anna "in
+    December" again. The new version of Anna–Ben took its start from its chain (24
+    December) and kept the end of 10 December: `fact_interval`, "valid 2026-12-24 until
+    2026-12-10". A version never records an end before its start."""
+    def partner(a: str, b: str, **extra: Any) -> dict[str, Any]:
+        return {"subjekt": a, "beziehung": "partner", "objekt": b, "herkunft": "mensch",
+                **extra}
+    mem = pair.store.memory
+    ben = pair.write(partner("Anna", "Ben", ereignis=_december("am 24.", "2026-12-24")))
+    month = pair.write(partner("Anna", "Tom",
+                               ereignis=_december("im Dezember", "2026-12-01", "monat")))
+    pair.write(partner("Anna", "Lena"), zeitpunkt="2026-12-01T13:00:00Z")
+    pair.store.run(mem.timeline_cancel(pair.user_id, "nova", str(month.ergebnisse[0].timeline_id)))
+    entry = str(ben.ergebnisse[0].timeline_id)
+    entry = str(pair.store.run(mem.timeline_move(pair.user_id, "nova", entry,
+                                                 date(2026, 12, 10))).id)
+    pair.store.run(mem.timeline_move(pair.user_id, "nova", entry, date(2026, 12, 24)))
+    check_clean(pair)
+    pair.write(partner("Ben", "Anna", ereignis=_december("im Dezember", "2026-12-24", "monat")))
     check_clean(pair)

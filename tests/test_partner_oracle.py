@@ -1016,3 +1016,48 @@ def test_a_value_reinstated_never_ends_at_an_earlier_value_of_its_own_pair(
         state.current_mappen_agree()
         state.as_of_mappen_agree()
         state.correct(people=("Anna", "Tom"))
+
+
+@pytest.mark.parametrize("day", [date(2027, 3, 3), date(2026, 12, 20)])
+def test_a_bond_named_by_two_followers_keeps_the_end_the_one_not_moved_holds(
+    store: SyncMemory, day: date,
+) -> None:
+    """Found by a review (2026-12-06) of the writer naming one follower per end: Anna–Lena
+    from 10 November ends on 24 December at Lena's end (Lena–Tom's event) and at Anna's
+    (Anna–Ben's, the same day), and names both; Ben–Tom "in December" squeezes both of
+    those. Moving Anna–Ben's event later, Anna–Lena keeps the end Lena–Tom holds (the
+    model moves it; the store refused, taking the squeezed Anna–Ben it names for the
+    follower its end is bound to); moving it earlier, into Anna–Lena, is refused (the
+    store re-ended Anna–Lena on 20 December instead, an end Lena–Tom still holds on the
+    24th)."""
+    with replay(store) as state:
+        state.write(people=("Anna", "Lena"), when=datetime(2026, 11, 10, tzinfo=UTC))
+        state.write_with_event(people=("Lena", "Tom"), day=date(2026, 12, 24), monat=False)
+        key = cast(int, state.write_with_event(people=("Anna", "Ben"), day=date(2026, 12, 24),
+                                               monat=False))
+        state.write_with_event(people=("Ben", "Tom"), day=date(2026, 12, 24), monat=True)
+        state.move(key=key, day=day)
+
+
+@pytest.mark.parametrize("ids", ["ascending", "descending"])
+def test_a_cancel_reinstates_a_partner_without_the_follower_it_ended(
+    store: SyncMemory, ids: IdOrder,
+) -> None:
+    """A stranger's hunt (2026-12-06), replayed against the model: Anna–Ben by an event on
+    24 December; Anna–Tom by an event "in December"; Anna–Lena from 1 December, 13:00;
+    the December event cancelled; Ben–Lena and Anna–Ben from 3 December in one order;
+    the event of the 24th cancelled. Anna–Ben of the 3rd holds on (the store ended it on
+    24 December with nothing after it: `test_cancelling_a_partner_event_leaves_no_gap`
+    in tests/test_bitemporal.py tells why)."""
+    with replay(store, ids) as state:
+        ben = cast(int, state.write_with_event(people=("Anna", "Ben"), day=date(2026, 12, 24),
+                                               monat=False))
+        month = cast(int, state.write_with_event(people=("Anna", "Tom"),
+                                                 day=date(2026, 12, 24), monat=True))
+        state.write(people=("Anna", "Lena"), when=datetime(2026, 12, 1, 13, tzinfo=UTC))
+        state.cancel(key=month)
+        state.write_two(first=("Ben", "Lena"), second=("Anna", "Ben"),
+                        when=datetime(2026, 12, 3, tzinfo=UTC))
+        state.current_mappen_agree()
+        state.as_of_mappen_agree()
+        state.cancel(key=ben)

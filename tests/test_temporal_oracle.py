@@ -781,3 +781,56 @@ def test_a_stay_that_still_holds_derives_from_where_it_began(store: SyncMemory) 
         m = state.run(state.memory().mappe(state.user, "nova", state.lena()))
         assert {(d.objekt.name, d.ab_datum) for d in m.abgeleitet} == {
             ("Hessen", today - timedelta(days=300)), ("Deutschland", today - timedelta(days=300))}
+
+
+@pytest.mark.parametrize("ids", ["ascending", "descending"])
+def test_values_of_one_instant_stay_in_the_order_told_after_two_take_backs(
+    store: SyncMemory, ids: IdOrder,
+) -> None:
+    """A stranger's hunt (2026-12-06), replayed against the model: Berlin and Kassel for
+    24 December in one order, Berlin again; Berlin by an event "in December" (the three
+    began in its window); Kassel from 15 December, 08:00; the event cancelled; "not
+    Kassel". Only the second Berlin of the 24th holds (the store brought back both
+    Berlins open-ended; `test_taking_back_a_value_that_covered_values_of_one_instant_
+    reinstates_one` in tests/test_bitemporal.py tells why)."""
+    dec24 = datetime(2026, 12, 24, tzinfo=UTC)
+    with replay(store, ids) as state:
+        state.write_two(rel="wohnt_in", picks=(0, 1), when=dec24)
+        state.write(rel="wohnt_in", pick=0, when=dec24)
+        month = state.write_with_event(rel="wohnt_in", pick=0, day=date(2026, 12, 10),
+                                       monat=True)
+        state.write(rel="wohnt_in", pick=1, when=datetime(2026, 12, 15, 8, tzinfo=UTC))
+        state.cancel(key=month)
+        state.current_mappe_agrees()
+        state.as_of_mappe_agrees()
+        state.correct(rel="wohnt_in", pick=1)
+
+
+@pytest.mark.parametrize("then", ["correct", "move, correct Berlin", "Hamburg, cancel"])
+def test_a_value_kept_squeezed_ends_nothing_placed_after_it(
+    store: SyncMemory, then: str,
+) -> None:
+    """A stranger's hunt (2026-12-06), against the model: Berlin and Kassel for 24
+    December, Berlin again, Berlin "in December" (placed after the three), Kassel from 15
+    December, 08:00; then "not Kassel" (Lena lived nowhere from the 24th); or the month's
+    event moved to 28 November first and then "not Berlin" too (a version named itself
+    as its follower); or Hamburg from 1 December, 13:00 told before the Kassel, the
+    month's event cancelled, then "not Kassel" (Lena lived nowhere)."""
+    dec24 = datetime(2026, 12, 24, tzinfo=UTC)
+    with replay(store, "ascending") as state:
+        state.write_two(rel="wohnt_in", picks=(0, 1), when=dec24)
+        state.write(rel="wohnt_in", pick=0, when=dec24)
+        month = state.write_with_event(rel="wohnt_in", pick=0, day=date(2026, 12, 10),
+                                       monat=True)
+        if then == "Hamburg, cancel":
+            state.write(rel="wohnt_in", pick=2, when=datetime(2026, 12, 1, 13, tzinfo=UTC))
+        state.write(rel="wohnt_in", pick=1, when=datetime(2026, 12, 15, 8, tzinfo=UTC))
+        if then == "Hamburg, cancel":
+            state.cancel(key=month)
+        if then == "move, correct Berlin":
+            state.move(key=month, day=date(2026, 11, 28))
+        state.current_mappe_agrees()
+        state.correct(rel="wohnt_in", pick=1)
+        if then == "move, correct Berlin":
+            state.current_mappe_agrees()
+            state.correct(rel="wohnt_in", pick=0)

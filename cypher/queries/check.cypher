@@ -310,8 +310,8 @@ RETURN count(r) AS count,
 // another current fact of the same relation and pair in a partition the version is in:
 // at its subject, and of a symmetric relation ($symmetric) at either end; a list names
 // at least one (an empty one, set by hand, passed, and a later correction left the
-// value ended with nothing after it). A list that is not of strings is fact_fields'
-// finding.
+// value ended with nothing after it), each once. A list that is not of strings is
+// fact_fields' finding.
 // params: $user_id, $rel_types, $symmetric, $samples
 // :param user_id => 'demo-user'
 // :param rel_types => ['WOHNT_IN', 'BERUF', 'TYP', 'LIEGT_IN', 'PARTNER']
@@ -320,9 +320,12 @@ RETURN count(r) AS count,
 {{ fact_edges }}
   AND r.t_expired IS NULL AND r.abgeloest_durch IS :: LIST<STRING NOT NULL>
 // (An empty list names no follower: a take-back would find none to give way to.)
-UNWIND CASE r.abgeloest_durch WHEN [] THEN ['(none)'] ELSE r.abgeloest_durch END AS fid
+UNWIND CASE r.abgeloest_durch WHEN [] THEN ['(none)'] ELSE r.abgeloest_durch + [
+  i IN range(1, coalesce(size(r.abgeloest_durch), 0) - 1)
+  WHERE r.abgeloest_durch[i] IN r.abgeloest_durch[..i] | r.abgeloest_durch[i] + ' (twice)'
+] END AS fid
 WITH s, r, o, fid, type(r) IN $symmetric AS both
-WHERE fid = r.id OR fid = '(none)' OR NOT (
+WHERE fid = r.id OR fid = '(none)' OR fid ENDS WITH ' (twice)' OR NOT (
   EXISTS {
     MATCH (s)-[f]-()
     WHERE type(f) = type(r) AND f.id = fid AND (both OR startNode(f) = s)
@@ -545,7 +548,11 @@ CALL (x) {
 // one, who may in turn be squeezed to nothing by a partner of the far end told for the
 // same instant), as recorded now. A superseded value is always followed by one, and a
 // value taken back gives the time it held to the one before it; so a value that ends
-// with nothing after it, or a gap between two values, was edited by hand.
+// with nothing after it, or a gap between two values, was edited by hand (or left by a
+// take-back: a stranger's hunt found a month's value reinstated up to a value squeezed
+// to nothing, where nothing held after it). A value that held ends, in a relation of
+// one partition per subject, where a value begins that holds somewhere; a partner may
+// end where one begins that its far end squeezes.
 // A value squeezed to nothing (its end before its start) ends where the value it was
 // placed before begins (one of a month's event that it began inside of), or at its own
 // start (told for the instant of another), or at its start as recorded, an instant
@@ -577,7 +584,11 @@ CALL (s, r, o, von, ende) {
     AND (startNode(x) = e OR type(x) IN $symmetric)
   {{ span_now }}
   WITH ab, bis
-  WHERE ab = ende OR (von < ende AND ab < ende AND (bis IS NULL OR ende < bis))
+  // (Where a value that held ends, of a relation with one partition per subject, a value
+  // that holds somewhere begins: of the values after it beginning there, the last told
+  // holds, so one squeezed there alone marks a gap.)
+  WHERE (ab = ende AND (ende < von OR bis IS NULL OR bis > ab OR type(r) IN $symmetric))
+     OR (von < ende AND ab < ende AND (bis IS NULL OR ende < bis))
   RETURN count(*) AS holding
 }
 WITH r, von, ende WHERE holding = 0

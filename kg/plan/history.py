@@ -140,6 +140,14 @@ class History:
                 **fact.props, **since, **until, **stored, "version": fact.version,
                 "t_expired": None,
             }
+            fixed = fact.new.get("t_invalid")
+            if since and "t_invalid" not in stored and fixed is not None and (
+                    as_utc(fixed) < fact.start):
+                # A fixed end before the start its chain has now (a value kept squeezed
+                # at its start, its event moved later since) is its start: a version
+                # never records an end before its start.
+                fact.new["t_invalid"] = fact.start
+                fact.end = fact.start
             fact.props = fact.new
             self.ops.facts.append(fact)
         fact.aktiv = bool(fact.new["aktiv"])
@@ -218,12 +226,15 @@ class History:
             # end it does not share with the taken-back value): those that begin later
             # and hold somewhere, or will again (a value squeezed to nothing by another
             # follows nothing, except in a symmetric relation, where the far end's
-            # partition may have squeezed it), except the ones it ended (they precede
-            # it, ending where it begins).
+            # partition may have squeezed it; one the taken-back value squeezed that
+            # another value still squeezes stays so: a month event's value placed after
+            # it keeps it squeezed, and so precedes it), except the ones it ended (they
+            # precede it, ending where it begins).
             later = [
                 f for f in self._at_ends(before, rel)
                 if f.id != before.id and f.start > before.start
-                and (not f.empty or rel.symmetrisch or self._ended_by(f, taken))
+                and (not f.empty or rel.symmetrisch
+                     or (self._ended_by(f, taken) and not self._still_followed(f, taken)))
                 and not (f.grund == "abgeloest" and self._ended_by(f, taken_of(before)))
                 and not (rel.symmetrisch and f.empty and self._squeezed_before(f, before))
             ]

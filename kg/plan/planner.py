@@ -244,18 +244,20 @@ class Planner(History):
             if rel.symmetrisch:
                 more, squeezed = self.squeezed_partners(ends, rel.rel_type, start, window_end)
                 following += more
-                # A partner that another value ended where this one begins (at its far
-                # end, by an earlier triple or order) is followed by this one too, at the
-                # end they share: one follower per end at the same instant. A take-back
-                # of the value that began with this one then never carries that partner
-                # over to follow it (Anna–Lena, ended by Ben–Lena from 3 December, is
-                # followed by Anna–Ben of that day at Anna).
-                squeezed += [
-                    fact for entity_id in ends
-                    for fact in self.current(entity_id, rel.rel_type, True)
-                    if fact.end == start and not fact.empty and fact.grund == "abgeloest"
-                    and fact.id not in ended and fact.id not in {x.id for x in squeezed}
-                ]
+                # A partner that another value ended where this one begins (by an earlier
+                # triple or order, at either end) is followed by this one too, at the end
+                # they share: the followers of one instant are all named. A take-back of
+                # the value that began with this one then never carries that partner over
+                # to follow it (Anna–Lena, ended by Ben–Lena from 3 December, is followed
+                # by Anna–Ben of that day at Anna). (A value of the same pair is at both
+                # ends: named once.)
+                named = {x.id for x in squeezed} | set(ended)
+                for entity_id in ends:
+                    for fact in self.current(entity_id, rel.rel_type, True):
+                        if (fact.end == start and not fact.empty and fact.grund == "abgeloest"
+                                and fact.id not in named):
+                            named.add(fact.id)
+                            squeezed.append(fact)
         fakt_id = self.made_ids.setdefault(
             (self._index, f"fakt {rel.rel_type} {subjekt_id} {objekt_id} {wert}"), new_id())
         for fact in ended.values():

@@ -189,9 +189,11 @@ class Datei:
             for role, ref in (("timeline_id", f.timeline_id), ("timeline_bis", f.timeline_bis)):
                 if ref is not None and ref not in entries:
                     raise bad(f, f"{role} entry {ref!r} is not in the file")
-            for follower in f.abgeloest_durch or []:
+            for at, follower in enumerate(f.abgeloest_durch or []):
                 if follower not in fact_ids:
                     raise bad(f, f"abgeloest_durch fact {follower!r} is not in the file")
+                if follower in (f.abgeloest_durch or [])[:at]:
+                    raise bad(f, f"abgeloest_durch names fact {follower!r} twice")
 
 
 def parse_lines(lines: Iterable[str], canon: Canon, source: str = "<import>") -> Datei:
