@@ -834,3 +834,26 @@ def test_a_value_kept_squeezed_ends_nothing_placed_after_it(
         if then == "move, correct Berlin":
             state.current_mappe_agrees()
             state.correct(rel="wohnt_in", pick=0)
+
+
+@pytest.mark.parametrize("ids", ["ascending", "descending"])
+def test_values_of_one_instant_stay_in_the_order_told_after_three_take_backs(
+    store: SyncMemory, ids: IdOrder,
+) -> None:
+    """A stranger's second hunt (2026-12-06; the code before today had it too): Berlin,
+    Hamburg (an event on the 24th), Kassel and Berlin again, each for 24 December; Kassel
+    "in December" (placed after them all); "not Hamburg" (the first Berlin stays squeezed
+    by the month's Kassel); "not Kassel" (both). Both Berlins came back open-ended
+    (`einwertig_unique`; the Mappe read them as one stay): the first Berlin, kept
+    squeezed by the month's Kassel when Hamburg went, named the Kassel of the 24th too,
+    but not what followed that one, the second Berlin. A value that stays squeezed now
+    also names the followers of the value taken back that begin no later."""
+    dec24 = datetime(2026, 12, 24, tzinfo=UTC)
+    with replay(store, ids) as state:
+        state.write(rel="wohnt_in", pick=0, when=dec24)
+        state.write_with_event(rel="wohnt_in", pick=2, day=date(2026, 12, 24), monat=False)
+        state.write(rel="wohnt_in", pick=1, when=dec24)
+        state.write(rel="wohnt_in", pick=0, when=dec24)
+        state.write_with_event(rel="wohnt_in", pick=1, day=date(2026, 12, 10), monat=True)
+        state.correct(rel="wohnt_in", pick=2)
+        state.correct(rel="wohnt_in", pick=1)

@@ -193,6 +193,12 @@ class History:
         for before in sorted(self._at_ends(fact, rel), key=lambda f: (f.start, f.id)):
             if before.grund != "abgeloest" or not self._ended_by(before, taken):
                 continue
+            # Squeezed to nothing, it stays so where another value still squeezes it.
+            # The values that followed the taken-back one and begin no later squeeze it
+            # too: named as well, they keep the order in which values of one instant
+            # were told (Berlin, Kassel, Berlin for 24 December: the first Berlin stays
+            # squeezed by the second once what else squeezed it is taken back too).
+            behind = self._squeezing(taken, fact, before, rel) if before.empty else []
             if self._still_followed(before, taken):
                 # Another value follows it (a partner's far end, or a value that squeezed
                 # it too): it keeps its end. Recorded as ending with the taken-back
@@ -201,26 +207,24 @@ class History:
                 # recorded as ending with the followers that remain.
                 if taken.timeline_id is not None and (
                         before.props.get("timeline_bis") == taken.timeline_id):
-                    self._end_with_the_rest(before, taken)
+                    self._end_with_the_rest(before, taken, behind)
+                elif [fid for fid in behind
+                      if fid not in (before.props.get("abgeloest_durch") or ())]:
+                    rest = [fid for fid in before.props.get("abgeloest_durch") or ()
+                            if fid != taken.id]
+                    self.end_at(before, before.start, before.props.get("timeline_bis"),
+                                rest + [fid for fid in behind if fid not in rest])
                 continue
             covering = self._covering(before, rel, taken) if before.empty else []
             if covering:
-                # Squeezed to nothing, and where it begins another value holds that the
-                # take-back leaves as it is: it stays squeezed, recorded as followed by
-                # those values, at a fixed instant (Lena–Ben of 27 August, squeezed by
-                # Tom–Ben "in August", held again up to 2 September beside Ben–Anna from
-                # 17 August once the August event was called off). The values that
-                # followed the taken-back one and begin no later squeeze it too: named
-                # as well, they keep the order in which values of one instant were told
-                # (Berlin, Kassel, Berlin for 24 December: the first Berlin stays
-                # squeezed by the second once the covering value is taken back too).
-                behind = self._carried_followers(taken, {fact.start_id, fact.end_id}, before, rel)
-                also = [
-                    fid for fid in behind
-                    if (f := self.state.facts.get(fid)) is not None and f.valid
-                    and f.start <= before.start and fid not in {c.id for c in covering}
-                ]
-                self.end_at(before, before.start, None, [f.id for f in covering] + also)
+                # Where it begins another value holds that the take-back leaves as it
+                # is: it stays squeezed, recorded as followed by those values, at a fixed
+                # instant (Lena–Ben of 27 August, squeezed by Tom–Ben "in August", held
+                # again up to 2 September beside Ben–Anna from 17 August once the August
+                # event was called off), and by those above.
+                named = [f.id for f in covering]
+                self.end_at(before, before.start, None,
+                            named + [fid for fid in behind if fid not in named])
                 continue
             # The values after it at its own ends (of a symmetric relation also at the
             # end it does not share with the taken-back value): those that begin later
@@ -408,7 +412,21 @@ class History:
         shared = {squeezed.start_id, squeezed.end_id} & {before.start_id, before.end_id}
         return any(x.valid and x.start <= before.start for x in self._followers(squeezed, shared))
 
-    def _end_with_the_rest(self, before: FactState, taken: Taken) -> None:
+    def _squeezing(
+        self, taken: Taken, fact: FactState, before: FactState, rel: Relation
+    ) -> list[str]:
+        """Of the values that followed the taken-back one (`fact`) and now follow
+        `before` (squeezed to nothing), those that hold or will and begin no later than
+        it: they come after it in its partition, so they squeeze it too."""
+        return [
+            fid for fid in self._carried_followers(taken, {fact.start_id, fact.end_id},
+                                                   before, rel)
+            if (f := self.state.facts.get(fid)) is not None and f.valid
+            and f.start <= before.start
+        ]
+
+    def _end_with_the_rest(self, before: FactState, taken: Taken,
+                           also: list[str] | None = None) -> None:
         """Record `before` as ending where the first of its followers other than the
         taken-back one begins (with that one's event, or fixed when it has none), each of
         them named, as the model ends a value where the first value after it begins: no
@@ -417,7 +435,9 @@ class History:
         start: the end the reads show does not move.)"""
         rest = [f for f in self._followers(before) if f.id != taken.id and f.valid]
         first = min(rest, key=lambda f: (f.start, *binding_key(f.props.get("timeline_id"), f.id)))
-        self.end_at(before, first.start, first.props.get("timeline_id"), [f.id for f in rest])
+        named = [f.id for f in rest]
+        self.end_at(before, first.start, first.props.get("timeline_id"),
+                    named + [fid for fid in also or () if fid not in named])
 
     def _covering(self, before: FactState, rel: Relation, taken: Taken) -> list[FactState]:
         """The other values at `before`'s ends, neither the taken-back one nor one it
