@@ -1018,6 +1018,20 @@ def test_a_value_reinstated_never_ends_at_an_earlier_value_of_its_own_pair(
         state.correct(people=("Anna", "Tom"))
 
 
+def anna_lena_ended_at_both_ends(state: PartnerRecord, since: datetime | None,
+                                 anna_ben: int) -> int:
+    """The start three findings of 2026-12-06 share: Anna–Lena from `since`; Lena–Tom by
+    an event on 24 December; Anna–Ben by an event on `anna_ben` December (ending
+    Anna–Lena at Anna's end too); Ben–Tom "in December" (squeezing Anna–Ben and
+    Lena–Tom). Returns Anna–Ben's event."""
+    state.write(people=("Anna", "Lena"), when=since)
+    state.write_with_event(people=("Lena", "Tom"), day=date(2026, 12, 24), monat=False)
+    key = cast(int, state.write_with_event(people=("Anna", "Ben"),
+                                           day=date(2026, 12, anna_ben), monat=False))
+    state.write_with_event(people=("Ben", "Tom"), day=date(2026, 12, 24), monat=True)
+    return key
+
+
 @pytest.mark.parametrize("day", [date(2027, 3, 3), date(2026, 12, 20)])
 def test_a_bond_named_by_two_followers_keeps_the_end_the_one_not_moved_holds(
     store: SyncMemory, day: date,
@@ -1031,11 +1045,7 @@ def test_a_bond_named_by_two_followers_keeps_the_end_the_one_not_moved_holds(
     store re-ended Anna–Lena on 20 December instead, an end Lena–Tom still holds on the
     24th)."""
     with replay(store) as state:
-        state.write(people=("Anna", "Lena"), when=datetime(2026, 11, 10, tzinfo=UTC))
-        state.write_with_event(people=("Lena", "Tom"), day=date(2026, 12, 24), monat=False)
-        key = cast(int, state.write_with_event(people=("Anna", "Ben"), day=date(2026, 12, 24),
-                                               monat=False))
-        state.write_with_event(people=("Ben", "Tom"), day=date(2026, 12, 24), monat=True)
+        key = anna_lena_ended_at_both_ends(state, datetime(2026, 11, 10, tzinfo=UTC), 24)
         state.move(key=key, day=day)
 
 
@@ -1078,11 +1088,7 @@ def test_a_move_later_never_carries_an_end_past_the_far_ends_follower(
     partition (`kg check` clean); the model ends it on 24 December (a squeezed bond
     still ends the one before it) and refuses the move."""
     with replay(store) as state:
-        state.write(people=("Anna", "Lena"), when=datetime(2026, 11, 10, tzinfo=UTC))
-        state.write_with_event(people=("Lena", "Tom"), day=date(2026, 12, 24), monat=False)
-        key = cast(int, state.write_with_event(people=("Anna", "Ben"), day=date(2026, 12, 10),
-                                               monat=False))
-        state.write_with_event(people=("Ben", "Tom"), day=date(2026, 12, 24), monat=True)
+        key = anna_lena_ended_at_both_ends(state, datetime(2026, 11, 10, tzinfo=UTC), 10)
         state.current_mappen_agree()
         state.move(key=key, day=date(2027, 3, 3))
 
@@ -1161,11 +1167,7 @@ def test_a_move_back_earlier_into_a_bond_named_by_two_followers_is_refused(
     bond ending on the event's day, which after the move later it no longer does; the
     model refuses."""
     with replay(store) as state:
-        state.write(people=("Anna", "Lena"), when=None)
-        state.write_with_event(people=("Lena", "Tom"), day=date(2026, 12, 24), monat=False)
-        key = cast(int, state.write_with_event(people=("Anna", "Ben"), day=date(2026, 12, 24),
-                                               monat=False))
-        state.write_with_event(people=("Ben", "Tom"), day=date(2026, 12, 24), monat=True)
+        key = anna_lena_ended_at_both_ends(state, None, 24)
         state.move(key=key, day=date(2027, 3, 3))
         state.current_mappen_agree()
         state.move(key=key, day=date(2026, 12, 20))
