@@ -521,10 +521,11 @@ class Timeline:
             if there and f["id"] not in held_ends:
                 # Of several, the one the end is bound to (`binding_key`).
                 first = min(there, key=lambda g: binding_key(g["timeline_id"], g["id"]))
-                if after < at:
+                if after < at and at > _utc(f, "beginn"):
                     # Moved earlier, the event's value would begin inside the bond,
                     # which keeps the end the far value holds: two partners at once, or
-                    # an end moved away from the value that follows there.
+                    # an end moved away from the value that follows there. (A bond that
+                    # holds nowhere keeps its end and still holds nowhere.)
                     raise TimelineError(
                         f"moving entry {eintrag_id!r} to {entry.beginn} would end "
                         f"'{f['subjekt']} {f['rel'].lower()} {f['objekt']}' on "
@@ -538,6 +539,7 @@ class Timeline:
                     tuple(sorted(g["id"] for g in there)),
                 )
         re_ends.extend(held_ends.values())
+        nowhere_own: list[Record] = []  # the event's values that hold nowhere after it
         for f in neighbours:
             was_start: datetime = _utc(f, "beginn")
             was_end: datetime | None = _utc(f, "ende")
@@ -604,6 +606,8 @@ class Timeline:
                         "values or erases one — correct that value or cancel the event "
                         "instead"
                     )
+                if own:
+                    nowhere_own.append(f)
                 continue  # holds nowhere, before and after
             if meets and end != was_end and f["id"] not in {r.fact_id for r in re_ends}:
                 # (a symmetric value comes once for each of its ends: re-ended once)
@@ -615,15 +619,58 @@ class Timeline:
         # must not pass the start of a value of that person's (Anna–Ben carried past
         # Ben–Tom would give Ben two partners).
         carried = {r.fact_id for r in re_ends if r.fact_id not in held_ends}
+        carried_far: list[tuple[Record, datetime]] = []  # (value, its end before the move)
         for f in far:
             start, end = _utc(f, "beginn"), _utc(f, "ende")
             if (f["timeline_bis"] == first_id and f["id"] not in held_ends) or f["id"] in carried:
+                if end is not None:
+                    carried_far.append((f, end))
                 end = after
             if end is None or end > start:
                 fact = f"'{f['subjekt']} {f['rel'].lower()} {f['objekt']}'"
                 groups.setdefault((f["subjekt_id"], f["rel"]), []).append(
                     _Value(fact, f["objekt"], start, end)
                 )
+        # Nor the start of a value there that holds nowhere but does not precede it: that
+        # one still ends it (Anna–Lena carried past Lena–Tom, which Ben–Tom squeezes at
+        # Tom's end). A value squeezed to nothing precedes the carried one when it ends
+        # no later than that one begins.
+        for f, was_end in carried_far:
+            for g in far:
+                g_start, g_end = _utc(g, "beginn"), _utc(g, "ende")
+                if (g["subjekt_id"] == f["subjekt_id"] and g["rel"] == f["rel"]
+                        and g["id"] != f["id"] and g_end is not None and g_end <= g_start
+                        and was_end < g_start < after and g_end > _utc(f, "beginn")):
+                    raise TimelineError(
+                        f"moving entry {eintrag_id!r} to {entry.beginn} would carry the end "
+                        f"of '{f['subjekt']} {f['rel'].lower()} {f['objekt']}' past "
+                        f"'{g['subjekt']} {g['rel'].lower()} {g['objekt']}', which begins "
+                        f"on {g_start.date()} and ends it there: a move never reorders "
+                        "values — correct one of them or cancel the event instead"
+                    )
+        # The event's value that holds nowhere still ends the value before it (a value
+        # squeezed to nothing in one end's partition ends the one before it in the
+        # other's): it must not begin inside a value that it does not precede, whose end
+        # the move leaves where it is (Anna–Ben squeezed at Ben's end, moved back into
+        # Anna–Lena, which ends where Lena–Tom begins). It precedes a value that begins
+        # no earlier than one of its recorded followers in that partition.
+        for v in nowhere_own:
+            followers = set(v["followers"] or ())
+            starts = [
+                after if g["timeline_id"] == first_id else _utc(g, "beginn")
+                for g in neighbours
+                if g["subjekt_id"] == v["subjekt_id"] and g["id"] in followers
+            ]
+            for value in groups.get((v["subjekt_id"], v["rel"]), []):
+                inside = value.start < after and (value.end is None or value.end > after)
+                if inside and not any(s <= value.start for s in starts):
+                    raise TimelineError(
+                        f"moving entry {eintrag_id!r} to {entry.beginn} would make "
+                        f"'{v['subjekt']} {v['rel'].lower()} {v['objekt']}' begin inside "
+                        f"{value.fact} (from {value.start.date()}), which ends elsewhere: a "
+                        "move never reorders values — correct one of them or cancel the "
+                        "event instead"
+                    )
         for values in groups.values():
             values.sort(key=lambda v: v.start)
             for value, later in itertools.pairwise(values):
