@@ -364,7 +364,9 @@ class History:
         in a partition begins no earlier than where it ends, so that one precedes it (a
         value ended at its far end where `before` begins, recorded before a partner
         named one follower per end: Anna–Lena, ended by Ben–Lena where Anna–Ben
-        begins)."""
+        begins). Nor one squeezed to nothing that comes before `before`
+        (`_squeezed_before`): Anna–Lena of 24 December, squeezed by Anna–Tom "in
+        December", precedes Anna–Ben from 3 December, placed after Anna–Tom."""
         if not rel.symmetrisch:
             return list(taken.followers)
         ends = {before.start_id, before.end_id}
@@ -377,6 +379,7 @@ class History:
             and not (f.grund == "abgeloest" and self._ended_by(f, taken_of(before)))
             and not ({f.start_id, f.end_id} == ends and f.start < before.start)
             and (before.empty or before.end is None or f.start >= before.end)
+            and not (f.empty and self._squeezed_before(f, before))
         ]
 
     def _carried_event(
