@@ -1368,3 +1368,43 @@ def test_audit_retention(world: World) -> None:
     assert world.check("audit_retention").ok
     assert {r["id"] for r in world.cypher("MATCH (x:Auftrag {user_id: $u}) RETURN x.id AS id")
             } & {inside, past} == set()
+
+
+def test_einwertig_followed_finds_a_partner_ended_by_one_that_comes_before_it(
+    pair: Pair,
+) -> None:
+    """A stranger's hunt (2026-12-06): Anna–Ben by an event on 24 December; Tom–Lena and
+    Anna–Lena for the 24th in one order; Anna–Tom "in December" (it squeezes both, which
+    began in its window); Ben–Lena and Anna–Ben from 3 December in one order; the event
+    of the 24th cancelled. The cancel ended Anna–Ben of the 3rd on the 24th, followed by
+    Anna–Lena, which holds nowhere and comes before it in Anna's partition (Anna–Tom,
+    which squeezed it, begins before Anna–Ben): nobody had a partner from the 24th, and
+    the check passed it (a partner may end where a squeezed one begins). The writer's
+    state passes; that end, planted, is found."""
+    mem = pair.store.memory
+    first = pair.write({**t("Anna", "partner", "Ben"),
+                        "ereignis": {"titel": "am 24.", "beginn": "2026-12-24"}})
+    both = pair.write(t("Tom", "partner", "Lena"), t("Anna", "partner", "Lena"),
+                      zeitpunkt="2026-12-24T00:00:00Z")
+    pair.write({**t("Anna", "partner", "Tom"), "ereignis": {
+        "titel": "im Dezember", "beginn": "2026-12-01", "genauigkeit": "monat"}})
+    again = pair.write(t("Ben", "partner", "Lena"), t("Anna", "partner", "Ben"),
+                       zeitpunkt="2026-12-03T00:00:00Z")
+    pair.store.run(mem.timeline_cancel(pair.user_id, "nova",
+                                       str(first.ergebnisse[0].timeline_id)))
+    pair.store.run(mem.decay_run(pair.user_id, day=TODAY))
+    report = pair.store.run(mem.check(pair.user_id))
+    assert report.ok, [(c.name, c.samples) for c in report.violations]
+    anna_ben, anna_lena = again.ergebnisse[1].fakt_id, both.ergebnisse[1].fakt_id
+    (held,) = pair.cypher("MATCH (:Entitaet {user_id: $u})-[r:PARTNER {id: $id}]->() "
+                          "WHERE r.t_expired IS NULL RETURN r.aktiv AS aktiv",
+                          u=pair.user_id, id=anna_ben)
+    assert held["aktiv"], "Anna–Ben of the 3rd holds on"
+    pair.cypher("MATCH (:Entitaet {user_id: $u})-[r:PARTNER {id: $id}]->() "
+                "WHERE r.t_expired IS NULL SET r.aktiv = false, r.grund = 'abgeloest', "
+                "r.t_invalid = datetime('2026-12-24T00:00:00Z'), r.abgeloest_durch = [$al]",
+                u=pair.user_id, id=anna_ben, al=anna_lena)
+    found = pair.store.run(mem.check(pair.user_id))
+    (followed,) = [c for c in found.checks if c.name == "einwertig_followed"]
+    assert not followed.ok and followed.count == 1, followed
+    assert anna_ben in followed.samples[0] and "nothing holds after it" in followed.samples[0]

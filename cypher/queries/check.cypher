@@ -552,7 +552,10 @@ CALL (x) {
 // take-back: a stranger's hunt found a month's value reinstated up to a value squeezed
 // to nothing, where nothing held after it). A value that held ends, in a relation of
 // one partition per subject, where a value begins that holds somewhere; a partner may
-// end where one begins that its far end squeezes.
+// end where one begins that its far end squeezes, unless that one comes before it (a
+// value that squeezed it in their shared partition begins no later than the partner
+// that ends: a cancel ended Anna–Ben of 3 December where Anna–Lena of the 24th begins,
+// which Anna–Tom "in December" squeezes, and nobody had a partner from the 24th).
 // A value squeezed to nothing (its end before its start) ends where the value it was
 // placed before begins (one of a month's event that it began inside of), or at its own
 // start (told for the instant of another), or at its start as recorded, an instant
@@ -583,11 +586,33 @@ CALL (s, r, o, von, ende) {
     AND x.t_expired IS NULL AND coalesce(x.grund, 'abgeloest') = 'abgeloest'
     AND (startNode(x) = e OR type(x) IN $symmetric)
   {{ span_now }}
-  WITH ab, bis
+  WITH e, x, ab, bis
   // (Where a value that held ends, of a relation with one partition per subject, a value
   // that holds somewhere begins: of the values after it beginning there, the last told
-  // holds, so one squeezed there alone marks a gap.)
-  WHERE (ab = ende AND (ende < von OR bis IS NULL OR bis > ab OR type(r) IN $symmetric))
+  // holds, so one squeezed there alone marks a gap. A partner squeezed to nothing ends
+  // one of another pair only where it comes after it: not where a value of a third
+  // pair that squeezed it in their shared partition begins no later than the one that
+  // ends, which it therefore precedes. Of the ending one's own pair such a value may
+  // come after it all the same: of two values of one pair the later never ends at the
+  // earlier, whatever their order.)
+  WHERE (ab = ende AND (ende < von OR bis IS NULL OR bis > ab
+                        OR (type(r) IN $symmetric
+                            AND ((startNode(x) IN [s, o] AND endNode(x) IN [s, o])
+                                 OR NOT EXISTS {
+                                   MATCH (e)-[y]-()
+                                   WHERE type(y) = type(r) AND y.id IN coalesce(x.abgeloest_durch, [])
+                                     AND NOT (startNode(y) IN [s, o] AND endNode(y) IN [s, o])
+                                     AND y.character_id = r.character_id AND y.t_expired IS NULL
+                                     AND coalesce(y.grund, 'abgeloest') = 'abgeloest'
+                                   OPTIONAL MATCH (:TimelineEintrag {id: y.timeline_id})
+                                                  -[:NACHFOLGER*0..]->(ya:TimelineEintrag)
+                                   WHERE NOT (ya)-[:NACHFOLGER]->()
+                                   WITH y, ya
+                                   WHERE CASE WHEN ya IS NULL
+                                           THEN y.t_valid.epochSeconds * 1000000 + y.t_valid.microsecond
+                                           ELSE datetime({date: ya.beginn, timezone: 'UTC'})
+                                                .epochSeconds * 1000000 END <= von
+                               }))))
      OR (von < ende AND ab < ende AND (bis IS NULL OR ende < bis))
   RETURN count(*) AS holding
 }
