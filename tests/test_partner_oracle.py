@@ -1116,8 +1116,6 @@ def test_cancelling_a_squeezed_partner_lets_the_one_it_ended_hold_on(store: Sync
         state.cancel(key=ben)
 
 
-@pytest.mark.xfail(strict=True, reason="open: a value kept squeezed by a covering value of "
-                   "its own pair (see the docstring)")
 def test_taking_back_two_values_leaves_a_pair_told_twice_in_the_order_of_its_starts(
     store: SyncMemory,
 ) -> None:
@@ -1125,7 +1123,9 @@ def test_taking_back_two_values_leaves_a_pair_told_twice_in_the_order_of_its_sta
     November; Anna–Tom from 3 December; "not Anna–Tom" (both). The Lena–Tom of 10
     November came back open and today's held nowhere, kept squeezed by it as a covering
     value; the model (of two bonds of one pair, the later never ends at the earlier):
-    the one of 10 November ends where today's begins."""
+    the one of 10 November ends where today's begins. So does the store now: today's,
+    squeezed at Tom's end by the moved month event, comes after the one of 10 November
+    at Lena's, so it is a later value of that one, not a value that precedes it."""
     with replay(store) as state:
         state.write(people=("Lena", "Tom"), when=None)
         key = cast(int, state.write_with_event(people=("Anna", "Tom"), day=date(2026, 12, 24),

@@ -411,9 +411,16 @@ class History:
         """True when a value squeezed to nothing comes before `before` in a partition
         they share: a value that squeezed it there begins no later than `before` (the
         squeezed one precedes that value, and so `before` too), as in
-        `squeezed_partners`."""
+        `squeezed_partners`. Of the same pair, in both their partitions: where it comes
+        after `before` in one, it ends `before` there (of two values of one pair only the
+        later one is kept from ending at the earlier). Lena–Tom of today, squeezed at
+        Tom's end by Anna–Tom of a month event moved to November, comes after Lena–Tom of
+        10 November at Lena's."""
         shared = {squeezed.start_id, squeezed.end_id} & {before.start_id, before.end_id}
-        return any(x.valid and x.start <= before.start for x in self._followers(squeezed, shared))
+        return all(
+            any(x.valid and x.start <= before.start for x in self._followers(squeezed, {end}))
+            for end in shared
+        )
 
     def _squeezing(
         self, taken: Taken, fact: FactState, before: FactState, rel: Relation
