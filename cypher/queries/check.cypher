@@ -553,8 +553,8 @@ CALL (x) {
 // to nothing, where nothing held after it). A value that held ends, in a relation of
 // one partition per subject, where a value begins that holds somewhere; a partner may
 // end where one begins that its far end squeezes, unless that one comes before it (a
-// value that squeezed it in their shared partition begins no later than the partner
-// that ends: a cancel ended Anna–Ben of 3 December where Anna–Lena of the 24th begins,
+// value of a third pair that squeezed it in their shared partition begins no later than
+// the partner that ends: a cancel ended Anna–Ben of 3 December where Anna–Lena of the 24th begins,
 // which Anna–Tom "in December" squeezes, and nobody had a partner from the 24th).
 // A value squeezed to nothing (its end before its start) ends where the value it was
 // placed before begins (one of a month's event that it began inside of), or at its own
