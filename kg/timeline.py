@@ -534,9 +534,15 @@ class Timeline:
                         "never reorders values, nor moves an end that another value holds "
                         "— correct one of them or cancel the event instead"
                     )
+                named = {g["id"] for g in there}
+                if at <= _utc(f, "beginn"):
+                    # Held nowhere, it still comes before every value it names (a move
+                    # never reorders), also the event's own, whichever day that begins.
+                    present = {g["id"] for g in neighbours} | {g["id"] for g in far}
+                    named |= {fid for fid in f["followers"] or () if fid in present}
                 held_ends[f["id"]] = ReEnd(
                     f["id"], f["subjekt_id"], f["rel"], at, first["timeline_id"],
-                    tuple(sorted(g["id"] for g in there)),
+                    tuple(sorted(named)),
                 )
         re_ends.extend(held_ends.values())
         nowhere_own: list[Record] = []  # the event's values that hold nowhere after it
@@ -556,10 +562,12 @@ class Timeline:
                 # one per end at the same instant, it is the one the end is bound to), and
                 # a move later leaves it there.
                 others = [fid for fid in f["followers"] if fid not in own_ids]
-                if others and len(others) < len(f["followers"]) and after < k_was:
+                if (others and len(others) < len(f["followers"]) and after < k_was
+                        and (was_end is None or was_end > was_start)):
                     # The event's value follows it, and so does another that begins where
                     # it ends: moved earlier, the event's value would end it there and
-                    # take the end from the value that holds it.
+                    # take the end from the value that holds it. (One that holds nowhere
+                    # keeps its end and still holds nowhere.)
                     raise TimelineError(
                         f"moving entry {eintrag_id!r} to {entry.beginn} would end {fact} "
                         f"on {after.date()}, though another value begins where it ends now "
@@ -633,14 +641,16 @@ class Timeline:
                 )
         # Nor the start of a value there that holds nowhere but does not precede it: that
         # one still ends it (Anna–Lena carried past Lena–Tom, which Ben–Tom squeezes at
-        # Tom's end). A value squeezed to nothing precedes the carried one when it ends
-        # no later than that one begins.
+        # Tom's end). A value squeezed to nothing precedes the carried one where a value
+        # it names as its follower in that partition begins no later than that one (its
+        # end alone does not tell: it may come from its other end's partition).
         for f, was_end in carried_far:
             for g in far:
                 g_start, g_end = _utc(g, "beginn"), _utc(g, "ende")
                 if (g["subjekt_id"] == f["subjekt_id"] and g["rel"] == f["rel"]
                         and g["id"] != f["id"] and g_end is not None and g_end <= g_start
-                        and was_end < g_start < after and g_end > _utc(f, "beginn")):
+                        and was_end < g_start < after
+                        and not _squeezed_before(g, f, far)):
                     raise TimelineError(
                         f"moving entry {eintrag_id!r} to {entry.beginn} would carry the end "
                         f"of '{f['subjekt']} {f['rel'].lower()} {f['objekt']}' past "

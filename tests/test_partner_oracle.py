@@ -1212,3 +1212,91 @@ def test_the_partner_stress_runs_sequence_of_2026_12_06(store: SyncMemory) -> No
         state.move(day=date(2026, 1, 20), key=events_4)
         state.write(people=('Lena', 'Tom'), when=None)
         state.cancel(key=events_3)
+
+# -- a stranger's hunt of the fixes above (2026-12-06, later) -------------------------------
+# Mutations of the replays above; each failed on the code of those fixes.
+
+
+def test_a_move_later_never_carries_an_end_past_a_far_value_squeezed_at_its_other_end(
+    store: SyncMemory,
+) -> None:
+    """Anna–Lena from 3 December; Lena–Tom by an event on 24 December; Anna–Ben by an
+    event on 10 December (ends Anna–Lena at Anna's end); Ben–Tom "in December" squeezes
+    Lena–Tom at Tom's end (its recorded end: 1 December, before Anna–Lena begins).
+    Moving Anna–Ben to 3 March 2027 carries Anna–Lena's end past Lena–Tom's start in
+    Lena's partition, where Lena–Tom comes after Anna–Lena: the model refuses; the store
+    moved it (Anna–Lena 3 December – 3 March, `kg check` clean). Passes with Anna–Lena
+    from 10 November (the pinned test): the store's "does not precede" test was
+    `g_end > f.beginn`, and Lena–Tom's end (1 December) comes from Tom's partition; it
+    now asks for a follower Lena–Tom names in Lena's partition that begins no later."""
+    with replay(store) as state:
+        key = anna_lena_ended_at_both_ends(state, datetime(2026, 12, 3, tzinfo=UTC), 10)
+        state.current_mappen_agree()
+        state.move(key=key, day=date(2027, 3, 3))
+
+
+
+
+def test_a_month_event_moved_earlier_past_a_squeezed_partner_named_by_two_told_the_other_way(
+    store: SyncMemory,
+) -> None:
+    """The steps of `test_a_month_event_moved_earlier_past_a_squeezed_partner_named_by_two`
+    with the two month events told in the other order: Lena–Tom today; Anna–Tom "in
+    December"; Ben–Lena "in December" (Lena–Tom squeezed at both ends); Ben–Lena's event
+    moved to November. The model moves it; the store refused: "would end 'Lena partner
+    Tom' on 2026-11-01, though another value begins where it ends now (2026-12-01)", a
+    refusal now kept for a bond that held."""
+    with replay(store) as state:
+        state.write(people=("Lena", "Tom"), when=None)
+        state.write_with_event(people=("Anna", "Tom"), day=date(2026, 12, 24), monat=True)
+        key = cast(int, state.write_with_event(people=("Ben", "Lena"), day=date(2026, 12, 10),
+                                               monat=True))
+        state.current_mappen_agree()
+        state.move(key=key, day=date(2026, 11, 28))
+
+
+
+
+def test_a_squeezed_partner_whose_squeezer_was_taken_back_still_ends_a_value_told_before_it(
+    store: SyncMemory,
+) -> None:
+    """Tom–Lena and Anna–Lena from 24 December (Anna–Lena squeezes Tom–Lena at Lena's
+    end); Anna–Tom "in December" (both began in its window: squeezed at Tom's and at
+    Anna's end); Anna–Ben from 3 December; "not Anna–Tom". Then Tom–Anna by an event on
+    20 December: in Tom's partition Tom–Lena (24 December, squeezed at Lena's end only
+    now) comes after it and ends it (nachgetragen, as the model has it); the store wrote
+    it abgeloest and open, as if Tom–Lena still came before it (its recorded follower at
+    Tom's end, the taken-back Anna–Tom of 1 December). A follower taken back no longer
+    places it."""
+    with replay(store) as state:
+        state.write(people=("Tom", "Lena"), when=datetime(2026, 12, 24, tzinfo=UTC))
+        state.write(people=("Anna", "Lena"), when=datetime(2026, 12, 24, tzinfo=UTC))
+        state.write_with_event(people=("Anna", "Tom"), day=date(2026, 12, 24), monat=True)
+        state.write(people=("Anna", "Ben"), when=datetime(2026, 12, 3, tzinfo=UTC))
+        state.correct(people=("Tom", "Anna"))
+        state.current_mappen_agree()
+        state.write_with_event(people=("Tom", "Anna"), day=date(2026, 12, 20), monat=False)
+
+
+
+
+def test_a_squeezed_partner_keeps_its_follower_at_the_end_whose_event_moved(
+    store: SyncMemory,
+) -> None:
+    """The steps of `test_a_month_event_moved_earlier_past_a_squeezed_partner_named_by_two`
+    (Lena–Tom today; Ben–Lena "in December"; Anna–Tom "in December"; Ben–Lena's event
+    moved to November, which both now make), then Anna–Lena by an event on 3 December.
+    In Lena's partition Lena–Tom keeps its place before Ben–Lena (a move never reorders),
+    so Anna–Lena follows both and holds on (abgeloest, as the model has it). The store
+    wrote it nachgetragen, ending on 6 December where Lena–Tom begins: the move recorded
+    Lena–Tom as followed by Anna–Tom only (the held end), no longer by Ben–Lena at Lena's
+    end, so a plain order takes it for a squeezed value that follows the new one. A held
+    end of a bond that holds nowhere now keeps every follower it names."""
+    with replay(store) as state:
+        state.write(people=("Lena", "Tom"), when=None)
+        key = cast(int, state.write_with_event(people=("Ben", "Lena"), day=date(2026, 12, 10),
+                                               monat=True))
+        state.write_with_event(people=("Anna", "Tom"), day=date(2026, 12, 24), monat=True)
+        state.move(key=key, day=date(2026, 11, 28))
+        state.current_mappen_agree()
+        state.write_with_event(people=("Anna", "Lena"), day=date(2026, 12, 3), monat=False)

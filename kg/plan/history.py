@@ -64,7 +64,8 @@ class History:
         A value squeezed by the far end's partition still follows (in its own a value
         squeezing it would begin no later anyway), unless it precedes the new one: it
         began within the event's precision, or a value that squeezed it in this end's
-        partition (after it there) begins no later. One squeezed where the new value
+        partition (after it there, and not taken back since) begins no later. One
+        squeezed where the new value
         begins (or within its event's precision) is followed by it too, at its other end:
         that matters when the one that squeezed it first is taken back."""
 
@@ -81,7 +82,7 @@ class History:
                     if start <= f.start:
                         followed[f.id] = f
                     continue
-                if all(after(x) for x in self._followers(f, {entity_id})):
+                if all(after(x) for x in self._followers(f, {entity_id}) if x.valid):
                     following.append(f)
         return following, list(followed.values())
 
