@@ -670,6 +670,29 @@ def test_a_value_placed_by_a_cancelled_month_event_keeps_its_place(
         state.write(("Lena", "Ben"), datetime(2026, 12, 1, 14, tzinfo=UTC))
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="open question: does a value placed before a month event (inside its "
+    "window) keep that place once the event is taken back? (a correction; see the docstring)",
+)
+def test_a_value_placed_by_a_corrected_month_event_keeps_its_place(store: SyncMemory) -> None:
+    """A stranger's hunt (2026-12-06), the open question above with a correction for the
+    cancel: Lena–Tom today; Anna–Tom "in December" (Lena–Tom began in its window: placed
+    before it at Tom's end), moved to "November"; Lena–Tom again from 10 November; "not
+    Anna–Tom"; Tom–Ben from 1 December, noon. The model keeps today's Lena–Tom before
+    where Anna–Tom was, so Tom–Ben comes after it and holds on (abgeloest); the store
+    orders what remains by start and ends Tom–Ben where today's Lena–Tom begins
+    (nachgetragen)."""
+    with replay(store) as state:
+        state.write(people=("Lena", "Tom"), when=None)
+        month = cast(int, state.write_with_event(people=("Anna", "Tom"), day=date(2026, 12, 24),
+                                                 monat=True))
+        state.move(key=month, day=date(2026, 11, 28))
+        state.write(people=("Lena", "Tom"), when=datetime(2026, 11, 10, tzinfo=UTC))
+        state.correct(people=("Anna", "Tom"))
+        state.write(people=("Tom", "Ben"), when=datetime(2026, 12, 1, 12, tzinfo=UTC))
+
+
 def test_correcting_a_partner_twice_does_not_carry_a_follower_taken_back_with_it(
     store: SyncMemory,
 ) -> None:
