@@ -458,7 +458,11 @@ class Timeline:
         ended where the event's value began ends there. The move is refused when another
         value of the relation begins on a day from the old to the new day, or when it
         would make two values overlap, or leave a value that held holding nowhere (a
-        move never reorders or erases values).
+        move never reorders or erases values). Of a symmetric relation a value squeezed
+        to nothing still ends the value before it: a carried end must not pass its start
+        where it comes after that value, and the event's own value, held nowhere, must
+        not begin inside a value it does not precede; a bond that holds nowhere keeps
+        the end a far value holds, and every follower it names.
 
         A value can end where the event's value began without being recorded as ending
         with the event (its recorded follower was squeezed to nothing on that day): its

@@ -1408,3 +1408,31 @@ def test_einwertig_followed_finds_a_partner_ended_by_one_that_comes_before_it(
     (followed,) = [c for c in found.checks if c.name == "einwertig_followed"]
     assert not followed.ok and followed.count == 1, followed
     assert anna_ben in followed.samples[0] and "nothing holds after it" in followed.samples[0]
+
+
+def test_einwertig_followed_finds_a_partner_ended_at_one_it_squeezed_itself(pair: Pair) -> None:
+    """A review (2026-12-06) of the rule above: Anna–Lena from 10 December, then Anna–Ben
+    "in December" (Anna–Lena began in its window: placed before it, squeezed to nothing,
+    followed by Anna–Ben). Anna–Ben ended by hand where Anna–Lena begins, naming it: the
+    value that squeezed Anna–Lena is Anna–Ben itself, which the rule left out as a value
+    of the ending one's own pair, and the check passed it."""
+    mem = pair.store.memory
+    pair.write(t("Anna", "partner", "Lena"), zeitpunkt="2026-12-10T00:00:00Z")
+    month = pair.write({**t("Anna", "partner", "Ben"), "ereignis": {
+        "titel": "im Dezember", "beginn": "2026-12-01", "genauigkeit": "monat"}})
+    anna_ben = month.ergebnisse[0].fakt_id
+    pair.store.run(mem.decay_run(pair.user_id, day=TODAY))
+    report = pair.store.run(mem.check(pair.user_id))
+    assert report.ok, [(c.name, c.samples) for c in report.violations]
+    (lena,) = pair.cypher("MATCH (:Entitaet {user_id: $u, name: 'Anna'})-[r:PARTNER]-"
+                          "(:Entitaet {name: 'Lena'}) WHERE r.t_expired IS NULL "
+                          "RETURN r.id AS id, r.abgeloest_durch AS followers", u=pair.user_id)
+    assert lena["followers"] == [anna_ben]
+    pair.cypher("MATCH (:Entitaet {user_id: $u})-[r:PARTNER {id: $id}]-() "
+                "WHERE r.t_expired IS NULL SET r.aktiv = false, r.grund = 'abgeloest', "
+                "r.t_invalid = datetime('2026-12-10T00:00:00Z'), r.abgeloest_durch = [$al] "
+                "REMOVE r.timeline_bis", u=pair.user_id, id=anna_ben, al=lena["id"])
+    found = pair.store.run(mem.check(pair.user_id))
+    (followed,) = [c for c in found.checks if c.name == "einwertig_followed"]
+    assert not followed.ok and followed.count == 1, followed
+    assert anna_ben in followed.samples[0] and "nothing holds after it" in followed.samples[0]

@@ -592,16 +592,16 @@ CALL (s, r, o, von, ende) {
   // holds, so one squeezed there alone marks a gap. A partner squeezed to nothing ends
   // one of another pair only where it comes after it: not where a value of a third
   // pair that squeezed it in their shared partition begins no later than the one that
-  // ends, which it therefore precedes. Of the ending one's own pair such a value may
-  // come after it all the same: of two values of one pair the later never ends at the
-  // earlier, whatever their order.)
+  // ends, which it therefore precedes, or the ending one itself. Another value of the
+  // ending one's own pair may come after it all the same: of two values of one pair the
+  // later is kept from ending at the earlier, so the check does not conclude there.)
   WHERE (ab = ende AND (ende < von OR bis IS NULL OR bis > ab
                         OR (type(r) IN $symmetric
                             AND ((startNode(x) IN [s, o] AND endNode(x) IN [s, o])
                                  OR NOT EXISTS {
                                    MATCH (e)-[y]-()
                                    WHERE type(y) = type(r) AND y.id IN coalesce(x.abgeloest_durch, [])
-                                     AND NOT (startNode(y) IN [s, o] AND endNode(y) IN [s, o])
+                                     AND (y = r OR NOT (startNode(y) IN [s, o] AND endNode(y) IN [s, o]))
                                      AND y.character_id = r.character_id AND y.t_expired IS NULL
                                      AND coalesce(y.grund, 'abgeloest') = 'abgeloest'
                                    OPTIONAL MATCH (:TimelineEintrag {id: y.timeline_id})

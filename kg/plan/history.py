@@ -64,8 +64,8 @@ class History:
         A value squeezed by the far end's partition still follows (in its own a value
         squeezing it would begin no later anyway), unless it precedes the new one: it
         began within the event's precision, or a value that squeezed it in this end's
-        partition (after it there, and not taken back since) begins no later. One
-        squeezed where the new value
+        partition (after it there, and not taken back since) begins no later (for a
+        month event's value: before its window ends). One squeezed where the new value
         begins (or within its event's precision) is followed by it too, at its other end:
         that matters when the one that squeezed it first is taken back."""
 
