@@ -10,6 +10,10 @@ model learns only the order of operations, and the test reads "as known" at inst
 taken between two operations.
 
 CI runs a bounded number of examples; `KG_STRESS=1` runs thousands.
+
+Every fixed day here is written as in December 2026, the month the replays were found
+in, and moved by whole months to the store clock's month (`tests/scenario_days.py`):
+a value told today falls where it fell then.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from hypothesis.stateful import (
 from kg.api import SyncMemory
 from kg.errors import TimelineError
 from tests.conftest import DrawnIds, IdOrder, end_of_sequence, new_user_id, together
+from tests.scenario_days import at, on
 from tests.temporal_model import Model, day_start, end_of_day
 
 STRESS = os.environ.get("KG_STRESS") == "1"
@@ -58,22 +63,22 @@ def compared(value: str) -> str:
 EINWERTIG = {"wohnt_in", "beruf"}
 # Valid times around the store's own clock (late ones, future ones, equal ones).
 INSTANTS = [
-    datetime(2025, 6, 1, tzinfo=UTC),
-    datetime(2026, 3, 15, 12, tzinfo=UTC),
-    datetime(2026, 11, 10, tzinfo=UTC),
-    datetime(2027, 2, 1, tzinfo=UTC),
+    at(2025, 6, 1),
+    at(2026, 3, 15, 12),
+    at(2026, 11, 10),
+    at(2027, 2, 1),
 ]
 # Event days, fixed so CI's derandomized sequences stay the same: chosen in November
 # 2026, several in the store clock's month then, so the precision window matters; values
 # told today (the store's clock) fall among them or after them.
-DAYS = [date(2026, 1, 20), date(2026, 11, 5), date(2026, 11, 28), date(2026, 12, 24),
-        date(2027, 3, 3)]
+DAYS = [on(2026, 1, 20), on(2026, 11, 5), on(2026, 11, 28), on(2026, 12, 24),
+        on(2027, 3, 3)]
 PROBES = [
-    datetime(2025, 12, 31, tzinfo=UTC),
-    datetime(2026, 6, 1, tzinfo=UTC),
-    datetime(2026, 11, 20, tzinfo=UTC),
-    end_of_day(date(2026, 12, 31)),
-    datetime(2027, 6, 1, tzinfo=UTC),
+    at(2025, 12, 31),
+    at(2026, 6, 1),
+    at(2026, 11, 20),
+    end_of_day(on(2026, 12, 31)),
+    at(2027, 6, 1),
 ]
 
 
@@ -378,17 +383,17 @@ def test_store_agrees_with_the_reference_model(store: SyncMemory) -> None:
 def test_model_detects_a_planted_overlap() -> None:
     """The model is not a mirror: it disagrees with a record that breaks the partition."""
     model = Model({"wohnt_in"})
-    model.write("wohnt_in", "Berlin", day_start(date(2026, 1, 1)))
-    model.write("wohnt_in", "Kassel", day_start(date(2026, 6, 1)))
+    model.write("wohnt_in", "Berlin", day_start(on(2026, 1, 1)))
+    model.write("wohnt_in", "Kassel", day_start(on(2026, 6, 1)))
     facts, history = model.current()
-    assert facts == {("wohnt_in", "Kassel", date(2026, 6, 1))}
-    assert history == {("wohnt_in", "Berlin", date(2026, 1, 1), date(2026, 6, 1))}
+    assert facts == {("wohnt_in", "Kassel", on(2026, 6, 1))}
+    assert history == {("wohnt_in", "Berlin", on(2026, 1, 1), on(2026, 6, 1))}
     # A store that kept Berlin open (two values at once) would not match.
-    planted = facts | {("wohnt_in", "Berlin", date(2026, 1, 1))}
+    planted = facts | {("wohnt_in", "Berlin", on(2026, 1, 1))}
     assert planted != model.current()[0]
     # Late value: history, never current; ends where the next value begins.
-    assert model.write("wohnt_in", "Hamburg", day_start(date(2025, 1, 1))) == "nachgetragen"
-    assert ("wohnt_in", "Hamburg", date(2025, 1, 1), date(2026, 1, 1)) in model.current()[1]
+    assert model.write("wohnt_in", "Hamburg", day_start(on(2025, 1, 1))) == "nachgetragen"
+    assert ("wohnt_in", "Hamburg", on(2025, 1, 1), on(2026, 1, 1)) in model.current()[1]
 
 
 @contextmanager
@@ -418,8 +423,8 @@ def test_two_values_of_one_month_event_and_one_placed_inside_it(
     Hamburg" (the store brought Berlin and Kassel back, both open-ended), or the event
     called off."""
     with replay(store) as state:
-        event = state.write_with_event(rel="wohnt_in", pick=0, day=date(2026, 11, 5), monat=True)
-        state.write(rel="wohnt_in", pick=1, when=datetime(2026, 11, 10, tzinfo=UTC))
+        event = state.write_with_event(rel="wohnt_in", pick=0, day=on(2026, 11, 5), monat=True)
+        state.write(rel="wohnt_in", pick=1, when=at(2026, 11, 10))
         state.write_at_event(key=event, rel="wohnt_in", pick=2)
         state.current_mappe_agrees()
         if taken_back == "correct":
@@ -434,12 +439,12 @@ def test_a_move_that_squeezes_only_values_holding_nowhere(store: SyncMemory) -> 
     January keeps the order of the values that hold somewhere (only C is followed, by the
     moved value, before and after), so store and model both allow it and agree after."""
     with replay(store) as state:
-        state.write_with_event(rel="beruf", pick=0, day=date(2026, 12, 24), monat=True)
-        state.write_with_event(rel="beruf", pick=1, day=date(2026, 1, 20), monat=False)
-        december = state.write_with_event(rel="beruf", pick=1, day=date(2026, 12, 24), monat=True)
-        state.write_with_event(rel="beruf", pick=2, day=date(2026, 1, 20), monat=True)
+        state.write_with_event(rel="beruf", pick=0, day=on(2026, 12, 24), monat=True)
+        state.write_with_event(rel="beruf", pick=1, day=on(2026, 1, 20), monat=False)
+        december = state.write_with_event(rel="beruf", pick=1, day=on(2026, 12, 24), monat=True)
+        state.write_with_event(rel="beruf", pick=2, day=on(2026, 1, 20), monat=True)
         state.current_mappe_agrees()
-        state.move(key=december, day=date(2026, 1, 20))
+        state.move(key=december, day=on(2026, 1, 20))
 
 
 def test_a_value_moved_earlier_then_superseded_ends_when_superseded(store: SyncMemory) -> None:
@@ -448,8 +453,8 @@ def test_a_value_moved_earlier_then_superseded_ends_when_superseded(store: SyncM
     closing version must end today; it used to keep the event's old day (its stored
     start before the move) as its end, so it still held in December."""
     with replay(store) as state:
-        march = state.write_with_event(rel="beruf", pick=1, day=date(2027, 3, 3), monat=False)
-        state.move(key=march, day=date(2026, 1, 20))
+        march = state.write_with_event(rel="beruf", pick=1, day=on(2027, 3, 3), monat=False)
+        state.move(key=march, day=on(2026, 1, 20))
         state.write(rel="beruf", pick=0, when=None)
 
 
@@ -463,10 +468,10 @@ def test_taking_back_two_values_reinstates_the_one_they_squeezed(
     hold again from March 2027: it once kept an end before its start when the January
     value went first. The ids in the order of creation, both ways, so both orders run."""
     with replay(store, ids) as state:
-        state.write(rel="beruf", pick=0, when=datetime(2026, 3, 15, 12, tzinfo=UTC))
-        lehrerin = state.write_with_event(rel="beruf", pick=1, day=date(2026, 1, 20), monat=False)
-        state.write_with_event(rel="beruf", pick=0, day=date(2026, 1, 20), monat=False)
-        state.move(key=lehrerin, day=date(2027, 3, 3))
+        state.write(rel="beruf", pick=0, when=at(2026, 3, 15, 12))
+        lehrerin = state.write_with_event(rel="beruf", pick=1, day=on(2026, 1, 20), monat=False)
+        state.write_with_event(rel="beruf", pick=0, day=on(2026, 1, 20), monat=False)
+        state.move(key=lehrerin, day=on(2027, 3, 3))
         state.correct(rel="beruf", pick=0)
 
 
@@ -481,10 +486,10 @@ def test_a_value_squeezed_to_nothing_does_not_end_a_reinstated_one(
     Lehrerin in 2027, leaving no job at all)."""
     with replay(store, ids) as state:
         state.write(rel="beruf", pick=0, when=None)
-        state.write(rel="beruf", pick=1, when=datetime(2026, 3, 15, 12, tzinfo=UTC))
-        january = state.write_with_event(rel="beruf", pick=1, day=date(2026, 1, 20), monat=False)
-        state.write_with_event(rel="beruf", pick=0, day=date(2026, 1, 20), monat=False)
-        state.move(key=january, day=date(2027, 3, 3))
+        state.write(rel="beruf", pick=1, when=at(2026, 3, 15, 12))
+        january = state.write_with_event(rel="beruf", pick=1, day=on(2026, 1, 20), monat=False)
+        state.write_with_event(rel="beruf", pick=0, day=on(2026, 1, 20), monat=False)
+        state.move(key=january, day=on(2027, 3, 3))
         state.correct(rel="beruf", pick=0)
 
 
@@ -499,14 +504,14 @@ def test_a_value_squeezed_where_its_stay_passes_is_part_of_the_stay(
     or as a history of its own by the order of the (random) fact ids, and the model by
     the order it was told. The ids in the order of creation, both ways."""
     with replay(store, ids) as state:
-        november = state.write_with_event(rel="beruf", pick=2, day=date(2026, 11, 28),
+        november = state.write_with_event(rel="beruf", pick=2, day=on(2026, 11, 28),
                                           monat=True)
-        state.move(key=november, day=date(2026, 11, 28))
-        state.write_with_event(rel="beruf", pick=0, day=date(2026, 1, 20), monat=False)
-        for day in (date(2026, 1, 20), date(2026, 1, 20), date(2026, 11, 28)):
+        state.move(key=november, day=on(2026, 11, 28))
+        state.write_with_event(rel="beruf", pick=0, day=on(2026, 1, 20), monat=False)
+        for day in (on(2026, 1, 20), on(2026, 1, 20), on(2026, 11, 28)):
             state.move(key=november, day=day)
-        state.write_with_event(rel="beruf", pick=1, day=date(2026, 11, 5), monat=True)
-        state.write_with_event(rel="beruf", pick=0, day=date(2026, 11, 5), monat=True)
+        state.write_with_event(rel="beruf", pick=1, day=on(2026, 11, 5), monat=True)
+        state.write_with_event(rel="beruf", pick=0, day=on(2026, 11, 5), monat=True)
 
 
 @pytest.mark.parametrize("ids", ["ascending", "descending"])
@@ -519,25 +524,25 @@ def test_a_stay_read_back_through_a_squeezed_version_keeps_its_first_start(
     the order of their random ids), the squeezed one took it in and stopped at that
     version's own start, not the stay's (tests/test_mappe_pure.py has the short form)."""
     with replay(store, ids) as state:
-        state.write_with_event(day=date(2026, 1, 20), monat=False, pick=0, rel='wohnt_in')
-        state.write_with_event(day=date(2026, 1, 20), monat=True, pick=2, rel='hobby')
-        state.write_with_event(day=date(2026, 11, 5), monat=True, pick=1, rel='wohnt_in')
-        state.write_with_event(day=date(2026, 12, 24), monat=True, pick=0, rel='wohnt_in')
-        state.write_with_event(day=date(2026, 1, 20), monat=True, pick=0, rel='hobby')
-        state.write_with_event(day=date(2026, 1, 20), monat=True, pick=0, rel='wohnt_in')
-        state.write_with_event(day=date(2027, 3, 3), monat=False, pick=0, rel='wohnt_in')
-        state.write_with_event(day=date(2027, 3, 3), monat=False, pick=0, rel='beruf')
-        state.write_with_event(day=date(2026, 1, 20), monat=True, pick=1, rel='hobby')
-        state.write_with_event(day=date(2026, 1, 20), monat=False, pick=0, rel='wohnt_in')
-        state.write_with_event(day=date(2026, 1, 20), monat=False, pick=0, rel='wohnt_in')
-        state.write_with_event(day=date(2027, 3, 3), monat=False, pick=1, rel='beruf')
-        state.write_with_event(day=date(2026, 12, 24), monat=True, pick=0, rel='beruf')
-        state.write_with_event(day=date(2026, 1, 20), monat=True, pick=0, rel='hobby')
-        state.write_with_event(day=date(2026, 12, 24), monat=True, pick=2, rel='hobby')
-        state.write_with_event(day=date(2026, 1, 20), monat=False, pick=1, rel='beruf')
-        state.write_with_event(day=date(2026, 11, 28), monat=True, pick=0, rel='wohnt_in')
-        state.write_with_event(day=date(2026, 12, 24), monat=False, pick=2, rel='hobby')
-        state.write_with_event(day=date(2026, 11, 5), monat=False, pick=0, rel='beruf')
+        state.write_with_event(day=on(2026, 1, 20), monat=False, pick=0, rel='wohnt_in')
+        state.write_with_event(day=on(2026, 1, 20), monat=True, pick=2, rel='hobby')
+        state.write_with_event(day=on(2026, 11, 5), monat=True, pick=1, rel='wohnt_in')
+        state.write_with_event(day=on(2026, 12, 24), monat=True, pick=0, rel='wohnt_in')
+        state.write_with_event(day=on(2026, 1, 20), monat=True, pick=0, rel='hobby')
+        state.write_with_event(day=on(2026, 1, 20), monat=True, pick=0, rel='wohnt_in')
+        state.write_with_event(day=on(2027, 3, 3), monat=False, pick=0, rel='wohnt_in')
+        state.write_with_event(day=on(2027, 3, 3), monat=False, pick=0, rel='beruf')
+        state.write_with_event(day=on(2026, 1, 20), monat=True, pick=1, rel='hobby')
+        state.write_with_event(day=on(2026, 1, 20), monat=False, pick=0, rel='wohnt_in')
+        state.write_with_event(day=on(2026, 1, 20), monat=False, pick=0, rel='wohnt_in')
+        state.write_with_event(day=on(2027, 3, 3), monat=False, pick=1, rel='beruf')
+        state.write_with_event(day=on(2026, 12, 24), monat=True, pick=0, rel='beruf')
+        state.write_with_event(day=on(2026, 1, 20), monat=True, pick=0, rel='hobby')
+        state.write_with_event(day=on(2026, 12, 24), monat=True, pick=2, rel='hobby')
+        state.write_with_event(day=on(2026, 1, 20), monat=False, pick=1, rel='beruf')
+        state.write_with_event(day=on(2026, 11, 28), monat=True, pick=0, rel='wohnt_in')
+        state.write_with_event(day=on(2026, 12, 24), monat=False, pick=2, rel='hobby')
+        state.write_with_event(day=on(2026, 11, 5), monat=False, pick=0, rel='beruf')
 
 
 def test_correcting_the_last_of_values_told_for_the_same_instant(store: SyncMemory) -> None:
@@ -548,8 +553,8 @@ def test_correcting_the_last_of_values_told_for_the_same_instant(store: SyncMemo
     (it told the two apart by their ends alone; now by `abgeloest_durch`)."""
     with replay(store) as state:
         state.write(rel="wohnt_in", pick=0, when=None)
-        state.write(rel="wohnt_in", pick=1, when=datetime(2027, 2, 1, tzinfo=UTC))
-        state.write(rel="wohnt_in", pick=2, when=datetime(2027, 2, 1, tzinfo=UTC))
+        state.write(rel="wohnt_in", pick=1, when=at(2027, 2, 1))
+        state.write(rel="wohnt_in", pick=2, when=at(2027, 2, 1))
         state.correct(rel="wohnt_in", pick=2)
 
 
@@ -591,16 +596,16 @@ def test_cancelling_a_month_event_restores_what_it_displaced_as_if_never_written
     store to the second. The partner relation's open question
     (tests/test_partner_oracle.py, `..._keeps_its_place`) is the same one, where the
     partner store already orders what remains by start."""
-    march = date(2027, 3, 24)
+    march = on(2027, 3, 24)
     with replay(store) as state:
         state.write_with_event(rel="wohnt_in", pick=0, day=march, monat=False)
         kassel = state.write_with_event(rel="wohnt_in", pick=1, day=march, monat=True)
-        state.write(rel="wohnt_in", pick=2, when=datetime(2027, 3, 1, 13, tzinfo=UTC))
+        state.write(rel="wohnt_in", pick=2, when=at(2027, 3, 1, 13))
         state.cancel(key=kassel)
         values = state.run(state.memory().history(state.user, "nova", state.lena(), "wohnt_in"))
         got = {(f.objekt.name if f.objekt else f.wert, f.ab_datum, f.bis_datum) for f in values}
         assert got == {
-            ("Hamburg", date(2027, 3, 1), march),
+            ("Hamburg", on(2027, 3, 1), march),
             ("Berlin", march, None),
         }
 
@@ -610,7 +615,7 @@ def _kassel_moved_past_values_told_today(state: TemporalRecord, *picks: int) -> 
     month" (squeezing them to nothing); moving Kassel to the 24th of next month would
     make them hold again, and Berlin end where the first of them begins, not where Kassel
     does: both sides refuse. Returns the event and today."""
-    state.write(rel="wohnt_in", pick=0, when=datetime(2025, 6, 1, tzinfo=UTC))
+    state.write(rel="wohnt_in", pick=0, when=at(2025, 6, 1))
     for pick in picks:
         state.write(rel="wohnt_in", pick=pick, when=None)
     today = datetime.now(UTC).date()
@@ -649,19 +654,19 @@ def test_a_move_never_leaves_a_value_that_holds_holding_nowhere(store: SyncMemor
     refuse (the model once allowed it, the store refused). The same holds when the
     event's predecessor ends with the event itself: moving Kassel before Berlin's start."""
     with replay(store) as state:
-        first = state.write_with_event(rel="wohnt_in", pick=0, day=date(2026, 1, 20), monat=False)
-        state.move(key=first, day=date(2026, 12, 24))
-        state.write_with_event(rel="wohnt_in", pick=0, day=date(2026, 1, 20), monat=False)
-        kassel = cast(int, state.write_with_event(rel="wohnt_in", pick=1, day=date(2026, 12, 24),
+        first = state.write_with_event(rel="wohnt_in", pick=0, day=on(2026, 1, 20), monat=False)
+        state.move(key=first, day=on(2026, 12, 24))
+        state.write_with_event(rel="wohnt_in", pick=0, day=on(2026, 1, 20), monat=False)
+        kassel = cast(int, state.write_with_event(rel="wohnt_in", pick=1, day=on(2026, 12, 24),
                                                   monat=False))
-        state.move(key=kassel, day=date(2026, 1, 20))
-        assert state.model.events[kassel].at(state.model.step)[0] == date(2026, 12, 24)
+        state.move(key=kassel, day=on(2026, 1, 20))
+        assert state.model.events[kassel].at(state.model.step)[0] == on(2026, 12, 24)
     with replay(store) as state:
-        state.write(rel="beruf", pick=0, when=datetime(2026, 3, 15, 12, tzinfo=UTC))
-        later = cast(int, state.write_with_event(rel="beruf", pick=1, day=date(2026, 12, 24),
+        state.write(rel="beruf", pick=0, when=at(2026, 3, 15, 12))
+        later = cast(int, state.write_with_event(rel="beruf", pick=1, day=on(2026, 12, 24),
                                                  monat=False))
-        state.move(key=later, day=date(2026, 1, 20))
-        assert state.model.events[later].at(state.model.step)[0] == date(2026, 12, 24)
+        state.move(key=later, day=on(2026, 1, 20))
+        assert state.model.events[later].at(state.model.step)[0] == on(2026, 12, 24)
 
 
 def test_a_move_onto_the_day_another_value_begins_is_refused(store: SyncMemory) -> None:
@@ -673,16 +678,17 @@ def test_a_move_onto_the_day_another_value_begins_is_refused(store: SyncMemory) 
     (the store once re-ended January's Berlin, the model then read the order another
     way). Cancelling Kassel afterwards brings December's Berlin back."""
     with replay(store) as state:
-        first = state.write_with_event(rel="wohnt_in", pick=0, day=date(2026, 1, 20), monat=False)
-        state.move(key=first, day=date(2026, 12, 24))
-        state.write_with_event(rel="wohnt_in", pick=0, day=date(2026, 1, 20), monat=False)
-        kassel = cast(int, state.write_with_event(rel="wohnt_in", pick=1, day=date(2026, 12, 24),
+        first = state.write_with_event(rel="wohnt_in", pick=0, day=on(2026, 1, 20), monat=False)
+        state.move(key=first, day=on(2026, 12, 24))
+        state.write_with_event(rel="wohnt_in", pick=0, day=on(2026, 1, 20), monat=False)
+        kassel = cast(int, state.write_with_event(rel="wohnt_in", pick=1, day=on(2026, 12, 24),
                                                   monat=False))
-        with pytest.raises(TimelineError, match="begins on 2026-12-24, between the event's"):
+        with pytest.raises(TimelineError,
+                           match=f"begins on {on(2026, 12, 24)}, between the event's"):
             state.run(state.memory().timeline_move(
-                state.user, "nova", state.entries[kassel], date(2026, 11, 5)))
-        state.move(key=kassel, day=date(2026, 11, 5))  # the model refuses it too
-        assert state.model.events[kassel].at(state.model.step)[0] == date(2026, 12, 24)
+                state.user, "nova", state.entries[kassel], on(2026, 11, 5)))
+        state.move(key=kassel, day=on(2026, 11, 5))  # the model refuses it too
+        assert state.model.events[kassel].at(state.model.step)[0] == on(2026, 12, 24)
         state.current_mappe_agrees()
         state.as_of_mappe_agrees()
         state.cancel(key=kassel)
@@ -697,28 +703,28 @@ def test_a_move_past_a_value_that_began_between_is_refused(store: SyncMemory) ->
     (it read Berlin's end from every later start); both now refuse a move across the
     first day of another value."""
     with replay(store) as state:
-        e0 = state.write_with_event(rel="wohnt_in", pick=0, day=date(2026, 1, 20), monat=False)
+        e0 = state.write_with_event(rel="wohnt_in", pick=0, day=on(2026, 1, 20), monat=False)
         for _ in range(4):
-            state.move(key=e0, day=date(2026, 1, 20))
-        e1 = state.write_with_event(rel="wohnt_in", pick=0, day=date(2026, 1, 20), monat=False)
-        state.move(key=e1, day=date(2026, 1, 20))
-        state.write_with_event(rel="wohnt_in", pick=0, day=date(2026, 1, 20), monat=False)
-        e3 = cast(int, state.write_with_event(rel="wohnt_in", pick=2, day=date(2026, 1, 20),
+            state.move(key=e0, day=on(2026, 1, 20))
+        e1 = state.write_with_event(rel="wohnt_in", pick=0, day=on(2026, 1, 20), monat=False)
+        state.move(key=e1, day=on(2026, 1, 20))
+        state.write_with_event(rel="wohnt_in", pick=0, day=on(2026, 1, 20), monat=False)
+        e3 = cast(int, state.write_with_event(rel="wohnt_in", pick=2, day=on(2026, 1, 20),
                                               monat=False))
-        state.move(key=e3, day=date(2026, 1, 20))
-        state.move(key=e3, day=date(2026, 1, 20))
-        e4 = state.write_with_event(rel="hobby", pick=2, day=date(2026, 11, 28), monat=True)
-        state.write_with_event(rel="wohnt_in", pick=1, day=date(2026, 11, 28), monat=True)
-        e6 = state.write_with_event(rel="hobby", pick=2, day=date(2026, 11, 28), monat=False)
-        state.move(key=e0, day=date(2027, 3, 3))
-        state.move(key=e0, day=date(2026, 11, 5))
-        state.move(key=e6, day=date(2026, 11, 5))
-        state.write_with_event(rel="beruf", pick=1, day=date(2027, 3, 3), monat=True)
-        state.write_with_event(rel="wohnt_in", pick=0, day=date(2026, 1, 20), monat=True)
-        state.write_with_event(rel="hobby", pick=2, day=date(2027, 3, 3), monat=True)
-        state.move(key=e4, day=date(2026, 1, 20))
-        state.move(key=e3, day=date(2027, 3, 3))
-        assert state.model.events[e3].at(state.model.step)[0] == date(2026, 1, 20)
+        state.move(key=e3, day=on(2026, 1, 20))
+        state.move(key=e3, day=on(2026, 1, 20))
+        e4 = state.write_with_event(rel="hobby", pick=2, day=on(2026, 11, 28), monat=True)
+        state.write_with_event(rel="wohnt_in", pick=1, day=on(2026, 11, 28), monat=True)
+        e6 = state.write_with_event(rel="hobby", pick=2, day=on(2026, 11, 28), monat=False)
+        state.move(key=e0, day=on(2027, 3, 3))
+        state.move(key=e0, day=on(2026, 11, 5))
+        state.move(key=e6, day=on(2026, 11, 5))
+        state.write_with_event(rel="beruf", pick=1, day=on(2027, 3, 3), monat=True)
+        state.write_with_event(rel="wohnt_in", pick=0, day=on(2026, 1, 20), monat=True)
+        state.write_with_event(rel="hobby", pick=2, day=on(2027, 3, 3), monat=True)
+        state.move(key=e4, day=on(2026, 1, 20))
+        state.move(key=e3, day=on(2027, 3, 3))
+        assert state.model.events[e3].at(state.model.step)[0] == on(2026, 1, 20)
 
 
 def test_a_move_later_past_values_squeezed_on_the_event_day_is_refused(
@@ -731,13 +737,13 @@ def test_a_move_later_past_values_squeezed_on_the_event_day_is_refused(
     first Berlin's end with it and refused for another reason, the model allowed it)."""
     with replay(store) as state:
         for pick in (0, 1):
-            key = state.write_with_event(rel="wohnt_in", pick=pick, day=date(2026, 1, 20),
+            key = state.write_with_event(rel="wohnt_in", pick=pick, day=on(2026, 1, 20),
                                          monat=False)
-            state.move(key=key, day=date(2026, 1, 20))
-        last = cast(int, state.write_with_event(rel="wohnt_in", pick=0, day=date(2026, 1, 20),
+            state.move(key=key, day=on(2026, 1, 20))
+        last = cast(int, state.write_with_event(rel="wohnt_in", pick=0, day=on(2026, 1, 20),
                                                 monat=False))
-        state.move(key=last, day=date(2026, 11, 28))
-        assert state.model.events[last].at(state.model.step)[0] == date(2026, 1, 20)
+        state.move(key=last, day=on(2026, 11, 28))
+        assert state.model.events[last].at(state.model.step)[0] == on(2026, 1, 20)
 
 
 def test_a_move_never_carries_the_event_past_a_value_squeezed_on_its_day(
@@ -749,13 +755,13 @@ def test_a_move_never_carries_the_event_past_a_value_squeezed_on_its_day(
     which the store then read as holding again (its recorded end follows Kassel) and the
     model not (the second Berlin still begins that day): both now refuse."""
     with replay(store) as state:
-        first = state.write_with_event(rel="wohnt_in", pick=0, day=date(2026, 1, 20), monat=False)
-        state.move(key=first, day=date(2026, 1, 20))
-        kassel = cast(int, state.write_with_event(rel="wohnt_in", pick=1, day=date(2026, 1, 20),
+        first = state.write_with_event(rel="wohnt_in", pick=0, day=on(2026, 1, 20), monat=False)
+        state.move(key=first, day=on(2026, 1, 20))
+        kassel = cast(int, state.write_with_event(rel="wohnt_in", pick=1, day=on(2026, 1, 20),
                                                   monat=False))
-        state.write_with_event(rel="wohnt_in", pick=0, day=date(2026, 1, 20), monat=False)
-        state.move(key=kassel, day=date(2026, 12, 24))
-        assert state.model.events[kassel].at(state.model.step)[0] == date(2026, 1, 20)
+        state.write_with_event(rel="wohnt_in", pick=0, day=on(2026, 1, 20), monat=False)
+        state.move(key=kassel, day=on(2026, 12, 24))
+        assert state.model.events[kassel].at(state.model.step)[0] == on(2026, 1, 20)
 
 
 
@@ -793,13 +799,13 @@ def test_values_of_one_instant_stay_in_the_order_told_after_two_take_backs(
     Kassel". Only the second Berlin of the 24th holds (the store brought back both
     Berlins open-ended; `test_taking_back_a_value_that_covered_values_of_one_instant_
     reinstates_one` in tests/test_bitemporal.py tells why)."""
-    dec24 = datetime(2026, 12, 24, tzinfo=UTC)
+    dec24 = at(2026, 12, 24)
     with replay(store, ids) as state:
         state.write_two(rel="wohnt_in", picks=(0, 1), when=dec24)
         state.write(rel="wohnt_in", pick=0, when=dec24)
-        month = state.write_with_event(rel="wohnt_in", pick=0, day=date(2026, 12, 10),
+        month = state.write_with_event(rel="wohnt_in", pick=0, day=on(2026, 12, 10),
                                        monat=True)
-        state.write(rel="wohnt_in", pick=1, when=datetime(2026, 12, 15, 8, tzinfo=UTC))
+        state.write(rel="wohnt_in", pick=1, when=at(2026, 12, 15, 8))
         state.cancel(key=month)
         state.current_mappe_agrees()
         state.as_of_mappe_agrees()
@@ -816,19 +822,19 @@ def test_a_value_kept_squeezed_ends_nothing_placed_after_it(
     event moved to 28 November first and then "not Berlin" too (a version named itself
     as its follower); or Hamburg from 1 December, 13:00 told before the Kassel, the
     month's event cancelled, then "not Kassel" (Lena lived nowhere)."""
-    dec24 = datetime(2026, 12, 24, tzinfo=UTC)
+    dec24 = at(2026, 12, 24)
     with replay(store, "ascending") as state:
         state.write_two(rel="wohnt_in", picks=(0, 1), when=dec24)
         state.write(rel="wohnt_in", pick=0, when=dec24)
-        month = state.write_with_event(rel="wohnt_in", pick=0, day=date(2026, 12, 10),
+        month = state.write_with_event(rel="wohnt_in", pick=0, day=on(2026, 12, 10),
                                        monat=True)
         if then == "Hamburg, cancel":
-            state.write(rel="wohnt_in", pick=2, when=datetime(2026, 12, 1, 13, tzinfo=UTC))
-        state.write(rel="wohnt_in", pick=1, when=datetime(2026, 12, 15, 8, tzinfo=UTC))
+            state.write(rel="wohnt_in", pick=2, when=at(2026, 12, 1, 13))
+        state.write(rel="wohnt_in", pick=1, when=at(2026, 12, 15, 8))
         if then == "Hamburg, cancel":
             state.cancel(key=month)
         if then == "move, correct Berlin":
-            state.move(key=month, day=date(2026, 11, 28))
+            state.move(key=month, day=on(2026, 11, 28))
         state.current_mappe_agrees()
         state.correct(rel="wohnt_in", pick=1)
         if then == "move, correct Berlin":
@@ -848,12 +854,12 @@ def test_values_of_one_instant_stay_in_the_order_told_after_three_take_backs(
     squeezed by the month's Kassel when Hamburg went, named the Kassel of the 24th too,
     but not what followed that one, the second Berlin. A value that stays squeezed now
     also names the followers of the value taken back that begin no later."""
-    dec24 = datetime(2026, 12, 24, tzinfo=UTC)
+    dec24 = at(2026, 12, 24)
     with replay(store, ids) as state:
         state.write(rel="wohnt_in", pick=0, when=dec24)
-        state.write_with_event(rel="wohnt_in", pick=2, day=date(2026, 12, 24), monat=False)
+        state.write_with_event(rel="wohnt_in", pick=2, day=on(2026, 12, 24), monat=False)
         state.write(rel="wohnt_in", pick=1, when=dec24)
         state.write(rel="wohnt_in", pick=0, when=dec24)
-        state.write_with_event(rel="wohnt_in", pick=1, day=date(2026, 12, 10), monat=True)
+        state.write_with_event(rel="wohnt_in", pick=1, day=on(2026, 12, 10), monat=True)
         state.correct(rel="wohnt_in", pick=2)
         state.correct(rel="wohnt_in", pick=1)
