@@ -458,11 +458,12 @@ class Timeline:
         ended where the event's value began ends there. The move is refused when another
         value of the relation begins on a day from the old to the new day, or when it
         would make two values overlap, or leave a value that held holding nowhere (a
-        move never reorders or erases values). Of a symmetric relation a value squeezed
-        to nothing still ends the value before it: a carried end must not pass its start
-        where it comes after that value, and the event's own value, held nowhere, must
-        not begin inside a value it does not precede; a bond that holds nowhere keeps
-        the end a far value holds, and every follower it names.
+        move never reorders or erases values). A value squeezed to nothing still ends the
+        value before it: the event's own value, held nowhere, must not begin inside a
+        value it does not precede (in every single-valued relation); of a symmetric
+        relation, a carried end must not pass the start of such a value at the far end
+        where it comes after the carried one, and a bond that holds nowhere keeps the end
+        a far value holds, and every follower it names.
 
         A value can end where the event's value began without being recorded as ending
         with the event (its recorded follower was squeezed to nothing on that day): its
@@ -516,10 +517,13 @@ class Timeline:
                 continue
             at = _utc(f, "ende")
             far_end = {g["subjekt_id"] for g in far if g["id"] == f["id"]}
+            # (Not a value `f` ended there: one that names it as its follower comes
+            # before it, though it begins where `f`, held nowhere, ends.)
             there = [
                 g for g in far
                 if g["subjekt_id"] in far_end and g["id"] != f["id"]
                 and g["timeline_id"] != first_id and _utc(g, "beginn") == at
+                and f["id"] not in (g["followers"] or ())
                 and not _squeezed_before(g, f, far)
             ]
             if there and f["id"] not in held_ends:

@@ -1334,3 +1334,45 @@ def test_a_squeezed_partner_keeps_its_follower_at_the_end_whose_event_moved(
         state.current_mappen_agree()
         state.write_with_event(people=("Anna", "Lena"), day=on(2026, 12, 3), monat=False)
 
+
+# A stranger's hunt of the move rules (2026-12-06, the stop after): ~4,100 generated
+# replays, two findings: a move and a take-back.
+
+
+@pytest.mark.parametrize("then", ["nothing", "cancel", "tom_ben_today"])
+def test_a_far_value_a_bond_ended_is_never_taken_for_its_follower_by_a_move(
+    store: SyncMemory, then: str,
+) -> None:
+    """Lena–Tom "in December"; Anna–Tom by an event on 24 December (ends Lena–Tom at
+    Tom's end); Ben–Anna "in December" (Anna–Tom began in its window: squeezed to nothing
+    at Anna's end), moved to "November". The move took Lena–Tom, which begins at Tom's end
+    where the squeezed Anna–Tom ends (1 December), for the value that holds Anna–Tom's
+    end there, and named it Anna–Tom's follower: two values naming each other, though
+    Anna–Tom ended Lena–Tom. `kg check` found a gap after Anna–Tom; cancelling the month
+    event left Anna–Tom squeezed (the model: Anna and Tom together from 24 December); Tom–
+    Ben told today was written as ending at Anna–Tom's squeezed telling before it, where
+    the model has it come after."""
+    with replay(store) as state:
+        state.write_with_event(("Lena", "Tom"), on(2026, 12, 24), True)
+        state.write_with_event(("Anna", "Tom"), on(2026, 12, 24), False)
+        month = cast(int, state.write_with_event(("Ben", "Anna"), on(2026, 12, 24), True))
+        state.move(month, on(2026, 11, 28))
+        if then == "cancel":
+            state.cancel(month)
+        elif then == "tom_ben_today":
+            state.write(("Tom", "Ben"), None)
+
+
+def test_a_far_value_a_bond_ended_is_never_its_follower_the_other_way_round(
+    store: SyncMemory,
+) -> None:
+    """The finding above in another shape: Lena–Ben by an event on 20 December; Tom–Lena
+    "in December"; Ben–Anna by an event on 1 December; Tom–Lena's event moved to
+    "November", then cancelled."""
+    with replay(store) as state:
+        state.write_with_event(("Lena", "Ben"), on(2026, 12, 20), False)
+        month = cast(int, state.write_with_event(("Tom", "Lena"), on(2026, 12, 24), True))
+        state.write_with_event(("Ben", "Anna"), on(2026, 12, 1), False)
+        state.move(month, on(2026, 11, 28))
+        state.cancel(month)
+
