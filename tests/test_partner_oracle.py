@@ -1376,3 +1376,17 @@ def test_a_far_value_a_bond_ended_is_never_its_follower_the_other_way_round(
         state.move(month, on(2026, 11, 28))
         state.cancel(month)
 
+
+def test_a_move_earlier_is_not_refused_for_a_follower_taken_back(store: SyncMemory) -> None:
+    """Ben–Anna from 10 November; Tom–Anna from 24 December (ends it); Lena–Anna by an
+    event on 24 December (named beside Tom–Anna, one follower per end at one instant);
+    "not Anna–Tom"; Lena–Anna's event moved to 1 December. The model moves it (only
+    Lena–Anna follows Ben–Anna now, and nothing begins between the two days); the store
+    refused, counting the corrected Tom–Anna as another value that holds Ben–Anna's
+    end."""
+    with replay(store) as state:
+        state.write(("Ben", "Anna"), at(2026, 11, 10))
+        state.write(("Tom", "Anna"), at(2026, 12, 24))
+        event = cast(int, state.write_with_event(("Lena", "Anna"), on(2026, 12, 24), False))
+        state.correct(("Anna", "Tom"))
+        state.move(event, on(2026, 12, 1))

@@ -206,8 +206,9 @@ class History:
                 # value's event, it would follow that event's moves from now on (a value
                 # squeezed to nothing holding again when the event moved later), so it is
                 # recorded as ending with the followers that remain.
-                if taken.timeline_id is not None and (
-                        before.props.get("timeline_bis") == taken.timeline_id):
+                if (taken.timeline_id is not None and (
+                        before.props.get("timeline_bis") == taken.timeline_id)) or (
+                        self._bound_to_plain(before, taken)):
                     self._end_with_the_rest(before, taken, behind)
                 elif [fid for fid in behind
                       if fid not in (before.props.get("abgeloest_durch") or ())]:
@@ -459,6 +460,17 @@ class History:
             and not (f.grund == "abgeloest" and self._ended_by(f, taken))
             and f.start < before.start and (f.end is None or f.end > before.start)
         ), key=lambda f: f.id)
+
+    def _bound_to_plain(self, before: FactState, taken: Taken) -> bool:
+        """True when `before`'s end is the fixed instant the taken-back value, told
+        without an event, began at: of the values that begin where it ends, the end is
+        bound to one without an event (`binding_key`). Taken back, the end belongs to the
+        followers that remain: to the event of the first of them (Ben–Anna ended by
+        Tom–Anna from 24 December and by Lena–Anna's event on that day: "not Anna–Tom",
+        and moving Lena–Anna's event to 1 December was refused, the corrected Tom–Anna
+        still named as holding the end)."""
+        return (taken.timeline_id is None and before.props.get("timeline_bis") is None
+                and before.end is not None and before.end == as_utc(taken.t_valid))
 
     def _still_followed(self, before: FactState, taken: Taken) -> bool:
         """True when a value other than the taken-back one follows `before` where it ends
