@@ -1339,7 +1339,8 @@ def test_a_squeezed_partner_keeps_its_follower_at_the_end_whose_event_moved(
 # replays, two findings: a move and a take-back.
 
 
-@pytest.mark.parametrize("then", ["nothing", "cancel", "tom_ben_today"])
+@pytest.mark.parametrize(
+    "then", ["nothing", "cancel", "tom_ben_today", "cancel_lena_tom", "correct_lena_tom"])
 def test_a_far_value_a_bond_ended_is_never_taken_for_its_follower_by_a_move(
     store: SyncMemory, then: str,
 ) -> None:
@@ -1351,9 +1352,11 @@ def test_a_far_value_a_bond_ended_is_never_taken_for_its_follower_by_a_move(
     Anna–Tom ended Lena–Tom. `kg check` found a gap after Anna–Tom; cancelling the month
     event left Anna–Tom squeezed (the model: Anna and Tom together from 24 December); Tom–
     Ben told today was written as ending at Anna–Tom's squeezed telling before it, where
-    the model has it come after."""
+    the model has it come after. Taking Lena–Tom back after the move (cancel or "not")
+    named a fact as its own follower (`kg check`'s `fact_followers`) or disagreed with the
+    model."""
     with replay(store) as state:
-        state.write_with_event(("Lena", "Tom"), on(2026, 12, 24), True)
+        lena_tom = cast(int, state.write_with_event(("Lena", "Tom"), on(2026, 12, 24), True))
         state.write_with_event(("Anna", "Tom"), on(2026, 12, 24), False)
         month = cast(int, state.write_with_event(("Ben", "Anna"), on(2026, 12, 24), True))
         state.move(month, on(2026, 11, 28))
@@ -1361,6 +1364,10 @@ def test_a_far_value_a_bond_ended_is_never_taken_for_its_follower_by_a_move(
             state.cancel(month)
         elif then == "tom_ben_today":
             state.write(("Tom", "Ben"), None)
+        elif then == "cancel_lena_tom":
+            state.cancel(lena_tom)
+        elif then == "correct_lena_tom":
+            state.correct(("Lena", "Tom"))
 
 
 def test_a_far_value_a_bond_ended_is_never_its_follower_the_other_way_round(
