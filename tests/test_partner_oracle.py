@@ -1397,3 +1397,26 @@ def test_a_move_earlier_is_not_refused_for_a_follower_taken_back(store: SyncMemo
         event = cast(int, state.write_with_event(("Lena", "Anna"), on(2026, 12, 24), False))
         state.correct(("Anna", "Tom"))
         state.move(event, on(2026, 12, 1))
+
+
+# A review of the two fixes above found two more (2026-12-06).
+
+
+@pytest.mark.parametrize("later", [("Anna", "Tom"), ("Anna", "Lena")])
+def test_a_value_whose_follower_moved_later_ends_at_the_first_value_after_it(
+    store: SyncMemory, later: tuple[str, str],
+) -> None:
+    """Anna–Ben from 10 November; Anna–Lena from 24 December (ends it); Ben–Tom by an
+    event on 24 December (named beside Anna–Lena), moved to the 30th; a value of Anna's
+    from the 27th; "not Anna–Lena". Anna–Ben ends on the 27th, where the first value
+    after it at its own ends begins. With Anna–Tom from the 27th the take-back ended it
+    with Ben–Tom's event on the 30th (Anna with two partners for three days; the code
+    before the fix above had left it ending on the 24th, with nobody after it). The
+    second variant, Anna–Lena told again from the 27th, failed on that code too."""
+    with replay(store) as state:
+        state.write(("Anna", "Ben"), at(2026, 11, 10))
+        state.write(("Anna", "Lena"), at(2026, 12, 24))
+        e = cast(int, state.write_with_event(("Ben", "Tom"), on(2026, 12, 24), False))
+        state.move(e, on(2026, 12, 30))
+        state.write(later, at(2026, 12, 27))
+        state.correct(("Anna", "Lena"))

@@ -209,7 +209,8 @@ class History:
                 if (taken.timeline_id is not None and (
                         before.props.get("timeline_bis") == taken.timeline_id)) or (
                         self._bound_to_plain(before, taken)):
-                    self._end_with_the_rest(before, taken, behind)
+                    self._end_with_the_rest(before, taken, behind,
+                                            self._upcoming(before, rel, taken))
                 elif [fid for fid in behind
                       if fid not in (before.props.get("abgeloest_durch") or ())]:
                     rest = [fid for fid in before.props.get("abgeloest_durch") or ()
@@ -228,23 +229,7 @@ class History:
                 self.end_at(before, before.start, None,
                             named + [fid for fid in behind if fid not in named])
                 continue
-            # The values after it at its own ends (of a symmetric relation also at the
-            # end it does not share with the taken-back value): those that begin later
-            # and hold somewhere, or will again (a value squeezed to nothing by another
-            # follows nothing, except in a symmetric relation, where the far end's
-            # partition may have squeezed it; one the taken-back value squeezed that
-            # another value still squeezes stays so: a month event's value placed after
-            # it keeps it squeezed, and so precedes it), except the ones it ended (they
-            # precede it, ending where it begins).
-            later = [
-                f for f in self._at_ends(before, rel)
-                if f.id != before.id and f.start > before.start
-                and (not f.empty or rel.symmetrisch
-                     or (self._ended_by(f, taken) and not self._still_followed(f, taken)))
-                and not (f.grund == "abgeloest" and self._ended_by(f, taken_of(before)))
-                and not (rel.symmetrisch and f.empty and self._squeezed_before(f, before))
-            ]
-            upcoming = min(later, key=lambda f: (f.start, f.id)) if later else None
+            upcoming = self._upcoming(before, rel, taken)  # the first value after it
             # Where the taken-back value ended is where `before` ends, unless a value at
             # its own ends begins earlier. Of a symmetric relation only if the value that
             # followed the taken-back one is at `before`'s own ends: else that end lay in
@@ -438,18 +423,44 @@ class History:
         ]
 
     def _end_with_the_rest(self, before: FactState, taken: Taken,
-                           also: list[str] | None = None) -> None:
+                           also: list[str] | None = None,
+                           upcoming: FactState | None = None) -> None:
         """Record `before` as ending where the first of its followers other than the
         taken-back one begins (with that one's event, or fixed when it has none), each of
         them named, as the model ends a value where the first value after it begins: no
-        longer tied to the event of a value that never held. (The followers that remain
-        began where the taken-back one did or earlier, a value they squeezed keeps its
-        start: the end the reads show does not move.)"""
+        longer tied to the event of a value that never held. A value squeezed to nothing
+        keeps its start. Where a follower that remains begins later (its event moved
+        since), the first value after `before` at its own ends that begins earlier
+        (`upcoming`) ends it instead: Anna–Ben, ended by Anna–Lena from 24 December and by
+        Ben–Tom's event moved to the 30th, with Anna–Tom from the 27th, ends on the 27th
+        once Anna–Lena is taken back (it ended on the 30th: two partners at once)."""
         rest = [f for f in self._followers(before) if f.id != taken.id and f.valid]
         first = min(rest, key=lambda f: (f.start, *binding_key(f.props.get("timeline_id"), f.id)))
+        if upcoming is not None and upcoming.start < first.start:
+            self.end_at(before, upcoming.start, upcoming.props.get("timeline_id"),
+                        [upcoming.id] + [fid for fid in also or () if fid != upcoming.id])
+            return
         named = [f.id for f in rest]
         self.end_at(before, first.start, first.props.get("timeline_id"),
                     named + [fid for fid in also or () if fid not in named])
+
+    def _upcoming(self, before: FactState, rel: Relation, taken: Taken) -> FactState | None:
+        """The first value after `before` at its own ends (of a symmetric relation also at
+        the end it does not share with the taken-back value): of those that begin later
+        and hold somewhere, or will again (a value squeezed to nothing by another follows
+        nothing, except in a symmetric relation, where the far end's partition may have
+        squeezed it; one the taken-back value squeezed that another value still squeezes
+        stays so: a month event's value placed after it keeps it squeezed, and so precedes
+        it), except the ones it ended (they precede it, ending where it begins)."""
+        later = [
+            f for f in self._at_ends(before, rel)
+            if f.id != before.id and f.start > before.start
+            and (not f.empty or rel.symmetrisch
+                 or (self._ended_by(f, taken) and not self._still_followed(f, taken)))
+            and not (f.grund == "abgeloest" and self._ended_by(f, taken_of(before)))
+            and not (rel.symmetrisch and f.empty and self._squeezed_before(f, before))
+        ]
+        return min(later, key=lambda f: (f.start, f.id)) if later else None
 
     def _covering(self, before: FactState, rel: Relation, taken: Taken) -> list[FactState]:
         """The other values at `before`'s ends, neither the taken-back one nor one it
