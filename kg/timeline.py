@@ -517,13 +517,17 @@ class Timeline:
                 continue
             at = _utc(f, "ende")
             far_end = {g["subjekt_id"] for g in far if g["id"] == f["id"]}
-            # (Not a value `f` ended there: one that names it as its follower comes
-            # before it, though it begins where `f`, held nowhere, ends.)
+            # Held nowhere, `f` ends where it begins, and a value that begins there may
+            # come before it (one `f` ended, or one ended by another value before `f`
+            # began): only a value `f` names as its follower comes after it. (Never a
+            # value that names `f` as its own follower: `f` ended it.)
+            nowhere_f = at <= _utc(f, "beginn")
             there = [
                 g for g in far
                 if g["subjekt_id"] in far_end and g["id"] != f["id"]
                 and g["timeline_id"] != first_id and _utc(g, "beginn") == at
                 and f["id"] not in (g["followers"] or ())
+                and (not nowhere_f or g["id"] in (f["followers"] or ()))
                 and not _squeezed_before(g, f, far)
             ]
             if there and f["id"] not in held_ends:

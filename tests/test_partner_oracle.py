@@ -1402,6 +1402,24 @@ def test_a_move_earlier_is_not_refused_for_a_follower_taken_back(store: SyncMemo
 # A review of the two fixes above found two more (2026-12-06).
 
 
+@pytest.mark.parametrize("second", [("Lena", "Ben"), ("Lena", "Anna")])
+def test_a_far_value_ended_before_a_bond_began_never_holds_its_end(
+    store: SyncMemory, second: tuple[str, str],
+) -> None:
+    """The first finding above, with Lena–Tom ended by another value (from 20 December)
+    before Anna–Tom begins: Lena–Tom does not name Anna–Tom, yet comes before it at Tom's
+    end. The move still took it for the value that holds Anna–Tom's end there, and the
+    cancel left Anna–Tom squeezed (the model: Anna and Tom together from 24 December).
+    Of a bond held nowhere, only a value it names as its follower holds its end."""
+    with replay(store) as state:
+        state.write_with_event(("Lena", "Tom"), on(2026, 12, 24), True)
+        state.write(second, at(2026, 12, 20))
+        state.write_with_event(("Anna", "Tom"), on(2026, 12, 24), False)
+        month = cast(int, state.write_with_event(("Ben", "Anna"), on(2026, 12, 24), True))
+        state.move(month, on(2026, 11, 28))
+        state.cancel(month)
+
+
 @pytest.mark.parametrize("later", [("Anna", "Tom"), ("Anna", "Lena")])
 def test_a_value_whose_follower_moved_later_ends_at_the_first_value_after_it(
     store: SyncMemory, later: tuple[str, str],
