@@ -1438,3 +1438,27 @@ def test_a_value_whose_follower_moved_later_ends_at_the_first_value_after_it(
         state.move(e, on(2026, 12, 30))
         state.write(later, at(2026, 12, 27))
         state.correct(("Anna", "Lena"))
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="open question: does a value placed before a month event (inside its "
+    "window) keep that place once the event is cancelled? (a value placed after the "
+    "event still ends it in the model; see the docstring)",
+)
+def test_a_value_placed_before_a_cancelled_month_event_stays_before_the_ones_after_it(
+    store: SyncMemory,
+) -> None:
+    """A stranger's hunt (2026-12-06), the month rule's open question in another shape:
+    Anna–Lena from 24 December; Anna–Tom "in December" (Anna–Lena began in its window:
+    placed before it, squeezed to nothing); Anna–Ben from 3 December (after Anna–Tom);
+    Ben–Tom "in December" (squeezes Anna–Ben at Ben's end); the December event of
+    Anna–Tom cancelled. The model keeps Anna–Lena before Anna–Ben, which, squeezed,
+    still ends it: Anna has nobody. The store reinstates Anna–Lena open from the 24th,
+    as if Anna–Tom had never been told (then Anna–Ben would come before it)."""
+    with replay(store) as state:
+        state.write(("Anna", "Lena"), at(2026, 12, 24))
+        month = cast(int, state.write_with_event(("Anna", "Tom"), on(2026, 12, 24), True))
+        state.write(("Anna", "Ben"), at(2026, 12, 3))
+        state.write_with_event(("Ben", "Tom"), on(2026, 12, 20), True)
+        state.cancel(month)
