@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -22,6 +21,7 @@ from typing import Any
 import psycopg
 
 from bench.generate import UserGraph
+from cli.launcher import port_bindable
 from kg.canon import Canon
 
 HERE = Path(__file__).resolve().parent
@@ -42,12 +42,26 @@ def _bindir() -> Path:
     )
 
 
-def free_port(start: int = 55432) -> int:
+def free_port(start: int = 25432) -> int:
+    """A port from `start` on that PostgreSQL can listen on now. The default lies below
+    the kernel's range for outgoing connections, where no client takes it meanwhile."""
     for port in range(start, start + 200):
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-            if s.connect_ex(("127.0.0.1", port)) != 0:
-                return port
-    raise RuntimeError("no free port for PostgreSQL near 55432")
+        if port < 65536 and port_bindable(port):
+            return port
+    raise RuntimeError(f"no free port for PostgreSQL in {start}..{start + 199} on 127.0.0.1")
+
+
+_START_TRIES = 5
+_PORT_CLASH = "Address already in use"
+
+
+def _read_from(path: Path, offset: int) -> str:
+    try:
+        with path.open("rb") as f:
+            f.seek(offset)
+            return f.read().decode("utf-8", "replace")
+    except OSError as e:
+        return f"(not readable: {e})"
 
 
 @dataclass
@@ -68,25 +82,8 @@ class PgCluster:
             argv = ["runuser", "-u", "postgres", "--", *argv]
         return subprocess.run(argv, capture_output=True, text=True, check=False)
 
-    def start(self) -> None:
-        bindir = _bindir()
-        if not (self.datadir / "PG_VERSION").exists():
-            self.datadir.mkdir(parents=True, exist_ok=True)
-            if os.geteuid() == 0:
-                shutil.chown(self.datadir, "postgres", "postgres")
-            done = self._as_owner(
-                str(bindir / "initdb"),
-                "-D",
-                str(self.datadir),
-                "-U",
-                "postgres",
-                "--auth=trust",
-                "--encoding=UTF8",
-                "--locale=C.UTF-8",
-            )
-            if done.returncode != 0:
-                raise RuntimeError(f"initdb failed:\n{done.stdout}{done.stderr}")
-        options = " ".join(
+    def _options(self) -> str:
+        return " ".join(
             [
                 f"-p {self.port}",
                 "-c listen_addresses=127.0.0.1",
@@ -104,21 +101,45 @@ class PgCluster:
                 "-c jit=off",
             ]
         )
-        done = self._as_owner(
-            str(bindir / "pg_ctl"),
-            "-D",
-            str(self.datadir),
-            "-l",
-            str(self.datadir / "log"),
-            "-o",
-            options,
-            "-w",
-            "-t",
-            "60",
-            "start",
-        )
-        if done.returncode != 0:
-            raise RuntimeError(f"pg_ctl start failed:\n{done.stdout}{done.stderr}")
+
+    def start(self) -> None:
+        """initdb if the directory is new, then start the server; a port that another
+        socket took since it was chosen is replaced by the next free one."""
+        bindir = _bindir()
+        if not (self.datadir / "PG_VERSION").exists():
+            self.datadir.mkdir(parents=True, exist_ok=True)
+            if os.geteuid() == 0:
+                shutil.chown(self.datadir, "postgres", "postgres")
+            done = self._as_owner(
+                str(bindir / "initdb"),
+                "-D",
+                str(self.datadir),
+                "-U",
+                "postgres",
+                "--auth=trust",
+                "--encoding=UTF8",
+                "--locale=C.UTF-8",
+            )
+            if done.returncode != 0:
+                raise RuntimeError(f"initdb failed:\n{done.stdout}{done.stderr}")
+        for attempt in range(1, _START_TRIES + 1):
+            log = self.datadir / "log"
+            seen = log.stat().st_size if log.exists() else 0
+            done = self._as_owner(
+                str(bindir / "pg_ctl"), "-D", str(self.datadir), "-l", str(log),
+                "-o", self._options(), "-w", "-t", "60", "start",
+            )
+            if done.returncode == 0:
+                break
+            told = _read_from(log, seen)
+            if _PORT_CLASH in told and attempt < _START_TRIES:
+                # Taken between the choice and the start (a client's own port, say).
+                self.port = free_port(self.port + 1)
+                continue
+            raise RuntimeError(
+                f"pg_ctl start on port {self.port} failed:\n{done.stdout}{done.stderr}"
+                f"the server's log ({log}):\n{told[-3000:]}"
+            )
         with psycopg.connect(
             self.dsn.replace(f"dbname={DATABASE}", "dbname=postgres"), autocommit=True
         ) as conn:

@@ -571,11 +571,39 @@ def _signal(pid: int, sig: int) -> None:
         pass
 
 
+def port_bindable(port: int) -> bool:
+    """Whether a server could listen on 127.0.0.1:`port` now. Bound the way servers bind
+    (SO_REUSEADDR), so a closed connection in TIME_WAIT does not count; a listener does,
+    and so does a live outgoing connection whose own port this is, which a connect test
+    misses (nothing answers there)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
+
+
+# Ports for servers are drawn below the range the kernel hands to outgoing connections
+# (Linux: from 32768): a port drawn there cannot become some client's own port in the
+# seconds before the server binds it, as a port the system picks (bind to 0) can.
+_SERVER_PORTS = range(20000, 32768)
+_given: set[int] = set()
+
+
 def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on now (the system picks it)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    """A TCP port on 127.0.0.1 that a server can listen on now, drawn at random below
+    the kernel's range for outgoing connections and never twice in one process."""
+    for _ in range(1000):
+        port = secrets.choice(_SERVER_PORTS)
+        if port not in _given and port_bindable(port):
+            _given.add(port)
+            return port
+    raise LauncherError(
+        f"no free TCP port on 127.0.0.1 in {min(_SERVER_PORTS)}..{max(_SERVER_PORTS)}"
+        " after 1000 tries: stop servers you no longer need, or set the ports yourself."
+    )
 
 
 def _port_taken(port: int) -> bool:

@@ -23,6 +23,7 @@ import hashlib
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import uuid
@@ -115,6 +116,22 @@ def end_of_sequence(store: SyncMemory, user_id: str, id_order: DrawnIds) -> None
                 store.run(store.memory.purge(user_id))
         finally:
             id_order.restore()
+
+
+@contextlib.contextmanager
+def client_on(port: int) -> Iterator[None]:
+    """An outgoing loopback connection whose own (local) port is `port`, as the kernel
+    gives a client one of its ephemeral ports: nothing listens there, so a connect test
+    finds the port free, yet nobody else can listen on it while the connection lasts."""
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        with socket.socket() as client:
+            client.bind(("127.0.0.1", port))
+            client.connect(server.getsockname())
+            accepted, _ = server.accept()
+            with accepted:
+                yield
 
 
 def _docker_engine_answers() -> bool:

@@ -54,6 +54,7 @@ from kg.values import native
 from tests.conftest import (
     SESSION_PREFIX,
     Pair,
+    client_on,
     explain_with_examples,
     new_user_id,
     purge_users_under,
@@ -472,10 +473,11 @@ def test_postgres_reads_a_turn_as_its_single_dossiers(
     # Directly under /tmp, as the bench's: run as root, the server runs as the postgres
     # user, who cannot enter pytest's private temporary directories.
     cluster = postgres.PgCluster(
-        Path("/tmp") / f"kg-test-pg-{uuid.uuid4().hex[:10]}", postgres.free_port(56432)
+        Path("/tmp") / f"kg-test-pg-{uuid.uuid4().hex[:10]}", postgres.free_port(),
+        shared_buffers="128MB",
     )
-    cluster.start()
     try:
+        cluster.start()
         postgres.load(cluster.dsn, memory.canon, graphs)
         dossier = postgres.Dossier(
             cluster.dsn, memory.canon, memory.db.settings.mappe_cap,
@@ -492,6 +494,43 @@ def test_postgres_reads_a_turn_as_its_single_dossiers(
         checked = store.run(parity(memory, naive, dossier, samples, set(), asof))
         assert checked["postgres_turn_equal"] == len(samples), checked["differ"]
         dossier.close()
+    finally:
+        cluster.stop(remove=True)
+
+
+def test_the_baselines_port_is_never_one_a_client_connection_holds() -> None:
+    from bench import postgres
+
+    port = postgres.free_port()
+    assert port < 32768  # below the kernel's range for outgoing connections
+    with client_on(port):
+        assert postgres.free_port(port) != port
+    assert postgres.free_port(port) == port
+
+
+def test_the_baseline_starts_on_another_port_when_its_own_was_taken_meanwhile() -> None:
+    """A port chosen free can be taken before the server binds it (CI once lost a run
+    so: a test connection's own port was the cluster's). The start takes the next free
+    one; anything else that stops the server is raised with the server's log."""
+    from bench import postgres
+
+    try:
+        postgres._bindir()
+    except RuntimeError:
+        pytest.skip("PostgreSQL is not installed (the benchmark needs it: bench/README.md)")
+    chosen = postgres.free_port()
+    cluster = postgres.PgCluster(
+        Path("/tmp") / f"kg-test-pg-{uuid.uuid4().hex[:10]}", chosen, shared_buffers="32MB"
+    )
+    try:
+        with client_on(chosen):
+            cluster.start()
+        assert cluster.port != chosen
+        assert cluster.version()  # it answers on the port it took
+        cluster.stop(remove=False)
+        cluster.shared_buffers = "not-a-size"
+        with pytest.raises(RuntimeError, match=r"(?s)server's log.*shared_buffers"):
+            cluster.start()
     finally:
         cluster.stop(remove=True)
 

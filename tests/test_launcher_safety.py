@@ -19,10 +19,12 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from cli.launcher import LocalServer, free_port, initial_password_line
+from cli import launcher
+from cli.launcher import LocalServer, free_port, initial_password_line, port_bindable
 from cli.main import app
 from kg.api import SyncMemory
 from kg.settings import Settings
+from tests.conftest import client_on
 
 runner = CliRunner()
 
@@ -242,3 +244,25 @@ def test_a_private_server_secret_private_and_restartable_after_a_crash(
     finally:
         server.stop(kill=True)
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_a_servers_port_is_free_below_the_clients_range_and_never_given_twice(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A port the system picks (bind to 0) comes from the range it hands to outgoing
+    connections: in the seconds before Neo4j binds it, a client can take it as its own.
+    The launcher draws below that range, skips a port a live connection holds (which a
+    connect test cannot see), and never gives one port twice in a process."""
+    drawn = [free_port() for _ in range(50)]
+    assert len(set(drawn)) == len(drawn)
+    assert all(20000 <= p < 32768 for p in drawn)
+    # Two ports to draw from, one held by a client's connection: the other is drawn.
+    held, other = free_port(), free_port()
+    monkeypatch.setattr(launcher, "_SERVER_PORTS", [held, other])
+    monkeypatch.setattr(launcher, "_given", set())
+    with client_on(held):
+        assert not port_bindable(held)
+        assert free_port() == other
+        with pytest.raises(launcher.LauncherError, match="no free TCP port"):
+            free_port()  # the one given already, the other held
+    assert port_bindable(held)
