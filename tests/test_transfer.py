@@ -17,6 +17,7 @@ from kg.canon import load_canon
 from kg.errors import InvalidInput, NothingStored
 from kg.models import AuftragErgebnis, Kandidat, TripelErgebnis
 from kg.transfer import canonical_date, canonical_datetime, parse_lines
+from kg.transfer.codec import instant
 from kg.transfer.records import AuftragRec
 from tests.conftest import Pair, new_user_id, raw_cypher, t
 
@@ -96,6 +97,21 @@ def test_datetime_text_is_canonical_and_exact(text: str, store: SyncMemory) -> N
 ])
 def test_datetime_text_is_normalised(text: str, canonical: str) -> None:
     assert canonical_datetime(text) == canonical
+
+
+@pytest.mark.parametrize(("text", "utc"), [
+    ("2026-10-25T02:30:00+02:00[Europe/Berlin]", datetime(2026, 10, 25, 0, 30, tzinfo=UTC)),
+    ("2026-10-25T02:30:00+01:00[Europe/Berlin]", datetime(2026, 10, 25, 1, 30, tzinfo=UTC)),
+    ("2026-10-01T10:00:00.123456789Z", datetime(2026, 10, 1, 10, 0, 0, 123456, tzinfo=UTC)),
+    ("2026-10-01T10:00:00.5-03:30:15", datetime(2026, 10, 1, 13, 30, 15, 500000, tzinfo=UTC)),
+    ("2026-10-01T10:00Z[UTC]", datetime(2026, 10, 1, 10, 0, tzinfo=UTC)),
+])
+def test_a_datetime_texts_instant_is_read_with_its_zone(text: str, utc: datetime) -> None:
+    """What the import compares with the store's clock: the instant of the text, also
+    where it names its zone (the fold's two sides are an hour apart)."""
+    assert instant(text) == utc
+    with pytest.raises(ValueError, match="not an ISO datetime"):
+        instant("2026-10-01T10:00:00")
 
 
 @pytest.mark.parametrize("text", [
@@ -334,6 +350,50 @@ def test_user_round_trip_is_byte_identical(pair: Pair, tmp_path: Path) -> None:
     assert after == before
 
 
+def test_a_user_file_imported_twice_names_the_purge_of_the_user(
+    pair: Pair, tmp_path: Path
+) -> None:
+    """Found by a stranger's hunt: a whole user's file already in the store was refused
+    with "purge the pair first", for a file of no one pair and without a command."""
+    worked_example(pair, other="luna")
+    store = pair.store
+    export_text(store, tmp_path / "a.jsonl", pair.user_id, None)
+    with pytest.raises(InvalidInput, match=rf"is in the store already .*`kg purge --user "
+                       rf"{pair.user_id} --yes`"):
+        store.run(store.memory.import_file(tmp_path / "a.jsonl"))
+
+
+def test_a_restore_refused_for_another_pairs_fault_says_the_store_breaks_it_already(
+    pair: Pair, tmp_path: Path
+) -> None:
+    """Found by a stranger's hunt: another pair's entity keeps a name key an older
+    version stored; a pair's export, purged, was refused on import as "the file itself
+    is inconsistent: export it again", which the purge made impossible. The refusal says
+    that the store broke the invariant before the file came, and how to mend it; mended,
+    the same file restores."""
+    pair.write(t("Lena", "wohnt_in", "Kassel"))
+    pair.other("luna").write(t("Ben", "wohnt_in", "Dresden"))
+    pair.cypher("MATCH (e:Entitaet {user_id: $u, name: 'Dresden'}) SET e.name_norm = $key",
+                u=pair.user_id, key="dresden\u200b")
+    store = pair.store
+    export_text(store, tmp_path / "nova.jsonl", pair.user_id, "nova")
+    before = user_snapshot(pair, pair.user_id)
+    store.run(store.memory.purge(pair.user_id, "nova"))
+    purged = user_snapshot(pair, pair.user_id)
+    with pytest.raises(InvalidInput) as refused:
+        store.run(store.memory.import_file(tmp_path / "nova.jsonl"))
+    said = str(refused.value)
+    assert "breaks 1 invariant(s) of `kg check` already, without this file: name_norm" in said
+    assert f"kg schema renormalize --user {pair.user_id}" in said
+    assert "export it again" not in said
+    assert user_snapshot(pair, pair.user_id) == purged
+    store.run(store.memory.renormalize_names(pair.user_id))
+    store.run(store.memory.import_file(tmp_path / "nova.jsonl"))
+    assert user_snapshot(pair, pair.user_id)["entities"] == before["entities"]
+    store.run(store.memory.decay_run(pair.user_id))  # as a daily sweep would
+    assert store.run(store.memory.check(pair.user_id)).ok
+
+
 def test_two_pairs_of_a_user_may_share_an_auftrag_id_through_a_round_trip(
     pair: Pair, tmp_path: Path
 ) -> None:
@@ -422,6 +482,27 @@ def test_import_refuses_a_system_time_after_now(
                        r"2099-01-01T00:00:00Z, after this store's clock"):
         store.run(store.memory.import_file(tmp_path / "future.jsonl"))
     assert user_snapshot(pair, pair.user_id) == before
+
+
+def test_a_system_time_with_a_named_zone_restores(pair: Pair, tmp_path: Path) -> None:
+    """Found by a stranger's hunt: the file format takes a datetime with its zone, as
+    Neo4j holds one (`…+01:00[Europe/Berlin]`, docs/export.md), yet the import's check of
+    system times read it with `datetime.fromisoformat`, which reads no zone: "unexpected
+    ValueError … a bug in kg", and the purged pair could not be restored from its own
+    export. The writer records UTC; a store edited by hand, or an older one, holds such
+    times. Restored, the file is exported again byte for byte."""
+    worked_example(pair)
+    store = pair.store
+    pair.cypher("MATCH (e:Entitaet {user_id: $u}) "
+                "SET e.erstellt = datetime({datetime: e.erstellt, timezone: 'Europe/Berlin'})",
+                u=pair.user_id)
+    text = export_text(store, tmp_path / "a.jsonl", pair.user_id, "nova")
+    assert "[Europe/Berlin]" in text
+    before = user_snapshot(pair, pair.user_id)
+    store.run(store.memory.purge(pair.user_id, "nova"))
+    store.run(store.memory.import_file(tmp_path / "a.jsonl"))
+    assert user_snapshot(pair, pair.user_id) == before
+    assert export_text(store, tmp_path / "b.jsonl", pair.user_id, "nova") == text
 
 
 def test_a_failure_while_writing_rolls_back_the_whole_file(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterable
-from datetime import date, datetime, timedelta
+from datetime import date, datetime, timedelta, timezone
 from typing import Annotated, Any, get_args
 
 import pytz  # type: ignore[import-untyped]  # the driver's own time zone library
@@ -16,6 +16,16 @@ _DATETIME = re.compile(
     r"(Z|[+-]\d{2}:\d{2}(?::\d{2})?)(?:\[([A-Za-z0-9_+\-/]+)\])?$"
 )
 _DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
+
+
+def _offset(text: str) -> timedelta:
+    """`Z`, `+01:00` or `-03:30:15` as a timedelta east of UTC."""
+    if text == "Z":
+        return timedelta(0)
+    parts = [int(p) for p in text[1:].split(":")]
+    offset = timedelta(hours=parts[0], minutes=parts[1],
+                       seconds=parts[2] if len(parts) > 2 else 0)
+    return -offset if text[0] == "-" else offset
 
 
 def _offset_text(offset: timedelta) -> str:
@@ -45,12 +55,7 @@ def canonical_datetime(text: str) -> str:
     local = datetime(year, month, day, hour, minute, second)  # ValueError when out of range
     fraction = (m.group(7) or "").rstrip("0")
     off, zone = m.group(8), m.group(9)
-    offset = timedelta(0)
-    if off != "Z":
-        parts = [int(p) for p in off[1:].split(":")]
-        offset = timedelta(hours=parts[0], minutes=parts[1],
-                           seconds=parts[2] if len(parts) > 2 else 0)
-        offset = -offset if off[0] == "-" else offset
+    offset = _offset(off)
     if offset >= timedelta(hours=18) or offset <= -timedelta(hours=18):
         raise ValueError(f"{text!r}: offset {off} is out of range")
     try:
@@ -67,6 +72,19 @@ def canonical_datetime(text: str) -> str:
             raise ValueError(f"{text!r}: that time with offset {off} does not exist in {zone}")
     return (local.isoformat() + (f".{fraction}" if fraction else "") + _offset_text(offset)
             + (f"[{zone}]" if zone else ""))
+
+
+def instant(text: str) -> datetime:
+    """The instant of a checked datetime text (`canonical_datetime`'s form), aware, in
+    its offset. A `[Zone]` after the offset names where it was told (checked to agree
+    with the offset), so the instant needs only the offset; digits past the microsecond
+    are dropped, as Python holds no more. (`datetime.fromisoformat` reads no zone.)"""
+    m = _DATETIME.match(canonical_datetime(text))
+    assert m is not None  # the canonical form matches
+    year, month, day, hour, minute = (int(g) for g in m.groups()[:5])
+    micro = int((m.group(7) or "")[:6].ljust(6, "0"))
+    return datetime(year, month, day, hour, minute, int(m.group(6) or 0), micro,
+                    tzinfo=timezone(_offset(m.group(8))))
 
 
 def canonical_date(text: str) -> str:

@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 from pydantic import ValidationError
 
 from kg.canon import Canon
-from kg.check import run_checks
+from kg.check import CheckResult, run_checks
 from kg.db import Database, Record, Tx, held, lost_at_commit
 from kg.errors import (
     ConfigError,
@@ -25,7 +25,7 @@ from kg.errors import (
     ServerUnavailable,
     StoredDataError,
 )
-from kg.transfer.codec import TAG, ZEIT, temporal_fields
+from kg.transfer.codec import TAG, ZEIT, instant, temporal_fields
 from kg.transfer.parse import Datei, read_file
 from kg.transfer.records import (
     KIND_CLASS,
@@ -255,7 +255,7 @@ def _recorded_by(datei: Datei, clock: datetime, source: str) -> None:
     for rec in datei.records():
         for name in SYSTEM_TIME:
             text = getattr(rec, name, None)
-            if text is None or datetime.fromisoformat(text) <= clock:
+            if text is None or instant(text) <= clock:
                 continue
             kind = str(getattr(rec, "kind", "?"))
             line = datei.line_of.get((kind, rec.key()))
@@ -298,7 +298,8 @@ async def write_import(
             auftraege=[{"character_id": a.character_id, "id": a.id} for a in datei.auftraege],
         )
         assert row is not None
-        there = "is in the store already (imported before? purge the pair first)"
+        there = ("is in the store already (imported before? to restore the file, purge "
+                 f"first: `{_purge_command(datei)}`)")
         foreign = "belongs to another user"
         for kind, field, why in (
             ("entitaet", "fremde_entitaeten", foreign),
@@ -392,23 +393,59 @@ async def write_import(
         broken = [c for c in report.checks if c.item in IMPORT_CHECK_ITEMS
                   and c.name not in IMPORT_TAKES and not c.ok]
         if broken:
-            first = broken[0]
-            raise InvalidInput(
-                f"{source}: with this file the store would break {len(broken)} invariant(s) "
-                f"of `kg check`: {first.name} ({first.title}; {first.count} found, e.g. "
-                f"{', '.join(first.samples[:3]) or '-'})"
-                + (f", and {', '.join(c.name for c in broken[1:])}" if len(broken) > 1 else "")
-                + "; nothing was imported — " + _import_where_empty(datei)
-            )
+            raise _Broken(broken)
         return len(kept), notes
 
     progress("import", 0, total)
-    vorhanden, notes = await whole(db, work, "imported")
+    try:
+        vorhanden, notes = await whole(db, work, "imported")
+    except _Broken as exc:  # rolled back: was it broken before the file?
+        before = await run_checks(db, canon, user)
+        already = {c.name for c in before.checks if not c.ok}
+        raise InvalidInput(_refusal(source, datei, exc.checks, already)) from None
     return ImportErgebnis(
         datei=source, user_id=user, character_id=datei.kopf.character_id,
         zeilen=datei.zeilen, anzahl=datei.anzahl(), entitaeten_vorhanden=vorhanden,
         warnungen=[*datei.warnungen, *notes],
     )
+
+
+class _Broken(Exception):
+    """The checks an import's data broke, inside its transaction (rolled back)."""
+
+    def __init__(self, checks: list[CheckResult]) -> None:
+        super().__init__(", ".join(c.name for c in checks))
+        self.checks = checks
+
+
+def _refusal(source: str, datei: Datei, broken: list[CheckResult], already: set[str]) -> str:
+    """Why an import was refused and what to do: where the store broke an invariant
+    before the file came (another pair's data, names an older version stored), the file
+    is not at fault and no purge or new export helps."""
+    def listed(checks: list[CheckResult]) -> str:
+        first = checks[0]
+        return (f"{first.name} ({first.title}; {first.count} found, e.g. "
+                f"{', '.join(first.samples[:3]) or '-'})"
+                + (f", and {', '.join(c.name for c in checks[1:])}" if len(checks) > 1 else ""))
+
+    old = [c for c in broken if c.name in already]
+    if old:
+        user = shlex.quote(datei.kopf.user_id)
+        return (
+            f"{source}: the store breaks {len(old)} invariant(s) of `kg check` already, "
+            f"without this file: {listed(old)}; nothing was imported — mend them first "
+            f"(`kg check --user {user}` lists them; names stored by an older version: "
+            f"`kg schema renormalize --user {user}`), then import the file again"
+        )
+    return (f"{source}: with this file the store would break {len(broken)} invariant(s) "
+            f"of `kg check`: {listed(broken)}; nothing was imported — "
+            + _import_where_empty(datei))
+
+
+def _purge_command(datei: Datei) -> str:
+    user, character = datei.kopf.user_id, datei.kopf.character_id
+    return f"kg purge --user {shlex.quote(user)}" + (
+        "" if character is None else f" --character {shlex.quote(character)}") + " --yes"
 
 
 def _import_where_empty(datei: Datei) -> str:
@@ -418,12 +455,10 @@ def _import_where_empty(datei: Datei) -> str:
     the export) is not merged with the file's, whose values are history of their own."""
     user, character = datei.kopf.user_id, datei.kopf.character_id
     whose = f"user {user!r}" if character is None else f"pair ({user!r}, {character!r})"
-    purge = f"kg purge --user {shlex.quote(user)}" + (
-        "" if character is None else f" --character {shlex.quote(character)}")
     return (
         f"import it where the {whose} holds nothing: if the store has data of it (written "
-        f"after the export), purge that first (`{purge} --yes`; `kg export` it before, if "
-        "it may be needed) or import the file into another store; if the store has "
+        f"after the export), purge that first (`{_purge_command(datei)}`; `kg export` it "
+        "before, if it may be needed) or import the file into another store; if the store has "
         "nothing of it, the file itself is inconsistent (changed by hand?): export it "
         "again"
     )
