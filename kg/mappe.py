@@ -599,8 +599,9 @@ def render(mappe: Mappe, budget: int = 1500, *, heute: date | None = None) -> st
 
     A fact's *ab* is shown where it tells something: from an event, beside the history
     of its relation, and whenever it lies after the day read (`gueltig_am`'s, or
-    `heute`: today, UTC), so a value that begins later never reads as holding now; and
-    a superseded value that still holds on that day reads "noch bis", not "früher"."""
+    `heute`: today, UTC), so a value that begins later never reads as holding now; a
+    superseded value that still holds on that day reads "noch bis", not "früher", and
+    one that begins and ends ahead reads with both its days."""
     name = mappe.entitaet.name
     lines = [f"{name} ({mappe.typ})"]
     day = mappe.gueltig_am.date() if mappe.gueltig_am else (heute or datetime.now(UTC).date())
@@ -626,7 +627,11 @@ def render(mappe: Mappe, budget: int = 1500, *, heute: date | None = None) -> st
         else:
             lines.append(f"- {f.subjekt.name} {f.text} {name}{ab}{mark(f)}")
     for h in mappe.historie:
-        if ahead(h.bis_datum):
+        if ahead(h.ab_datum):
+            # Begins and ends ahead (told to begin later, superseded from a day after
+            # that): a line of the history that has not begun, never one that holds.
+            lines.append(f"- {h.text} {obj(h)} (ab {h.ab} bis {h.bis}){mark(h)}")
+        elif ahead(h.bis_datum):
             # Superseded from a later day on (a value told with a later start): it
             # still holds on the day read, so it is no former value yet.
             lines.append(f"- {h.text} {obj(h)} (noch bis {h.bis}){mark(h)}")

@@ -513,6 +513,36 @@ def test_render_never_calls_a_value_that_still_holds_former() -> None:
     ]
 
 
+def test_render_never_says_noch_bis_of_a_value_that_begins_ahead() -> None:
+    """Found by a stranger's hunt: Lena in Kassel, told Paris from 1 March and then
+    Hamburg from 1 January: Hamburg (superseded by Paris) read "noch bis 1. März 2027"
+    beside Kassel's "noch bis 1. Januar 2027", two homes at once, on a day before
+    Hamburg began. A value that begins and ends ahead is read with both its days."""
+    kassel = fact("f1", objekt="Kassel", until=date(2027, 1, 1), grund="abgeloest",
+                  since=date(2026, 12, 6))
+    hamburg = fact("f3", objekt="Hamburg", until=date(2027, 3, 1), grund="abgeloest",
+                   since=date(2027, 1, 1))
+    paris = fact("f2", objekt="Paris", since=date(2027, 3, 1))
+    mappe = build(row([paris], historie=[hamburg, kassel]), CANON, cap=10)
+    read = {day: render(mappe, heute=day).splitlines()[1:]
+            for day in (date(2026, 12, 6), date(2027, 2, 1), date(2027, 3, 1))}
+    assert read[date(2026, 12, 6)] == [
+        "- wohnt in Paris (ab 1. März 2027)",
+        "- wohnt in Hamburg (ab 1. Januar 2027 bis 1. März 2027)",
+        "- wohnt in Kassel (noch bis 1. Januar 2027)",
+    ]
+    assert read[date(2027, 2, 1)] == [
+        "- wohnt in Paris (ab 1. März 2027)",
+        "- wohnt in Hamburg (noch bis 1. März 2027)",
+        "- früher: wohnt in Kassel (bis 1. Januar 2027)",
+    ]
+    assert read[date(2027, 3, 1)] == [
+        "- wohnt in Paris (ab 1. März 2027)",
+        "- früher: wohnt in Hamburg (bis 1. März 2027)",
+        "- früher: wohnt in Kassel (bis 1. Januar 2027)",
+    ]
+
+
 def test_render_stays_within_its_budget() -> None:
     facts = [fact(f"h{i}", "HOBBY", None, wert=f"Hobby Nummer {i}") for i in range(40)]
     text = render(build(row(facts), CANON, cap=60), budget=200)
