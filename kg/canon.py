@@ -65,6 +65,16 @@ class CanonFile(BaseModel):
     relation: list[Relation] = Field(default_factory=list)
 
 
+#: Relationship types the graph holds besides the facts: a relation stored as one of them
+#: would be taken for the timeline's edges, and they for its facts (a fact `betrifft`
+#: made every event's link an unknown relation to `kg check`, and a user's export that
+#: its import refused).
+GRAPH_OWN_TYPES = {
+    "BETRIFFT": "a timeline entry's link to the entity it is about",
+    "NACHFOLGER": "a timeline entry's link to the entry that replaced it",
+}
+
+
 class Canon:
     """The relations by name, plus the class → type mapping of `ist_ein`."""
 
@@ -74,6 +84,12 @@ class Canon:
             if rel.name in self.relations:
                 raise ConfigError(f"relation {rel.name!r} is defined twice in the canon")
             self.relations[rel.name] = rel
+        for rel in relations:
+            if rel.rel_type in GRAPH_OWN_TYPES:
+                raise ConfigError(
+                    f"relation {rel.name!r} would be stored as {rel.rel_type}, the graph's "
+                    f"own relationship type ({GRAPH_OWN_TYPES[rel.rel_type]}): name it "
+                    "otherwise")
         for required in ("typ", "ist_ein"):
             if required not in self.relations:
                 raise ConfigError(f"the canon must define the relation {required!r}")
@@ -168,6 +184,12 @@ def load_canon(extra: Path | None = None) -> Canon:
                 f"canon file {extra} is not UTF-8 text (byte {exc.start}): save it as UTF-8"
             ) from None
         user = _read(text, str(extra))
+        if user.typen:
+            raise ConfigError(
+                f"canon file {extra} has a [typen] table: a canon file adds relations only "
+                "([[relation]] tables); the types and their classes are the built-in "
+                "canon's. Remove the table"
+            )
         known = {r.name for r in relations}
         clash = [r.name for r in user.relation if r.name in known]
         if clash:

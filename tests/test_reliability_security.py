@@ -168,6 +168,32 @@ def test_relation_names_cannot_carry_cypher(tmp_path: Path) -> None:
         load_canon.__wrapped__(evil)
 
 
+@pytest.mark.parametrize("name", ["betrifft", "nachfolger"])
+def test_a_relation_is_never_stored_as_the_timelines_own_edges(
+    tmp_path: Path, name: str
+) -> None:
+    """Found by a stranger's hunt: a canon file could add `betrifft` (or `nachfolger`),
+    stored as BETRIFFT, the link of a timeline entry to its entity: `kg check` then
+    found every event's link a relation of the canon's gone wrong, and a user's export
+    was refused by its own import. The canon is refused, saying why."""
+    extra = tmp_path / "kanon.toml"
+    extra.write_text(f'[[relation]]\nname = "{name}"\nvorwaerts = "a"\nrueckwaerts = "b"\n'
+                     'einwertig = false\nobjekt = "entitaet"\n')
+    with pytest.raises(ConfigError, match=rf"{name}.*stored as {name.upper()}, the graph's "
+                       "own relationship type .*name it otherwise"):
+        load_canon.__wrapped__(extra)
+
+
+def test_a_canon_file_that_brings_types_is_refused_not_ignored(tmp_path: Path) -> None:
+    """Found by a stranger's hunt: a [typen.klassen] table in the canon file was read and
+    ignored (a dragon stayed `sonstiges`); a canon file adds relations only."""
+    extra = tmp_path / "kanon.toml"
+    extra.write_text('[typen.klassen]\ntier = ["drache"]\n')
+    with pytest.raises(ConfigError, match=r"\[typen\] table: a canon file adds relations only"):
+        load_canon.__wrapped__(extra)
+    assert load_canon.__wrapped__(None).klassen.get("drache") is None
+
+
 def test_an_import_cannot_bring_its_own_relationship_type(
     store: SyncMemory, tmp_path: Path
 ) -> None:
