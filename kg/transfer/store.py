@@ -400,8 +400,11 @@ async def write_import(
     try:
         vorhanden, notes = await whole(db, work, "imported")
     except _Broken as exc:  # rolled back: was it broken before the file?
-        before = await run_checks(db, canon, user)
-        already = {c.name for c in before.checks if not c.ok}
+        try:
+            before = await run_checks(db, canon, user)
+            already = {c.name for c in before.checks if not c.ok}
+        except NothingStored:  # the store holds nothing of the user: nothing broken
+            already = set()
         raise InvalidInput(_refusal(source, datei, exc.checks, already)) from None
     return ImportErgebnis(
         datei=source, user_id=user, character_id=datei.kopf.character_id,
