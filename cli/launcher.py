@@ -354,10 +354,39 @@ class LocalServer:
         if not living:
             own.unlink(missing_ok=True)
 
+    def _ports_configured(self) -> tuple[int, int] | None:
+        """The Bolt and HTTP ports this home's neo4j.conf was written with (those its
+        running server listens on); None when the file or a port is missing."""
+        try:
+            text = (self.home / "conf" / "neo4j.conf").read_text(encoding="utf-8")
+        except OSError:
+            return None
+        found = dict(re.findall(r"^server\.(bolt|http)\.listen_address=[^:\n]*:(\d+)$",
+                                text, re.MULTILINE))
+        if "bolt" not in found or "http" not in found:
+            return None
+        return int(found["bolt"]), int(found["http"])
+
+    def _refuse_other_ports(self) -> None:
+        """A home's server runs on the ports it was started with: asked for others, say
+        so at once (waiting for Bolt on a port nobody listens on took three minutes and
+        named only the port asked for; a stranger's hunt)."""
+        ports = self._ports_configured()
+        if ports is None or ports == (self.bolt_port, self.http_port):
+            return
+        raise LauncherError(
+            f"the server of {self.home} runs already, on Bolt {ports[0]} and HTTP "
+            f"{ports[1]}, not on the ports asked for (Bolt {self.bolt_port}, HTTP "
+            f"{self.http_port}): set KG_NEO4J_BOLT_PORT={ports[0]} and "
+            f"KG_NEO4J_HTTP_PORT={ports[1]} to use it, or stop it first (`kg server stop`) "
+            "to start it on the new ports."
+        )
+
     def start(self, timeout: float = 180.0, port_wait: float = 30.0) -> str | None:
         """Start the server and return once Bolt answers; idempotent. Returns a note
         when a stale pid file was cleaned up first."""
         if self.running():
+            self._refuse_other_ports()
             try:
                 self.wait_ready(timeout)
                 return None

@@ -4,6 +4,7 @@ password off every command line, and keeps its home private on a shared host."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import shutil
 import signal
@@ -20,7 +21,7 @@ import pytest
 from typer.testing import CliRunner
 
 from cli import launcher
-from cli.launcher import LocalServer, free_port, initial_password_line, port_bindable
+from cli.launcher import LauncherError, LocalServer, free_port, initial_password_line, port_bindable
 from cli.main import app
 from kg.api import SyncMemory
 from kg.settings import Settings
@@ -239,6 +240,14 @@ def test_a_private_server_secret_private_and_restartable_after_a_crash(
         jvm = server.pid()
         assert jvm not in (None, bootloader) and server.owns(jvm), jvm
         assert server.start() is None and server.pid() == jvm  # running: nothing started
+        # Found by a stranger's hunt: asked for other ports while it runs, start waited
+        # three minutes for Bolt on the new port and named only that one.
+        moved = dataclasses.replace(server, bolt_port=free_port(), http_port=free_port())
+        began = time.monotonic()
+        with pytest.raises(LauncherError, match=rf"runs already, on Bolt {server.bolt_port} "
+                           rf"and HTTP {server.http_port}, not on the ports asked for"):
+            moved.start()
+        assert time.monotonic() - began < 5 and server.bolt_answers()
         assert server.stop() is True
         assert not alive(jvm) and not server.bolt_answers() and server.pid() is None
     finally:
