@@ -24,7 +24,7 @@ from cli.common import (
 from kg.api import Memory, correction_order, parse_order, zeitpunkt_without_replacement
 from kg.errors import InvalidInput
 from kg.mappe import Mappe, MappeFakt, render
-from kg.models import Auftrag, AuftragErgebnis
+from kg.models import Auftrag, AuftragErgebnis, DuplicateKey, unique_keys
 from kg.settings import MAPPE_CAP_MAX
 
 #: The most bytes `kg write` reads: an order holds at most 200 triples of names and
@@ -52,7 +52,10 @@ def _read_json(source: str) -> object:
                   "save the order as UTF-8", markup=False)
         raise typer.Exit(2) from None
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=unique_keys)
+    except DuplicateKey as exc:
+        err.print(f"error: {source}: {exc} — give each key once", markup=False)
+        raise typer.Exit(2) from None
     except json.JSONDecodeError as exc:
         err.print(
             f"error: {source} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})",
@@ -237,6 +240,8 @@ def mappe(
         eid = await m.entity_id(user, character, entity)
         return await m.mappe(user, character, eid, gueltig_am=v, bekannt_am=x, cap=cap)
 
+    if as_json and text:
+        fail(InvalidInput("give --json or --text, not both"))
     result = call(read)
     if as_json:
         print_json(result)

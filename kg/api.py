@@ -415,7 +415,8 @@ class Memory:
     ) -> Eintrag:
         user_id, character_id = pair_ids(user_id, character_id)
         if ende is not None and ende < beginn:
-            raise InvalidInput(f"ende {ende} is before beginn {beginn}; give a later --ende")
+            raise InvalidInput(f"ende {ende} is before beginn {beginn}: give an ende on or "
+                               "after it")
         return await self.timeline.move(
             user_id, character_id, eintrag_id, beginn, ende, genauigkeit
         )

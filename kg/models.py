@@ -50,6 +50,25 @@ BIDI_CONTROLS = frozenset(
 )
 
 
+class DuplicateKey(ValueError):
+    """A JSON object that names a key twice."""
+
+
+def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """`json.loads`'s object_pairs_hook: an object with a key twice is refused, where
+    JSON parsers differ on which one counts (Python's takes the last, silently: an order
+    with "auftrag_id" twice was written under the second)."""
+    obj = dict(pairs)
+    if len(obj) == len(pairs):
+        return obj
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            raise DuplicateKey(f"the key {key!r} is given twice in one object")
+        seen.add(key)
+    raise AssertionError("unreachable: fewer keys than pairs means one repeats")
+
+
 def normalize_text(text: str) -> str:
     """A name, value or id as written: line separators become a space, bidi controls go,
     whitespace is stripped at the ends (what the validators store)."""

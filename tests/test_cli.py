@@ -117,6 +117,27 @@ def test_mappe_of_an_ambiguous_name_lists_candidates(pair) -> None:  # type: ign
     assert by_id.exit_code == 0 and "Anna wohnt in Berlin" in by_id.output
 
 
+def test_contradicting_input_is_refused_not_resolved_silently(pair) -> None:  # type: ignore[no-untyped-def]
+    """Found by a stranger's hunt: `kg mappe … --text --json` printed JSON, and an order
+    naming "auftrag_id" twice was written under the second (Python's JSON parser keeps
+    the last key; others keep the first). Both are refused, nothing written."""
+    from tests.conftest import t
+
+    pair.write(t("Lena", "wohnt_in", "Berlin"))
+    both = runner.invoke(app, ["mappe", "Lena", "-u", pair.user_id, "-c", "nova", "--text",
+                               "--json"])
+    assert both.exit_code == 2 and "give --json or --text, not both" in both.output
+    tripel = json.dumps([{"subjekt": "Lena", "beziehung": "wohnt_in", "objekt": "Kassel",
+                          "herkunft": "mensch"}])
+    order = (f'{{"auftrag_id": "a", "auftrag_id": "b", "user_id": "{pair.user_id}", '
+             f'"character_id": "nova", "tripel": {tripel}}}')
+    twice = runner.invoke(app, ["write", "-"], input=order)
+    assert twice.exit_code == 2, twice.output
+    assert "the key 'auftrag_id' is given twice in one object" in twice.output
+    assert "Traceback" not in twice.output
+    assert [f.objekt.name for f in pair.mappe("Lena").fakten if f.objekt] == ["Berlin"]
+
+
 def test_audit_lists_orders_of_a_pair(pair) -> None:  # type: ignore[no-untyped-def]
     from tests.conftest import t
 

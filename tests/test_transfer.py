@@ -444,6 +444,23 @@ def test_a_pair_restored_keeps_a_person_apart_from_a_namesake_of_the_export(
     assert nova.entitaet.name == "anna" and {f.wert for f in nova.fakten} == {"Lesen"}
 
 
+def test_a_line_with_a_key_twice_is_refused_at_its_line(pair: Pair, tmp_path: Path) -> None:
+    """No export writes a key twice; a line that has one was edited by hand, and which
+    of the two counts differs between JSON parsers: refused, nothing imported."""
+    worked_example(pair)
+    store = pair.store
+    lines = export_text(store, tmp_path / "a.jsonl", pair.user_id, "nova").splitlines()
+    store.run(store.memory.purge(pair.user_id, "nova"))
+    before = user_snapshot(pair, pair.user_id)
+    at = next(i for i, line in enumerate(lines) if '"kind":"fakt"' in line)
+    lines[at] = lines[at][:-1] + ',"herkunft":"modell"}'
+    (tmp_path / "twice.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(InvalidInput, match=rf"twice.jsonl:{at + 1}: the key 'herkunft' is "
+                       "given twice in one object"):
+        store.run(store.memory.import_file(tmp_path / "twice.jsonl"))
+    assert user_snapshot(pair, pair.user_id) == before
+
+
 def test_a_bad_line_imports_nothing(pair: Pair, tmp_path: Path) -> None:
     worked_example(pair)
     store = pair.store

@@ -13,7 +13,7 @@ from pydantic import ValidationError
 
 from kg.canon import Canon
 from kg.errors import InvalidInput
-from kg.models import normalize_name
+from kg.models import DuplicateKey, normalize_name, unique_keys
 from kg.transfer.records import (
     ADAPTER,
     FORMAT,
@@ -212,7 +212,10 @@ def parse_lines(lines: Iterable[str], canon: Canon, source: str = "<import>") ->
         if datei is not None:
             digest.update(raw.rstrip("\r\n").encode("utf-8") + b"\n")
         try:
-            data = json.loads(text)
+            data = json.loads(text, object_pairs_hook=unique_keys)
+        except DuplicateKey as exc:
+            raise InvalidInput(f"{where}: {exc} (no export writes a key twice: a line "
+                               "edited by hand?)") from None
         except json.JSONDecodeError as exc:
             raise InvalidInput(f"{where}: not valid JSON ({exc.msg}, column {exc.colno})") from None
         except RecursionError:
