@@ -374,12 +374,14 @@ class LocalServer:
         ports = self._ports_configured()
         if ports is None or ports == (self.bolt_port, self.http_port):
             return
+        if not _port_taken(ports[0]):
+            return  # not listening (yet, or any more): start waits or starts anew as before
         raise LauncherError(
             f"the server of {self.home} runs already, on Bolt {ports[0]} and HTTP "
             f"{ports[1]}, not on the ports asked for (Bolt {self.bolt_port}, HTTP "
             f"{self.http_port}): set KG_NEO4J_BOLT_PORT={ports[0]} and "
-            f"KG_NEO4J_HTTP_PORT={ports[1]} to use it, or stop it first (`kg server stop`) "
-            "to start it on the new ports."
+            f"KG_NEO4J_HTTP_PORT={ports[1]} (and NEO4J_URI=bolt://127.0.0.1:{ports[0]}) to "
+            "use it, or stop it first (`kg server stop`) to start it on the new ports."
         )
 
     def start(self, timeout: float = 180.0, port_wait: float = 30.0) -> str | None:
@@ -601,23 +603,40 @@ def _signal(pid: int, sig: int) -> None:
 
 
 def port_bindable(port: int) -> bool:
-    """Whether a server could listen on 127.0.0.1:`port` now. Bound the way servers bind
-    (SO_REUSEADDR), so a closed connection in TIME_WAIT does not count; a listener does,
-    and so does a live outgoing connection whose own port this is, which a connect test
-    misses (nothing answers there)."""
+    """Whether a server could listen on 127.0.0.1:`port` now: bound and listening the
+    way servers do (SO_REUSEADDR), so a closed connection in TIME_WAIT does not count; a
+    listener does, and so does a live connection whose own port this is, which a connect
+    test misses (nothing answers there; Linux may even let such a port be bound, and
+    refuses only the listen)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             s.bind(("127.0.0.1", port))
+            s.listen(1)
         except OSError:
             return False
         return True
 
 
-# Ports for servers are drawn below the range the kernel hands to outgoing connections
-# (Linux: from 32768): a port drawn there cannot become some client's own port in the
-# seconds before the server binds it, as a port the system picks (bind to 0) can.
-_SERVER_PORTS = range(20000, 32768)
+def _server_ports() -> range:
+    """Ports for servers, outside the range the kernel hands to outgoing connections
+    (/proc/sys/net/ipv4/ip_local_port_range; Linux's default 32768-60999): a port drawn
+    there cannot become some client's own port in the seconds before the server binds
+    it, as a port the system picks (bind to 0) can. Below that range where there is room,
+    else above it; where the range takes nearly all ports, the default's lower part."""
+    try:
+        text = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text(encoding="utf-8")
+        low, high = (int(x) for x in text.split()[:2])
+    except (OSError, ValueError):
+        low, high = 32768, 60999
+    if low >= 21000:
+        return range(20000, min(low, 32768))
+    if high <= 64000:
+        return range(high + 1, 65536)
+    return range(20000, 32768)
+
+
+_SERVER_PORTS = _server_ports()
 _given: set[int] = set()
 
 

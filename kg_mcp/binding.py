@@ -20,7 +20,7 @@ from mcp.server.auth.provider import AccessToken
 from pydantic import BeforeValidator, Field, ValidationError
 
 from kg.errors import ConfigError
-from kg.models import Frozen, Ident
+from kg.models import DuplicateKey, Frozen, Ident, unique_keys
 from kg.plain import describe
 
 
@@ -100,7 +100,9 @@ class TokenFile(Frozen):
         mend = ("it is JSON written by `kg mcp token add`: restore it, or remove the entry "
                 "and add the token again")
         try:
-            loaded = cls.model_validate(json.loads(text))
+            loaded = cls.model_validate(json.loads(text, object_pairs_hook=unique_keys))
+        except DuplicateKey as exc:
+            raise ConfigError(f"tokens file {path}: {exc}; {mend}") from None
         except json.JSONDecodeError as exc:
             raise ConfigError(f"tokens file {path} is not valid JSON ({exc.msg}, line "
                               f"{exc.lineno}); {mend}") from None

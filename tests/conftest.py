@@ -119,19 +119,32 @@ def end_of_sequence(store: SyncMemory, user_id: str, id_order: DrawnIds) -> None
 
 
 @contextlib.contextmanager
-def client_on(port: int) -> Iterator[None]:
-    """An outgoing loopback connection whose own (local) port is `port`, as the kernel
-    gives a client one of its ephemeral ports: nothing listens there, so a connect test
-    finds the port free, yet nobody else can listen on it while the connection lasts."""
+def held_port() -> Iterator[int]:
+    """A port held as the kernel holds a client's ephemeral port: an outgoing loopback
+    connection whose own (local) port it is. Nothing listens there, so a connect test
+    finds it free, yet no server can listen on it while the connection lasts. (Bound
+    without SO_REUSEADDR, as the kernel binds a client: a port with connections still in
+    TIME_WAIT from an earlier server cannot be taken so, and another is drawn.)"""
+    from cli.launcher import free_port
+
     with socket.socket() as server:
         server.bind(("127.0.0.1", 0))
         server.listen()
-        with socket.socket() as client:
-            client.bind(("127.0.0.1", port))
-            client.connect(server.getsockname())
-            accepted, _ = server.accept()
-            with accepted:
-                yield
+        for _ in range(50):
+            client = socket.socket()
+            port = free_port()
+            try:
+                client.bind(("127.0.0.1", port))
+            except OSError:
+                client.close()
+                continue
+            with client:
+                client.connect(server.getsockname())
+                accepted, _ = server.accept()
+                with accepted:
+                    yield port
+            return
+        raise AssertionError("no port to hold in 50 draws")
 
 
 def _docker_engine_answers() -> bool:

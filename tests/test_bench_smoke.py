@@ -54,8 +54,8 @@ from kg.values import native
 from tests.conftest import (
     SESSION_PREFIX,
     Pair,
-    client_on,
     explain_with_examples,
+    held_port,
     new_user_id,
     purge_users_under,
     raw_cypher,
@@ -501,9 +501,8 @@ def test_postgres_reads_a_turn_as_its_single_dossiers(
 def test_the_baselines_port_is_never_one_a_client_connection_holds() -> None:
     from bench import postgres
 
-    port = postgres.free_port()
-    assert port < 32768  # below the kernel's range for outgoing connections
-    with client_on(port):
+    assert postgres.free_port() < 32768  # below the kernel's range for outgoing connections
+    with held_port() as port:
         assert postgres.free_port(port) != port
     assert postgres.free_port(port) == port
 
@@ -518,12 +517,11 @@ def test_the_baseline_starts_on_another_port_when_its_own_was_taken_meanwhile() 
         postgres._bindir()
     except RuntimeError:
         pytest.skip("PostgreSQL is not installed (the benchmark needs it: bench/README.md)")
-    chosen = postgres.free_port()
-    cluster = postgres.PgCluster(
-        Path("/tmp") / f"kg-test-pg-{uuid.uuid4().hex[:10]}", chosen, shared_buffers="32MB"
-    )
+    cluster = postgres.PgCluster(Path("/tmp") / f"kg-test-pg-{uuid.uuid4().hex[:10]}", 0,
+                                 shared_buffers="32MB")
     try:
-        with client_on(chosen):
+        with held_port() as chosen:
+            cluster.port = chosen
             cluster.start()
         assert cluster.port != chosen
         assert cluster.version()  # it answers on the port it took

@@ -25,7 +25,7 @@ from cli.launcher import LauncherError, LocalServer, free_port, initial_password
 from cli.main import app
 from kg.api import SyncMemory
 from kg.settings import Settings
-from tests.conftest import client_on
+from tests.conftest import held_port
 
 runner = CliRunner()
 
@@ -266,10 +266,10 @@ def test_a_servers_port_is_free_below_the_clients_range_and_never_given_twice(
     assert len(set(drawn)) == len(drawn)
     assert all(20000 <= p < 32768 for p in drawn)
     # Two ports to draw from, one held by a client's connection: the other is drawn.
-    held, other = free_port(), free_port()
-    monkeypatch.setattr(launcher, "_SERVER_PORTS", [held, other])
-    monkeypatch.setattr(launcher, "_given", set())
-    with client_on(held):
+    other = free_port()
+    with held_port() as held:
+        monkeypatch.setattr(launcher, "_SERVER_PORTS", [held, other])
+        monkeypatch.setattr(launcher, "_given", set())
         assert not port_bindable(held)
         assert free_port() == other
         with pytest.raises(launcher.LauncherError, match="no free TCP port"):

@@ -545,6 +545,18 @@ def test_a_tokens_file_that_binds_one_token_twice_is_refused(tmp_path: Path) -> 
     assert "tokens.1.sha256" in str(bad.value) and "pydantic.dev" not in str(bad.value)
 
 
+def test_a_tokens_file_entry_with_a_key_twice_is_refused(tmp_path: Path) -> None:
+    """The review of the duplicate-key rule: a hand-edited entry naming `user_id` twice
+    bound the token to the last one silently; refused, with what to do."""
+    path = tmp_path / "tokens.json"
+    entry = ('{"name": "t", "sha256": "' + "a" * 64 + '", "user_id": "u1", '
+             '"user_id": "u2", "character_id": "nova"}')
+    path.write_text('{"tokens": [' + entry + "]}", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"the key 'user_id' is given twice in one object; "
+                       "it is JSON written by `kg mcp token add`"):
+        TokenFile.load(path)
+
+
 def test_serve_refuses_a_port_another_process_listens_on(tmp_path: Path) -> None:
     """Found by a stranger's attack: on a busy port the HTTP transport said "MCP over HTTP
     on http://127.0.0.1:7772/mcp", then the web server's own error and exit 3 (which

@@ -20,6 +20,7 @@ from kg.db import Database, Record, Tx, held, lost_at_commit
 from kg.errors import (
     ConfigError,
     InvalidInput,
+    KgError,
     MemoryLimitExceeded,
     NothingStored,
     ServerUnavailable,
@@ -299,7 +300,8 @@ async def write_import(
         )
         assert row is not None
         there = ("is in the store already (imported before? to restore the file, purge "
-                 f"first: `{_purge_command(datei)}`)")
+                 f"first: `{_purge_command(datei)}`, which deletes what was written since: "
+                 "`kg export` it before, if it may be needed)")
         foreign = "belongs to another user"
         for kind, field, why in (
             ("entitaet", "fremde_entitaeten", foreign),
@@ -400,12 +402,15 @@ async def write_import(
     try:
         vorhanden, notes = await whole(db, work, "imported")
     except _Broken as exc:  # rolled back: was it broken before the file?
+        failed = ""
         try:
-            before = await run_checks(db, canon, user)
-            already = {c.name for c in before.checks if not c.ok}
+            before = [c for c in (await run_checks(db, canon, user)).checks if not c.ok]
         except NothingStored:  # the store holds nothing of the user: nothing broken
-            already = set()
-        raise InvalidInput(_refusal(source, datei, exc.checks, already)) from None
+            before = []
+        except KgError as again:  # the refusal stands; only its cause is less sure
+            before = []
+            failed = f" (the check of the store without the file failed: {again})"
+        raise InvalidInput(_refusal(source, datei, exc.checks, before) + failed) from None
     return ImportErgebnis(
         datei=source, user_id=user, character_id=datei.kopf.character_id,
         zeilen=datei.zeilen, anzahl=datei.anzahl(), entitaeten_vorhanden=vorhanden,
@@ -421,28 +426,35 @@ class _Broken(Exception):
         self.checks = checks
 
 
-def _refusal(source: str, datei: Datei, broken: list[CheckResult], already: set[str]) -> str:
-    """Why an import was refused and what to do: where the store broke an invariant
-    before the file came (another pair's data, names an older version stored), the file
-    is not at fault and no purge or new export helps."""
+def _refusal(
+    source: str, datei: Datei, broken: list[CheckResult], before: list[CheckResult]
+) -> str:
+    """Why an import was refused and what to do. `broken`: the checks that failed with
+    the file in; `before`: those that fail on the store without it. Where the store broke
+    an invariant before the file came (another pair's data, names an older version
+    stored), the file is not at fault there, and no purge or new export mends it."""
     def listed(checks: list[CheckResult]) -> str:
         first = checks[0]
         return (f"{first.name} ({first.title}; {first.count} found, e.g. "
                 f"{', '.join(first.samples[:3]) or '-'})"
                 + (f", and {', '.join(c.name for c in checks[1:])}" if len(checks) > 1 else ""))
 
-    old = [c for c in broken if c.name in already]
-    if old:
-        user = shlex.quote(datei.kopf.user_id)
-        return (
-            f"{source}: the store breaks {len(old)} invariant(s) of `kg check` already, "
-            f"without this file: {listed(old)}; nothing was imported — mend them first "
-            f"(`kg check --user {user}` lists them; names stored by an older version: "
-            f"`kg schema renormalize --user {user}`), then import the file again"
-        )
-    return (f"{source}: with this file the store would break {len(broken)} invariant(s) "
-            f"of `kg check`: {listed(broken)}; nothing was imported — "
-            + _import_where_empty(datei))
+    already = [c for c in before if c.name in {b.name for b in broken}]
+    if not already:
+        return (f"{source}: with this file the store would break {len(broken)} "
+                f"invariant(s) of `kg check`: {listed(broken)}; nothing was imported — "
+                + _import_where_empty(datei))
+    user = shlex.quote(datei.kopf.user_id)
+    also = [c for c in broken if c.name not in {a.name for a in already}]
+    return (
+        f"{source}: the store breaks {len(already)} invariant(s) of `kg check` already, "
+        f"without this file: {listed(already)}"
+        + (f"; with the file it would break {listed(also)} too" if also else "")
+        + f"; nothing was imported — mend the store first (`kg check --user {user}` lists "
+        f"it; names stored by an older version: `kg schema renormalize --user {user}`), "
+        "then import the file again"
+        + (": " + _import_where_empty(datei) if also else "")
+    )
 
 
 def _purge_command(datei: Datei) -> str:
