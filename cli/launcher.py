@@ -641,8 +641,9 @@ _given: set[int] = set()
 
 
 def free_port() -> int:
-    """A TCP port on 127.0.0.1 that a server can listen on now, drawn at random below
-    the kernel's range for outgoing connections and never twice in one process."""
+    """A TCP port on 127.0.0.1 that a server can listen on now, drawn at random outside
+    the kernel's range for outgoing connections (`_server_ports`) and never twice in one
+    process."""
     for _ in range(1000):
         port = secrets.choice(_SERVER_PORTS)
         if port not in _given and port_bindable(port):
