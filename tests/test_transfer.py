@@ -30,6 +30,16 @@ def worked_example(pair: Pair, other: str | None = None) -> None:
     pair.store.run(build(pair.store.memory, pair.user_id, pair.character_id, other, prefix=prefix))
 
 
+def exported_and_purged(pair: Pair, tmp_path: Path) -> tuple[list[str], dict[str, Any]]:
+    """The worked example's nova export as lines, the pair purged, and what is left of
+    the user (for a refused import to leave as it was)."""
+    worked_example(pair)
+    store = pair.store
+    lines = export_text(store, tmp_path / "a.jsonl", pair.user_id, "nova").splitlines()
+    store.run(store.memory.purge(pair.user_id, "nova"))
+    return lines, user_snapshot(pair, pair.user_id)
+
+
 def plant_decay(pair: Pair) -> None:
     """A swept edge (date and odd float) and a nanosecond datetime: exactness of types.
     (Recorded before it was touched, as the writer records a first version.)"""
@@ -468,11 +478,8 @@ def test_a_pair_restored_keeps_a_person_apart_from_a_namesake_of_the_export(
 def test_a_line_with_a_key_twice_is_refused_at_its_line(pair: Pair, tmp_path: Path) -> None:
     """No export writes a key twice; a line that has one was edited by hand, and which
     of the two counts differs between JSON parsers: refused, nothing imported."""
-    worked_example(pair)
+    lines, before = exported_and_purged(pair, tmp_path)
     store = pair.store
-    lines = export_text(store, tmp_path / "a.jsonl", pair.user_id, "nova").splitlines()
-    store.run(store.memory.purge(pair.user_id, "nova"))
-    before = user_snapshot(pair, pair.user_id)
     at = next(i for i, line in enumerate(lines) if '"kind":"fakt"' in line)
     lines[at] = lines[at][:-1] + ',"herkunft":"modell"}'
     (tmp_path / "twice.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -483,11 +490,8 @@ def test_a_line_with_a_key_twice_is_refused_at_its_line(pair: Pair, tmp_path: Pa
 
 
 def test_a_bad_line_imports_nothing(pair: Pair, tmp_path: Path) -> None:
-    worked_example(pair)
+    good, before = exported_and_purged(pair, tmp_path)
     store = pair.store
-    good = export_text(store, tmp_path / "a.jsonl", pair.user_id, "nova").splitlines()
-    store.run(store.memory.purge(pair.user_id, "nova"))
-    before = user_snapshot(pair, pair.user_id)
     bad_at = max(i for i, line in enumerate(good) if '"kind":"fakt"' in line)
     broken = json.loads(good[bad_at]) | {"staerke_decay": 1.5}
     good[bad_at] = json.dumps(broken)
@@ -505,11 +509,8 @@ def test_import_refuses_a_system_time_after_now(
     touched) in 2099. Refused at its line, against the import's own clock (the user's,
     taken with the lock); the guard before commit (`fact_system_time`) would find it
     too, with a second's grace."""
-    worked_example(pair)
+    lines, before = exported_and_purged(pair, tmp_path)
     store = pair.store
-    lines = export_text(store, tmp_path / "a.jsonl", pair.user_id, "nova").splitlines()
-    store.run(store.memory.purge(pair.user_id, "nova"))
-    before = user_snapshot(pair, pair.user_id)
     header = json.loads(lines[0])
     lines[0] = json.dumps({k: v for k, v in header.items() if k not in ("anzahl", "sha256")}
                           | {"format": 1})  # a hand-edited file: no checksum to keep
