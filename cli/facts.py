@@ -277,7 +277,7 @@ def print_mappe(
             f.beziehung,
             f.objekt.name if f.objekt else f"„{f.wert}“",
             f.herkunft,
-            f.ab or "",
+            f"{f.ab} noch bis {f.bis}" if f.bis else f.ab or "",
             f"{f.staerke:.2f}",
         )
     for h in result.historie:

@@ -48,7 +48,9 @@ class MappeFakt(Frozen):
                         "as the record stood at bekannt_am).")
     ab: str | None = Field(None, description="Valid from, as a person says it.")
     ab_datum: date | None = Field(None, description="Valid from (first day).")
-    bis: str | None = Field(None, description="Valid until (history only).")
+    bis: str | None = Field(None, description="Valid until: a value of the history, or one "
+                            "superseded from a day ahead that still holds (a current read "
+                            "shows it from its object and at degree 2).")
     bis_datum: date | None = None
     aus_ereignis: bool = Field(False, description="Its dates come from a timeline entry.")
 
@@ -318,6 +320,74 @@ def stays(
     return since, taken
 
 
+def still_holding(
+    compact: list[list[Any]], versions: list[list[Any]], canon: Canon
+) -> list[dict[str, Any]]:
+    """A current read's facts (pure), with the values that still hold told of another
+    entity (from the object, or at degree 2) read as stays, as the entity's own history
+    reads them (`stays`). Such a value was superseded from a day ahead; its versions
+    (`versions`: the query's degree 0, the same value's other current versions) that
+    meet it are one stay. Lena in Kassel since last week, told before that she moves
+    there on the 20th, lives in Kassel on after the 20th: shown beside the version from
+    the 20th, "noch bis 20." would tell a move. A stay is shown once: by its active
+    version where that is shown (from where the stay began), else by its strongest
+    version that still holds, from where it began and until it ends (with no end where
+    it goes on in an active version the Mappe does not show)."""
+    rows = [dict(zip(FACT_FIELDS, f, strict=True)) for f in compact]
+    if all(r["aktiv"] for r in rows):
+        return [current_fields(f, canon) for f in compact]
+    peers: dict[tuple[Any, ...], list[Record]] = {}
+    for r in [*rows, *(dict(zip(FACT_FIELDS, f, strict=True)) for f in versions)]:
+        key = _value_key(r, canon)
+        if key is not None and all(p["id"] != r["id"] for p in peers.get(key, [])):
+            peers.setdefault(key, []).append(r)
+    stay_of: dict[str, tuple[Record, Record]] = {}  # fact id: (first, last version)
+    for r in rows:
+        if not r["aktiv"]:
+            key = _value_key(r, canon)
+            first, last = _stay_around(r, peers[key] if key is not None else [r])
+            stay_of[r["id"]] = first, last
+            stay_of.setdefault(last["id"], (first, last))  # (an active last shown)
+    shown_by: dict[tuple[str, str], str] = {}  # stay (first, last id): the fact showing it
+    for r in sorted(rows, key=lambda r: not r["aktiv"]):  # an active version first
+        if r["id"] in stay_of:
+            first, last = stay_of[r["id"]]
+            shown_by.setdefault((first["id"], last["id"]), r["id"])
+    out = []
+    for f, r in zip(compact, rows, strict=True):
+        if r["id"] not in stay_of:
+            out.append(current_fields(f, canon))
+            continue
+        first, last = stay_of[r["id"]]
+        if shown_by[first["id"], last["id"]] != r["id"]:
+            continue  # the stay is shown by another of its versions
+        fields = _from(fact_fields(r, canon, history=not r["aktiv"]), _start(first))
+        if not r["aktiv"]:
+            _, bis, _, bis_text, _ = effective(last)
+            fields |= {"bis": bis_text, "bis_datum": bis.date() if bis else None}
+        out.append(fields)
+    return out
+
+
+def _stay_around(row: Record, peers: list[Record]) -> tuple[Record, Record]:
+    """The first and last versions of the stay `row` is part of, among the versions of
+    its value `peers`: each ends where the next begins (one squeezed to nothing takes no
+    part: it neither begins before nor ends after the point it meets)."""
+    spans = {p["id"]: effective(p)[:2] for p in peers}
+    first = last = row
+    ab, bis = effective(row)[:2]
+    moved = True
+    while moved:
+        moved = False
+        for p in peers:
+            p_ab, p_bis = spans[p["id"]]
+            if p_bis == ab and p_ab < ab:
+                first, ab, moved = p, p_ab, True
+            if bis is not None and p_ab == bis and (p_bis is None or p_bis > bis):
+                last, bis, moved = p, p_bis, True
+    return first, last
+
+
 def _held(row: Record, start: Start | None) -> bool:
     """Whether an ended value held for a while: its stay (from `start`, else its own)
     ends after it begins."""
@@ -405,8 +475,10 @@ def build(
     """Map the `mappe` query's row to the model (pure). A current read takes the rows as
     they are; an as-of read (`gueltig_am` set) keeps the facts valid then and, as
     history, the values that had ended by then."""
-    # The query reads one fact more than the cap: only then was something cut.
-    compact = [f for f in row["fakten"] if f[0]]
+    # The query reads one fact more than the cap: only then was something cut. Degree 0:
+    # the versions of a value that still holds, for its stay (`still_holding`).
+    compact = [f for f in row["fakten"] if f[0] and f[2]]
+    versions = [f for f in row["fakten"] if f[0] and not f[2]]
     gekappt = len(compact) > cap
     compact = compact[:cap]
     # A single-valued relation's history shows beside its current value or not at all:
@@ -420,7 +492,7 @@ def build(
         if (h["subjekt_id"], h["rel"]) in shown or _symmetric(h["rel"], canon)
     ][:cap]
     if gueltig_am is None:
-        fakten = [current_fields(f, canon) for f in compact]
+        fakten = still_holding(compact, versions, canon)
     else:
         # The query kept only the facts that held at `gueltig_am` and the values that had
         # ended by then, before its caps (the `holds_then` rule).
@@ -616,12 +688,16 @@ def render(mappe: Mappe, budget: int = 1500, *, heute: date | None = None) -> st
     def obj(f: MappeFakt) -> str:
         return f.objekt.name if f.objekt else f"„{f.wert}“"
 
+    def until(f: MappeFakt, ab: str) -> str:
+        # A value told of another entity that still holds: "noch bis", as in a history.
+        return f" (noch bis {f.bis})" if f.bis else ab
+
     history_rels = {h.beziehung for h in mappe.historie}
     for f in mappe.fakten:
         if f.grad != 1:
             continue
         shown = f.aus_ereignis or f.beziehung in history_rels or ahead(f.ab_datum)
-        ab = f" (ab {f.ab})" if f.ab and shown else ""
+        ab = until(f, f" (ab {f.ab})" if f.ab and shown else "")
         if f.subjekt.id == mappe.entitaet.id:
             lines.append(f"- {f.text} {obj(f)}{ab}{mark(f)}")
         else:
@@ -643,7 +719,8 @@ def render(mappe: Mappe, budget: int = 1500, *, heute: date | None = None) -> st
         lines.append(f"- abgeleitet: {d.text} {d.objekt.name} (über {', '.join(d.pfad)}{ab})")
     for f in mappe.fakten:
         if f.grad == 2:
-            ab = f" (ab {f.ab})" if f.ab and (f.aus_ereignis or ahead(f.ab_datum)) else ""
+            ab = until(f, f" (ab {f.ab})" if f.ab and (f.aus_ereignis or ahead(f.ab_datum))
+                       else "")
             lines.append(f"  · {f.subjekt.name} {f.text} {obj(f)}{ab}{mark(f)}")
     out: list[str] = []
     used = 0

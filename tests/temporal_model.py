@@ -353,6 +353,16 @@ class Model:
             if iv.end is not None and iv.start <= now < iv.end
         }
 
+    def told_of(self, rel: str, value: str, now: datetime) -> set[date | None]:
+        """The stays of `value` a current read shows from the value's side (Kassel's
+        Mappe): each that holds on (open-ended, also one to come) or still holds at
+        `now`, by its end day (None: open)."""
+        return {
+            None if iv.end is None else iv.end.date()
+            for iv in stays(self.intervals(rel))
+            if iv.value == value and (iv.end is None or iv.start <= now < iv.end)
+        }
+
     def as_of(
         self, gueltig_am: datetime, step: int
     ) -> tuple[set[tuple[str, str, date]], set[tuple[str, str, date, date]]]:

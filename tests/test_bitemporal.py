@@ -1537,22 +1537,50 @@ def test_a_value_that_still_holds_is_read_valid_now_from_its_object_and_at_degre
     assert ("Lena", "Kassel") in _homes(pair.mappe("Tom", gueltig_am=now), 2)
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="open: a value superseded from a day ahead still "
-                   "holds, yet the current read leaves it out of its object's Mappe and of "
-                   "degree 2 (a stranger's hunt; docs/time.md)")
 def test_a_value_that_still_holds_shows_in_its_objects_mappe_and_at_degree_two(
     pair: Pair,
 ) -> None:
     """A stranger's hunt (2026-12-06): the subject's Mappe reads Kassel "noch bis" and
-    reaches on from it, but Kassel's current Mappe leaves Lena out and Tom's shows only
+    reaches on from it, but Kassel's current Mappe left Lena out and Tom's showed only
     her home ahead ("Lena wohnt in Paris (ab …)"), where the read valid now shows Lena
-    in Kassel: the current read says less than the read of the same instant, as the
-    subject's side did before. Pinned here until the current read takes such a value at
-    degree 1 from its object and at degree 2 (with its "noch bis")."""
+    in Kassel: the current read said less than the read of the same instant, as the
+    subject's side did before. Now both show it, with its end."""
     lena_in_kassel_until_paris(pair)
-    assert ("Lena", "Kassel") in _homes(pair.mappe("Kassel"), 1)
-    assert ("Lena", "Kassel") in _homes(pair.mappe("Tom"), 2)
+    kassel, tom = pair.mappe("Kassel"), pair.mappe("Tom")
+    assert ("Lena", "Kassel") in _homes(kassel, 1)
+    assert _homes(tom, 2) == {("Lena", "Kassel"), ("Lena", "Paris")}
+    assert "- Lena wohnt in Kassel (noch bis 1. März 2099)" in render(kassel).splitlines()
+    assert "  · Lena wohnt in Paris (ab 1. März 2099)" in render(tom).splitlines()
+    assert "  · Lena wohnt in Kassel (noch bis 1. März 2099)" in render(tom).splitlines()
+    # Reached through: Kassel's Mappe goes on to Lena's partner, as a read valid now does.
+    assert ("Lena", "Tom") in {(f.subjekt.name, f.objekt.name) for f in kassel.fakten
+                               if f.grad == 2 and f.objekt}
+    # Paris's Mappe: the home to come, never Kassel's end.
+    assert [(f.subjekt.name, f.bis) for f in pair.mappe("Paris").fakten
+            if f.grad == 1] == [("Lena", None)]
+
+
+def test_a_value_that_still_holds_from_its_object_is_read_as_one_stay(pair: Pair) -> None:
+    """Told first that Lena moves to Kassel in 2099, then that she has lived there
+    since 2025, then that she moves to Paris in 2100. Three versions: Kassel 2025-2099
+    (told later, for an earlier time), Kassel 2099-2100 and Paris. Kassel's Mappe reads
+    one stay, from 2025 until 2100, as Lena's own history does, never "noch bis 1. März
+    2099" (a move that was never told); told no Paris, one stay from 2025 on."""
+    pair.write(t("Lena", "wohnt_in", "Bonn"), zeitpunkt="2020-01-01T00:00:00Z")
+    pair.write(t("Lena", "wohnt_in", "Kassel"), zeitpunkt="2099-03-01T00:00:00Z")
+    pair.write(t("Lena", "wohnt_in", "Kassel"), zeitpunkt="2025-05-01T00:00:00Z")
+    open_stay = [(f.subjekt.name, f.ab_datum, f.bis_datum, f.aktiv)
+                 for f in pair.mappe("Kassel").fakten]
+    assert open_stay == [("Lena", date(2025, 5, 1), None, True)]
+    pair.write(t("Lena", "wohnt_in", "Paris"), zeitpunkt="2100-01-01T00:00:00Z")
+    kassel = pair.mappe("Kassel")
+    assert [(f.grad, f.objekt.name if f.objekt else None, f.ab_datum, f.bis_datum)
+            for f in kassel.fakten] == [
+        (1, "Kassel", date(2025, 5, 1), date(2100, 1, 1)),
+        (2, "Paris", date(2100, 1, 1), None)]
+    assert "- Lena wohnt in Kassel (noch bis 1. Januar 2100)" in render(kassel).splitlines()
+    assert "noch bis 1. Januar 2100" in render(pair.mappe("Lena"))
+    check_clean(pair)
 
 
 def test_only_a_value_that_holds_somewhere_and_is_shown_reaches_further(pair: Pair) -> None:

@@ -154,6 +154,23 @@ def test_browser_mappe_draws_the_values_that_still_hold(pair: Pair) -> None:
         ("Berlin", "Deutschland"), ("Ben", "Rex")}
 
 
+def test_browser_mappe_draws_a_value_that_still_holds_from_its_object(pair: Pair) -> None:
+    """Lena lives in Kassel with Tom until she moves to Paris in 2099: Kassel's Mappe
+    draws her (and reaches on to Tom), Tom's draws her home at degree 2, as the
+    library's Mappe shows them (the Browser's drew neither)."""
+    pair.write(t("Lena", "wohnt_in", "Kassel"), t("Lena", "partner", "Tom"))
+    pair.write(t("Lena", "wohnt_in", "Paris"), zeitpunkt="2099-03-01T00:00:00Z")
+    body, _ = browser_query("mappe.cypher")
+
+    def drawn(name: str) -> set[tuple[str, str, str]]:
+        values = parameters("mappe", user_id=pair.user_id, character_id="nova", entity=name)
+        return drawn_edges(pair.cypher(body, **values))
+
+    assert {("Kassel", "WOHNT_IN", "Lena"), ("Lena", "PARTNER", "Tom")} <= drawn("Kassel")
+    assert {("Tom", "PARTNER", "Lena"), ("Lena", "WOHNT_IN", "Kassel"),
+            ("Lena", "WOHNT_IN", "Paris")} <= drawn("Tom")
+
+
 def test_style_gives_each_kind_a_caption_and_its_own_colour() -> None:
     rules = dict(re.findall(r"^([\w.]+) \{$(.*?)^\}$", STYLE.read_text(encoding="utf-8"),
                             re.MULTILINE | re.DOTALL))

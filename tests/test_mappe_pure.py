@@ -547,3 +547,59 @@ def test_render_stays_within_its_budget() -> None:
     facts = [fact(f"h{i}", "HOBBY", None, wert=f"Hobby Nummer {i}") for i in range(40)]
     text = render(build(row(facts), CANON, cap=60), budget=200)
     assert len(text) <= 200 + 1 and text.endswith("…")
+
+
+# -- a value that still holds, told of another entity --------------------------------
+
+KASSEL_SINCE = date(2025, 5, 1)
+PARIS_DAY = date(2099, 3, 1)
+
+
+def kassels(fakten: list[dict[str, Any]]) -> dict[str, Any]:
+    """A current read of Kassel's Mappe (Lena's home: the object side)."""
+    return {**row(fakten), "id": "kassel", "name": "Kassel", "typ": "ort"}
+
+
+def lena_in_kassel(fid: str, since: date, until: date | None, grad: int) -> dict[str, Any]:
+    return fact(fid, objekt="Kassel", since=since, until=until, grad=grad,
+                grund="abgeloest" if until else None)
+
+
+@pytest.mark.parametrize("order", list(itertools.permutations(range(3))))
+def test_a_value_that_still_holds_is_shown_as_its_stay(order: tuple[int, ...]) -> None:
+    """Kassel since 2025 until 2099, again from 2099 until 2100 (told before, for the
+    later time), and one squeezed to nothing in 2099: shown (degree 1, from Kassel) is
+    the version that holds now; its versions (degree 0) come in any order. One line,
+    from 2025 until 2100."""
+    shown = lena_in_kassel("a", KASSEL_SINCE, PARIS_DAY, 1)
+    versions = [lena_in_kassel("b", PARIS_DAY, date(2100, 1, 1), 0),
+                lena_in_kassel("c", PARIS_DAY, PARIS_DAY, 0),
+                lena_in_kassel("a", KASSEL_SINCE, PARIS_DAY, 0)]
+    m = build(kassels([shown, *(versions[i] for i in order)]), CANON, cap=10)
+    assert [(f.id, f.ab_datum, f.bis_datum, f.aktiv) for f in m.fakten] == [
+        ("a", KASSEL_SINCE, date(2100, 1, 1), False)]
+    assert render(m, heute=date(2026, 12, 6)).splitlines()[1:] == [
+        "- Lena wohnt in Kassel (noch bis 1. Januar 2100)"]
+
+
+def test_a_stay_that_goes_on_in_its_active_version_is_shown_by_it() -> None:
+    """Kassel since 2025 until 2099 and, active, from 2099 on: both shown (the active one
+    weaker), one line, the active version's, from 2025 and without an end; the active
+    version not shown (cut), the one that holds now stands for the stay, with no end."""
+    holding = lena_in_kassel("a", KASSEL_SINCE, PARIS_DAY, 1)
+    active = lena_in_kassel("b", PARIS_DAY, None, 1)
+    both = build(kassels([holding, active]), CANON, cap=10)
+    assert [(f.id, f.ab_datum, f.bis_datum) for f in both.fakten] == [
+        ("b", KASSEL_SINCE, None)]
+    alone = build(kassels([holding, {**active, "grad": 0}]), CANON, cap=10)
+    assert [(f.id, f.ab_datum, f.bis_datum) for f in alone.fakten] == [
+        ("a", KASSEL_SINCE, None)]
+    assert render(alone).splitlines()[1:] == ["- Lena wohnt in Kassel"]
+
+
+def test_a_value_that_still_holds_without_versions_ends_with_its_own_end() -> None:
+    """No other version: its own end; at degree 2 "noch bis" too."""
+    at_two = {**lena_in_kassel("a", KASSEL_SINCE, PARIS_DAY, 2), "via": "Lena"}
+    m = build({**row([at_two]), "id": "tom", "name": "Tom"}, CANON, cap=10)
+    assert [(f.grad, f.bis_datum) for f in m.fakten] == [(2, PARIS_DAY)]
+    assert "  · Lena wohnt in Kassel (noch bis 1. März 2099)" in render(m).splitlines()

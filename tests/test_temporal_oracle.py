@@ -324,6 +324,24 @@ class TemporalRecord(RuleBasedStateMachine):
         assert {(d.objekt.name, d.ab_datum) for d in m.abgeleitet} == derived(holding)
 
     @invariant()
+    def places_tell_where_lena_lives(self) -> None:
+        """Each place's current Mappe shows Lena at degree 1 for each stay there that
+        holds on or still holds now, once, with its end (the value superseded from a day
+        ahead, "noch bis"; its start is the version's for an active one, so only the
+        ends are compared)."""
+        if not self.known:
+            return
+        places = RELATIONS["wohnt_in"][1]
+        now = datetime.now(UTC)
+        ids = [self.run(self.memory().entity_id(self.user, "nova", p)) for p in places]
+        mappen = self.run(self.memory().mappen(self.user, "nova", ids))
+        for place, m in zip(places, mappen, strict=True):
+            got = [f.bis_datum for f in m.fakten
+                   if f.grad == 1 and f.beziehung == "wohnt_in" and f.subjekt.name == "Lena"]
+            want = self.model.told_of("wohnt_in", compared(place), now)
+            assert sorted(got, key=str) == sorted(want, key=str), place
+
+    @invariant()
     def as_of_mappe_agrees(self) -> None:
         if not self.known:
             return

@@ -45,6 +45,31 @@ EXISTS {
   WHERE ab <= $at.gueltig_us AND (bis IS NULL OR $at.gueltig_us < bis)
 }
 
+// fragment: holds_now
+// A current read's value that still holds: the current version of a value superseded
+// from a day ahead (by one told with a later start; docs/time.md), at the instant of the
+// read (`datetime.realtime()`). Not one squeezed to nothing (it never held), nor one that
+// begins and ends ahead (a line of the history only). Its days as `span_then` reads them;
+// a day or an instant stored as something else reads as none (the reader names it).
+(r.grund = 'abgeloest' AND r.t_expired IS NULL
+ AND (r.timeline_bis IS NOT NULL OR r.t_invalid > datetime.realtime())
+ AND EXISTS {
+   {{ event_days }}
+   WITH CASE WHEN ta IS NULL AND r.t_valid IS :: ZONED DATETIME NOT NULL
+               THEN r.t_valid.epochSeconds * 1000000 + r.t_valid.microsecond
+             WHEN ta.beginn IS :: DATE NOT NULL
+               THEN datetime({date: ta.beginn, timezone: 'UTC'}).epochSeconds * 1000000
+             END AS ab,
+        CASE WHEN tb IS NULL AND r.t_invalid IS :: ZONED DATETIME NOT NULL
+               THEN r.t_invalid.epochSeconds * 1000000 + r.t_invalid.microsecond
+             WHEN tb.beginn IS :: DATE NOT NULL
+               THEN datetime({date: tb.beginn, timezone: 'UTC'}).epochSeconds * 1000000
+             END AS bis,
+        datetime.realtime() AS clock
+   WITH ab, bis, clock.epochSeconds * 1000000 + clock.microsecond AS now
+   WHERE ab < bis AND ab <= now AND now < bis
+ })
+
 // fragment: held_then
 // The fact version `r` is the record and holds: the active version ($asof false), or the
 // version recorded by $at.bekannt_am and not yet replaced then, neither corrected nor
@@ -70,9 +95,11 @@ CASE WHEN $asof
 // (strength below $schwelle) are left out. Value nodes are never traversed further.
 // Compact: each fact, derivation and time is a list, its fields in the order of
 // kg.mappe.FACT_FIELDS, DERIVED_FIELDS and TIME_FIELDS (no key strings on the wire);
-// valid times as epoch microseconds (exact, as the writer keeps them).
-// A current read ($asof false, $at.bekannt_am null) takes the active fact versions and the
-// chains' active ends.
+// valid times as epoch microseconds (exact, as the writer keeps them). A fact of degree 0
+// is no fact of the Mappe: a version of one that still holds, for the reader's stay.
+// A current read ($asof false, $at.bekannt_am null) takes the active fact versions, the
+// values that still hold (superseded from a day ahead; the subject's own: its history)
+// and the chains' active ends.
 // An as-of read takes the fact versions recorded by $at.bekannt_am and not yet replaced then
 // (t_recorded <= $at.bekannt_am < t_expired), and each timeline chain as it was known then
 // (its last entry recorded by $at.bekannt_am); of them, the type and the facts whose value
@@ -123,8 +150,15 @@ CALL (e) {
   CALL (e) {
     MATCH (e)-[r]-(n)
     WHERE r.character_id = $character_id AND r.staerke_decay >= $schwelle AND type(r) <> 'TYP'
-      AND
+      AND (
         {{ held_then }}
+        // A current read's value told of the entity (as the object) that still holds:
+        // Lena lives in Kassel until March, when she moves to Paris, and Kassel's Mappe
+        // says so ("Lena wohnt in Kassel (noch bis …)"; it left her out). The subject's
+        // own values that still hold are its history; a symmetric relation's too.
+        OR NOT $asof AND startNode(r) <> e AND NOT type(r) IN $symmetric_types AND
+          {{ holds_now }}
+      )
       AND (NOT $asof OR
         {{ holds_then }}
       )
@@ -141,34 +175,16 @@ CALL (e, near) {
   // it showed neither "wohnt in Deutschland (über Berlin)" nor "Berlin liegt in
   // Deutschland"). Entities only: a value is never traversed further. Only where the
   // Mappe shows the relation's current value (else it shows no history of it either,
-  // kg.mappe.build) or the relation is symmetric; only a value that holds somewhere
-  // (one squeezed to nothing never held), that holds now (one that begins and ends ahead
-  // is a line of the history only). Its days as `span_then` reads them; a day or an
-  // instant stored as something else reads as none (the reader names it).
+  // kg.mappe.build) or the relation is symmetric; only one that holds now (`holds_now`).
   WITH e, [x IN near WHERE x.r.id IS NOT NULL][..$cap - 1] AS shown
   WHERE NOT $asof  // (an as-of read never expands the entity's edges here)
   MATCH (e)-[r]-(n:Entitaet)
-  WHERE r.grund = 'abgeloest' AND r.character_id = $character_id
-    AND r.staerke_decay >= $schwelle AND type(r) <> 'TYP' AND r.t_expired IS NULL
+  WHERE r.character_id = $character_id AND r.staerke_decay >= $schwelle AND type(r) <> 'TYP'
     AND (startNode(r) = e OR type(r) IN $symmetric_types)
     AND (type(r) IN $symmetric_types
          OR any(f IN shown WHERE type(f.r) = type(r) AND startNode(f.r) = e))
-    AND EXISTS {
-      {{ event_days }}
-      WITH CASE WHEN ta IS NULL AND r.t_valid IS :: ZONED DATETIME NOT NULL
-                  THEN r.t_valid.epochSeconds * 1000000 + r.t_valid.microsecond
-                WHEN ta.beginn IS :: DATE NOT NULL
-                  THEN datetime({date: ta.beginn, timezone: 'UTC'}).epochSeconds * 1000000
-                END AS ab,
-           CASE WHEN tb IS NULL AND r.t_invalid IS :: ZONED DATETIME NOT NULL
-                  THEN r.t_invalid.epochSeconds * 1000000 + r.t_invalid.microsecond
-                WHEN tb.beginn IS :: DATE NOT NULL
-                  THEN datetime({date: tb.beginn, timezone: 'UTC'}).epochSeconds * 1000000
-                END AS bis,
-           datetime.realtime() AS clock
-      WITH ab, bis, clock.epochSeconds * 1000000 + clock.microsecond AS now
-      WHERE ab < bis AND ab <= now AND now < bis
-    }
+    AND
+      {{ holds_now }}
   RETURN collect({r: r, n: n}) AS ahead
 }
 CALL (e, near, ahead) {
@@ -185,8 +201,13 @@ CALL (e, near, ahead) {
     MATCH (n1)-[r]-(n)
     WHERE r <> r1 AND n <> e
       AND r.character_id = $character_id AND r.staerke_decay >= $schwelle AND type(r) <> 'TYP'
-      AND
+      AND (
         {{ held_then }}
+        // (and a current read's value that still holds: "Lena wohnt in Kassel (noch bis
+        // …)" in Tom's Mappe, where it showed only her home to come)
+        OR NOT $asof AND
+          {{ holds_now }}
+      )
       AND (NOT $asof OR
         {{ holds_then }}
       )
@@ -195,6 +216,23 @@ CALL (e, near, ahead) {
   WITH r, min(grad) AS grad, head(collect(via)) AS via
   ORDER BY grad, r.staerke_decay DESC, r.last_touched DESC, r.id
   LIMIT $cap
+  // A current read's value that still holds, shown from its object or at degree 2,
+  // brings the other current versions of the same value (degree 0: not shown), which
+  // the reader joins into one stay, as it does the entity's own history (kg.mappe.
+  // stays): Lena in Kassel since last week, told before to move there on the 20th, is
+  // one stay that goes on after the 20th, never "noch bis" the 20th.
+  CALL (r, grad, via) {
+    RETURN r AS fassung, grad AS g, via AS ueber
+    UNION ALL
+    WITH r, startNode(r) AS s, endNode(r) AS o
+    WHERE NOT $asof AND NOT r.aktiv AND NOT type(r) IN $symmetric_types
+    MATCH (s)-[v]->(x)
+    WHERE type(v) = type(r) AND v <> r AND v.character_id = $character_id
+      AND v.t_expired IS NULL AND coalesce(v.grund, 'abgeloest') = 'abgeloest'
+      AND (x = o OR x:Wert AND x.wert = o.wert)
+    RETURN v AS fassung, 0 AS g, null AS ueber
+  }
+  WITH fassung AS r, g AS grad, ueber AS via
   {{ event_days }}
   RETURN collect([
     r.id, type(r), grad, via, r.herkunft,
