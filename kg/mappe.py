@@ -333,9 +333,9 @@ def still_holding(
     version where that is shown (from where the stay began), else by its strongest
     version that still holds, from where it began and until it ends (with no end where
     it goes on in an active version the Mappe does not show)."""
-    rows = [dict(zip(FACT_FIELDS, f, strict=True)) for f in compact]
-    if all(r["aktiv"] for r in rows):
+    if all(f[11] for f in compact):  # (the hot path: every fact active, no dict per fact)
         return [current_fields(f, canon) for f in compact]
+    rows = [dict(zip(FACT_FIELDS, f, strict=True)) for f in compact]
     peers: dict[tuple[Any, ...], list[Record]] = {}
     for r in [*rows, *(dict(zip(FACT_FIELDS, f, strict=True)) for f in versions)]:
         key = _value_key(r, canon)
