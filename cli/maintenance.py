@@ -40,20 +40,28 @@ def decay_run(
     day = parse_day(day_text, "--day") if day_text is not None else None
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    with Progress(
+    bar = Progress(
         TextColumn("sweeping"), BarColumn(), MofNCompleteColumn(),
         TextColumn("{task.fields[edges]} edges"), TimeElapsedColumn(),
         console=err.rich, transient=True, disable=as_json,
-    ) as bar:
-        task = bar.add_task("sweep", total=None, edges=0)
+    )
+    task = bar.add_task("sweep", total=None, edges=0)
 
-        def progress(done: int, total: int, edges: int) -> None:
-            bar.update(task, completed=done, total=total, edges=edges)
+    def progress(done: int, total: int, edges: int) -> None:
+        # Shown from the first batch on: an error before it (no server, a bad user)
+        # stays one line, where a bar started at once left an empty line after it.
+        if not bar.live.is_started:
+            bar.start()
+        bar.update(task, completed=done, total=total, edges=edges)
 
-        async def run(m: Memory) -> DecayRun:
-            return await m.decay_run(user, day=day, if_due=if_due, progress=progress)
+    async def run(m: Memory) -> DecayRun:
+        return await m.decay_run(user, day=day, if_due=if_due, progress=progress)
 
+    try:
         result = call(run)
+    finally:
+        if bar.live.is_started:  # (a bar never shown prints an empty line as it stops)
+            bar.stop()
     if as_json:
         print_json(result)
         return

@@ -89,14 +89,20 @@ def move(
     ende: str | None = typer.Option(
         None, help="New end date (default: a span keeps its length; --ende = --beginn for one day)."
     ),
-    monat: bool | None = typer.Option(None, "--monat/--tag", help="New precision."),
+    monat: bool = typer.Option(False, "--monat", help="New precision: only the month is known."),
+    tag: bool = typer.Option(False, "--tag", help="New precision: the day is known."),
     as_json: bool = JsonOpt,
 ) -> None:
     """Move an entry: a successor replaces it (old -[:NACHFOLGER]-> new, old inactive).
+    Without --monat or --tag the precision stays as it was.
 
     Example: kg timeline move 3f2a... -u u1 -c nova --beginn 2026-12-01 --monat
     """
-    genauigkeit: Genauigkeit | None = None if monat is None else ("monat" if monat else "tag")
+    if monat and tag:
+        # (as one flag pair, the last one given won without a word)
+        err.print("error: give --monat or --tag, not both (neither keeps the precision)")
+        raise typer.Exit(2)
+    genauigkeit: Genauigkeit | None = "monat" if monat else "tag" if tag else None
     b = parse_day(beginn, "--beginn")
     e = parse_day(ende, "--ende") if ende is not None else None
     _table(

@@ -147,6 +147,21 @@ def test_audit_lists_orders_of_a_pair(pair) -> None:  # type: ignore[no-untyped-
     assert [a["auftrag_id"] for a in json.loads(result.stdout)] == ["audit-1"]
 
 
+def test_timeline_move_sets_the_precision_asked_or_keeps_it(pair) -> None:  # type: ignore[no-untyped-def]
+    from tests.conftest import t
+
+    result = pair.write({**t("Lena", "wohnt_in", "Kassel"),
+                         "ereignis": {"titel": "Umzug", "beginn": "2026-11-10"}})
+    entry = str(result.ergebnisse[0].timeline_id)
+    base = ["timeline", "move", "-u", pair.user_id, "-c", "nova", "--json"]
+    for flags, want in ((["--monat"], "monat"), ([], "monat"), (["--tag"], "tag")):
+        moved = runner.invoke(app, [*base, entry, "--beginn", "2026-11-01", *flags])
+        assert moved.exit_code == 0, moved.output
+        (after,) = json.loads(moved.stdout)
+        assert after["genauigkeit"] == want, (flags, after)
+        entry = after["id"]
+
+
 def test_audit_prune_applies_the_configured_retention(pair) -> None:  # type: ignore[no-untyped-def]
     from tests.conftest import t
 

@@ -49,6 +49,8 @@ def bad_input(result: Result, *words: str) -> None:
     clean(result)
     assert result.exit_code == 2, result.output
     assert "error:" in result.output
+    # (an empty line after it: `kg decay run` left one, its progress bar stopping)
+    assert not result.output.endswith("\n\n"), result.output
     for word in words:
         assert word in result.output, result.output
 
@@ -88,6 +90,17 @@ def test_timeline_move_with_ende_before_beginn(store: SyncMemory) -> None:
     bad_input(run(["timeline", "move", "x", "-u", "fuzz-u", "-c", "nova",
                    "--beginn", "2026-12-10", "--ende", "2026-12-01"]),
               "ende 2026-12-01 is before beginn 2026-12-10")
+
+
+def test_decay_run_of_an_unknown_user_is_one_error(store: SyncMemory) -> None:
+    bad_input(run(["decay", "run", "--user", "nobody-at-all"]), "has nothing in this store")
+
+
+def test_timeline_move_with_both_precisions(store: SyncMemory) -> None:
+    """`--monat --tag`: a flag pair let the last one win without a word."""
+    bad_input(run(["timeline", "move", "x", "-u", "fuzz-u", "-c", "nova",
+                   "--beginn", "2026-12-10", "--monat", "--tag"]),
+              "give --monat or --tag, not both")
 
 
 def test_mappe_gueltig_am_at_the_end_of_time(pair: Pair) -> None:
