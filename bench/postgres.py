@@ -21,7 +21,7 @@ from typing import Any
 import psycopg
 
 from bench.generate import UserGraph
-from cli.launcher import port_bindable
+from cli.launcher import free_port
 from kg.canon import Canon
 
 HERE = Path(__file__).resolve().parent
@@ -40,15 +40,6 @@ def _bindir() -> Path:
     raise RuntimeError(
         "PostgreSQL is not installed — `apt-get install -y postgresql` (Debian's 15)"
     )
-
-
-def free_port(start: int = 25432) -> int:
-    """A port from `start` on that PostgreSQL can listen on now. The default lies below
-    the kernel's range for outgoing connections, where no client takes it meanwhile."""
-    for port in range(start, start + 200):
-        if port < 65536 and port_bindable(port):
-            return port
-    raise RuntimeError(f"no free port for PostgreSQL in {start}..{start + 199} on 127.0.0.1")
 
 
 _START_TRIES = 5
@@ -134,7 +125,7 @@ class PgCluster:
             told = _read_from(log, seen)
             if _PORT_CLASH in told and attempt < _START_TRIES:
                 # Taken between the choice and the start (a client's own port, say).
-                self.port = free_port(self.port + 1)
+                self.port = free_port()
                 continue
             raise RuntimeError(
                 f"pg_ctl start on port {self.port} failed:\n{done.stdout}{done.stderr}"

@@ -1081,8 +1081,9 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
             )
         if args.postgres:
             from bench import postgres
+            from cli.launcher import free_port
 
-            pg = postgres.PgCluster(Path(args.pg_dir), postgres.free_port())
+            pg = postgres.PgCluster(Path(args.pg_dir), free_port())
             pg.start()
         cfg = Config(seed=args.seed, prefix=args.prefix, today=args.today)
         grower = Grower(cfg, memory, Reservoir(args.samples, random.Random(args.seed)))

@@ -43,7 +43,7 @@ from bench.run import (
     warm_writes,
     write_figures,
 )
-from cli.launcher import LocalServer
+from cli.launcher import LocalServer, free_port
 from kg.api import SyncMemory
 from kg.canon import load_canon
 from kg.models import FACT_PROPERTIES
@@ -473,7 +473,7 @@ def test_postgres_reads_a_turn_as_its_single_dossiers(
     # Directly under /tmp, as the bench's: run as root, the server runs as the postgres
     # user, who cannot enter pytest's private temporary directories.
     cluster = postgres.PgCluster(
-        Path("/tmp") / f"kg-test-pg-{uuid.uuid4().hex[:10]}", postgres.free_port(),
+        Path("/tmp") / f"kg-test-pg-{uuid.uuid4().hex[:10]}", free_port(),
         shared_buffers="128MB",
     )
     try:
@@ -496,15 +496,6 @@ def test_postgres_reads_a_turn_as_its_single_dossiers(
         dossier.close()
     finally:
         cluster.stop(remove=True)
-
-
-def test_the_baselines_port_is_never_one_a_client_connection_holds() -> None:
-    from bench import postgres
-
-    assert postgres.free_port() < 32768  # below the kernel's range for outgoing connections
-    with held_port() as port:
-        assert postgres.free_port(port) != port
-    assert postgres.free_port(port) == port
 
 
 def test_the_baseline_starts_on_another_port_when_its_own_was_taken_meanwhile() -> None:
