@@ -1583,6 +1583,32 @@ def test_a_value_that_still_holds_from_its_object_is_read_as_one_stay(pair: Pair
     check_clean(pair)
 
 
+@pytest.mark.parametrize("paris", [False, True])
+def test_cancelling_an_event_keeps_a_type_a_value_that_holds_implies(
+    pair: Pair, paris: bool,
+) -> None:
+    """A stranger's hunt (2026-12-06): Bonn since 2020; Kassel by an event in 2099;
+    Kassel since 2025 (told for an earlier time: a version until 2099); Paris from 2100;
+    the Kassel event cancelled. Kassel lost its type ("sonstiges") while its Mappe read
+    "Lena wohnt in Kassel (noch bis 1. Januar 2100)": only an active fact counted as
+    implying it, and the version since 2025 is superseded (by Paris). Without Paris it
+    is active again, and the type stayed."""
+    pair.write(t("Lena", "wohnt_in", "Bonn"), zeitpunkt="2020-01-01T00:00:00Z")
+    event = pair.write({**t("Lena", "wohnt_in", "Kassel"),
+                        "ereignis": _december("Umzug Kassel", "2099-03-01")})
+    pair.write(t("Lena", "wohnt_in", "Kassel"), zeitpunkt="2025-05-01T00:00:00Z")
+    if paris:
+        pair.write(t("Lena", "wohnt_in", "Paris"), zeitpunkt="2100-01-01T00:00:00Z")
+    mem = pair.store.memory
+    pair.store.run(mem.timeline_cancel(pair.user_id, "nova",
+                                       str(event.ergebnisse[0].timeline_id)))
+    kassel = pair.mappe("Kassel")
+    assert kassel.typ == "ort"
+    assert [(f.subjekt.name, f.ab_datum, f.bis_datum) for f in kassel.fakten
+            if f.grad == 1] == [("Lena", date(2025, 5, 1), date(2100, 1, 1) if paris else None)]
+    check_clean(pair)
+
+
 def test_only_a_value_that_holds_somewhere_and_is_shown_reaches_further(pair: Pair) -> None:
     """The review of the change above: Kassel and Hamburg told for one instant ahead
     (Kassel held nowhere) derived "wohnt in Hessen (über Kassel)"; a value that still

@@ -300,10 +300,14 @@ class History:
     def drop_implied_types(self, taken: list[FactState]) -> list[str]:
         """Retire the types that only the taken-back facts implied: written with such a
         fact (same order, same herkunft), never stated since (a `typ` triple of the same
-        value touches it) and implied by no other active fact. They were never true
+        value touches it) and implied by no other fact that held: active, or superseded
+        (Lena lives in Kassel since 2025 until she moves to Paris; the Kassel of an event
+        in 2099 cancelled, Kassel lost its type while her Mappe read "wohnt in Kassel
+        (noch bis …)"), never one taken back or squeezed to nothing. They were never true
         either. Retired `berichtigt` after a cancel too: a type fact begins with its
         order, not with the event (a cancelled fact, `abgesagt`, rests on one)."""
         retired: list[str] = []
+        gone = {f.id for f in taken}
         for fact in taken:
             origin = fact.new["auftrag_id"] if fact.new else fact.auftrag_id
             herkunft = fact.new["herkunft"] if fact.new else fact.herkunft
@@ -314,7 +318,8 @@ class History:
                 still = any(
                     self.implied(f, entity_id) == typ
                     for f in self.state.facts.values()
-                    if f.aktiv and entity_id in (f.start_id, f.end_id)
+                    if f.valid and not f.empty and f.id not in gone
+                    and entity_id in (f.start_id, f.end_id)
                 )
                 for t in self.active(entity_id, "TYP", False):
                     t_origin = t.new["auftrag_id"] if t.new else t.auftrag_id
