@@ -672,8 +672,9 @@ def render(mappe: Mappe, budget: int = 1500, *, heute: date | None = None) -> st
     A fact's *ab* is shown where it tells something: from an event, beside the history
     of its relation, and whenever it lies after the day read (`gueltig_am`'s, or
     `heute`: today, UTC), so a value that begins later never reads as holding now; a
-    superseded value that still holds on that day reads "noch bis", not "früher", and
-    one that begins and ends ahead reads with both its days."""
+    superseded value that still holds on that day reads "noch bis", not "früher", one
+    that ends on that day "bis" alone, and one that begins and ends ahead reads with both
+    its days."""
     name = mappe.entitaet.name
     lines = [f"{name} ({mappe.typ})"]
     day = mappe.gueltig_am.date() if mappe.gueltig_am else (heute or datetime.now(UTC).date())
@@ -693,10 +694,16 @@ def render(mappe: Mappe, budget: int = 1500, *, heute: date | None = None) -> st
         return f" (noch bis {f.bis})" if f.bis else ab
 
     history_rels = {h.beziehung for h in mappe.historie}
+    # A value told of another that still holds: the values of its relation show their
+    # *ab* beside it, as beside a history ("Lena wohnt in Paris (ab 6. Dezember)" under
+    # "Lena wohnt in Kassel (noch bis 6. Dezember)": a move later that day read as two
+    # homes).
+    moving = {(f.subjekt.id, f.beziehung) for f in mappe.fakten if f.bis}
     for f in mappe.fakten:
         if f.grad != 1:
             continue
-        shown = f.aus_ereignis or f.beziehung in history_rels or ahead(f.ab_datum)
+        shown = (f.aus_ereignis or f.beziehung in history_rels or ahead(f.ab_datum)
+                 or (f.subjekt.id, f.beziehung) in moving)
         ab = until(f, f" (ab {f.ab})" if f.ab and shown else "")
         if f.subjekt.id == mappe.entitaet.id:
             lines.append(f"- {f.text} {obj(f)}{ab}{mark(f)}")
@@ -711,6 +718,10 @@ def render(mappe: Mappe, budget: int = 1500, *, heute: date | None = None) -> st
             # Superseded from a later day on (a value told with a later start): it
             # still holds on the day read, so it is no former value yet.
             lines.append(f"- {h.text} {obj(h)} (noch bis {h.bis}){mark(h)}")
+        elif h.bis_datum == day:
+            # Ends on the day read: before or after the hour read, the day cannot say
+            # (from tomorrow in Berlin is 23:00 UTC today): neither "früher" nor "noch".
+            lines.append(f"- {h.text} {obj(h)} (bis {h.bis}){mark(h)}")
         else:
             lines.append(f"- früher: {h.text} {obj(h)} (bis {h.bis}){mark(h)}")
     for d in mappe.abgeleitet:
@@ -719,8 +730,9 @@ def render(mappe: Mappe, budget: int = 1500, *, heute: date | None = None) -> st
         lines.append(f"- abgeleitet: {d.text} {d.objekt.name} (über {', '.join(d.pfad)}{ab})")
     for f in mappe.fakten:
         if f.grad == 2:
-            ab = until(f, f" (ab {f.ab})" if f.ab and (f.aus_ereignis or ahead(f.ab_datum))
-                       else "")
+            shown = (f.aus_ereignis or ahead(f.ab_datum)
+                     or (f.subjekt.id, f.beziehung) in moving)
+            ab = until(f, f" (ab {f.ab})" if f.ab and shown else "")
             lines.append(f"  · {f.subjekt.name} {f.text} {obj(f)}{ab}{mark(f)}")
     out: list[str] = []
     used = 0

@@ -169,6 +169,11 @@ def test_browser_mappe_draws_a_value_that_still_holds_from_its_object(pair: Pair
     assert {("Kassel", "WOHNT_IN", "Lena"), ("Lena", "PARTNER", "Tom")} <= drawn("Kassel")
     assert {("Tom", "PARTNER", "Lena"), ("Lena", "WOHNT_IN", "Kassel"),
             ("Lena", "WOHNT_IN", "Paris")} <= drawn("Tom")
+    # Paris resting: Kassel goes with it, as in the library's Mappe.
+    pair.cypher("MATCH (:Entitaet {user_id: $u, name: 'Lena'})-[r:WOHNT_IN]->"
+                "(:Entitaet {name: 'Paris'}) SET r.staerke_decay = 0.05", u=pair.user_id)
+    assert not {e for e in drawn("Kassel") if "WOHNT_IN" in e}
+    assert not {e for e in drawn("Tom") if "WOHNT_IN" in e}
 
 
 def test_style_gives_each_kind_a_caption_and_its_own_colour() -> None:

@@ -506,11 +506,14 @@ def test_render_never_calls_a_value_that_still_holds_former() -> None:
         "- wohnt in Kassel (ab 1. Januar 2027)",
         "- wohnt in Berlin (noch bis 1. Januar 2027)",
     ]
+    # On the day it ends: "bis" alone (the day cannot tell whether the hour has passed).
     assert render(mappe, heute=date(2027, 1, 1)).splitlines() == [
         "Lena (person)",
         "- wohnt in Kassel (ab 1. Januar 2027)",
-        "- früher: wohnt in Berlin (bis 1. Januar 2027)",
+        "- wohnt in Berlin (bis 1. Januar 2027)",
     ]
+    assert render(mappe, heute=date(2027, 1, 2)).splitlines()[2] == (
+        "- früher: wohnt in Berlin (bis 1. Januar 2027)")
 
 
 def test_render_never_says_noch_bis_of_a_value_that_begins_ahead() -> None:
@@ -538,7 +541,7 @@ def test_render_never_says_noch_bis_of_a_value_that_begins_ahead() -> None:
     ]
     assert read[date(2027, 3, 1)] == [
         "- wohnt in Paris (ab 1. März 2027)",
-        "- früher: wohnt in Hamburg (bis 1. März 2027)",
+        "- wohnt in Hamburg (bis 1. März 2027)",
         "- früher: wohnt in Kassel (bis 1. Januar 2027)",
     ]
 
@@ -603,3 +606,27 @@ def test_a_value_that_still_holds_without_versions_ends_with_its_own_end() -> No
     m = build({**row([at_two]), "id": "tom", "name": "Tom"}, CANON, cap=10)
     assert [(f.grad, f.bis_datum) for f in m.fakten] == [(2, PARIS_DAY)]
     assert "  · Lena wohnt in Kassel (noch bis 1. März 2099)" in render(m).splitlines()
+
+
+def test_a_move_later_on_the_day_read_is_told_with_its_day_on_both_sides() -> None:
+    """A stranger's hunt: Paris "from tomorrow" in Berlin is 23:00 UTC today. Tom's
+    Mappe read "· Lena wohnt in Paris" (no day: two homes) under "· Lena wohnt in
+    Kassel (noch bis 6. Dezember 2026)", and Lena's own "früher: wohnt in Kassel (bis 6.
+    Dezember 2026)" while Kassel still held. The day cannot tell the hour: the end reads
+    "bis" alone, and the new value its *ab*."""
+    day = date(2026, 12, 6)
+    late = micros(day) + 23 * 3_600_000_000
+    kassel = {**lena_in_kassel("k", KASSEL_SINCE, day, 2), "t_invalid": late, "via": "Lena"}
+    paris = {**fact("p", objekt="Paris", since=day, grad=2), "t_valid": late, "via": "Lena"}
+    tom = build({**row([kassel, paris]), "id": "tom", "name": "Tom"}, CANON, cap=10)
+    assert render(tom, heute=day).splitlines()[1:] == [
+        "  · Lena wohnt in Kassel (noch bis 6. Dezember 2026)",
+        "  · Lena wohnt in Paris (ab 6. Dezember 2026)",
+    ]
+    own = build(row([{**fact("p", objekt="Paris", since=day), "t_valid": late}],
+                    historie=[{**fact("k", objekt="Kassel", since=KASSEL_SINCE, until=day,
+                                      grund="abgeloest"), "t_invalid": late}]), CANON, cap=10)
+    assert render(own, heute=day).splitlines()[1:] == [
+        "- wohnt in Paris (ab 6. Dezember 2026)",
+        "- wohnt in Kassel (bis 6. Dezember 2026)",
+    ]

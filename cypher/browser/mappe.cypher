@@ -6,11 +6,11 @@
 // Value nodes are shown but never followed.
 // A value superseded from a day still ahead holds until then ("wohnt in Berlin (noch bis
 // 1. März)") but is no longer active: it is drawn too, and an entity's facts of degree 2
-// through it, as the library's Mappe reaches through it; as there, the entity's own
-// only where its relation has a current value drawn (or the relation is symmetric,
-// $symmetrisch: read from both ends), one told of it (Lena in Kassel, in Kassel's Mappe)
-// and its neighbours' always, and each only while it holds now (its start and end from
-// its events where it has them). A value node that still holds is drawn as well (the
+// through it, as the library's Mappe reaches through it; as there, the entity's own, one
+// told of it (Lena in Kassel, in Kassel's Mappe) and its neighbours', each only where its
+// subject's relation has a current value that is awake (or the relation is symmetric,
+// $symmetrisch: read from both ends), and only while it holds now (its start and end
+// from its events where it has them). A value node that still holds is drawn as well (the
 // library's Mappe shows it in the history, "Lehrerin (noch bis …)").
 //
 // Set the parameters first; `kg browser mappe -u u1 -c nova --entity Lena` prints them
@@ -31,9 +31,10 @@ MATCH p1 = (e)-[r1]-(n1)
 WHERE r1.character_id = $character_id AND r1.staerke_decay >= $ruhe_schwelle
   AND (r1.aktiv OR (
     r1.grund = 'abgeloest' AND r1.t_expired IS NULL AND type(r1) <> 'TYP'
-    AND (startNode(r1) <> e OR type(r1) IN $symmetrisch OR EXISTS {
-      (e)-[c]->() WHERE type(c) = type(r1) AND c.aktiv AND c.character_id = $character_id
-                        AND c.staerke_decay >= $ruhe_schwelle })
+    AND (type(r1) IN $symmetrisch OR EXISTS {
+      WITH startNode(r1) AS s
+      MATCH (s)-[c]->() WHERE type(c) = type(r1) AND c.aktiv AND c.character_id = $character_id
+                              AND c.staerke_decay >= $ruhe_schwelle })
     AND EXISTS {
       OPTIONAL MATCH (:TimelineEintrag {id: r1.timeline_id})-[:NACHFOLGER*0..]->(ta:TimelineEintrag)
       WHERE NOT (ta)-[:NACHFOLGER]->()
@@ -51,6 +52,10 @@ WHERE r2 <> r1 AND n2 <> e
   AND r2.character_id = $character_id AND r2.staerke_decay >= $ruhe_schwelle
   AND (r2.aktiv OR (
     r2.grund = 'abgeloest' AND r2.t_expired IS NULL AND type(r2) <> 'TYP'
+    AND (type(r2) IN $symmetrisch OR EXISTS {
+      WITH startNode(r2) AS s
+      MATCH (s)-[c]->() WHERE type(c) = type(r2) AND c.aktiv AND c.character_id = $character_id
+                              AND c.staerke_decay >= $ruhe_schwelle })
     AND EXISTS {
       OPTIONAL MATCH (:TimelineEintrag {id: r2.timeline_id})-[:NACHFOLGER*0..]->(ta:TimelineEintrag)
       WHERE NOT (ta)-[:NACHFOLGER]->()

@@ -57,6 +57,15 @@ EXISTS {
 EXISTS {
   WITH r WHERE r.grund = 'abgeloest' AND r.t_expired IS NULL
                AND (r.timeline_bis IS NOT NULL OR r.t_invalid > datetime.realtime())
+  // Only while a value of its relation holds on at its subject, active and awake: as
+  // the subject's Mappe shows no history beside a resting current value, "Lena wohnt in
+  // Kassel (noch bis …)" in Kassel's Mappe told of a move to a home none showed.
+  WITH r WHERE type(r) IN $symmetric_types OR EXISTS {
+    WITH startNode(r) AS s
+    MATCH (s)-[c]->()
+    WHERE type(c) = type(r) AND c.aktiv AND c.character_id = $character_id
+      AND c.staerke_decay >= $schwelle
+  }
   {{ event_days }}
   WITH CASE WHEN ta IS NULL AND r.t_valid IS :: ZONED DATETIME NOT NULL
               THEN r.t_valid.epochSeconds * 1000000 + r.t_valid.microsecond
@@ -245,7 +254,8 @@ CALL (e, near, ahead) {
     MATCH (s)-[r]->(x)
     WHERE type(r) = type(h) AND r <> h AND r.character_id = $character_id
       AND r.t_expired IS NULL AND coalesce(r.grund, 'abgeloest') = 'abgeloest'
-      AND (x = o OR x:Wert AND x.wert = o.wert)
+      // (every value node: a value in another case is the same value, kg.mappe keys them)
+      AND (x = o OR x:Wert AND o:Wert)
     WITH r, 0 AS grad, null AS via
     {{ event_days }}
     RETURN collect(
