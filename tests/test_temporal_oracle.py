@@ -325,21 +325,27 @@ class TemporalRecord(RuleBasedStateMachine):
 
     @invariant()
     def places_tell_where_lena_lives(self) -> None:
-        """Each place's current Mappe shows Lena at degree 1 for each stay there that
-        holds on or still holds now, once, with its end (the value superseded from a day
-        ahead, "noch bis"; its start is the version's for an active one, so only the
-        ends are compared)."""
+        """Each place's current Mappe shows Lena at degree 1, and the region it lies in
+        at degree 2, for each stay there that holds on or still holds now, once, with its
+        end (the value superseded from a day ahead, "noch bis"; its start is the
+        version's for an active one, so only the ends are compared)."""
         if not self.known:
             return
         places = RELATIONS["wohnt_in"][1]
+        regions = sorted({LIEGT_IN[p] for p in places})
         now = datetime.now(UTC)
-        ids = [self.run(self.memory().entity_id(self.user, "nova", p)) for p in places]
+        ids = [self.run(self.memory().entity_id(self.user, "nova", p))
+               for p in [*places, *regions]]
         mappen = self.run(self.memory().mappen(self.user, "nova", ids))
-        for place, m in zip(places, mappen, strict=True):
-            got = [f.bis_datum for f in m.fakten
-                   if f.grad == 1 and f.beziehung == "wohnt_in" and f.subjekt.name == "Lena"]
-            want = self.model.told_of("wohnt_in", compared(place), now)
-            assert sorted(got, key=str) == sorted(want, key=str), place
+        by_name = {m.entitaet.name: m for m in mappen}
+        for place in places:
+            want = sorted(self.model.told_of("wohnt_in", compared(place), now), key=str)
+            # From the place (degree 1), and from the region it lies in (degree 2).
+            for m, grad in ((by_name[place], 1), (by_name[LIEGT_IN[place]], 2)):
+                got = [f.bis_datum for f in m.fakten
+                       if f.grad == grad and f.beziehung == "wohnt_in"
+                       and f.subjekt.name == "Lena" and f.objekt and f.objekt.name == place]
+                assert sorted(got, key=str) == want, (place, grad)
 
     @invariant()
     def as_of_mappe_agrees(self) -> None:
