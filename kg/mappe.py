@@ -52,6 +52,9 @@ class MappeFakt(Frozen):
                             "superseded from a day ahead that still holds (a current read "
                             "shows it from its object and at degree 2).")
     bis_datum: date | None = None
+    bis_zeitpunkt: datetime | None = Field(
+        None, description="Valid until, the instant (where `bis` is given): a value that "
+        "ends on the day read has ended, or not, by the hour.")
     aus_ereignis: bool = Field(False, description="Its dates come from a timeline entry.")
 
 
@@ -172,7 +175,7 @@ def _day(number: int) -> tuple[date, str]:
 
 def _fields(
     f: list[Any], canon: Canon, ab: str, ab_datum: date, bis: str | None,
-    bis_datum: date | None, from_event: bool,
+    until: datetime | None, from_event: bool,
 ) -> dict[str, Any]:
     """The fields of a `MappeFakt` as a dict, from a fact's list (in `FACT_FIELDS` order)
     and its dates: a Mappe validates all its facts in one call (pydantic's validation of
@@ -196,7 +199,8 @@ def _fields(
         "ab": ab,
         "ab_datum": ab_datum,
         "bis": bis,
-        "bis_datum": bis_datum,
+        "bis_datum": until.date() if until else None,
+        "bis_zeitpunkt": until,
         "aus_ereignis": from_event,
     }
 
@@ -220,7 +224,7 @@ def fact_fields(row: Record, canon: Canon, history: bool = False) -> dict[str, A
     ab, bis, ab_text, bis_text, from_event = effective(row)
     return _fields(
         [row[k] for k in FACT_FIELDS], canon, ab_text, ab.date(),
-        bis_text if history else None, bis.date() if history and bis else None, from_event,
+        bis_text if history else None, bis if history else None, from_event,
     )
 
 
@@ -353,18 +357,25 @@ def still_holding(
         if r["id"] in stay_of:
             first, last = stay_of[r["id"]]
             shown_by.setdefault((first["id"], last["id"]), r["id"])
+    by_id = {r["id"]: r for r in rows}
     out = []
+    done: set[tuple[str, str]] = set()
     for f, r in zip(compact, rows, strict=True):
         if r["id"] not in stay_of:
             out.append(current_fields(f, canon))
             continue
         first, last = stay_of[r["id"]]
-        if shown_by[first["id"], last["id"]] != r["id"]:
-            continue  # the stay is shown by another of its versions
-        fields = _from(fact_fields(r, canon, history=not r["aktiv"]), _start(first))
-        if not r["aktiv"]:
+        stay = first["id"], last["id"]
+        if stay in done:
+            continue  # shown already, by another of its versions
+        # (in the place of its strongest version, so the cap after it keeps the stay)
+        done.add(stay)
+        shown = by_id[shown_by[stay]]
+        fields = _from(fact_fields(shown, canon, history=not shown["aktiv"]), _start(first))
+        if not shown["aktiv"]:
             _, bis, _, bis_text, _ = effective(last)
-            fields |= {"bis": bis_text, "bis_datum": bis.date() if bis else None}
+            fields |= {"bis": bis_text, "bis_datum": bis.date() if bis else None,
+                       "bis_zeitpunkt": bis}
         out.append(fields)
     return out
 
@@ -480,7 +491,14 @@ def build(
     compact = [f for f in row["fakten"] if f[0] and f[2]]
     versions = [f for f in row["fakten"] if f[0] and not f[2]]
     gekappt = len(compact) > cap
-    compact = compact[:cap]
+    if gueltig_am is None:
+        # The versions of a stay are one line: joined before the cut, so they take one
+        # place where the query's one more fact lets them.
+        current = still_holding(compact, versions, canon)[:cap]
+        kept = {f["id"] for f in current}
+        compact = [f for f in compact if f[0] in kept]
+    else:
+        compact = compact[:cap]
     # A single-valued relation's history shows beside its current value or not at all:
     # without it (cut by the cap, or resting) "früher: wohnt in Berlin (bis 2024)" told a
     # move to nowhere. Its history is the entity's own; whenever it has some, a value of
@@ -492,7 +510,7 @@ def build(
         if (h["subjekt_id"], h["rel"]) in shown or _symmetric(h["rel"], canon)
     ][:cap]
     if gueltig_am is None:
-        fakten = still_holding(compact, versions, canon)
+        fakten = current
     else:
         # The query kept only the facts that held at `gueltig_am` and the values that had
         # ended by then, before its caps (the `holds_then` rule).
@@ -666,18 +684,23 @@ async def _steady_read(db: Database, user_id: str, params: dict[str, Any]) -> di
     return {row["id"]: row for row in await db.write(locked)}
 
 
-def render(mappe: Mappe, budget: int = 1500, *, heute: date | None = None) -> str:
+def render(
+    mappe: Mappe, budget: int = 1500, *, heute: date | None = None, jetzt: datetime | None = None,
+) -> str:
     """The Mappe as a compact, deterministic German text block within `budget` characters.
 
-    A fact's *ab* is shown where it tells something: from an event, beside the history
-    of its relation, and whenever it lies after the day read (`gueltig_am`'s, or
-    `heute`: today, UTC), so a value that begins later never reads as holding now; a
-    superseded value that still holds on that day reads "noch bis", not "früher", one
-    that ends on that day "bis" alone, and one that begins and ends ahead reads with both
-    its days."""
+    Read at an instant: `gueltig_am`, else `jetzt`, else the start of `heute`, else now
+    (UTC). A fact's *ab* is shown where it tells something: from an event, beside the
+    history of its relation or a value of it that still holds, and whenever it lies after
+    the day read, so a value that begins later never reads as holding now; a superseded
+    value that has not ended by the instant read reads "noch bis", not "früher" (its end
+    to the instant: "from tomorrow" in Berlin ends a value at 23:00 UTC today), and one
+    that begins and ends ahead reads with both its days."""
     name = mappe.entitaet.name
     lines = [f"{name} ({mappe.typ})"]
-    day = mappe.gueltig_am.date() if mappe.gueltig_am else (heute or datetime.now(UTC).date())
+    now = mappe.gueltig_am or jetzt or (
+        datetime.combine(heute, time.min, tzinfo=UTC) if heute else datetime.now(UTC))
+    day = now.date()
 
     def ahead(start: date | None) -> bool:
         return start is not None and start > day
@@ -689,9 +712,17 @@ def render(mappe: Mappe, budget: int = 1500, *, heute: date | None = None) -> st
     def obj(f: MappeFakt) -> str:
         return f.objekt.name if f.objekt else f"„{f.wert}“"
 
+    def ended(f: MappeFakt) -> bool:
+        if f.bis_zeitpunkt is not None:
+            return f.bis_zeitpunkt <= now
+        return f.bis_datum is not None and f.bis_datum <= day
+
     def until(f: MappeFakt, ab: str) -> str:
-        # A value told of another entity that still holds: "noch bis", as in a history.
-        return f" (noch bis {f.bis})" if f.bis else ab
+        # A value told of another entity that still holds: "noch bis", as in a history
+        # (and "bis" once it has ended, read later than the Mappe).
+        if not f.bis:
+            return ab
+        return f" (bis {f.bis})" if ended(f) else f" (noch bis {f.bis})"
 
     history_rels = {h.beziehung for h in mappe.historie}
     # A value told of another that still holds: the values of its relation show their
@@ -714,14 +745,10 @@ def render(mappe: Mappe, budget: int = 1500, *, heute: date | None = None) -> st
             # Begins and ends ahead (told to begin later, superseded from a day after
             # that): a line of the history that has not begun, never one that holds.
             lines.append(f"- {h.text} {obj(h)} (ab {h.ab} bis {h.bis}){mark(h)}")
-        elif ahead(h.bis_datum):
-            # Superseded from a later day on (a value told with a later start): it
-            # still holds on the day read, so it is no former value yet.
+        elif not ended(h):
+            # Superseded from a later instant on (a value told with a later start): it
+            # still holds when read, so it is no former value yet.
             lines.append(f"- {h.text} {obj(h)} (noch bis {h.bis}){mark(h)}")
-        elif h.bis_datum == day:
-            # Ends on the day read: before or after the hour read, the day cannot say
-            # (from tomorrow in Berlin is 23:00 UTC today): neither "früher" nor "noch".
-            lines.append(f"- {h.text} {obj(h)} (bis {h.bis}){mark(h)}")
         else:
             lines.append(f"- früher: {h.text} {obj(h)} (bis {h.bis}){mark(h)}")
     for d in mappe.abgeleitet:

@@ -500,8 +500,9 @@ def test_postgres_reads_a_turn_as_its_single_dossiers(
 
 def test_the_baseline_starts_on_another_port_when_its_own_was_taken_meanwhile() -> None:
     """A port chosen free can be taken before the server binds it (CI once lost a run
-    so: a test connection's own port was the cluster's). The start takes the next free
-    one; anything else that stops the server is raised with the server's log."""
+    so: a test connection's own port was the cluster's). The start draws another port
+    (as the launcher draws one); anything else that stops the server is raised with the
+    server's log."""
     from bench import postgres
 
     try:

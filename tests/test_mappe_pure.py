@@ -506,14 +506,11 @@ def test_render_never_calls_a_value_that_still_holds_former() -> None:
         "- wohnt in Kassel (ab 1. Januar 2027)",
         "- wohnt in Berlin (noch bis 1. Januar 2027)",
     ]
-    # On the day it ends: "bis" alone (the day cannot tell whether the hour has passed).
     assert render(mappe, heute=date(2027, 1, 1)).splitlines() == [
         "Lena (person)",
         "- wohnt in Kassel (ab 1. Januar 2027)",
-        "- wohnt in Berlin (bis 1. Januar 2027)",
+        "- früher: wohnt in Berlin (bis 1. Januar 2027)",
     ]
-    assert render(mappe, heute=date(2027, 1, 2)).splitlines()[2] == (
-        "- früher: wohnt in Berlin (bis 1. Januar 2027)")
 
 
 def test_render_never_says_noch_bis_of_a_value_that_begins_ahead() -> None:
@@ -541,7 +538,7 @@ def test_render_never_says_noch_bis_of_a_value_that_begins_ahead() -> None:
     ]
     assert read[date(2027, 3, 1)] == [
         "- wohnt in Paris (ab 1. März 2027)",
-        "- wohnt in Hamburg (bis 1. März 2027)",
+        "- früher: wohnt in Hamburg (bis 1. März 2027)",
         "- früher: wohnt in Kassel (bis 1. Januar 2027)",
     ]
 
@@ -612,8 +609,8 @@ def test_a_move_later_on_the_day_read_is_told_with_its_day_on_both_sides() -> No
     """A stranger's hunt: Paris "from tomorrow" in Berlin is 23:00 UTC today. Tom's
     Mappe read "· Lena wohnt in Paris" (no day: two homes) under "· Lena wohnt in
     Kassel (noch bis 6. Dezember 2026)", and Lena's own "früher: wohnt in Kassel (bis 6.
-    Dezember 2026)" while Kassel still held. The day cannot tell the hour: the end reads
-    "bis" alone, and the new value its *ab*."""
+    Dezember 2026)" while Kassel still held: the end is read to the instant (before
+    23:00 "noch bis", after it "früher"), and the new value shows its *ab*."""
     day = date(2026, 12, 6)
     late = micros(day) + 23 * 3_600_000_000
     kassel = {**lena_in_kassel("k", KASSEL_SINCE, day, 2), "t_invalid": late, "via": "Lena"}
@@ -628,5 +625,25 @@ def test_a_move_later_on_the_day_read_is_told_with_its_day_on_both_sides() -> No
                                       grund="abgeloest"), "t_invalid": late}]), CANON, cap=10)
     assert render(own, heute=day).splitlines()[1:] == [
         "- wohnt in Paris (ab 6. Dezember 2026)",
-        "- wohnt in Kassel (bis 6. Dezember 2026)",
+        "- wohnt in Kassel (noch bis 6. Dezember 2026)",
     ]
+    later = datetime(2026, 12, 6, 23, 30, tzinfo=UTC)
+    assert render(own, jetzt=later).splitlines()[2] == (
+        "- früher: wohnt in Kassel (bis 6. Dezember 2026)")
+    assert render(tom, jetzt=later).splitlines()[1] == (
+        "  · Lena wohnt in Kassel (bis 6. Dezember 2026)")
+
+
+def test_the_cap_counts_a_stay_once_where_the_extra_fact_allows() -> None:
+    """Found by a review: Kassel's Mappe at cap 2, Lena's stay in two versions (the one
+    that holds now and the active one from 2099) and Max's home (the query's one fact
+    more than the cap). The two versions are one line, yet they took both places: Max
+    was cut, with room for him. The stay shows where its strongest version stood."""
+    holding = lena_in_kassel("a", KASSEL_SINCE, PARIS_DAY, 1)
+    active = lena_in_kassel("b", PARIS_DAY, None, 1)
+    max_ = {**fact("c", objekt="Kassel", subject=("max", "Max")), "staerke": 0.5}
+    m = build(kassels([holding, active, max_]), CANON, cap=2)
+    assert [f.id for f in m.fakten] == ["b", "c"] and m.gekappt
+    # The active version cut (last of the query's rows): the one that holds stands in.
+    cut = build(kassels([holding, max_, active]), CANON, cap=2)
+    assert [(f.id, f.bis_datum) for f in cut.fakten] == [("b", None), ("c", None)]

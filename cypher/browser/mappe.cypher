@@ -47,6 +47,7 @@ WHERE r1.character_id = $character_id AND r1.staerke_decay >= $ruhe_schwelle
                   THEN datetime({date: tb.beginn, timezone: 'UTC'}) END AS bis
       WHERE ab < bis AND ab <= datetime() < bis
     }))
+// Degree 2: the same tests for r2 as for r1 above (twins: change both).
 OPTIONAL MATCH p2 = (n1:Entitaet)-[r2]-(n2)
 WHERE r2 <> r1 AND n2 <> e
   AND r2.character_id = $character_id AND r2.staerke_decay >= $ruhe_schwelle
