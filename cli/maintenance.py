@@ -43,7 +43,7 @@ def decay_run(
     bar = Progress(
         TextColumn("sweeping"), BarColumn(), MofNCompleteColumn(),
         TextColumn("{task.fields[edges]} edges"), TimeElapsedColumn(),
-        console=err.rich, transient=True, disable=as_json,
+        console=err.rich, transient=True, disable=as_json or not err.is_terminal,
     )
     task = bar.add_task("sweep", total=None, edges=0)
 
