@@ -494,9 +494,13 @@ def build(
     if gueltig_am is None:
         # The versions of a stay are one line: joined before the cut, so they take one
         # place where the query's one more fact lets them.
-        current = still_holding(compact, versions, canon)[:cap]
-        kept = {f["id"] for f in current}
-        compact = [f for f in compact if f[0] in kept]
+        joined = still_holding(compact, versions, canon)
+        current = joined[:cap]
+        if len(joined) == len(compact):  # (none joined: the rows as they came)
+            compact = compact[:cap]
+        else:
+            kept = {f["id"] for f in current}
+            compact = [f for f in compact if f[0] in kept]
     else:
         compact = compact[:cap]
     # A single-valued relation's history shows beside its current value or not at all:
