@@ -248,12 +248,14 @@ def _symmetric(rel_type: str, canon: Canon) -> bool:
 
 def _value_key(row: Record, canon: Canon) -> tuple[Any, ...] | None:
     """A value of a relation at its subject: its versions share the key (a value fact's
-    by the value, as each version has a value node of its own). None for a symmetric
-    relation (partner), whose values end at either person's partition: their stays are
-    not joined (yet)."""
+    by the value, as each version has a value node of its own). A symmetric relation's
+    (partner) by the two people, whichever is its subject: one bond told as Lena–Tom
+    and again as Tom–Lena is the same bond."""
     rel = canon.by_type.get(row["rel"])
-    if rel is None or rel.symmetrisch:
+    if rel is None:
         return None
+    if rel.symmetrisch:
+        return row["rel"], frozenset((row["subjekt_id"], row["objekt_id"]))
     objekt = row["objekt_id"] if row["wert"] is None else None
     if row["wert"] is not None and not isinstance(row["wert"], str):
         raise StoredDataError.of("value of fact", row["id"], "wert", row["wert"], "not a text")

@@ -596,9 +596,10 @@ class Partners:
         self.step += 1
 
     def current(self, person: str) -> tuple[set[tuple[str, date]], set[tuple[str, date, date]]]:
-        """`person`'s partner now (partner, ab) and former ones (…, bis)."""
+        """`person`'s partner now (partner, ab) and former ones (…, bis): a bond's
+        versions that meet are one stay, as a value's are."""
         facts, history = set(), set()
-        for iv in self.intervals(person):
+        for iv in stays(self.intervals(person)):
             if iv.end is None:
                 facts.add((iv.value, iv.start.date()))
             elif iv.end > iv.start:  # (one that held nowhere is no former partner)
@@ -611,7 +612,7 @@ class Partners:
         """`person`'s partner at `gueltig_am` as known after `step`, and the ones that had
         ended by then."""
         facts, history = set(), set()
-        for iv in self.intervals(person, step):
+        for iv in stays(self.intervals(person, step)):
             if iv.holds(gueltig_am):
                 facts.add((iv.value, iv.start.date()))
             if iv.end is not None and iv.start < iv.end <= gueltig_am:

@@ -1833,3 +1833,51 @@ def test_a_squeezed_partner_moved_away_and_back_keeps_its_end_at_its_start(
     check_clean(pair)
     pair.write(partner("Ben", "Anna", ereignis=_december("im Dezember", "2026-12-24", "monat")))
     check_clean(pair)
+
+
+def _bonds(m: Mappe) -> list[tuple[int, str, date | None, date | None]]:
+    """The partner facts a Mappe shows (degree, the pair, from, until; a list: a bond
+    shown twice counts twice) and its history's partner lines (degree 0)."""
+    def pair_of(f: Any) -> str:
+        return "–".join(sorted((f.subjekt.name, f.objekt.name)))
+
+    return sorted([(f.grad, pair_of(f), f.ab_datum, f.bis_datum) for f in m.fakten
+                   if f.beziehung == "partner"]
+                  + [(0, pair_of(h), h.ab_datum, h.bis_datum) for h in m.historie
+                     if h.beziehung == "partner"], key=str)
+
+
+def test_a_bond_told_again_for_an_earlier_time_is_one_stay(pair: Pair) -> None:
+    """Lena and Tom told together now, and again "since 2020": two versions, the late
+    one ending where the first begins. Both partners' Mappen read a break that nobody
+    told ("Lena ist Partner von Tom (ab heute)", "früher: … (1. Januar 2020 bis heute)"),
+    where a home told twice reads one stay. A bond is one stay too."""
+    pair.write(t("Lena", "partner", "Tom"))
+    pair.write(t("Tom", "partner", "Lena"), zeitpunkt="2020-01-01T00:00:00Z")
+    for person in ("Lena", "Tom"):
+        assert _bonds(pair.mappe(person)) == [(1, "Lena–Tom", date(2020, 1, 1), None)], person
+    assert "ist Partner von" in render(pair.mappe("Lena")) and "früher" not in render(
+        pair.mappe("Lena"))
+    check_clean(pair)
+
+
+def test_a_bond_told_twice_for_adjacent_times_is_one_stay_from_either_side(
+    pair: Pair,
+) -> None:
+    """Lena with Ben from 2100; with Tom from March 2099; and with Tom now (a version
+    until March 2099, as the one from March follows it). Lena's, Tom's and Eva's (Tom's
+    sister) Mappen read two bonds, "noch bis 1. März 2099" and "ab 1. März 2099 bis 1.
+    Januar 2100", and Eva's carried the first's end: one bond until 2100."""
+    pair.write(t("Tom", "geschwister", "Eva"))
+    pair.write(t("Lena", "partner", "Ben"), zeitpunkt="2100-01-01T00:00:00Z")
+    pair.write(t("Lena", "partner", "Tom"), zeitpunkt="2099-03-01T00:00:00Z")
+    pair.write(t("Lena", "partner", "Tom"))
+    today = datetime.now(UTC).date()
+    for person in ("Lena", "Tom"):
+        bonds = [b for b in _bonds(pair.mappe(person)) if b[1] == "Lena–Tom"]
+        assert bonds == [(0, "Lena–Tom", today, date(2100, 1, 1))], person
+    eva = pair.mappe("Eva")
+    assert [b for b in _bonds(eva) if b[1] == "Lena–Tom"] == [
+        (2, "Lena–Tom", today, date(2100, 1, 1))]
+    assert "  · Lena ist Partner von Tom (noch bis 1. Januar 2100)" in render(eva).splitlines()
+    check_clean(pair)

@@ -241,21 +241,22 @@ CALL (e, near, ahead) {
   WITH collect(
     {{ fact_list }}
   ) AS fakten,
-  collect(CASE WHEN NOT $asof AND NOT r.aktiv AND NOT type(r) IN $symmetric_types THEN r END)
-    AS holding
+  collect(CASE WHEN NOT $asof AND NOT r.aktiv THEN r END) AS holding
   // A current read's value that still holds, shown from its object or at degree 2,
   // brings the other current versions of the same value (degree 0: not shown), which
   // the reader joins into one stay, as it does the entity's own history (kg.mappe.
   // stays): Lena in Kassel since last week, told before to move there on the 20th, is
-  // one stay that goes on after the 20th, never "noch bis" the 20th.
+  // one stay that goes on after the 20th, never "noch bis" the 20th. A symmetric
+  // relation's versions are the same pair's, told either way round.
   CALL (holding) {
     UNWIND holding AS h
     WITH h, startNode(h) AS s, endNode(h) AS o
-    MATCH (s)-[r]->(x)
+    MATCH (s)-[r]-(x)
     WHERE type(r) = type(h) AND r <> h AND r.character_id = $character_id
       AND r.t_expired IS NULL AND coalesce(r.grund, 'abgeloest') = 'abgeloest'
       // (every value node: a value in another case is the same value, kg.mappe keys them)
-      AND (x = o OR x:Wert AND o:Wert)
+      AND (startNode(r) = s AND (x = o OR x:Wert AND o:Wert)
+           OR x = o AND type(r) IN $symmetric_types)
     WITH r, 0 AS grad, null AS via
     {{ event_days }}
     RETURN collect(
