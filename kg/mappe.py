@@ -55,6 +55,9 @@ class MappeFakt(Frozen):
     bis_zeitpunkt: datetime | None = Field(
         None, description="Valid until, the instant (where `bis` is given): a value that "
         "ends on the day read has ended, or not, by the hour.")
+    ab_zeitpunkt: datetime | None = Field(
+        None, description="Valid from, the instant (where `bis` is given): a value that "
+        "begins later on the day read has not begun yet.")
     aus_ereignis: bool = Field(False, description="Its dates come from a timeline entry.")
 
 
@@ -175,7 +178,7 @@ def _day(number: int) -> tuple[date, str]:
 
 def _fields(
     f: list[Any], canon: Canon, ab: str, ab_datum: date, bis: str | None,
-    until: datetime | None, from_event: bool,
+    until: datetime | None, from_event: bool, since: datetime | None = None,
 ) -> dict[str, Any]:
     """The fields of a `MappeFakt` as a dict, from a fact's list (in `FACT_FIELDS` order)
     and its dates: a Mappe validates all its facts in one call (pydantic's validation of
@@ -201,6 +204,7 @@ def _fields(
         "bis": bis,
         "bis_datum": until.date() if until else None,
         "bis_zeitpunkt": until,
+        "ab_zeitpunkt": since if until else None,
         "aus_ereignis": from_event,
     }
 
@@ -224,7 +228,7 @@ def fact_fields(row: Record, canon: Canon, history: bool = False) -> dict[str, A
     ab, bis, ab_text, bis_text, from_event = effective(row)
     return _fields(
         [row[k] for k in FACT_FIELDS], canon, ab_text, ab.date(),
-        bis_text if history else None, bis if history else None, from_event,
+        bis_text if history else None, bis if history else None, from_event, ab,
     )
 
 
@@ -377,7 +381,7 @@ def still_holding(
         if not shown["aktiv"]:
             _, bis, _, bis_text, _ = effective(last)
             fields |= {"bis": bis_text, "bis_datum": bis.date() if bis else None,
-                       "bis_zeitpunkt": bis}
+                       "bis_zeitpunkt": bis, "ab_zeitpunkt": _start(first)[0] if bis else None}
         out.append(fields)
     return out
 
@@ -412,7 +416,8 @@ def _from(fields: dict[str, Any], start: Start | None) -> dict[str, Any]:
     """A fact's fields with its *ab* at the start of its stay (`stays`)."""
     if start is None:
         return fields
-    return {**fields, "ab": start[1], "ab_datum": start[0].date(), "aus_ereignis": start[2]}
+    return {**fields, "ab": start[1], "ab_datum": start[0].date(), "aus_ereignis": start[2],
+            "ab_zeitpunkt": start[0] if fields["bis_zeitpunkt"] else None}
 
 
 def to_fakt(row: Record, canon: Canon, history: bool = False) -> MappeFakt:
@@ -701,7 +706,7 @@ def render(
     the day read, so a value that begins later never reads as holding now; a superseded
     value that has not ended by the instant read reads "noch bis", not "früher" (its end
     to the instant: "from tomorrow" in Berlin ends a value at 23:00 UTC today), and one
-    that begins and ends ahead reads with both its days."""
+    that begins and ends ahead (its start to the instant too) reads with both its days."""
     name = mappe.entitaet.name
     lines = [f"{name} ({mappe.typ})"]
     now = mappe.gueltig_am or jetzt or (
@@ -718,6 +723,11 @@ def render(
     def obj(f: MappeFakt) -> str:
         return f.objekt.name if f.objekt else f"„{f.wert}“"
 
+    def begun(f: MappeFakt) -> bool:
+        if f.ab_zeitpunkt is not None:
+            return f.ab_zeitpunkt <= now
+        return not ahead(f.ab_datum)
+
     def ended(f: MappeFakt) -> bool:
         if f.bis_zeitpunkt is not None:
             return f.bis_zeitpunkt <= now
@@ -728,6 +738,8 @@ def render(
         # (and "bis" once it has ended, read later than the Mappe).
         if not f.bis:
             return ab
+        if not begun(f):
+            return f" (ab {f.ab} bis {f.bis})"
         return f" (bis {f.bis})" if ended(f) else f" (noch bis {f.bis})"
 
     history_rels = {h.beziehung for h in mappe.historie}
@@ -747,7 +759,7 @@ def render(
         else:
             lines.append(f"- {f.subjekt.name} {f.text} {name}{ab}{mark(f)}")
     for h in mappe.historie:
-        if ahead(h.ab_datum):
+        if not begun(h):
             # Begins and ends ahead (told to begin later, superseded from a day after
             # that): a line of the history that has not begun, never one that holds.
             lines.append(f"- {h.text} {obj(h)} (ab {h.ab} bis {h.bis}){mark(h)}")

@@ -634,6 +634,32 @@ def test_a_move_later_on_the_day_read_is_told_with_its_day_on_both_sides() -> No
         "  · Lena wohnt in Kassel (bis 6. Dezember 2026)")
 
 
+def test_a_value_that_begins_and_ends_later_on_the_day_read_has_not_begun() -> None:
+    """Berlin "from tomorrow" in Berlin (23:00 UTC today), then Hamburg from 23:30:
+    Berlin begins and ends later on the day read. Judged by the day, its start was
+    not ahead, and the line read "wohnt in Berlin (noch bis …)" at ten in the
+    morning, before she had moved: the start is read to the instant, as the end is."""
+    day = date(2026, 12, 6)
+    eleven, half_past = micros(day) + 23 * 3_600_000_000, micros(day) + 23 * 3_600_000_000 + (
+        30 * 60_000_000)
+    berlin = {**fact("b", since=day, until=day, grund="abgeloest"),
+              "t_valid": eleven, "t_invalid": half_past}
+    hamburg = {**fact("h", objekt="Hamburg", since=day), "t_valid": half_past}
+    m = build(row([hamburg], historie=[berlin]), CANON, cap=10)
+    assert [h.ab_zeitpunkt for h in m.historie] == [datetime(2026, 12, 6, 23, tzinfo=UTC)]
+    assert [f.ab_zeitpunkt for f in m.fakten] == [None]  # (no end: only beside `bis`)
+
+    def berlin_at(hour: int, minute: int = 0) -> str:
+        jetzt = datetime(2026, 12, 6, hour, minute, tzinfo=UTC)
+        return render(m, jetzt=jetzt).splitlines()[2]
+
+    assert berlin_at(10) == "- wohnt in Berlin (ab 6. Dezember 2026 bis 6. Dezember 2026)"
+    assert berlin_at(23, 10) == "- wohnt in Berlin (noch bis 6. Dezember 2026)"
+    assert berlin_at(23, 40) == "- früher: wohnt in Berlin (bis 6. Dezember 2026)"
+    # Read the day before, as before: by its day, ahead.
+    assert render(m, heute=date(2026, 12, 5)).splitlines()[2] == berlin_at(10)
+
+
 def test_the_cap_counts_a_stay_once_where_the_extra_fact_allows() -> None:
     """Found by a review: Kassel's Mappe at cap 2, Lena's stay in two versions (the one
     that holds now and the active one from 2099) and Max's home (the query's one fact
