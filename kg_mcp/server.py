@@ -346,9 +346,10 @@ def build_server(
         cap: CapArg = None,
     ) -> Annotated[CallToolResult, MappeAntwort]:
         """The Mappe (dossier) of one entity: its active facts to the second degree in both
-        directions (and values superseded from a day ahead while they still hold, with
-        their `bis`), superseded values as history, knowledge derived at read time, and a
-        compact German text block for the prompt. `gueltig_am` reads what held on a date,
+        directions (and values superseded from a day ahead while they still hold, or,
+        told of another entity, while they are to come, with their `bis`), superseded
+        values as history, knowledge derived at read time, and a compact German text
+        block for the prompt. `gueltig_am` reads what held on a date,
         `bekannt_am` what was known on a date; `mappe.stand` is the instant the answer
         stands at (with it as `bekannt_am`, and `gueltig_am` the instant of this read, the
         store tells what it knew then, whatever was written since). An ambiguous name

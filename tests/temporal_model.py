@@ -355,12 +355,13 @@ class Model:
 
     def told_of(self, rel: str, value: str, now: datetime) -> set[date | None]:
         """The stays of `value` a current read shows from the value's side (Kassel's
-        Mappe): each that holds on (open-ended, also one to come) or still holds at
-        `now`, by its end day (None: open)."""
+        Mappe): each that holds on (open-ended, also one to come), still holds at `now`,
+        or is to come and ends, by its end day (None: open). Never one that held
+        nowhere."""
         return {
             None if iv.end is None else iv.end.date()
             for iv in stays(self.intervals(rel))
-            if iv.value == value and (iv.end is None or iv.start <= now < iv.end)
+            if iv.value == value and (iv.end is None or (iv.start < iv.end and now < iv.end))
         }
 
     def as_of(

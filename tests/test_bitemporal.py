@@ -1881,3 +1881,36 @@ def test_a_bond_told_twice_for_adjacent_times_is_one_stay_from_either_side(
         (2, "Lena–Tom", today, date(2100, 1, 1))]
     assert "  · Lena ist Partner von Tom (noch bis 1. Januar 2100)" in render(eva).splitlines()
     check_clean(pair)
+
+
+def test_a_value_to_come_that_ends_shows_from_its_object_and_at_degree_two(
+    pair: Pair,
+) -> None:
+    """Lena in Bonn with Tom; told to move to Kassel in March 2099 and on to Paris in
+    January 2100. Lena's own Mappe read the Kassel stay as a line of its history, "(ab 1.
+    März 2099 bis 1. Januar 2100)", but Kassel's Mappe had no Lena and Tom's only Bonn
+    "noch bis 1. März 2099" and Paris "ab 1. Januar 2100": a gap nobody told, where a
+    value to come with no end shows from both. Now both show it with its two days; it
+    derives nothing and reaches nowhere from Lena's own side (it holds not now), and a
+    value squeezed to nothing ahead shows nowhere."""
+    pair.write(t("Lena", "wohnt_in", "Bonn"), t("Lena", "partner", "Tom"),
+               zeitpunkt="2020-01-01T00:00:00Z")
+    pair.write(t("Lena", "wohnt_in", "Kassel"), t("Kassel", "liegt_in", "Hessen"),
+               zeitpunkt="2099-03-01T00:00:00Z")
+    pair.write(t("Lena", "wohnt_in", "Paris"), zeitpunkt="2100-01-01T00:00:00Z")
+    pair.write(t("Lena", "wohnt_in", "Ulm"), t("Lena", "wohnt_in", "Köln"),
+               zeitpunkt="2101-01-01T00:00:00Z")  # (Ulm squeezed: it holds nowhere)
+    kassel, tom, lena = pair.mappe("Kassel"), pair.mappe("Tom"), pair.mappe("Lena")
+    assert _homes(kassel, 1) == [("Lena", "Kassel")]
+    assert "- Lena wohnt in Kassel (ab 1. März 2099 bis 1. Januar 2100)" in render(
+        kassel).splitlines()
+    assert _homes(tom, 2) == [("Lena", "Bonn"), ("Lena", "Kassel"), ("Lena", "Köln"),
+                              ("Lena", "Paris")]
+    assert "  · Lena wohnt in Kassel (ab 1. März 2099 bis 1. Januar 2100)" in render(
+        tom).splitlines()
+    assert _homes(pair.mappe("Ulm"), 1) == []
+    assert [d.objekt.name for d in lena.abgeleitet] == []
+    assert [f.subjekt.name for f in lena.fakten if f.grad == 2] == []
+    assert "- wohnt in Kassel (ab 1. März 2099 bis 1. Januar 2100)" in render(
+        lena).splitlines()
+    check_clean(pair)

@@ -176,6 +176,28 @@ def test_browser_mappe_draws_a_value_that_still_holds_from_its_object(pair: Pair
     assert not {e for e in drawn("Tom") if "WOHNT_IN" in e}
 
 
+def test_browser_mappe_draws_a_value_to_come_that_ends_from_its_object_only(
+    pair: Pair,
+) -> None:
+    """Lena in Bonn with Tom, Kassel from 2099 until Paris in 2100: Kassel's Mappe draws
+    her, Tom's draws her Kassel at degree 2, as the library's Mappe shows them; Lena's
+    own draws Kassel not (a line of her history) and reaches nowhere from it."""
+    pair.write(t("Lena", "wohnt_in", "Bonn"), t("Lena", "partner", "Tom"),
+               zeitpunkt="2020-01-01T00:00:00Z")
+    pair.write(t("Lena", "wohnt_in", "Kassel"), t("Kassel", "liegt_in", "Hessen"),
+               zeitpunkt="2099-03-01T00:00:00Z")
+    pair.write(t("Lena", "wohnt_in", "Paris"), zeitpunkt="2100-01-01T00:00:00Z")
+    body, _ = browser_query("mappe.cypher")
+
+    def drawn(name: str) -> set[tuple[str, str, str]]:
+        values = parameters("mappe", user_id=pair.user_id, character_id="nova", entity=name)
+        return drawn_edges(pair.cypher(body, **values))
+
+    assert ("Kassel", "WOHNT_IN", "Lena") in drawn("Kassel")
+    assert ("Lena", "WOHNT_IN", "Kassel") in drawn("Tom")
+    assert not {e for e in drawn("Lena") if "Kassel" in e or "Hessen" in e}
+
+
 def test_style_gives_each_kind_a_caption_and_its_own_colour() -> None:
     rules = dict(re.findall(r"^([\w.]+) \{$(.*?)^\}$", STYLE.read_text(encoding="utf-8"),
                             re.MULTILINE | re.DOTALL))

@@ -326,9 +326,9 @@ class TemporalRecord(RuleBasedStateMachine):
     @invariant()
     def places_tell_where_lena_lives(self) -> None:
         """Each place's current Mappe shows Lena at degree 1, and the region it lies in
-        at degree 2, for each stay there that holds on or still holds now, once, with its
-        end (the value superseded from a day ahead, "noch bis"; its start is the
-        version's for an active one, so only the ends are compared)."""
+        at degree 2, for each stay there that holds on, still holds now or is to come,
+        once, with its end (the value superseded from a day ahead, "noch bis"; its start
+        is the version's for an active one, so only the ends are compared)."""
         if not self.known:
             return
         places = RELATIONS["wohnt_in"][1]

@@ -10,7 +10,8 @@
 // told of it (Lena in Kassel, in Kassel's Mappe) and its neighbours', each only where its
 // subject's relation has a current value that is awake (or the relation is symmetric,
 // $symmetrisch: read from both ends), and only while it holds now (its start and end
-// from its events where it has them). A value node that still holds is drawn as well (the
+// from its events where it has them), or, told of another (Lena's Kassel from March
+// until January, in Kassel's Mappe or at degree 2), while it is to come. A value node that still holds is drawn as well (the
 // library's Mappe shows it in the history, "Lehrerin (noch bis …)").
 //
 // Set the parameters first; `kg browser mappe -u u1 -c nova --entity Lena` prints them
@@ -45,9 +46,11 @@ WHERE r1.character_id = $character_id AND r1.staerke_decay >= $ruhe_schwelle
                   THEN datetime({date: ta.beginn, timezone: 'UTC'}) END AS ab,
            CASE WHEN tb IS NULL THEN r1.t_invalid WHEN tb.beginn IS :: DATE
                   THEN datetime({date: tb.beginn, timezone: 'UTC'}) END AS bis
-      WHERE ab < bis AND ab <= datetime() < bis
+      WHERE ab < bis AND datetime() < bis
+        AND (ab <= datetime() OR startNode(r1) <> e AND NOT type(r1) IN $symmetrisch)
     }))
-// Degree 2: the same tests for r2 as for r1 above (twins: change both).
+// Degree 2: the same tests for r2 as for r1 above (twins: change both; r2 is never the
+// entity's own, so one to come is drawn too).
 OPTIONAL MATCH p2 = (n1:Entitaet)-[r2]-(n2)
 WHERE r2 <> r1 AND n2 <> e
   AND r2.character_id = $character_id AND r2.staerke_decay >= $ruhe_schwelle
@@ -66,7 +69,7 @@ WHERE r2 <> r1 AND n2 <> e
                   THEN datetime({date: ta.beginn, timezone: 'UTC'}) END AS ab,
            CASE WHEN tb IS NULL THEN r2.t_invalid WHEN tb.beginn IS :: DATE
                   THEN datetime({date: tb.beginn, timezone: 'UTC'}) END AS bis
-      WHERE ab < bis AND ab <= datetime() < bis
+      WHERE ab < bis AND datetime() < bis
     }))
 OPTIONAL MATCH p3 = (e)<-[:BETRIFFT]-(t:TimelineEintrag)
 WHERE t.character_id = $character_id AND t.aktiv

@@ -48,8 +48,11 @@ EXISTS {
 // fragment: holds_now
 // A current read's value that still holds: the current version of a value superseded
 // from a day ahead (by one told with a later start; docs/time.md), at the instant of
-// the read (`datetime.realtime()`). Not one squeezed to nothing (it never held), nor one
-// that begins and ends ahead (a line of the history only). Its days as `span_then` reads
+// the read (`datetime.realtime()`). Not one squeezed to nothing (it never held). One
+// that begins and ends ahead too, unless it is the entity `e`'s own (there a line of
+// the history only, which neither derives nor reaches further): told of Lena, Kassel
+// from March until January shows in Kassel's Mappe and at degree 2 as a value to come
+// with no end does, with its two days. Its days as `span_then` reads
 // them; a day or an instant stored as something else reads as none (the reader names
 // it). The cheap test first, inside: the planner runs an EXISTS before the other
 // conditions of its WHERE, and it ran the subquery for every superseded edge (15 % of a
@@ -79,7 +82,8 @@ EXISTS {
             END AS bis,
        datetime.realtime() AS clock
   WITH ab, bis, clock.epochSeconds * 1000000 + clock.microsecond AS now
-  WHERE ab < bis AND ab <= now AND now < bis
+  WHERE ab < bis AND now < bis
+    AND (ab <= now OR NOT (startNode(r) = e OR endNode(r) = e AND type(r) IN $symmetric_types))
 }
 
 // fragment: fact_list
@@ -195,7 +199,8 @@ CALL (e, near) {
   // it either, kg.mappe.build); a symmetric relation's from both ends. And the values
   // told of the entity, which the Mappe shows at degree 1 (Lena lives in Kassel until
   // March, when she moves to Paris: "Lena wohnt in Kassel (noch bis …)" in Kassel's
-  // Mappe, which left her out). Only one that holds now (`holds_now`).
+  // Mappe, which left her out). Only one that holds now, or one to come told of another
+  // (`holds_now`).
   WITH e, [x IN near WHERE x.r.id IS NOT NULL][..$cap - 1] AS shown
   WHERE NOT $asof  // (an as-of read never expands the entity's edges here)
   MATCH (e)-[r]-(n:Entitaet)
