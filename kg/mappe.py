@@ -56,8 +56,8 @@ class MappeFakt(Frozen):
         None, description="Valid until, the instant (where `bis` is given): a value that "
         "ends on the day read has ended, or not, by the hour.")
     ab_zeitpunkt: datetime | None = Field(
-        None, description="Valid from, the instant (where `bis` is given): a value that "
-        "begins later on the day read has not begun yet.")
+        None, description="Valid from, the instant: a value that begins later on the day "
+        "read has not begun yet (\"from tomorrow\" in Berlin is 23:00 UTC today).")
     aus_ereignis: bool = Field(False, description="Its dates come from a timeline entry.")
 
 
@@ -70,6 +70,7 @@ class Abgeleitet(Frozen):
     pfad: list[str] = Field(description="The entities it was derived through.")
     ab: str | None = Field(None, description="Valid from: the fact it starts with (its *ab*).")
     ab_datum: date | None = Field(None, description="Valid from (first day).")
+    ab_zeitpunkt: datetime | None = Field(None, description="Valid from, the instant.")
     aus_ereignis: bool = Field(False, description="The fact it starts with is from an event.")
 
 
@@ -204,7 +205,7 @@ def _fields(
         "bis": bis,
         "bis_datum": until.date() if until else None,
         "bis_zeitpunkt": until,
-        "ab_zeitpunkt": since if until else None,
+        "ab_zeitpunkt": since,
         "aus_ereignis": from_event,
     }
 
@@ -217,9 +218,11 @@ def current_fields(f: list[Any], canon: Canon) -> dict[str, Any]:
     if ab_tag is not None:
         ab_datum = stored_day(ab_tag, START_ENTRY, f[0], "beginn")
         ab = when_text(ab_datum, None, ab_gen)
+        since = _start_of(ab_datum)
     else:
         ab_datum, ab = _day(t_valid // _DAY_US)
-    return _fields(f, canon, ab, ab_datum, None, None, ab_tag is not None)
+        since = instant(t_valid)
+    return _fields(f, canon, ab, ab_datum, None, None, ab_tag is not None, since)
 
 
 def fact_fields(row: Record, canon: Canon, history: bool = False) -> dict[str, Any]:
@@ -381,7 +384,7 @@ def still_holding(
         if not shown["aktiv"]:
             _, bis, _, bis_text, _ = effective(last)
             fields |= {"bis": bis_text, "bis_datum": bis.date() if bis else None,
-                       "bis_zeitpunkt": bis, "ab_zeitpunkt": _start(first)[0] if bis else None}
+                       "bis_zeitpunkt": bis}
         out.append(fields)
     return out
 
@@ -417,7 +420,7 @@ def _from(fields: dict[str, Any], start: Start | None) -> dict[str, Any]:
     if start is None:
         return fields
     return {**fields, "ab": start[1], "ab_datum": start[0].date(), "aus_ereignis": start[2],
-            "ab_zeitpunkt": start[0] if fields["bis_zeitpunkt"] else None}
+            "ab_zeitpunkt": start[0]}
 
 
 def to_fakt(row: Record, canon: Canon, history: bool = False) -> MappeFakt:
@@ -459,6 +462,7 @@ def derived(
             "pfad": d["pfad"],
             "ab": ab_text,
             "ab_datum": ab.date(),
+            "ab_zeitpunkt": ab,
             "aus_ereignis": from_event,
         }, "path to entity", d["ziel_id"])
     # Nearest first, then by relation and target: paths of one length came in the order
@@ -713,8 +717,11 @@ def render(
         datetime.combine(heute, time.min, tzinfo=UTC) if heute else datetime.now(UTC))
     day = now.date()
 
-    def ahead(start: date | None) -> bool:
-        return start is not None and start > day
+    def ahead(f: MappeFakt | Abgeleitet) -> bool:
+        """Begins after the instant read (by its day where no instant is given)."""
+        if f.ab_zeitpunkt is not None:
+            return f.ab_zeitpunkt > now
+        return f.ab_datum is not None and f.ab_datum > day
 
     def mark(f: MappeFakt) -> str:
         note = HERKUNFT_MARK.get(f.herkunft)
@@ -722,11 +729,6 @@ def render(
 
     def obj(f: MappeFakt) -> str:
         return f.objekt.name if f.objekt else f"„{f.wert}“"
-
-    def begun(f: MappeFakt) -> bool:
-        if f.ab_zeitpunkt is not None:
-            return f.ab_zeitpunkt <= now
-        return not ahead(f.ab_datum)
 
     def ended(f: MappeFakt) -> bool:
         if f.bis_zeitpunkt is not None:
@@ -738,7 +740,7 @@ def render(
         # (and "bis" once it has ended, read later than the Mappe).
         if not f.bis:
             return ab
-        if not begun(f):
+        if ahead(f):
             return f" (ab {f.ab} bis {f.bis})"
         return f" (bis {f.bis})" if ended(f) else f" (noch bis {f.bis})"
 
@@ -751,7 +753,7 @@ def render(
     for f in mappe.fakten:
         if f.grad != 1:
             continue
-        shown = (f.aus_ereignis or f.beziehung in history_rels or ahead(f.ab_datum)
+        shown = (f.aus_ereignis or f.beziehung in history_rels or ahead(f)
                  or (f.subjekt.id, f.beziehung) in moving)
         ab = until(f, f" (ab {f.ab})" if f.ab and shown else "")
         if f.subjekt.id == mappe.entitaet.id:
@@ -759,7 +761,7 @@ def render(
         else:
             lines.append(f"- {f.subjekt.name} {f.text} {name}{ab}{mark(f)}")
     for h in mappe.historie:
-        if not begun(h):
+        if ahead(h):
             # Begins and ends ahead (told to begin later, superseded from a day after
             # that): a line of the history that has not begun, never one that holds.
             lines.append(f"- {h.text} {obj(h)} (ab {h.ab} bis {h.bis}){mark(h)}")
@@ -770,12 +772,12 @@ def render(
         else:
             lines.append(f"- früher: {h.text} {obj(h)} (bis {h.bis}){mark(h)}")
     for d in mappe.abgeleitet:
-        shown = d.aus_ereignis or d.beziehung in history_rels or ahead(d.ab_datum)
+        shown = d.aus_ereignis or d.beziehung in history_rels or ahead(d)
         ab = f", ab {d.ab}" if d.ab and shown else ""
         lines.append(f"- abgeleitet: {d.text} {d.objekt.name} (über {', '.join(d.pfad)}{ab})")
     for f in mappe.fakten:
         if f.grad == 2:
-            shown = (f.aus_ereignis or ahead(f.ab_datum)
+            shown = (f.aus_ereignis or ahead(f)
                      or (f.subjekt.id, f.beziehung) in moving)
             ab = until(f, f" (ab {f.ab})" if f.ab and shown else "")
             lines.append(f"  · {f.subjekt.name} {f.text} {obj(f)}{ab}{mark(f)}")

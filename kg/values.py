@@ -45,4 +45,4 @@ def instant(micros: int) -> datetime:
     t.microsecond`), as a UTC datetime: exact, and cheap to decode. The driver decodes a
     `DateTime` in pure Python, and the first one of a process imports pytz for its zone
     (~2 ms of a `kg` command)."""
-    return EPOCH + timedelta(microseconds=micros)
+    return EPOCH + timedelta(0, 0, micros)  # (positional: a third faster than by keyword)

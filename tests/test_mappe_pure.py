@@ -40,6 +40,10 @@ def micros(day: date) -> int:
     return int(datetime(day.year, day.month, day.day, tzinfo=UTC).timestamp()) * 1_000_000
 
 
+def instant_of(us: int) -> datetime:
+    return datetime.fromtimestamp(us // 1_000_000, UTC).replace(microsecond=us % 1_000_000)
+
+
 def at(year: int, month: int, day: int) -> datetime:
     return datetime(year, month, day, 12, tzinfo=UTC)
 
@@ -646,8 +650,8 @@ def test_a_value_that_begins_and_ends_later_on_the_day_read_has_not_begun() -> N
               "t_valid": eleven, "t_invalid": half_past}
     hamburg = {**fact("h", objekt="Hamburg", since=day), "t_valid": half_past}
     m = build(row([hamburg], historie=[berlin]), CANON, cap=10)
-    assert [h.ab_zeitpunkt for h in m.historie] == [datetime(2026, 12, 6, 23, tzinfo=UTC)]
-    assert [f.ab_zeitpunkt for f in m.fakten] == [None]  # (no end: only beside `bis`)
+    assert [h.ab_zeitpunkt for h in m.historie] == [instant_of(eleven)]
+    assert [f.ab_zeitpunkt for f in m.fakten] == [instant_of(half_past)]
 
     def berlin_at(hour: int, minute: int = 0) -> str:
         jetzt = datetime(2026, 12, 6, hour, minute, tzinfo=UTC)
@@ -658,6 +662,36 @@ def test_a_value_that_begins_and_ends_later_on_the_day_read_has_not_begun() -> N
     assert berlin_at(23, 40) == "- früher: wohnt in Berlin (bis 6. Dezember 2026)"
     # Read the day before, as before: by its day, ahead.
     assert render(m, heute=date(2026, 12, 5)).splitlines()[2] == berlin_at(10)
+
+
+def test_a_value_from_later_on_the_day_read_shows_its_day_everywhere() -> None:
+    """A stranger's hunt: "Anna wohnt ab morgen in Paris", told in Berlin, begins at
+    23:00 UTC today. With no history beside it, "- wohnt in Paris" read as holding now
+    all day, at degree 2 and in what it derives too: the start was judged by the day.
+    Read to the instant, it shows its day until 23:00."""
+    day = date(2026, 12, 6)
+    eleven = micros(day) + 23 * 3_600_000_000
+    paris = {**fact("p", objekt="Paris", since=day), "t_valid": eleven}
+    at_two = {**fact("q", objekt="Paris", since=day, grad=2, subject=("tom", "Tom")),
+              "t_valid": eleven, "via": "Tom"}
+    derivation = ["WOHNT_IN", "frankreich", "Frankreich", ["Paris"],
+                  [[None, eleven, None, None, None, None, None, "p"]]]
+    m = build(row([paris, at_two], abgeleitet=[derivation]), CANON, cap=10)
+    assert [f.ab_zeitpunkt for f in m.fakten] == [datetime(2026, 12, 6, 23, tzinfo=UTC)] * 2
+
+    def text(hour: int) -> list[str]:
+        return render(m, jetzt=datetime(2026, 12, 6, hour, tzinfo=UTC)).splitlines()[1:]
+
+    assert text(10) == [
+        "- wohnt in Paris (ab 6. Dezember 2026)",
+        "- abgeleitet: wohnt in Frankreich (über Paris, ab 6. Dezember 2026)",
+        "  · Tom wohnt in Paris (ab 6. Dezember 2026)",
+    ]
+    assert text(23) == [
+        "- wohnt in Paris",
+        "- abgeleitet: wohnt in Frankreich (über Paris)",
+        "  · Tom wohnt in Paris",
+    ]
 
 
 def test_the_cap_counts_a_stay_once_where_the_extra_fact_allows() -> None:
