@@ -432,9 +432,21 @@ def replay(store: SyncMemory, ids: IdOrder = 0) -> Iterator[TemporalRecord]:
         state.first(ids)
         yield state
         state.current_mappe_agrees()
+        state.places_tell_where_lena_lives()
         state.as_of_mappe_agrees()
     finally:
         state.teardown()
+
+
+def test_a_stay_to_come_that_ends_is_told_by_its_place_and_region(store: SyncMemory) -> None:
+    """Kassel from 1 February, then Berlin by an event on 3 March: the Kassel stay is to
+    come and ends. Lena's Mappe reads it as a line of its history; Kassel's Mappe (degree
+    1) and Hessen's (degree 2) left it out, where a stay to come with no end shows. The
+    state machine's 40 sequences of CI never reached it (the code before passed 100)."""
+    with replay(store) as state:
+        state.write("wohnt_in", 1, INSTANTS[3])
+        state.write_with_event("wohnt_in", 0, DAYS[4], False)
+        assert state.model.told_of("wohnt_in", "Kassel", datetime.now(UTC)) == {DAYS[4]}
 
 
 @pytest.mark.parametrize("taken_back", ["correct", "cancel"])
