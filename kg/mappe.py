@@ -707,7 +707,7 @@ def render(
     Read at an instant: `gueltig_am`, else `jetzt`, else the start of `heute`, else now
     (UTC). A fact's *ab* is shown where it tells something: from an event, beside the
     history of its relation or a value of it that still holds, and whenever it lies after
-    the day read, so a value that begins later never reads as holding now; a superseded
+    the instant read, so a value that begins later never reads as holding now; a superseded
     value that has not ended by the instant read reads "noch bis", not "früher" (its end
     to the instant: "from tomorrow" in Berlin ends a value at 23:00 UTC today), and one
     that begins and ends ahead (its start to the instant too) reads with both its days."""

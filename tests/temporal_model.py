@@ -353,13 +353,15 @@ class Model:
             if iv.end is not None and iv.start <= now < iv.end
         }
 
-    def told_of(self, rel: str, value: str, now: datetime) -> set[date | None]:
+    def told_of(
+        self, rel: str, value: str, now: datetime
+    ) -> set[tuple[date, date] | None]:
         """The stays of `value` a current read shows from the value's side (Kassel's
-        Mappe): each that holds on (open-ended, also one to come), still holds at `now`,
-        or is to come and ends, by its end day (None: open). Never one that held
+        Mappe): each that holds on (open-ended, also one to come: None), still holds at
+        `now`, or is to come and ends (its first and end days). Never one that held
         nowhere."""
         return {
-            None if iv.end is None else iv.end.date()
+            None if iv.end is None else (iv.start.date(), iv.end.date())
             for iv in stays(self.intervals(rel))
             if iv.value == value and (iv.end is None or (iv.start < iv.end and now < iv.end))
         }

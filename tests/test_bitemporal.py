@@ -1914,3 +1914,36 @@ def test_a_value_to_come_that_ends_shows_from_its_object_and_at_degree_two(
     assert "- wohnt in Kassel (ab 1. März 2099 bis 1. Januar 2100)" in render(
         lena).splitlines()
     check_clean(pair)
+
+
+def test_a_bond_told_the_other_way_round_for_an_earlier_time_joins_at_degree_two(
+    pair: Pair,
+) -> None:
+    """Lena with Tom now, with Ben from March 2099; then "Tom has been with Lena since
+    2020" (told the other way round: a version until today). Eva, Tom's sister, sees
+    only the version that holds now at degree 2; the query brings its earlier version,
+    stored from Tom to Lena, and the line reads one stay from 2020 until March 2099."""
+    pair.write(t("Tom", "geschwister", "Eva"), t("Lena", "partner", "Tom"))
+    pair.write(t("Lena", "partner", "Ben"), zeitpunkt="2099-03-01T00:00:00Z")
+    pair.write(t("Tom", "partner", "Lena"), zeitpunkt="2020-01-01T00:00:00Z")
+    assert [b for b in _bonds(pair.mappe("Eva")) if b[1] == "Lena–Tom"] == [
+        (2, "Lena–Tom", date(2020, 1, 1), date(2099, 3, 1))]
+    for person in ("Lena", "Tom"):
+        assert [b for b in _bonds(pair.mappe(person)) if b[1] == "Lena–Tom"] == [
+            (0, "Lena–Tom", date(2020, 1, 1), date(2099, 3, 1))], person
+    check_clean(pair)
+
+
+def test_a_bond_to_come_that_ends_reaches_nowhere_from_either_partner(pair: Pair) -> None:
+    """Tom with Max from 2099 until Tom is with Ben in 2100, told from Tom to Max: a
+    line of both partners' histories. Max's Mappe must not reach Tom's facts through a
+    bond that holds not now, whichever end it was told from."""
+    pair.write(t("Tom", "beruf", wert="Lehrer"))
+    pair.write(t("Tom", "partner", "Max"), zeitpunkt="2099-03-01T00:00:00Z")
+    pair.write(t("Tom", "partner", "Ben"), zeitpunkt="2100-01-01T00:00:00Z")
+    for person in ("Max", "Tom"):
+        m = pair.mappe(person)
+        assert [b for b in _bonds(m) if b[1] == "Max–Tom"] == [
+            (0, "Max–Tom", date(2099, 3, 1), date(2100, 1, 1))], person
+    assert [f.beziehung for f in pair.mappe("Max").fakten if f.grad == 2] == []
+    check_clean(pair)

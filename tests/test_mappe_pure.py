@@ -40,10 +40,6 @@ def micros(day: date) -> int:
     return int(datetime(day.year, day.month, day.day, tzinfo=UTC).timestamp()) * 1_000_000
 
 
-def instant_of(us: int) -> datetime:
-    return datetime.fromtimestamp(us // 1_000_000, UTC).replace(microsecond=us % 1_000_000)
-
-
 def at(year: int, month: int, day: int) -> datetime:
     return datetime(year, month, day, 12, tzinfo=UTC)
 
@@ -650,8 +646,8 @@ def test_a_value_that_begins_and_ends_later_on_the_day_read_has_not_begun() -> N
               "t_valid": eleven, "t_invalid": half_past}
     hamburg = {**fact("h", objekt="Hamburg", since=day), "t_valid": half_past}
     m = build(row([hamburg], historie=[berlin]), CANON, cap=10)
-    assert [h.ab_zeitpunkt for h in m.historie] == [instant_of(eleven)]
-    assert [f.ab_zeitpunkt for f in m.fakten] == [instant_of(half_past)]
+    assert [h.ab_zeitpunkt for h in m.historie] == [datetime(2026, 12, 6, 23, tzinfo=UTC)]
+    assert [f.ab_zeitpunkt for f in m.fakten] == [datetime(2026, 12, 6, 23, 30, tzinfo=UTC)]
 
     def berlin_at(hour: int, minute: int = 0) -> str:
         jetzt = datetime(2026, 12, 6, hour, minute, tzinfo=UTC)
@@ -692,6 +688,28 @@ def test_a_value_from_later_on_the_day_read_shows_its_day_everywhere() -> None:
         "- abgeleitet: wohnt in Frankreich (über Paris)",
         "  · Tom wohnt in Paris",
     ]
+
+
+@pytest.mark.parametrize("reversed_first", [False, True])
+def test_a_bonds_versions_told_either_way_round_are_one_stay(reversed_first: bool) -> None:
+    """Eva's Mappe at degree 2: Lena–Tom from now until March 2099 (shown), and its
+    earlier version told as Tom–Lena since 2020 (degree 0). One bond, one line from
+    2020; a bond of Lena with another person never joins it."""
+    now = date(2026, 12, 6)
+    shown = {**fact("a", rel="PARTNER", objekt="Tom", since=now, until=PARIS_DAY,
+                    grund="abgeloest", grad=2), "via": "Tom"}
+    earlier = fact("b", rel="PARTNER", objekt="Lena", since=date(2020, 1, 1), until=now,
+                   grund="abgeloest", grad=0, subject=("tom", "Tom"))
+    other = fact("c", rel="PARTNER", objekt="Ben", since=date(2019, 1, 1),
+                 until=date(2020, 1, 1), grund="abgeloest", grad=0)
+    if reversed_first:
+        shown, earlier = ({**shown, "subjekt_id": "tom", "subjekt_name": "Tom",
+                           "objekt_id": "lena", "objekt_name": "Lena"},
+                          {**earlier, "subjekt_id": "lena", "subjekt_name": "Lena",
+                           "objekt_id": "tom", "objekt_name": "Tom"})
+    eva = build({**row([shown, earlier, other]), "id": "eva", "name": "Eva"}, CANON, cap=10)
+    assert [(f.id, f.ab_datum, f.bis_datum) for f in eva.fakten] == [
+        ("a", date(2020, 1, 1), PARIS_DAY)]
 
 
 def test_the_cap_counts_a_stay_once_where_the_extra_fact_allows() -> None:

@@ -327,8 +327,9 @@ class TemporalRecord(RuleBasedStateMachine):
     def places_tell_where_lena_lives(self) -> None:
         """Each place's current Mappe shows Lena at degree 1, and the region it lies in
         at degree 2, for each stay there that holds on, still holds now or is to come,
-        once, with its end (the value superseded from a day ahead, "noch bis"; its start
-        is the version's for an active one, so only the ends are compared)."""
+        once: one that ends with its first and end days (the value superseded from a
+        day ahead, "noch bis", or to come, "ab … bis"), an open one with neither (its
+        start is the active version's, not its stay's: docs/time.md)."""
         if not self.known:
             return
         places = RELATIONS["wohnt_in"][1]
@@ -342,7 +343,7 @@ class TemporalRecord(RuleBasedStateMachine):
             want = sorted(self.model.told_of("wohnt_in", compared(place), now), key=str)
             # From the place (degree 1), and from the region it lies in (degree 2).
             for m, grad in ((by_name[place], 1), (by_name[LIEGT_IN[place]], 2)):
-                got = [f.bis_datum for f in m.fakten
+                got = [(f.ab_datum, f.bis_datum) if f.bis_datum else None for f in m.fakten
                        if f.grad == grad and f.beziehung == "wohnt_in"
                        and f.subjekt.name == "Lena" and f.objekt and f.objekt.name == place]
                 assert sorted(got, key=str) == want, (place, grad)
@@ -446,7 +447,8 @@ def test_a_stay_to_come_that_ends_is_told_by_its_place_and_region(store: SyncMem
     with replay(store) as state:
         state.write("wohnt_in", 1, INSTANTS[3])
         state.write_with_event("wohnt_in", 0, DAYS[4], False)
-        assert state.model.told_of("wohnt_in", "Kassel", datetime.now(UTC)) == {DAYS[4]}
+        assert state.model.told_of("wohnt_in", "Kassel", datetime.now(UTC)) == {
+            (INSTANTS[3].date(), DAYS[4])}
 
 
 @pytest.mark.parametrize("taken_back", ["correct", "cancel"])

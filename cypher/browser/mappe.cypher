@@ -47,7 +47,7 @@ WHERE r1.character_id = $character_id AND r1.staerke_decay >= $ruhe_schwelle
            CASE WHEN tb IS NULL THEN r1.t_invalid WHEN tb.beginn IS :: DATE
                   THEN datetime({date: tb.beginn, timezone: 'UTC'}) END AS bis
       WHERE ab < bis AND datetime() < bis
-        AND (ab <= datetime() OR startNode(r1) <> e AND NOT type(r1) IN $symmetrisch)
+        AND (ab <= datetime() OR (startNode(r1) <> e AND NOT type(r1) IN $symmetrisch))
     }))
 // Degree 2: the same tests for r2 as for r1 above (twins: change both; r2 is never the
 // entity's own, so one to come is drawn too).

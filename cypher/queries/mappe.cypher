@@ -83,7 +83,7 @@ EXISTS {
        datetime.realtime() AS clock
   WITH ab, bis, clock.epochSeconds * 1000000 + clock.microsecond AS now
   WHERE ab < bis AND now < bis
-    AND (ab <= now OR NOT (startNode(r) = e OR endNode(r) = e AND type(r) IN $symmetric_types))
+    AND (ab <= now OR NOT (startNode(r) = e OR (endNode(r) = e AND type(r) IN $symmetric_types)))
 }
 
 // fragment: fact_list
@@ -256,12 +256,19 @@ CALL (e, near, ahead) {
   CALL (holding) {
     UNWIND holding AS h
     WITH h, startNode(h) AS s, endNode(h) AS o
-    MATCH (s)-[r]-(x)
-    WHERE type(r) = type(h) AND r <> h AND r.character_id = $character_id
-      AND r.t_expired IS NULL AND coalesce(r.grund, 'abgeloest') = 'abgeloest'
+    CALL (h, s, o) {
+      MATCH (s)-[r]->(x)
       // (every value node: a value in another case is the same value, kg.mappe keys them)
-      AND (startNode(r) = s AND (x = o OR x:Wert AND o:Wert)
-           OR x = o AND type(r) IN $symmetric_types)
+      WHERE type(r) = type(h) AND (x = o OR x:Wert AND o:Wert)
+      RETURN r
+      UNION
+      WITH h, s, o WHERE type(h) IN $symmetric_types
+      MATCH (o)-[r]->(s)
+      WHERE type(r) = type(h)
+      RETURN r
+    }
+    WITH r WHERE r <> h AND r.character_id = $character_id
+      AND r.t_expired IS NULL AND coalesce(r.grund, 'abgeloest') = 'abgeloest'
     WITH r, 0 AS grad, null AS via
     {{ event_days }}
     RETURN collect(
