@@ -11,8 +11,9 @@
 // subject's relation has a current value that is awake (or the relation is symmetric,
 // $symmetrisch: read from both ends), and only while it holds now (its start and end
 // from its events where it has them), or, told of another (Lena's Kassel from March
-// until January, in Kassel's Mappe or at degree 2), while it is to come. A value node that still holds is drawn as well (the
-// library's Mappe shows it in the history, "Lehrerin (noch bis …)").
+// until January, in Kassel's Mappe or at degree 2), while it is to come. A value node
+// that still holds is drawn as well (the library's Mappe shows it in the history,
+// "Lehrerin (noch bis …)").
 //
 // Set the parameters first; `kg browser mappe -u u1 -c nova --entity Lena` prints them
 // with the library's values (the name normalised as `kg` looks it up, the configured
