@@ -520,10 +520,12 @@ def build(
     # the relation holds (a superseded value is followed by one, and so on), so only a
     # value left out leaves it alone. Not a partner's: one may end at the far end.
     shown = {(f[5], f[1]) for f in compact}
+    # (Cut to the cap after its versions are joined into stays, below: the query's one
+    # row more than the cap may be the earlier version of a stay it shows.)
     historie_rows = [
         h for h in (dict(zip(FACT_FIELDS, x, strict=True)) for x in row["historie"] if x[0])
         if (h["subjekt_id"], h["rel"]) in shown or _symmetric(h["rel"], canon)
-    ][:cap]
+    ]
     if gueltig_am is None:
         fakten = current
     else:
@@ -544,7 +546,7 @@ def build(
         # that never happened. `kg history` still lists it.
         held = [i for i, h in enumerate(historie_rows) if i not in taken
                 and _held(h, since.get(h["id"]))]
-        historie = [_from(historie[i], since.get(historie_rows[i]["id"])) for i in held]
+        historie = [_from(historie[i], since.get(historie_rows[i]["id"])) for i in held][:cap]
     # What the entity's own shown facts say is not derived again: Kassel liegt in
     # Deutschland, told, and "abgeleitet: liegt in Deutschland (über Hessen)" beside it.
     # Unless the derivation holds from earlier than the told fact: then it says more.

@@ -1947,3 +1947,21 @@ def test_a_bond_to_come_that_ends_reaches_nowhere_from_either_partner(pair: Pair
             (0, "Max–Tom", date(2099, 3, 1), date(2100, 1, 1))], person
     assert [f.beziehung for f in pair.mappe("Max").fakten if f.grad == 2] == []
     check_clean(pair)
+
+
+def test_a_bond_that_holds_now_is_not_cut_to_its_later_version_by_a_small_cap(
+    pair: Pair,
+) -> None:
+    """A stranger's hunt, at cap 2: Tom with Lena from March 2099 until Lena is with Ben
+    in 2100, then told together now (a version until March 2099), and Tom's job. The
+    history's cut came before its versions were joined: "ist Partner von Lena (ab 1. März
+    2099 bis 1. Januar 2100)", as if the bond had not begun."""
+    pair.write(t("Tom", "beruf", wert="Lehrer"))
+    pair.write(t("Lena", "partner", "Tom"), zeitpunkt="2099-03-01T00:00:00Z")
+    pair.write(t("Lena", "partner", "Ben"), zeitpunkt="2100-01-01T00:00:00Z")
+    pair.write(t("Lena", "partner", "Tom"))
+    pair.write(t("Tom", "beruf", wert="Arzt"), zeitpunkt="2099-06-01T00:00:00Z")
+    tom = pair.mappe("Tom", cap=2)
+    assert [b for b in _bonds(tom) if b[1] == "Lena–Tom"] == [
+        (0, "Lena–Tom", datetime.now(UTC).date(), date(2100, 1, 1))]
+    assert "- ist Partner von Lena (noch bis 1. Januar 2100)" in render(tom).splitlines()

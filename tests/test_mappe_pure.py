@@ -712,6 +712,24 @@ def test_a_bonds_versions_told_either_way_round_are_one_stay(reversed_first: boo
         ("a", date(2020, 1, 1), PARIS_DAY)]
 
 
+def test_the_history_joins_a_stay_before_the_cap_cuts_it() -> None:
+    """A stranger's hunt, at cap 1: Lena in Kassel since 2025 (told for an earlier time),
+    again from March 2099 and to Paris in 2100. The query's history holds one row more
+    than the cap, the earlier Kassel, and the cut came first: "wohnt in Kassel (ab 1.
+    März 2099 bis 1. Januar 2100)", as if she did not live there now. Joined first, one
+    line from 2025."""
+    paris = fact("p", objekt="Paris", since=date(2100, 1, 1))
+    later = fact("k2", objekt="Kassel", since=PARIS_DAY, until=date(2100, 1, 1),
+                 grund="abgeloest")
+    earlier = fact("k1", objekt="Kassel", since=KASSEL_SINCE, until=PARIS_DAY,
+                   grund="abgeloest")
+    m = build(row([paris], historie=[later, earlier]), CANON, cap=1)
+    assert [(h.id, h.ab_datum, h.bis_datum) for h in m.historie] == [
+        ("k2", KASSEL_SINCE, date(2100, 1, 1))]
+    assert render(m, heute=date(2026, 12, 6)).splitlines()[2] == (
+        "- wohnt in Kassel (noch bis 1. Januar 2100)")
+
+
 def test_the_cap_counts_a_stay_once_where_the_extra_fact_allows() -> None:
     """Found by a review: Kassel's Mappe at cap 2, Lena's stay in two versions (the one
     that holds now and the active one from 2099) and Max's home (the query's one fact
