@@ -1883,6 +1883,18 @@ def test_a_bond_told_twice_for_adjacent_times_is_one_stay_from_either_side(
     check_clean(pair)
 
 
+def lena_in_kassel_to_come(pair: Pair) -> None:
+    """Lena in Bonn with Tom; to Kassel (in Hessen) in March 2099, to Paris in 2100, and
+    Ulm and Köln for one instant in 2101 (Ulm squeezed: it holds nowhere)."""
+    pair.write(t("Lena", "wohnt_in", "Bonn"), t("Lena", "partner", "Tom"),
+               zeitpunkt="2020-01-01T00:00:00Z")
+    pair.write(t("Lena", "wohnt_in", "Kassel"), t("Kassel", "liegt_in", "Hessen"),
+               zeitpunkt="2099-03-01T00:00:00Z")
+    pair.write(t("Lena", "wohnt_in", "Paris"), zeitpunkt="2100-01-01T00:00:00Z")
+    pair.write(t("Lena", "wohnt_in", "Ulm"), t("Lena", "wohnt_in", "Köln"),
+               zeitpunkt="2101-01-01T00:00:00Z")  # (Ulm squeezed: it holds nowhere)
+
+
 def test_a_value_to_come_that_ends_shows_from_its_object_and_at_degree_two(
     pair: Pair,
 ) -> None:
@@ -1893,13 +1905,7 @@ def test_a_value_to_come_that_ends_shows_from_its_object_and_at_degree_two(
     value to come with no end shows from both. Now both show it with its two days; it
     derives nothing and reaches nowhere from Lena's own side (it holds not now), and a
     value squeezed to nothing ahead shows nowhere."""
-    pair.write(t("Lena", "wohnt_in", "Bonn"), t("Lena", "partner", "Tom"),
-               zeitpunkt="2020-01-01T00:00:00Z")
-    pair.write(t("Lena", "wohnt_in", "Kassel"), t("Kassel", "liegt_in", "Hessen"),
-               zeitpunkt="2099-03-01T00:00:00Z")
-    pair.write(t("Lena", "wohnt_in", "Paris"), zeitpunkt="2100-01-01T00:00:00Z")
-    pair.write(t("Lena", "wohnt_in", "Ulm"), t("Lena", "wohnt_in", "Köln"),
-               zeitpunkt="2101-01-01T00:00:00Z")  # (Ulm squeezed: it holds nowhere)
+    lena_in_kassel_to_come(pair)
     kassel, tom, lena = pair.mappe("Kassel"), pair.mappe("Tom"), pair.mappe("Lena")
     assert _homes(kassel, 1) == [("Lena", "Kassel")]
     assert "- Lena wohnt in Kassel (ab 1. März 2099 bis 1. Januar 2100)" in render(

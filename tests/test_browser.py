@@ -40,6 +40,7 @@ from kg.api import SyncMemory
 from kg.mappe import render
 from kg.settings import Settings
 from tests.conftest import Pair, explain_with_examples, new_user_id, raw_cypher, t
+from tests.test_bitemporal import lena_in_kassel_to_come
 
 ROOT = Path(__file__).resolve().parent.parent
 BROWSER_QUERIES = ROOT / "cypher" / "browser"
@@ -182,13 +183,7 @@ def test_browser_mappe_draws_a_value_to_come_that_ends_from_its_object_only(
     """Lena in Bonn with Tom, Kassel from 2099 until Paris in 2100: Kassel's Mappe draws
     her, Tom's draws her Kassel at degree 2, as the library's Mappe shows them; Lena's
     own draws Kassel not (a line of her history) and reaches nowhere from it."""
-    pair.write(t("Lena", "wohnt_in", "Bonn"), t("Lena", "partner", "Tom"),
-               zeitpunkt="2020-01-01T00:00:00Z")
-    pair.write(t("Lena", "wohnt_in", "Kassel"), t("Kassel", "liegt_in", "Hessen"),
-               zeitpunkt="2099-03-01T00:00:00Z")
-    pair.write(t("Lena", "wohnt_in", "Paris"), zeitpunkt="2100-01-01T00:00:00Z")
-    pair.write(t("Lena", "wohnt_in", "Ulm"), t("Lena", "wohnt_in", "Köln"),
-               zeitpunkt="2101-01-01T00:00:00Z")  # (Ulm squeezed: it holds nowhere)
+    lena_in_kassel_to_come(pair)
     # A bond to come that ends, told from its other end: it reaches nowhere from Max.
     pair.write(t("Tom", "partner", "Max"), zeitpunkt="2099-03-01T00:00:00Z")
     pair.write(t("Tom", "partner", "Ben"), zeitpunkt="2100-01-01T00:00:00Z")
