@@ -1,11 +1,12 @@
 -- The Mappe in SQL: the same dossier as cypher/queries/mappe.cypher (current read, not
 -- as-of) in one statement and one round trip, with the same filters — the pair, active
--- facts only, resting edges (staerke_decay < schwelle) left out, no type facts among the
--- facts, degree 1 capped, degree 2 capped per neighbour, the whole capped, strongest and
--- nearest first; the history of the entity's superseded values (the current versions of
--- superseded facts, symmetric relations from both ends); the active end of every
--- referenced timeline chain; and the closure of liegt_in (derived, never stored) from the
--- entity's shown facts.
+-- facts and the values that still hold (superseded from a day ahead: `holds_now` in
+-- bench/postgres.sql), resting edges (staerke_decay < schwelle) left out, no type facts
+-- among the facts, degree 1 capped, degree 2 capped per neighbour, the whole capped,
+-- strongest and nearest first; the history of the entity's superseded values (the
+-- current versions of superseded facts, symmetric relations from both ends); the active
+-- end of every referenced timeline chain; and the closure of liegt_in (derived, never
+-- stored) from the entity's shown facts and its own values that still hold.
 -- Parameters (psycopg): eid, uid, cid, cap, schwelle, via (relations whose object is a
 -- place), trans (the transitive relation), symmetric (the symmetric relations).
 WITH RECURSIVE
@@ -26,9 +27,39 @@ near AS (
     ORDER BY x.staerke_decay DESC, x.last_touched DESC, x.id
     LIMIT %(cap)s
 ),
+-- The values that still hold: the entity's own where it shows the relation's current
+-- value, a bond's from either end (both reach further, neither is a fact of degree 1:
+-- the history shows them), and the ones told of the entity (degree 1).
+ahead AS (
+    SELECT f.*, f.objekt_id AS n_id FROM fakten f
+    WHERE f.subjekt_id = %(eid)s AND f.character_id = %(cid)s AND f.objekt_id IS NOT NULL
+      AND f.grund = 'abgeloest' AND f.t_expired IS NULL
+      AND (f.timeline_bis IS NOT NULL OR f.t_invalid > now())
+      AND f.staerke_decay >= %(schwelle)s AND f.beziehung <> 'typ'
+      AND (f.beziehung = ANY(%(symmetric)s)
+           OR f.beziehung IN (SELECT beziehung FROM near WHERE subjekt_id = %(eid)s))
+      AND holds_now(f, %(eid)s, %(symmetric)s, %(schwelle)s, now())
+    UNION ALL
+    SELECT f.*, f.subjekt_id AS n_id FROM fakten f
+    WHERE f.objekt_id = %(eid)s AND f.character_id = %(cid)s
+      AND f.grund = 'abgeloest' AND f.t_expired IS NULL
+      AND (f.timeline_bis IS NOT NULL OR f.t_invalid > now())
+      AND f.staerke_decay >= %(schwelle)s AND f.beziehung <> 'typ'
+      AND holds_now(f, %(eid)s, %(symmetric)s, %(schwelle)s, now())
+),
+one AS (
+    SELECT * FROM (
+        SELECT * FROM near
+        UNION ALL
+        SELECT a.*, 1 AS grad, NULL::text AS via_id FROM ahead a
+        WHERE a.subjekt_id <> %(eid)s AND NOT a.beziehung = ANY(%(symmetric)s)
+    ) x
+    ORDER BY x.staerke_decay DESC, x.last_touched DESC, x.id
+    LIMIT %(cap)s
+),
 nb AS (
-    SELECT DISTINCT n_id FROM near
-    WHERE n_id IS NOT NULL AND (SELECT count(*) FROM near) < %(cap)s
+    SELECT DISTINCT n_id FROM (SELECT n_id FROM near UNION ALL SELECT n_id FROM ahead) x
+    WHERE n_id IS NOT NULL AND (SELECT count(*) FROM one) < %(cap)s
 ),
 far AS (
     SELECT y.*, 2 AS grad, nb.n_id AS via_id
@@ -36,12 +67,18 @@ far AS (
     CROSS JOIN LATERAL (
         SELECT z.* FROM (
             SELECT f.*, f.objekt_id AS n_id FROM fakten f
-            WHERE f.subjekt_id = nb.n_id AND f.character_id = %(cid)s AND f.aktiv
+            WHERE f.subjekt_id = nb.n_id AND f.character_id = %(cid)s
+              AND (f.aktiv OR f.grund = 'abgeloest' AND f.t_expired IS NULL
+                   AND (f.timeline_bis IS NOT NULL OR f.t_invalid > now())
+                   AND holds_now(f, %(eid)s, %(symmetric)s, %(schwelle)s, now()))
               AND f.staerke_decay >= %(schwelle)s AND f.beziehung <> 'typ'
               AND f.objekt_id IS DISTINCT FROM %(eid)s
             UNION ALL
             SELECT f.*, f.subjekt_id AS n_id FROM fakten f
-            WHERE f.objekt_id = nb.n_id AND f.character_id = %(cid)s AND f.aktiv
+            WHERE f.objekt_id = nb.n_id AND f.character_id = %(cid)s
+              AND (f.aktiv OR f.grund = 'abgeloest' AND f.t_expired IS NULL
+                   AND (f.timeline_bis IS NOT NULL OR f.t_invalid > now())
+                   AND holds_now(f, %(eid)s, %(symmetric)s, %(schwelle)s, now()))
               AND f.staerke_decay >= %(schwelle)s AND f.beziehung <> 'typ'
               AND f.subjekt_id <> %(eid)s
         ) z
@@ -51,7 +88,7 @@ far AS (
 ),
 top AS (
     SELECT * FROM (
-        SELECT DISTINCT ON (id) * FROM (SELECT * FROM near UNION ALL SELECT * FROM far) a
+        SELECT DISTINCT ON (id) * FROM (SELECT * FROM one UNION ALL SELECT * FROM far) a
         ORDER BY id, grad
     ) d
     ORDER BY grad, staerke_decay DESC, last_touched DESC, id
@@ -74,11 +111,12 @@ hist AS (
 walk AS (
     SELECT f0.id AS r0, f0.beziehung AS rel, f1.objekt_id AS x_id,
            ARRAY[f0.objekt_id, f1.objekt_id] AS ids, 1 AS depth
-    FROM fakten f0
+    -- derived from the facts it shows and its own values that still hold
+    FROM (SELECT id, beziehung, subjekt_id, objekt_id FROM near
+          UNION ALL
+          SELECT id, beziehung, subjekt_id, objekt_id FROM ahead) f0
     JOIN fakten f1 ON f1.subjekt_id = f0.objekt_id
-    WHERE f0.subjekt_id = %(eid)s AND f0.character_id = %(cid)s AND f0.aktiv
-      AND f0.staerke_decay >= %(schwelle)s AND f0.beziehung = ANY(%(via)s)
-      AND f0.id IN (SELECT id FROM near)  -- derived from the facts it shows
+    WHERE f0.subjekt_id = %(eid)s AND f0.beziehung = ANY(%(via)s)
       AND f1.beziehung = %(trans)s AND f1.character_id = %(cid)s AND f1.aktiv
       AND f1.staerke_decay >= %(schwelle)s
     UNION ALL
@@ -88,10 +126,10 @@ walk AS (
     WHERE f.beziehung = %(trans)s AND f.character_id = %(cid)s AND f.aktiv
       AND f.staerke_decay >= %(schwelle)s AND NOT f.objekt_id = ANY(w.ids) AND w.depth < 32
 ),
-derived AS (
-    SELECT DISTINCT ON (r0, x_id) rel, x_id, ids, depth FROM walk
+derived AS (  -- a target once per relation, however many values lead there
+    SELECT DISTINCT ON (rel, x_id) rel, x_id, ids, depth FROM walk
     WHERE x_id <> %(eid)s
-    ORDER BY r0, x_id, depth
+    ORDER BY rel, x_id, depth
 )
 SELECT
     e.id, e.name,

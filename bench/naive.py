@@ -5,7 +5,10 @@ and capped in Python.
 
 It reads the current record the way the Mappe does: active versions for the facts, and
 for the history the current versions of superseded facts (their closed first versions
-are no history), symmetric relations from both ends.
+are no history), symmetric relations from both ends. A value superseded from a day
+ahead still holds until then (docs/time.md): it shows from its object (degree 1) and at
+degree 2, the Mappe reaches on through it and derives from the entity's own, as the
+Mappe does (`holds_now` in cypher/queries/mappe.cypher, written again here in Python).
 
 It runs inside one managed read transaction through the library's `Database` (the
 same driver as the Mappe; N + 1 queries and one COMMIT, fewer round trips than an
@@ -15,12 +18,13 @@ the benchmark can check both read the same facts.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime, time
 from typing import Any
 
 from bench.queries import attach
 from kg.canon import Canon
 from kg.db import Database, Tx
+from kg.values import native
 
 
 def _order(f: dict[str, Any]) -> tuple[Any, ...]:
@@ -29,8 +33,8 @@ def _order(f: dict[str, Any]) -> tuple[Any, ...]:
 
 
 def _neg_time(value: Any) -> float:
-    native: datetime = value.to_native() if hasattr(value, "to_native") else value
-    return -native.timestamp()
+    moment: datetime = native(value)
+    return -moment.timestamp()
 
 
 class Naive:
@@ -50,9 +54,11 @@ class Naive:
             if r.objekt == "entitaet" and trans and r.objekt_typ == trans[0].objekt_typ
         }
 
+    def _awake(self, f: dict[str, Any]) -> bool:
+        return bool(f["r"]["staerke_decay"] >= self.schwelle) and f["rel"] != "TYP"
+
     def _usable(self, f: dict[str, Any]) -> bool:
-        r = f["r"]
-        return bool(r["aktiv"]) and r["staerke_decay"] >= self.schwelle and f["rel"] != "TYP"
+        return bool(f["r"]["aktiv"]) and self._awake(f)
 
     def _history(self, f: dict[str, Any]) -> bool:
         """A superseded value as recorded now: the current version (no t_expired) of a
@@ -68,88 +74,148 @@ class Naive:
 
     async def mappe(self, user_id: str, character_id: str, entity_id: str) -> dict[str, Any]:
         async def work(tx: Tx) -> dict[str, Any]:
-            return await self._assemble(tx, user_id, character_id, entity_id)
+            return await _Read(self, tx, user_id, character_id).assemble(entity_id)
 
         return await self.db.read(work)
 
-    async def _assemble(
-        self, tx: Tx, user_id: str, character_id: str, entity_id: str
-    ) -> dict[str, Any]:
-        own = await tx.run(
-            "bench_naive_facts", user_id=user_id, character_id=character_id, entity_id=entity_id
+
+class _Read:
+    """One Mappe's reads: the facts of each entity and each timeline chain's end are
+    asked for once."""
+
+    def __init__(self, naive: Naive, tx: Tx, user_id: str, character_id: str) -> None:
+        self.naive = naive
+        self.tx = tx
+        self.user_id = user_id
+        self.character_id = character_id
+        self.now = datetime.now(UTC)
+        self.facts: dict[str, list[dict[str, Any]]] = {}
+        self.entries: dict[str, dict[str, Any] | None] = {}
+
+    async def current(self, entity_id: str) -> list[dict[str, Any]]:
+        """The current facts of an entity: active, and superseded values' current versions."""
+        if entity_id not in self.facts:
+            self.facts[entity_id] = await self.tx.run(
+                "bench_naive_current",
+                user_id=self.user_id,
+                character_id=self.character_id,
+                entity_id=entity_id,
+            )
+        return self.facts[entity_id]
+
+    async def entry(self, eintrag_id: str) -> dict[str, Any] | None:
+        """The active end of a timeline chain."""
+        if eintrag_id not in self.entries:
+            self.entries[eintrag_id] = await self.tx.one(
+                "bench_naive_entry", user_id=self.user_id, eintrag_id=eintrag_id
+            )
+        return self.entries[eintrag_id]
+
+    async def _day_or(self, r: dict[str, Any], key: str, instant: str) -> datetime | None:
+        """Where a fact begins (`timeline_id`, `t_valid`) or ends (`timeline_bis`,
+        `t_invalid`): its event's day (the start of the day, UTC), else its valid time."""
+        found = await self.entry(r[key]) if r.get(key) else None
+        if found is not None:
+            return datetime.combine(native(found["beginn"]), time(), UTC)
+        return native(r[instant]) if r.get(instant) is not None else None
+
+    async def holds_now(self, f: dict[str, Any], at: str, own: bool) -> bool:
+        """A value superseded from a day ahead that still holds: not squeezed to
+        nothing, while its subject has an active awake value of the relation; one to
+        come that ends only where it is not the Mappe's entity's own (`own`). `f` is a
+        row of `at`'s facts."""
+        naive, r = self.naive, f["r"]
+        if r.get("grund") != "abgeloest" or r.get("t_expired") is not None:
+            return False
+        if r.get("timeline_bis") is None and not native(r["t_invalid"]) > self.now:
+            return False
+        if f["rel"] not in naive.symmetric:
+            subject = at if f["out"] else f["n_id"]
+            if not any(
+                c["out"] and c["rel"] == f["rel"] and naive._usable(c)
+                for c in await self.current(subject)
+            ):
+                return False
+        ab = await self._day_or(r, "timeline_id", "t_valid")
+        bis = await self._day_or(r, "timeline_bis", "t_invalid")
+        if ab is None or bis is None:
+            return False
+        return ab < bis and self.now < bis and (ab <= self.now or not own)
+
+    async def assemble(self, entity_id: str) -> dict[str, Any]:
+        naive, cap = self.naive, self.naive.cap
+        own = await self.tx.run(
+            "bench_naive_facts",
+            user_id=self.user_id,
+            character_id=self.character_id,
+            entity_id=entity_id,
         )
+        self.facts[entity_id] = own
         typ = next(
             (f["wert"] for f in own if f["rel"] == "TYP" and f["out"] and f["r"]["aktiv"]),
             "sonstiges",
         )
-        near = sorted((f for f in own if self._usable(f)), key=_order)[: self.cap]
+        near = sorted((f for f in own if naive._usable(f)), key=_order)[:cap]
+        # The values that still hold: the entity's own where the Mappe shows the
+        # relation's current value, a bond's from either end, and those told of it.
+        shown = {f["rel"] for f in near if f["out"]}
+        ahead = [
+            f
+            for f in own
+            if naive._awake(f)
+            and f["n_id"] is not None
+            and (not f["out"] or f["rel"] in naive.symmetric or f["rel"] in shown)
+            and await self.holds_now(f, entity_id, own=f["out"] or f["rel"] in naive.symmetric)
+        ]
+        told_of = [f for f in ahead if not f["out"] and f["rel"] not in naive.symmetric]
+        first = sorted(near + told_of, key=_order)[:cap]
         historie = sorted(
-            (f for f in own if self._history(f)),
+            (f for f in own if naive._history(f)),
             key=lambda f: (_neg_time(f["r"]["t_invalid"]), f["r"]["id"]),
-        )[: self.cap]
-        seen = {f["r"]["id"] for f in near}
-        neighbours = list(dict.fromkeys(f["n_id"] for f in near if f["n_id"] is not None))
-        fetched: dict[str, list[dict[str, Any]]] = {}
+        )[:cap]
+        seen = {f["r"]["id"] for f in first}
         far: list[dict[str, Any]] = []
-        if len(near) < self.cap:
-            for n_id in neighbours:
-                rows = await tx.run(
-                    "bench_naive_active",
-                    user_id=user_id,
-                    character_id=character_id,
-                    entity_id=n_id,
-                )
-                fetched[n_id] = rows
+        if len(first) < cap:
+            for n_id in dict.fromkeys(f["n_id"] for f in near + ahead if f["n_id"] is not None):
                 candidates = [
                     f
-                    for f in rows
-                    if self._usable(f) and f["r"]["id"] not in seen and f["n_id"] != entity_id
+                    for f in await self.current(n_id)
+                    if naive._awake(f)
+                    and f["r"]["id"] not in seen
+                    and f["n_id"] != entity_id
+                    and (f["r"]["aktiv"] or await self.holds_now(f, n_id, own=False))
                 ]
-                far += sorted(candidates, key=_order)[: self.cap]
+                far += sorted(candidates, key=_order)[:cap]
         second: dict[str, dict[str, Any]] = {}
         for f in far:
             second.setdefault(f["r"]["id"], f)
-        fakten = (near + sorted(second.values(), key=_order))[: self.cap]
+        fakten = (first + sorted(second.values(), key=_order))[:cap]
 
-        # Timeline: the active end of each referenced chain, one query per reference.
+        # Timeline: the active end of each referenced chain.
         for f in [*fakten, *historie]:
             for key in ("timeline_id", "timeline_bis"):
                 if f["r"].get(key):
-                    f[key] = await tx.one(
-                        "bench_naive_entry", user_id=user_id, eintrag_id=f["r"][key]
-                    )
+                    f[key] = await self.entry(f["r"][key])
 
         # Derived: follow liegt_in from the places, one query per step.
-        abgeleitet = []
-        for f in near:
-            if not (f["out"] and f["rel"] in self.via and f["n_id"] is not None):
+        abgeleitet: dict[tuple[str, str], None] = {}
+        for f in near + [f for f in ahead if f["out"]]:
+            if not (f["out"] and f["rel"] in naive.via and f["n_id"] is not None):
                 continue
-            path, place = [f["n_name"]], f["n_id"]
+            place = f["n_id"]
             visited = {entity_id, place}
             while True:
-                at_place = fetched.get(place)
-                if at_place is None:
-                    at_place = await tx.run(
-                        "bench_naive_active",
-                        user_id=user_id,
-                        character_id=character_id,
-                        entity_id=place,
-                    )
-                    fetched[place] = at_place
                 up = [
                     r
-                    for r in at_place
-                    if r["out"]
-                    and r["rel"] == self.trans
-                    and r["r"]["staerke_decay"] >= self.schwelle
+                    for r in await self.current(place)
+                    if r["out"] and r["rel"] == naive.trans and naive._usable(r)
                 ]
                 if not up or up[0]["n_id"] in visited:
                     break
                 place = up[0]["n_id"]
                 visited.add(place)
-                abgeleitet.append({"rel": f["rel"], "x_id": place, "pfad": list(path)})
-                path.append(up[0]["n_name"])
-        told = {(f["rel"], f["n_id"]) for f in fakten if f["out"] and f in near}
+                abgeleitet[(f["rel"], place)] = None
+        told = {(f["rel"], f["n_id"]) for f in first if f["out"]}
         return {
             "id": entity_id,
             "typ": typ,
@@ -157,5 +223,6 @@ class Naive:
             "historie": [f["r"]["id"] for f in historie],
             # What the entity's own shown facts say is not derived again (as in the Mappe,
             # which keeps one that holds from earlier: the generated data has none).
-            "abgeleitet": [d["x_id"] for d in abgeleitet if (d["rel"], d["x_id"]) not in told],
+            # One target once, however many of its values lead there.
+            "abgeleitet": [x_id for rel, x_id in abgeleitet if (rel, x_id) not in told],
         }

@@ -60,3 +60,63 @@ CREATE INDEX IF NOT EXISTS fakten_subjekt
 CREATE INDEX IF NOT EXISTS fakten_objekt
     ON fakten (objekt_id, character_id) INCLUDE (aktiv, staerke_decay, beziehung)
     WHERE objekt_id IS NOT NULL;
+
+-- The day a timeline chain ends on: the beginning of its last entry (after moves).
+CREATE OR REPLACE FUNCTION chain_day(start_id text) RETURNS date
+LANGUAGE plpgsql STABLE AS $$
+DECLARE
+    cur text := start_id;
+    day date;
+    nxt text;
+BEGIN
+    LOOP
+        SELECT beginn, nachfolger_id INTO day, nxt FROM timeline WHERE id = cur;
+        IF NOT FOUND OR nxt IS NULL THEN
+            RETURN day;
+        END IF;
+        cur := nxt;
+    END LOOP;
+END
+$$;
+
+-- A value superseded from a day ahead that still holds at `jetzt` (the Mappe's rule,
+-- docs/time.md): the current version of a superseded fact, its end (its end event's
+-- day, else t_invalid) after `jetzt` and after its start (its event's day, else
+-- t_valid), while its subject has an active value of the relation that is not resting
+-- (a bond's need not). One to come (starting after `jetzt`) only where it is not the
+-- entity `e`'s own: from its subject, or from either partner of a symmetric relation.
+-- The cheap tests first.
+CREATE OR REPLACE FUNCTION holds_now(
+    f fakten, e text, symmetrisch text[], schwelle double precision, jetzt timestamptz
+) RETURNS boolean
+LANGUAGE plpgsql STABLE AS $$
+DECLARE
+    ab timestamptz;
+    bis timestamptz := f.t_invalid;
+BEGIN
+    IF f.grund IS DISTINCT FROM 'abgeloest' OR f.t_expired IS NOT NULL THEN
+        RETURN false;
+    END IF;
+    IF f.timeline_bis IS NOT NULL THEN
+        bis := coalesce(chain_day(f.timeline_bis)::timestamp AT TIME ZONE 'UTC', bis);
+    END IF;
+    IF bis IS NULL OR bis <= jetzt THEN
+        RETURN false;
+    END IF;
+    ab := f.t_valid;
+    IF f.timeline_id IS NOT NULL THEN
+        ab := coalesce(chain_day(f.timeline_id)::timestamp AT TIME ZONE 'UTC', ab);
+    END IF;
+    IF ab IS NULL OR ab >= bis THEN
+        RETURN false;  -- squeezed to nothing: it never held
+    END IF;
+    IF ab > jetzt AND (f.subjekt_id = e OR f.objekt_id = e AND f.beziehung = ANY(symmetrisch))
+    THEN
+        RETURN false;  -- the entity's own to come: a line of its history only
+    END IF;
+    RETURN f.beziehung = ANY(symmetrisch) OR EXISTS (
+        SELECT 1 FROM fakten c
+        WHERE c.subjekt_id = f.subjekt_id AND c.character_id = f.character_id
+          AND c.beziehung = f.beziehung AND c.aktiv AND c.staerke_decay >= schwelle);
+END
+$$;

@@ -117,14 +117,16 @@ WHERE e.user_id = $user_id AND r.character_id = $character_id
 RETURN e.name AS name, r {.*} AS r, type(r) AS rel, startNode(r) = e AS out,
        n.id AS n_id, n.name AS n_name, n.wert AS wert;
 
-// name: bench_naive_active
-// Naive baseline: the active facts of one neighbour in the pair, both directions.
+// name: bench_naive_current
+// Naive baseline: the current facts of one neighbour in the pair, both directions: the
+// active ones and the current versions of superseded values (one may still hold).
 // params: $user_id, $character_id, $entity_id
 // :param user_id => 'bench-u1'
 // :param character_id => 'nova'
 // :param entity_id => 'e-lena'
 MATCH (e:Entitaet {id: $entity_id})-[r]-(n)
-WHERE e.user_id = $user_id AND r.character_id = $character_id AND r.aktiv
+WHERE e.user_id = $user_id AND r.character_id = $character_id
+  AND (r.aktiv OR r.grund = 'abgeloest' AND r.t_expired IS NULL)
 RETURN r {.*} AS r, type(r) AS rel, startNode(r) = e AS out,
        n.id AS n_id, n.name AS n_name, n.wert AS wert;
 
