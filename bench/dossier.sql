@@ -29,7 +29,9 @@ near AS (
 ),
 -- The values that still hold: the entity's own where it shows the relation's current
 -- value, a bond's from either end (both reach further, neither is a fact of degree 1:
--- the history shows them), and the ones told of the entity (degree 1).
+-- the history shows them), and the ones told of the entity (degree 1). (Here and at
+-- degree 2 the cheap tests come before `holds_now`: PL/pgSQL is never inlined, and
+-- most superseded values ended long ago.)
 ahead AS (
     SELECT f.*, f.objekt_id AS n_id FROM fakten f
     WHERE f.subjekt_id = %(eid)s AND f.character_id = %(cid)s AND f.objekt_id IS NOT NULL

@@ -18,7 +18,7 @@ the benchmark can check both read the same facts.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, time
+from datetime import UTC, date, datetime, time
 from typing import Any
 
 from bench.queries import attach
@@ -89,6 +89,8 @@ class _Read:
         self.user_id = user_id
         self.character_id = character_id
         self.now = datetime.now(UTC)
+        #: By entity: its current facts (the Mappe's own entity: every version of its
+        #: facts, of which the readers here take the active ones only).
         self.facts: dict[str, list[dict[str, Any]]] = {}
         self.entries: dict[str, dict[str, Any] | None] = {}
 
@@ -111,36 +113,39 @@ class _Read:
             )
         return self.entries[eintrag_id]
 
-    async def _day_or(self, r: dict[str, Any], key: str, instant: str) -> datetime | None:
+    async def _when(self, r: dict[str, Any], event: str, valid: str) -> datetime | None:
         """Where a fact begins (`timeline_id`, `t_valid`) or ends (`timeline_bis`,
-        `t_invalid`): its event's day (the start of the day, UTC), else its valid time."""
-        found = await self.entry(r[key]) if r.get(key) else None
+        `t_invalid`): its event's day (the start of the day, UTC), else its valid time.
+        A day or an instant stored as something else reads as none, as in the Mappe."""
+        found = await self.entry(r[event]) if r.get(event) else None
         if found is not None:
-            return datetime.combine(native(found["beginn"]), time(), UTC)
-        return native(r[instant]) if r.get(instant) is not None else None
+            day = native(found["beginn"])
+            return datetime.combine(day, time(), UTC) if type(day) is date else None
+        instant = native(r.get(valid))
+        return instant if isinstance(instant, datetime) and instant.tzinfo else None
 
     async def holds_now(self, f: dict[str, Any], at: str, own: bool) -> bool:
         """A value superseded from a day ahead that still holds: not squeezed to
         nothing, while its subject has an active awake value of the relation; one to
         come that ends only where it is not the Mappe's entity's own (`own`). `f` is a
-        row of `at`'s facts."""
+        row of `at`'s facts. The cheap tests first: most superseded values ended long
+        ago, and the subject's facts cost a query."""
         naive, r = self.naive, f["r"]
         if r.get("grund") != "abgeloest" or r.get("t_expired") is not None:
             return False
-        if r.get("timeline_bis") is None and not native(r["t_invalid"]) > self.now:
+        bis = await self._when(r, "timeline_bis", "t_invalid")
+        if bis is None or bis <= self.now:
             return False
-        if f["rel"] not in naive.symmetric:
-            subject = at if f["out"] else f["n_id"]
-            if not any(
-                c["out"] and c["rel"] == f["rel"] and naive._usable(c)
-                for c in await self.current(subject)
-            ):
-                return False
-        ab = await self._day_or(r, "timeline_id", "t_valid")
-        bis = await self._day_or(r, "timeline_bis", "t_invalid")
-        if ab is None or bis is None:
+        ab = await self._when(r, "timeline_id", "t_valid")
+        if ab is None or ab >= bis or (ab > self.now and own):
             return False
-        return ab < bis and self.now < bis and (ab <= self.now or not own)
+        if f["rel"] in naive.symmetric:
+            return True
+        subject = at if f["out"] else f["n_id"]
+        return any(
+            c["out"] and c["rel"] == f["rel"] and naive._usable(c)
+            for c in await self.current(subject)
+        )
 
     async def assemble(self, entity_id: str) -> dict[str, Any]:
         naive, cap = self.naive, self.naive.cap

@@ -62,6 +62,7 @@ CREATE INDEX IF NOT EXISTS fakten_objekt
     WHERE objekt_id IS NOT NULL;
 
 -- The day a timeline chain ends on: the beginning of its last entry (after moves).
+-- None for a chain that never ends (a cycle, taken after 1,000 steps), as in the graph.
 CREATE OR REPLACE FUNCTION chain_day(start_id text) RETURNS date
 LANGUAGE plpgsql STABLE AS $$
 DECLARE
@@ -69,13 +70,14 @@ DECLARE
     day date;
     nxt text;
 BEGIN
-    LOOP
+    FOR step IN 1..1000 LOOP
         SELECT beginn, nachfolger_id INTO day, nxt FROM timeline WHERE id = cur;
         IF NOT FOUND OR nxt IS NULL THEN
             RETURN day;
         END IF;
         cur := nxt;
     END LOOP;
+    RETURN NULL;
 END
 $$;
 
