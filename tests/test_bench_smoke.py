@@ -459,11 +459,12 @@ def test_the_naive_baseline_reads_values_and_bonds_to_come_as_the_mappe_does(
 ) -> None:
     """What the generated data never holds: a value to come that ends (shown from its
     object and at degree 2, never from the subject's own side), one squeezed to nothing,
-    a bond that still holds (reached through from either partner) and a bond to come
-    that ends, and a bond that holds on where one partner has no bond of her own
-    left. The naive reader's facts and derivations are the Mappe's. Not its
-    history: it joins no stay's versions and keeps a value squeezed to nothing, which
-    the Mappe drops (the generated data has neither)."""
+    a bond that still holds (reached through from either partner), a bond to come
+    that ends, a bond that holds on where one partner has no bond of her own left, and
+    a home that holds on beside a current one that rests. The naive reader's facts
+    and derivations are the Mappe's. Not its history: it joins no stay's versions and
+    keeps a value squeezed to nothing, which the Mappe drops (the generated data has
+    neither)."""
     lena_in_kassel_to_come(pair)
     pair.write(t("Lena", "partner", "Max"), zeitpunkt="2099-06-01T00:00:00Z")
     pair.write(t("Tom", "beruf", wert="Lehrer"), t("Ben", "partner", "Ida"))
@@ -472,11 +473,17 @@ def test_the_naive_baseline_reads_values_and_bonds_to_come_as_the_mappe_does(
     # Jan leaves Eva for Ute in 2099: Eva keeps no bond of her own, and theirs holds on.
     pair.write(t("Eva", "partner", "Jan"), zeitpunkt="2020-01-01T00:00:00Z")
     pair.write(t("Jan", "partner", "Ute"), zeitpunkt="2099-05-01T00:00:00Z")
+    # Kai in Rom until Oslo in 2099, Oslo resting: Rom no longer shows him (the Mappe
+    # shows no value of a relation whose current value rests).
+    pair.write(t("Kai", "wohnt_in", "Rom"), zeitpunkt="2020-01-01T00:00:00Z")
+    pair.write(t("Kai", "wohnt_in", "Oslo"), zeitpunkt="2099-03-01T00:00:00Z")
+    pair.cypher("MATCH (:Entitaet {user_id: $u, name: 'Kai'})-[r:WOHNT_IN {aktiv: true}]->"
+                "(:Entitaet {name: 'Oslo'}) SET r.staerke_decay = 0.05", u=pair.user_id)
     memory = pair.store.memory
     naive = Naive(memory.db, memory.canon)
     seen = {"from its object": 0, "at degree 2": 0}
     for name in ("Lena", "Tom", "Max", "Bonn", "Kassel", "Hessen", "Paris", "Ulm", "Köln",
-                 "Ben", "Ida", "Ulf", "Eva", "Jan", "Ute"):
+                 "Ben", "Ida", "Ulf", "Eva", "Jan", "Ute", "Kai", "Rom", "Oslo"):
         mappe = pair.mappe(name)
         other = pair.store.run(naive.mappe(pair.user_id, pair.character_id, pair.id_of(name)))
         assert other["fakten"] == [f.id for f in mappe.fakten], name
