@@ -10,13 +10,14 @@ Each test uses users of its own prefix, so it shares the test server with everyo
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import dataclasses
 import json
 import random
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -416,10 +417,10 @@ def test_the_naive_baseline_reads_a_value_that_still_holds_as_the_mappe_does(
     assert one and two and through  # the case is read, at both degrees and derived from
 
 
-def test_the_sql_baseline_reads_a_value_that_still_holds_as_the_mappe_does(
-    store: SyncMemory, ahead: UserGraph
-) -> None:
-    """PostgreSQL's dossier reads a value that still holds as the Mappe does."""
+@contextlib.contextmanager
+def _dossier_of(store: SyncMemory, graphs: list[UserGraph]) -> Iterator[Any]:
+    """PostgreSQL's dossier over `graphs`, in a cluster of its own that is removed
+    afterwards (skips where PostgreSQL is not installed)."""
     from bench import postgres
 
     try:
@@ -427,31 +428,41 @@ def test_the_sql_baseline_reads_a_value_that_still_holds_as_the_mappe_does(
     except RuntimeError:
         pytest.skip("PostgreSQL is not installed (the benchmark needs it: bench/README.md)")
     memory = store.memory
+    # Directly under /tmp, as the bench's: run as root, the server runs as the postgres
+    # user, who cannot enter pytest's private temporary directories.
     cluster = postgres.PgCluster(
         Path("/tmp") / f"kg-test-pg-{uuid.uuid4().hex[:10]}", free_port(),
         shared_buffers="128MB",
     )
     try:
         cluster.start()
-        postgres.load(cluster.dsn, memory.canon, [ahead])
+        postgres.load(cluster.dsn, memory.canon, graphs)
         dossier = postgres.Dossier(
             cluster.dsn, memory.canon, memory.db.settings.mappe_cap,
             memory.db.settings.ruhe_schwelle,
         )
         try:
-
-            def read(char: str, e: str) -> dict[str, Any]:
-                d = dossier.read(ahead.user_id, char, e)
-                return {"fakten": [f["id"] for f in d["fakten"]],
-                        "historie": [h["id"] for h in d["historie"]],
-                        "abgeleitet": [x["x_id"] for x in d["abgeleitet"]], "typ": d["typ"]}
-
-            one, two, through = _same_as_the_mappe(store, ahead, read)
-            assert one and two and through
+            yield dossier
         finally:
             dossier.close()
     finally:
         cluster.stop(remove=True)
+
+
+def test_the_sql_baseline_reads_a_value_that_still_holds_as_the_mappe_does(
+    store: SyncMemory, ahead: UserGraph
+) -> None:
+    """PostgreSQL's dossier reads a value that still holds as the Mappe does."""
+    with _dossier_of(store, [ahead]) as dossier:
+
+        def read(char: str, e: str) -> dict[str, Any]:
+            d = dossier.read(ahead.user_id, char, e)
+            return {"fakten": [f["id"] for f in d["fakten"]],
+                    "historie": [h["id"] for h in d["historie"]],
+                    "abgeleitet": [x["x_id"] for x in d["abgeleitet"]], "typ": d["typ"]}
+
+        one, two, through = _same_as_the_mappe(store, ahead, read)
+        assert one and two and through
 
 
 def test_the_naive_baseline_reads_values_and_bonds_to_come_as_the_mappe_does(
@@ -615,27 +626,9 @@ def test_postgres_reads_a_turn_as_its_single_dossiers(
 ) -> None:
     """The SQL baseline's turn (its dossiers in one pipeline) is its single dossiers,
     in order, and the same facts as the Mappen."""
-    from bench import postgres
-
-    try:
-        postgres._bindir()
-    except RuntimeError:
-        pytest.skip("PostgreSQL is not installed (the benchmark needs it: bench/README.md)")
     graphs, _ = loaded
     memory = store.memory
-    # Directly under /tmp, as the bench's: run as root, the server runs as the postgres
-    # user, who cannot enter pytest's private temporary directories.
-    cluster = postgres.PgCluster(
-        Path("/tmp") / f"kg-test-pg-{uuid.uuid4().hex[:10]}", free_port(),
-        shared_buffers="128MB",
-    )
-    try:
-        cluster.start()
-        postgres.load(cluster.dsn, memory.canon, graphs)
-        dossier = postgres.Dossier(
-            cluster.dsn, memory.canon, memory.db.settings.mappe_cap,
-            memory.db.settings.ruhe_schwelle,
-        )
+    with _dossier_of(store, graphs) as dossier:
         samples = _turn_samples(graphs[0], 3)
         asof = as_of_point(datetime.now(UTC).date(), datetime.now(UTC))
         naive = Naive(memory.db, memory.canon)
@@ -646,9 +639,6 @@ def test_postgres_reads_a_turn_as_its_single_dossiers(
         assert many == [dossier.read(s.user_id, s.character_id, e) for e in s.turn]
         checked = store.run(parity(memory, naive, dossier, samples, set(), asof))
         assert checked["postgres_turn_equal"] == len(samples), checked["differ"]
-        dossier.close()
-    finally:
-        cluster.stop(remove=True)
 
 
 def test_the_baseline_starts_on_another_port_when_its_own_was_taken_meanwhile() -> None:
