@@ -336,31 +336,32 @@ def stays(
 def still_holding(
     compact: list[list[Any]], versions: list[list[Any]], canon: Canon
 ) -> list[dict[str, Any]]:
-    """A current read's facts (pure), with the values that still hold told of another
-    entity (from the object, or at degree 2) read as stays, as the entity's own history
-    reads them (`stays`). Such a value was superseded from a day ahead; its versions
-    (`versions`: the query's degree 0, the same value's other current versions) that
-    meet it are one stay. Lena in Kassel since last week, told before that she moves
-    there on the 20th, lives in Kassel on after the 20th: shown beside the version from
-    the 20th, "noch bis 20." would tell a move. A stay is shown once: by its active
-    version where that is shown (from where the stay began), else by its strongest
-    version that still holds, from where it began and until it ends (with no end where
-    it goes on in an active version the Mappe does not show)."""
-    if all(f[11] for f in compact):  # (the hot path: every fact active, no dict per fact)
+    """A current read's facts (pure), with the single-valued ones told of another entity
+    (from the object, or at degree 2) read as stays, as the entity's own history reads
+    them (`stays`): their versions (`versions`: the query's degree 0, the same value's
+    other current versions) that meet are one stay.
+    - A value that still holds, superseded from a day ahead: Lena in Kassel since last
+      week, told before that she moves there on the 20th, lives in Kassel on after the
+      20th; shown beside the version from the 20th, "noch bis 20." would tell a move.
+    - A value told again for an earlier time: Lena in Kassel from March 2025, told
+      later that she has lived there since 2020, lives there since 2020.
+    A stay is shown once: by its active version where that is shown (from where the
+    stay began), else by its strongest version that still holds, from where it began
+    and until it ends (with no end where it goes on in an active version the Mappe does
+    not show)."""
+    if not versions and all(f[11] for f in compact):  # (the hot path: no dict per fact)
         return [current_fields(f, canon) for f in compact]
     rows = [dict(zip(FACT_FIELDS, f, strict=True)) for f in compact]
-    peers: dict[tuple[Any, ...], list[Record]] = {}
-    for r in [*rows, *(dict(zip(FACT_FIELDS, f, strict=True)) for f in versions)]:
-        key = _value_key(r, canon)
-        if key is not None and all(p["id"] != r["id"] for p in peers.get(key, [])):
-            peers.setdefault(key, []).append(r)
+    peers = _peers([*rows, *(dict(zip(FACT_FIELDS, f, strict=True)) for f in versions)], canon)
     stay_of: dict[str, tuple[Record, Record]] = {}  # fact id: (first, last version)
     for r in rows:
+        key = _value_key(r, canon)
+        first, last = _stay_around(r, peers[key] if key is not None else [r])
         if not r["aktiv"]:
-            key = _value_key(r, canon)
-            first, last = _stay_around(r, peers[key] if key is not None else [r])
             stay_of[r["id"]] = first, last
             stay_of.setdefault(last["id"], (first, last))  # (an active last shown)
+        elif first is not r:  # (one that holds now, told again for an earlier time)
+            stay_of.setdefault(r["id"], (first, last))
     shown_by: dict[tuple[str, str], str] = {}  # stay (first, last id): the fact showing it
     for r in sorted(rows, key=lambda r: not r["aktiv"]):  # an active version first
         if r["id"] in stay_of:
@@ -387,6 +388,33 @@ def still_holding(
                        "bis_zeitpunkt": bis}
         out.append(fields)
     return out
+
+
+def told_again(rows: list[Record], versions: list[Record], canon: Canon) -> dict[str, Start]:
+    """An as-of read's facts (pure), those shown from the object or at degree 2 read as
+    stays as the current read reads them (`still_holding`; the query brings versions
+    for no others): by fact id, the start of the stay of each that continues an earlier
+    version of its value (`versions`, the query's degree 0, as known then). Lena in
+    Kassel from March 2025, told later that she has lived there since 2020, lived in
+    Kassel since 2020 in Tom's Mappe too."""
+    peers = _peers([*rows, *versions], canon)
+    since: dict[str, Start] = {}
+    for r in rows:
+        key = _value_key(r, canon)
+        first, _ = _stay_around(r, peers[key] if key is not None else [r])
+        if first is not r:
+            since[r["id"]] = _start(first)
+    return since
+
+
+def _peers(rows: list[Record], canon: Canon) -> dict[tuple[Any, ...], list[Record]]:
+    """The rows by their value (`_value_key`), each version once."""
+    peers: dict[tuple[Any, ...], list[Record]] = {}
+    for r in rows:
+        key = _value_key(r, canon)
+        if key is not None and all(p["id"] != r["id"] for p in peers.get(key, [])):
+            peers.setdefault(key, []).append(r)
+    return peers
 
 
 def _stay_around(row: Record, peers: list[Record]) -> tuple[Record, Record]:
@@ -498,7 +526,8 @@ def build(
     they are; an as-of read (`gueltig_am` set) keeps the facts valid then and, as
     history, the values that had ended by then."""
     # The query reads one fact more than the cap: only then was something cut. Degree 0:
-    # the versions of a value that still holds, for its stay (`still_holding`).
+    # the other versions of the values of single-valued facts shown from their object or
+    # at degree 2, for their stays (`still_holding`, `told_again`).
     compact = [f for f in row["fakten"] if f[0] and f[2]]
     versions = [f for f in row["fakten"] if f[0] and not f[2]]
     gekappt = len(compact) > cap
@@ -533,6 +562,10 @@ def build(
         # ended by then, before its caps (the `holds_then` rule).
         fakten_rows = [as_known_then(dict(zip(FACT_FIELDS, f, strict=True))) for f in compact]
         fakten = [fact_fields(f, canon) for f in fakten_rows]
+        if versions:  # (a value told again for an earlier time, shown from its object)
+            begun = told_again(fakten_rows, [dict(zip(FACT_FIELDS, f, strict=True))
+                                             for f in versions], canon)
+            fakten = [_from(f, begun.get(f["id"])) for f in fakten]
         historie_rows = [as_known_then(h) for h in historie_rows]
     historie = [fact_fields(h, canon, history=True) for h in historie_rows]
     since: dict[str, Start] = {}
@@ -625,6 +658,7 @@ def mappe_params(
         },
         "derive": derive_pairs(canon),
         "symmetric_types": symmetric_types(canon),
+        "einwertig_types": canon.einwertig_types,
     }
 
 

@@ -355,13 +355,13 @@ class Model:
 
     def told_of(
         self, rel: str, value: str, now: datetime
-    ) -> set[tuple[date, date] | None]:
+    ) -> set[tuple[date, date | None]]:
         """The stays of `value` a current read shows from the value's side (Kassel's
-        Mappe): each that holds on (open-ended, also one to come: None), still holds at
-        `now`, or is to come and ends (its first and end days). Never one that held
-        nowhere."""
+        Mappe), each with its first day and its end day (None where it holds on, also
+        one to come): each that holds on, still holds at `now`, or is to come and ends.
+        Never one that held nowhere."""
         return {
-            None if iv.end is None else (iv.start.date(), iv.end.date())
+            (iv.start.date(), None if iv.end is None else iv.end.date())
             for iv in stays(self.intervals(rel))
             if iv.value == value and (iv.end is None or (iv.start < iv.end and now < iv.end))
         }

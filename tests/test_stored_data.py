@@ -227,6 +227,24 @@ def test_a_value_stored_as_a_number(planted: Planted) -> None:
             planted.pair.store.run(read)
 
 
+def test_a_value_stored_as_a_number_is_no_version_of_one_shown_at_degree_two(
+    planted: Planted,
+) -> None:
+    """A former value stored as a number (by hand) beside the one Tom's Mappe shows of
+    Lena at degree 2: the query compares the values of a relation's versions as text
+    for the stay, and Cypher's toLower of a number would fail the whole read. His
+    Mappe reads; Lena's own still names the value."""
+    planted.pair.write(t("Lena", "beruf", wert="Ärztin"), t("Lena", "partner", "Tom"))
+    planted.pair.write(t("Lena", "beruf", wert="Lehrerin"))
+    planted.cypher("MATCH (:Entitaet {user_id: $u})-[:BERUF {aktiv: false}]->(x) "
+                   "SET x.wert = 5")
+    tom = planted.pair.mappe("Tom")
+    assert [f.wert for f in tom.fakten if f.grad == 2 and f.beziehung == "beruf"] == [
+        "Lehrerin"]
+    with pytest.raises(StoredDataError, match="its stored wert is 5 \\(int\\)"):
+        planted.pair.mappe("Lena")
+
+
 def test_an_order_time_stored_as_text(planted: Planted, cli_env: dict[str, str]) -> None:
     """`kg audit` ended in "unexpected AttributeError: 'str' object has no attribute
     'to_native'"."""

@@ -327,9 +327,10 @@ class TemporalRecord(RuleBasedStateMachine):
     def places_tell_where_lena_lives(self) -> None:
         """Each place's current Mappe shows Lena at degree 1, and the region it lies in
         at degree 2, for each stay there that holds on, still holds now or is to come,
-        once: one that ends with its first and end days (the value superseded from a
-        day ahead, "noch bis", or to come, "ab … bis"), an open one with neither (its
-        start is the active version's, not its stay's: docs/time.md)."""
+        once, with its first day and its end day: one that ends (the value superseded
+        from a day ahead, "noch bis", or to come, "ab … bis"), or an open one, from
+        where its stay began (a value told again for an earlier time: the version that
+        holds now began later)."""
         if not self.known:
             return
         places = RELATIONS["wohnt_in"][1]
@@ -343,7 +344,7 @@ class TemporalRecord(RuleBasedStateMachine):
             want = sorted(self.model.told_of("wohnt_in", compared(place), now), key=str)
             # From the place (degree 1), and from the region it lies in (degree 2).
             for m, grad in ((by_name[place], 1), (by_name[LIEGT_IN[place]], 2)):
-                got = [(f.ab_datum, f.bis_datum) if f.bis_datum else None for f in m.fakten
+                got = [(f.ab_datum, f.bis_datum) for f in m.fakten
                        if f.grad == grad and f.beziehung == "wohnt_in"
                        and f.subjekt.name == "Lena" and f.objekt and f.objekt.name == place]
                 assert sorted(got, key=str) == want, (place, grad)
@@ -366,6 +367,33 @@ class TemporalRecord(RuleBasedStateMachine):
             assert ours(m) == want, (v, step)
             got = {(d.objekt.name, d.ab_datum) for d in m.abgeleitet}
             assert got == derived(want[0]), (v, step)
+        self.places_as_of_agree(asked)
+
+    def places_as_of_agree(self, asked: list[tuple[int, datetime]]) -> None:
+        """At each of the instants asked of Lena's Mappe: each place's Mappe shows Lena
+        at degree 1, and the region it lies in at degree 2, from where her stay there
+        that held then began (a value told again for an earlier time began with its
+        earlier version, once that was known)."""
+        places = RELATIONS["wohnt_in"][1]
+        names = [*places, *sorted({LIEGT_IN[p] for p in places})]
+        ids = [self.run(self.memory().entity_id(self.user, "nova", p)) for p in names]
+        answers = self.run(together(*(
+            self.memory().mappen(self.user, "nova", ids, gueltig_am=v,
+                                 bekannt_am=self.known[step - 1])
+            for step, v in asked
+        )))
+        for (step, v), mappen in zip(asked, answers, strict=True):
+            by_name = {m.entitaet.name: m for m in mappen}
+            facts, _ = self.model.as_of(v, step)
+            for place in places:
+                want = sorted(start for rel, value, start in facts
+                              if rel == "wohnt_in" and value == place)
+                for m, grad in ((by_name[place], 1), (by_name[LIEGT_IN[place]], 2)):
+                    got = sorted(f.ab_datum for f in m.fakten
+                                 if f.grad == grad and f.beziehung == "wohnt_in"
+                                 and f.subjekt.name == "Lena" and f.objekt
+                                 and f.objekt.name == place)
+                    assert got == want, (place, grad, v, step)
 
     def teardown(self) -> None:
         end_of_sequence(self.store, self.user, self.id_order)

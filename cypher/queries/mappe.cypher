@@ -124,7 +124,9 @@ CASE WHEN $asof
 // Compact: each fact, derivation and time is a list, its fields in the order of
 // kg.mappe.FACT_FIELDS, DERIVED_FIELDS and TIME_FIELDS (no key strings on the wire);
 // valid times as epoch microseconds (exact, as the writer keeps them). A fact of degree 0
-// is no fact of the Mappe: a version of one that still holds, for the reader's stay.
+// is no fact of the Mappe: another version of the value of a single-valued fact shown
+// from its object or at degree 2 (one that still holds, or one told again for an earlier
+// time), as known then, for the reader's stay.
 // A current read ($asof false, $at.bekannt_am null) takes the active fact versions, the
 // values that still hold (superseded from a day ahead; the subject's own: its history)
 // and the chains' active ends.
@@ -145,7 +147,7 @@ CASE WHEN $asof
 // Every change of the user sets the clock, so where the two differ one committed while
 // the row was read (Neo4j reads committed data, not a snapshot), and the caller reads
 // again (kg.mappe._steady_read; what `stand` promises: kg.mappe.Mappe.stand).
-// params: $user_id, $character_id, $entity_ids, $cap, $schwelle, $asof, $at, $derive, $symmetric_types
+// params: $user_id, $character_id, $entity_ids, $cap, $schwelle, $asof, $at, $derive, $symmetric_types, $einwertig_types
 // :param user_id => 'demo-user'
 // :param character_id => 'nova'
 // :param entity_ids => ['<id of Lena>']
@@ -155,6 +157,7 @@ CASE WHEN $asof
 // :param at => {gueltig_us: datetime('9999-12-31T23:59:59Z').epochSeconds * 1000000, bekannt_am: datetime('9999-12-31T23:59:59Z')}
 // :param derive => [{via: 'WOHNT_IN', trans: 'LIEGT_IN'}]
 // :param symmetric_types => ['PARTNER', 'GESCHWISTER', 'BEFREUNDET_MIT']
+// :param einwertig_types => ['ARBEITET_BEI', 'BERUF', 'GEBURTSORT', 'PARTNER', 'TYP', 'WOHNT_IN']
 OPTIONAL MATCH (nutzer:Nutzer {id: $user_id})
 WITH nutzer.uhr.epochSeconds * 1000000 + nutzer.uhr.microsecond AS stand
 UNWIND $entity_ids AS entity_id
@@ -246,29 +249,51 @@ CALL (e, near, ahead) {
   WITH collect(
     {{ fact_list }}
   ) AS fakten,
-  collect(CASE WHEN NOT $asof AND NOT r.aktiv THEN r END) AS holding
-  // A current read's value that still holds, shown from its object or at degree 2,
-  // brings the other current versions of the same value (degree 0: not shown), which
-  // the reader joins into one stay, as it does the entity's own history (kg.mappe.
-  // stays): Lena in Kassel since last week, told before to move there on the 20th, is
-  // one stay that goes on after the 20th, never "noch bis" the 20th. A symmetric
-  // relation's versions are the same pair's, told either way round.
+  collect(CASE WHEN NOT $asof AND NOT r.aktiv
+                 OR type(r) IN $einwertig_types
+                    AND (grad = 2 OR startNode(r) <> e AND NOT type(r) IN $symmetric_types)
+               THEN r END) AS holding
+  // A single-valued fact shown from its object or at degree 2 brings the other
+  // versions of the same value (degree 0: not shown) that were the record (now, or at
+  // $at.bekannt_am), which the reader joins into one stay, as it does the entity's own
+  // history (kg.mappe.stays; her own facts, and a bond from either partner, come with
+  // their history's versions):
+  // - a current read's value that still holds: Lena in Kassel since last week, told
+  //   before to move there on the 20th, is one stay that goes on after the 20th, never
+  //   "noch bis" the 20th;
+  // - a value told again for an earlier time: Lena in Kassel from March 2025, told
+  //   later that she has lived there since 2020, reads "ab 2020" there as in her own
+  //   Mappe, where it read the start of the version that holds (now or at gueltig_am).
+  // A symmetric relation's versions are the same pair's, told either way round.
   CALL (holding) {
-    UNWIND holding AS h
-    WITH h, startNode(h) AS s, endNode(h) AS o
-    CALL (h, s, o) {
+    // Each subject's edges walked once for all its facts here (a neighbour's home, job
+    // and partner are three facts of one subject). A value in another case, or stored
+    // decomposed (before values were composed), is the same value, as the writer finds
+    // it and kg.mappe keys it (kg.models.value_key); a value stored as no text (by hand)
+    // is no version of another.
+    CALL (holding) {
+      UNWIND holding AS h
+      WITH startNode(h) AS s, endNode(h) AS o, h
+      WITH s, collect([type(h), h, o, CASE WHEN o.wert IS :: STRING NOT NULL
+                                           THEN toLower(normalize(o.wert, NFC)) END]) AS hs
       MATCH (s)-[r]->(x)
-      // (every value node: a value in another case is the same value, kg.mappe keys them)
-      WHERE type(r) = type(h) AND (x = o OR x:Wert AND o:Wert)
+      WHERE type(r) IN [k IN hs | k[0]]
+        AND any(k IN hs WHERE type(r) = k[0] AND r <> k[1] AND (
+              x = k[2] OR k[3] = CASE WHEN x.wert IS :: STRING NOT NULL
+                                      THEN toLower(normalize(x.wert, NFC)) END))
       RETURN r
       UNION
-      WITH h, s, o WHERE type(h) IN $symmetric_types
-      MATCH (o)-[r]->(s)
-      WHERE type(r) = type(h)
+      UNWIND holding AS h
+      WITH h WHERE type(h) IN $symmetric_types
+      WITH endNode(h) AS o, collect(h) AS hs
+      MATCH (o)-[r]->(y)
+      WHERE any(h IN hs WHERE type(r) = type(h) AND y = startNode(h))
       RETURN r
     }
-    WITH r WHERE r <> h AND r.character_id = $character_id
-      AND r.t_expired IS NULL AND coalesce(r.grund, 'abgeloest') = 'abgeloest'
+    WITH r WHERE r.character_id = $character_id
+      AND coalesce(r.grund, 'abgeloest') = 'abgeloest'
+      AND
+        {{ recorded_then }}
     WITH r, 0 AS grad, null AS via
     {{ event_days }}
     RETURN collect(
