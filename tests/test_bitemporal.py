@@ -1983,6 +1983,31 @@ def test_a_value_told_again_for_an_earlier_time_is_one_stay_from_its_object_and_
     check_clean(pair)
 
 
+def test_a_move_by_an_event_told_again_for_an_earlier_time_is_one_stay_at_degree_two(
+    pair: Pair,
+) -> None:
+    """Lena moves to Kassel by an event in March 2025, then is told to have lived there
+    since 2020: the version since 2020 ends with the event's day. Tom's Mappe reads
+    her home at degree 2 since 2020, not "ab März 2025", and again once the event is
+    moved to May (the earlier version ends with the event's chain, wherever it is)."""
+    pair.write(t("Lena", "partner", "Tom"), zeitpunkt="2019-01-01T00:00:00Z")
+    moved = pair.write({**t("Lena", "wohnt_in", "Kassel"),
+                        "ereignis": _december("Umzug nach Kassel", "2025-03-01", "monat")})
+    pair.write(t("Lena", "wohnt_in", "Kassel"), zeitpunkt="2020-01-01T00:00:00Z")
+
+    def homes() -> list[tuple[date | None, bool]]:
+        return [(f.ab_datum, f.aus_ereignis) for f in pair.mappe("Tom").fakten
+                if f.grad == 2 and f.beziehung == "wohnt_in"]
+
+    assert homes() == [(date(2020, 1, 1), False)]
+    pair.store.run(pair.store.memory.timeline_move(
+        pair.user_id, "nova", str(moved.ergebnisse[0].timeline_id), date(2025, 5, 1)))
+    assert homes() == [(date(2020, 1, 1), False)]
+    assert [f.ab_datum for f in pair.mappe("Kassel").fakten if f.grad == 1] == [
+        date(2020, 1, 1)]
+    check_clean(pair)
+
+
 def test_a_value_stored_decomposed_told_again_earlier_is_one_stay_at_degree_two(
     pair: Pair,
 ) -> None:
