@@ -352,11 +352,10 @@ def still_holding(
     if not versions and all(f[11] for f in compact):  # (the hot path: no dict per fact)
         return [current_fields(f, canon) for f in compact]
     rows = [dict(zip(FACT_FIELDS, f, strict=True)) for f in compact]
-    peers = _peers([*rows, *(dict(zip(FACT_FIELDS, f, strict=True)) for f in versions)], canon)
+    around = _stays_around(rows, [dict(zip(FACT_FIELDS, f, strict=True)) for f in versions],
+                           canon)
     stay_of: dict[str, tuple[Record, Record]] = {}  # fact id: (first, last version)
-    for r in rows:
-        key = _value_key(r, canon)
-        first, last = _stay_around(r, peers[key] if key is not None else [r])
+    for r, (first, last) in zip(rows, around, strict=True):
         if not r["aktiv"]:
             stay_of[r["id"]] = first, last
             stay_of.setdefault(last["id"], (first, last))  # (an active last shown)
@@ -397,24 +396,24 @@ def told_again(rows: list[Record], versions: list[Record], canon: Canon) -> dict
     version of its value (`versions`, the query's degree 0, as known then). Lena in
     Kassel from March 2025, told later that she has lived there since 2020, lived in
     Kassel since 2020 in Tom's Mappe too."""
-    peers = _peers([*rows, *versions], canon)
-    since: dict[str, Start] = {}
-    for r in rows:
-        key = _value_key(r, canon)
-        first, _ = _stay_around(r, peers[key] if key is not None else [r])
-        if first is not r:
-            since[r["id"]] = _start(first)
-    return since
+    around = _stays_around(rows, versions, canon)
+    return {r["id"]: _start(first) for r, (first, _) in zip(rows, around, strict=True)
+            if first is not r}
 
 
-def _peers(rows: list[Record], canon: Canon) -> dict[tuple[Any, ...], list[Record]]:
-    """The rows by their value (`_value_key`), each version once."""
+def _stays_around(
+    rows: list[Record], versions: list[Record], canon: Canon
+) -> list[tuple[Record, Record]]:
+    """For each of `rows`, the first and last versions of its stay (`_stay_around`)
+    among the rows and `versions` of its value (`_value_key`; each version once)."""
+    keys = [_value_key(r, canon) for r in rows]
     peers: dict[tuple[Any, ...], list[Record]] = {}
-    for r in rows:
-        key = _value_key(r, canon)
+    for r, key in zip([*rows, *versions], [*keys, *(_value_key(v, canon) for v in versions)],
+                      strict=True):
         if key is not None and all(p["id"] != r["id"] for p in peers.get(key, [])):
             peers.setdefault(key, []).append(r)
-    return peers
+    return [_stay_around(r, peers[key] if key is not None else [r])
+            for r, key in zip(rows, keys, strict=True)]
 
 
 def _stay_around(row: Record, peers: list[Record]) -> tuple[Record, Record]:
