@@ -435,6 +435,12 @@ def _stay_around(row: Record, peers: list[Record]) -> tuple[Record, Record]:
     return first, last
 
 
+def _own(row: Record, entity_id: str, canon: Canon) -> bool:
+    """A version of the entity's own history: its subject's, or either partner's bond."""
+    return row["subjekt_id"] == entity_id or (
+        row["objekt_id"] == entity_id and _symmetric(row["rel"], canon))
+
+
 def _held(row: Record, start: Start | None) -> bool:
     """Whether an ended value held for a while: its stay (from `start`, else its own)
     ends after it begins."""
@@ -567,10 +573,17 @@ def build(
             fakten = [_from(f, begun.get(f["id"])) for f in fakten]
         historie_rows = [as_known_then(h) for h in historie_rows]
     historie = [fact_fields(h, canon, history=True) for h in historie_rows]
+    # Where the history's cap may have cut (the query then brings the entity's own
+    # versions too), the versions cut begin stays as the lines kept do.
+    lines = {h["id"] for h in historie_rows}
+    beyond = [v for v in (dict(zip(FACT_FIELDS, f, strict=True)) for f in versions)
+              if v["id"] not in lines and _own(v, row["id"], canon)]
+    if gueltig_am is not None:
+        beyond = [as_known_then(v) for v in beyond]
     since: dict[str, Start] = {}
-    if historie:  # (only a value with a history can have a stay of several versions)
+    if historie or beyond:  # (only a value with a history can have a stay of several versions)
         near = [dict(zip(FACT_FIELDS, f, strict=True)) for f in compact if f[2] == 1]
-        since, taken = stays(near, historie_rows, canon)
+        since, taken = stays(near, historie_rows + beyond, canon)
         fakten = [_from(f, since.get(f["id"])) for f in fakten]
         # A value that held nowhere (squeezed to nothing: another was told for the same
         # instant, or a late one begins where it does) was never a former value: as

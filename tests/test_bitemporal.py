@@ -2025,6 +2025,45 @@ def test_a_value_stored_decomposed_told_again_earlier_is_one_stay_at_degree_two(
                 if f.grad == grad and f.beziehung == "beruf"] == [date(2020, 1, 1)], name
 
 
+@pytest.mark.parametrize("read", ["now", "valid in June 2026"])
+@pytest.mark.parametrize("cap", [6, 3])
+def test_a_stay_begins_with_its_first_version_beyond_the_historys_cap(
+    pair: Pair, read: str, cap: int,
+) -> None:
+    """Lena in Kassel and with Tom from March 2025, told again since 2022 and since
+    2020: one stay each from 2020, of three versions. A Lehrerin from 2024, told again
+    since 2019, an Ärztin from 2026. Five jobs ended after March 2025. Her history's
+    lines go latest end first, so the query's (one row more than the cap) put the
+    versions where the stays began last and cut them: with a cap of 6 "wohnt in Kassel
+    (ab 1. Januar 2022)" or "ist Partner von Tom (ab 1. Januar 2022)", and "früher: ist
+    Lehrerin" from 2024; with a cap of 3 Kassel's or Tom's stay "ab 1. März 2025". The
+    cap cuts facts and lines, never where a stay began: now and as of a day alike."""
+    pair.write(t("Lena", "wohnt_in", "Kassel"), t("Lena", "partner", "Tom"),
+               zeitpunkt="2025-03-01T00:00:00Z")
+    for year in (2022, 2020):
+        pair.write(t("Lena", "wohnt_in", "Kassel"), t("Tom", "partner", "Lena"),
+                   zeitpunkt=f"{year}-01-01T00:00:00Z")
+    for month, firm in enumerate("ABCDEF", start=4):
+        pair.write(t("Lena", "arbeitet_bei", f"Firma {firm}"),
+                   zeitpunkt=f"2025-{month:02d}-01T00:00:00Z")
+    for job, since in (("Lehrerin", "2024"), ("Lehrerin", "2019"), ("Ärztin", "2026")):
+        pair.write(t("Lena", "beruf", wert=job), zeitpunkt=f"{since}-01-01T00:00:00Z")
+    at = {"gueltig_am": datetime(2026, 6, 1, tzinfo=UTC)} if read != "now" else {}
+    m: Mappe = pair.mappe("Lena", cap=cap, **at)
+    starts = {f.beziehung: f.ab_datum for f in m.fakten}
+    assert len(m.fakten) == len(starts) == min(cap, 4), render(m)
+    assert starts.pop("beruf") == date(2026, 1, 1)
+    assert starts.pop("arbeitet_bei") == date(2025, 9, 1)
+    assert set(starts.values()) == {date(2020, 1, 1)}, render(m)
+    # The lines it shows: the Lehrerin's one stay, then the jobs that ended (the stays
+    # of Kassel and Tom took in theirs).
+    lines = [(h.beziehung, h.ab_datum, h.bis_datum) for h in m.historie]
+    jobs = [("arbeitet_bei", date(2025, month, 1), date(2025, month + 1, 1))
+            for month in (8, 7, 6, 5, 4)]
+    assert lines == [("beruf", date(2019, 1, 1), date(2026, 1, 1)), *jobs[:cap - 1]], render(m)
+    check_clean(pair)
+
+
 def test_a_bond_to_come_that_ends_reaches_nowhere_from_either_partner(pair: Pair) -> None:
     """Tom with Max from 2099 until Tom is with Ben in 2100, told from Tom to Max: a
     line of both partners' histories. Max's Mappe must not reach Tom's facts through a

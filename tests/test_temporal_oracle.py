@@ -322,6 +322,17 @@ class TemporalRecord(RuleBasedStateMachine):
         # Derived also from a value superseded from a day ahead: it holds until then.
         holding = want[0] | self.model.still_holding(datetime.now(UTC))
         assert {(d.objekt.name, d.ab_datum) for d in m.abgeleitet} == derived(holding)
+        self.capped_agrees(want)
+
+    def capped_agrees(self, want: tuple[set[Any], set[Any]], **at: Any) -> None:
+        """Read with a cap of 2, Lena's Mappe shows 2 of her facts and at most 2 lines
+        of her history, each as the model states it: the cap cuts facts and lines,
+        never where a stay began (the query's history goes latest end first, so it cut
+        a stay's first versions)."""
+        m = self.run(self.memory().mappe(self.user, "nova", self.lena(), cap=2, **at))
+        facts, history = ours(m)
+        assert facts <= want[0] and len(facts) == min(2, len(want[0])), (facts, want[0])
+        assert history <= want[1] and len(m.historie) <= 2, (history, want[1])
 
     @invariant()
     def places_tell_where_lena_lives(self) -> None:
@@ -367,6 +378,9 @@ class TemporalRecord(RuleBasedStateMachine):
             assert ours(m) == want, (v, step)
             got = {(d.objekt.name, d.ab_datum) for d in m.abgeleitet}
             assert got == derived(want[0]), (v, step)
+        step, v = asked[0]
+        self.capped_agrees(self.model.as_of(v, step), gueltig_am=v,
+                           bekannt_am=self.known[step - 1])
         self.places_as_of_agree(asked)
 
     def places_as_of_agree(self, asked: list[tuple[int, datetime]]) -> None:

@@ -126,7 +126,8 @@ CASE WHEN $asof
 // valid times as epoch microseconds (exact, as the writer keeps them). A fact of degree 0
 // is no fact of the Mappe: another version of the value of a single-valued fact shown
 // from its object or at degree 2 (one that still holds, or one told again for an earlier
-// time), as known then, for the reader's stay.
+// time), as known then, for the reader's stay; and of the entity's own and its history's
+// lines where the history's cap may have cut.
 // A current read ($asof false, $at.bekannt_am null) takes the active fact versions, the
 // values that still hold (superseded from a day ahead; the subject's own: its history)
 // and the chains' active ends.
@@ -215,7 +216,44 @@ CALL (e, near) {
       {{ holds_now }}
   RETURN collect({r: r, n: n}) AS ahead
 }
-CALL (e, near, ahead) {
+CALL (e) {
+  CALL (e) {
+    MATCH (e)-[r]->(n)
+    WHERE r.character_id = $character_id AND type(r) <> 'TYP'
+      AND r.grund = 'abgeloest'
+      AND
+        {{ recorded_then }}
+    RETURN r, n
+    UNION
+    MATCH (e)<-[r]-(n)
+    // type(r) IN: half the db hits of a dynamic type in the pattern on a hub's
+    // hundreds of incoming facts
+    WHERE type(r) IN $symmetric_types
+      AND r.character_id = $character_id AND r.grund = 'abgeloest'
+      AND
+        {{ recorded_then }}
+    RETURN r, n
+  }
+  // An as-of read's history: the values that had ended by `gueltig_am`.
+  WITH r, n WHERE NOT $asof OR EXISTS {
+    {{ span_then }}
+    WHERE bis <= $at.gueltig_us AND ab <= $at.gueltig_us
+  }
+  WITH r, n ORDER BY r.t_invalid DESC, r.id LIMIT $cap
+  {{ event_days }}
+  WITH collect([
+    r.id, type(r), 1, null, r.herkunft, e.id, e.name, n.id, n.name, n.wert,
+    r.staerke_decay, r.aktiv, r.grund,
+    r.t_valid.epochSeconds * 1000000 + r.t_valid.microsecond,
+    r.t_invalid.epochSeconds * 1000000 + r.t_invalid.microsecond,
+    ta.beginn, ta.genauigkeit, tb.beginn, tb.genauigkeit
+  ]) AS historie, collect(r) AS zeilen
+  // Its lines go latest end first, so the cap cuts the versions that end earliest:
+  // where a stay began. Where it may have cut (as many lines as the cap), the lines
+  // and the entity's own facts bring their values' versions as the facts below do.
+  RETURN historie, CASE WHEN size(zeilen) >= $cap THEN zeilen ELSE [] END AS gekappt
+}
+CALL (e, near, ahead, gekappt) {
   CALL (e, near, ahead) {
     UNWIND near + [f IN ahead WHERE startNode(f.r) <> e AND NOT type(f.r) IN $symmetric_types]
            AS f
@@ -251,13 +289,16 @@ CALL (e, near, ahead) {
   ) AS fakten,
   collect(CASE WHEN NOT $asof AND NOT r.aktiv
                  OR type(r) IN $einwertig_types
-                    AND (grad = 2 OR startNode(r) <> e AND NOT type(r) IN $symmetric_types)
+                    AND (grad = 2 OR startNode(r) <> e AND NOT type(r) IN $symmetric_types
+                         OR gekappt <> [])
                THEN r END) AS holding
   // A single-valued fact shown from its object or at degree 2 brings the other
   // versions of the same value (degree 0: not shown) that were the record (now, or at
   // $at.bekannt_am), which the reader joins into one stay, as it does the entity's own
   // history (kg.mappe.stays; her own facts, and a bond from either partner, come with
-  // their history's versions):
+  // their history's versions; and with their own where the history's cap may have cut
+  // some, as do its lines: "wohnt in Kassel (ab 2025)" of a stay since 2020 beside five
+  // jobs ended since):
   // - a current read's value that still holds: Lena in Kassel since last week, told
   //   before to move there on the 20th, is one stay that goes on after the 20th, never
   //   "noch bis" the 20th;
@@ -265,14 +306,14 @@ CALL (e, near, ahead) {
   //   later that she has lived there since 2020, reads "ab 2020" there as in her own
   //   Mappe, where it read the start of the version that holds (now or at gueltig_am).
   // A symmetric relation's versions are the same pair's, told either way round.
-  CALL (holding) {
+  CALL (holding, gekappt) {
     // Each subject's edges walked once for all its facts here (a neighbour's home, job
     // and partner are three facts of one subject). A value in another case, or stored
     // decomposed (before values were composed), is the same value, as the writer finds
     // it and kg.mappe keys it (kg.models.value_key); a value stored as no text (by hand)
     // is no version of another.
-    CALL (holding) {
-      UNWIND holding AS h
+    CALL (holding, gekappt) {
+      UNWIND holding + gekappt AS h
       WITH startNode(h) AS s, endNode(h) AS o, h
       WITH s, collect([type(h), h, o, CASE WHEN o.wert IS :: STRING NOT NULL
                                            THEN toLower(normalize(o.wert, NFC)) END]) AS hs
@@ -283,7 +324,7 @@ CALL (e, near, ahead) {
                                       THEN toLower(normalize(x.wert, NFC)) END))
       RETURN r
       UNION
-      UNWIND holding AS h
+      UNWIND holding + gekappt AS h
       WITH h WHERE type(h) IN $symmetric_types
       WITH endNode(h) AS o, collect(h) AS hs
       MATCH (o)-[r]->(y)
@@ -301,39 +342,6 @@ CALL (e, near, ahead) {
     ) AS fassungen
   }
   RETURN fakten + fassungen AS fakten
-}
-CALL (e) {
-  CALL (e) {
-    MATCH (e)-[r]->(n)
-    WHERE r.character_id = $character_id AND type(r) <> 'TYP'
-      AND r.grund = 'abgeloest'
-      AND
-        {{ recorded_then }}
-    RETURN r, n
-    UNION
-    MATCH (e)<-[r]-(n)
-    // type(r) IN: half the db hits of a dynamic type in the pattern on a hub's
-    // hundreds of incoming facts
-    WHERE type(r) IN $symmetric_types
-      AND r.character_id = $character_id AND r.grund = 'abgeloest'
-      AND
-        {{ recorded_then }}
-    RETURN r, n
-  }
-  // An as-of read's history: the values that had ended by `gueltig_am`.
-  WITH r, n WHERE NOT $asof OR EXISTS {
-    {{ span_then }}
-    WHERE bis <= $at.gueltig_us AND ab <= $at.gueltig_us
-  }
-  WITH r, n ORDER BY r.t_invalid DESC, r.id LIMIT $cap
-  {{ event_days }}
-  RETURN collect([
-    r.id, type(r), 1, null, r.herkunft, e.id, e.name, n.id, n.name, n.wert,
-    r.staerke_decay, r.aktiv, r.grund,
-    r.t_valid.epochSeconds * 1000000 + r.t_valid.microsecond,
-    r.t_invalid.epochSeconds * 1000000 + r.t_invalid.microsecond,
-    ta.beginn, ta.genauigkeit, tb.beginn, tb.genauigkeit
-  ]) AS historie
 }
 CALL (e, near, ahead) {
   // Derived from the facts the Mappe shows: the entity's own of degree 1 the caller keeps
