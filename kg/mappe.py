@@ -339,7 +339,9 @@ def still_holding(
     """A current read's facts (pure), with the single-valued ones told of another entity
     (from the object, or at degree 2) read as stays, as the entity's own history reads
     them (`stays`): their versions (`versions`: the query's degree 0, the same value's
-    other current versions) that meet are one stay.
+    other current versions) that meet are one stay. (The entity's own come with
+    versions too where the history's cap may have cut, and are joined the same way;
+    `stays` reads them again with the history.)
     - A value that still holds, superseded from a day ahead: Lena in Kassel since last
       week, told before that she moves there on the 20th, lives in Kassel on after the
       20th; shown beside the version from the 20th, "noch bis 20." would tell a move.
@@ -392,10 +394,11 @@ def still_holding(
 def told_again(rows: list[Record], versions: list[Record], canon: Canon) -> dict[str, Start]:
     """An as-of read's facts (pure), those shown from the object or at degree 2 read as
     stays as the current read reads them (`still_holding`; the query brings versions
-    for no others): by fact id, the start of the stay of each that continues an earlier
-    version of its value (`versions`, the query's degree 0, as known then). Lena in
-    Kassel from March 2025, told later that she has lived there since 2020, lived in
-    Kassel since 2020 in Tom's Mappe too."""
+    for the entity's own only where the history's cap may have cut): by fact id, the
+    start of the stay of each that continues an earlier version of its value
+    (`versions`, the query's degree 0, as known then). Lena in Kassel from March 2025,
+    told later that she has lived there since 2020, lived in Kassel since 2020 in Tom's
+    Mappe too."""
     around = _stays_around(rows, versions, canon)
     return {r["id"]: _start(first) for r, (first, _) in zip(rows, around, strict=True)
             if first is not r}
@@ -433,6 +436,13 @@ def _stay_around(row: Record, peers: list[Record]) -> tuple[Record, Record]:
             if bis is not None and p_ab == bis and (p_bis is None or p_bis > bis):
                 last, bis, moved = p, p_bis, True
     return first, last
+
+
+def _ended_by(row: Record, gueltig_am: datetime) -> bool:
+    """A superseded value had begun and ended by `gueltig_am` (the history's rule of an
+    as-of read, the query's `span_then`)."""
+    ab, bis, *_ = effective(row)
+    return bis is not None and bis <= gueltig_am and ab <= gueltig_am
 
 
 def _own(row: Record, entity_id: str, canon: Canon) -> bool:
@@ -532,7 +542,8 @@ def build(
     history, the values that had ended by then."""
     # The query reads one fact more than the cap: only then was something cut. Degree 0:
     # the other versions of the values of single-valued facts shown from their object or
-    # at degree 2, for their stays (`still_holding`, `told_again`).
+    # at degree 2, for their stays (`still_holding`, `told_again`); and of the entity's
+    # own and its history's lines where the history's cap may have cut (`stays`).
     compact = [f for f in row["fakten"] if f[0] and f[2]]
     versions = [f for f in row["fakten"] if f[0] and not f[2]]
     gekappt = len(compact) > cap
@@ -575,11 +586,15 @@ def build(
     historie = [fact_fields(h, canon, history=True) for h in historie_rows]
     # Where the history's cap may have cut (the query then brings the entity's own
     # versions too), the versions cut begin stays as the lines kept do.
+    # Only what the history itself would list: superseded values, as of a day those
+    # that had ended by then (an active version among them, not shown, took a line
+    # that ends where it begins into its stay, and the line was gone).
     lines = {h["id"] for h in historie_rows}
     beyond = [v for v in (dict(zip(FACT_FIELDS, f, strict=True)) for f in versions)
-              if v["id"] not in lines and _own(v, row["id"], canon)]
+              if v["id"] not in lines and v["grund"] == "abgeloest"
+              and _own(v, row["id"], canon)]
     if gueltig_am is not None:
-        beyond = [as_known_then(v) for v in beyond]
+        beyond = [as_known_then(v) for v in beyond if _ended_by(v, gueltig_am)]
     since: dict[str, Start] = {}
     if historie or beyond:  # (only a value with a history can have a stay of several versions)
         near = [dict(zip(FACT_FIELDS, f, strict=True)) for f in compact if f[2] == 1]

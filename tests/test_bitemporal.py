@@ -1619,6 +1619,50 @@ def test_a_value_that_still_holds_in_another_case_is_one_stay_at_degree_two(
     assert jobs == [(date(2025, 5, 1), date(2100, 1, 1)), (date(2100, 1, 1), None)]
 
 
+@pytest.mark.parametrize("cap", [60, 3, 2])
+def test_a_value_that_still_holds_its_successor_and_one_told_earlier_are_one_stay(
+    pair: Pair, cap: int,
+) -> None:
+    """Two gaps a review of the stay at degree 2 named. Told that Lena moves to Kassel
+    in 2099, then that she has lived there since 2025 (a value that still holds, until
+    2099), then since 2020 (told for an earlier time): three versions of one stay, all
+    three in Tom's Mappe at degree 2 (the one that still holds, its active successor,
+    and the one told earlier as a version). With the cap around them: its strongest
+    version, the one that still holds, kept and its successor cut (cap 2), or both kept
+    and joined (cap 3). Each read shows one stay from 2020 with no end (it goes on), in
+    Kassel's Mappe too; once Paris is told from 2100, one until 2100."""
+    pair.write(t("Lena", "partner", "Tom"), t("Lena", "beruf", wert="Ärztin"),
+               zeitpunkt="2019-01-01T00:00:00Z")
+    for since in ("2099-03-01", "2025-05-01", "2020-01-01"):
+        pair.write(t("Lena", "wohnt_in", "Kassel"), zeitpunkt=f"{since}T00:00:00Z")
+    # Tom's Mappe, strongest first after his own: the value that still holds, her job,
+    # then its active successor.
+    pair.cypher("MATCH (:Entitaet {user_id: $u, name: 'Lena'})-[r]->() WHERE r.aktiv "
+                "OR r.t_invalid > datetime() SET r.staerke_decay = CASE "
+                "WHEN type(r) = 'BERUF' THEN 0.5 WHEN r.aktiv AND type(r) = 'WOHNT_IN' "
+                "THEN 0.2 ELSE 0.9 END", u=pair.user_id)
+
+    def homes(name: str, grad: int) -> list[tuple[date | None, date | None]]:
+        return [(f.ab_datum, f.bis_datum) for f in pair.mappe(name, cap=cap).fakten
+                if f.grad == grad and f.beziehung == "wohnt_in"]
+
+    tom = pair.mappe("Tom", cap=cap)
+    assert [(f.grad, f.beziehung) for f in tom.fakten] == [
+        (1, "partner"), (2, "wohnt_in"), (2, "beruf")][:cap]
+    # (At cap 3 the query's one row more than the cap is the stay's other version:
+    # nothing was cut, but the reader cannot tell that no fact lies beyond it, and
+    # `gekappt` says a cut may have happened.)
+    assert tom.gekappt == (cap < 60)
+    assert homes("Tom", 2) == homes("Kassel", 1) == [(date(2020, 1, 1), None)]
+    if cap > 2:  # (at cap 2 her own Mappe shows her bond and her job, the stronger)
+        assert homes("Lena", 1) == [(date(2020, 1, 1), None)]
+    pair.write(t("Lena", "wohnt_in", "Paris"), zeitpunkt="2100-01-01T00:00:00Z")
+    assert homes("Kassel", 1) == [(date(2020, 1, 1), date(2100, 1, 1))]
+    if cap > 2:  # (at cap 2 Tom's shows her home to come, written last, the stronger)
+        assert (date(2020, 1, 1), date(2100, 1, 1)) in homes("Tom", 2)
+    check_clean(pair)
+
+
 @pytest.mark.parametrize("paris", [False, True])
 def test_cancelling_an_event_keeps_a_type_a_value_that_holds_implies(
     pair: Pair, paris: bool,
@@ -2048,13 +2092,17 @@ def test_a_stay_begins_with_its_first_version_beyond_the_historys_cap(
                    zeitpunkt=f"2025-{month:02d}-01T00:00:00Z")
     for job, since in (("Lehrerin", "2024"), ("Lehrerin", "2019"), ("Ärztin", "2026")):
         pair.write(t("Lena", "beruf", wert=job), zeitpunkt=f"{since}-01-01T00:00:00Z")
+    pair.write(t("Kassel", "liegt_in", "Hessen"), zeitpunkt="2000-01-01T00:00:00Z")
     at = {"gueltig_am": datetime(2026, 6, 1, tzinfo=UTC)} if read != "now" else {}
     m: Mappe = pair.mappe("Lena", cap=cap, **at)
-    starts = {f.beziehung: f.ab_datum for f in m.fakten}
-    assert len(m.fakten) == len(starts) == min(cap, 4), render(m)
+    starts = {f.beziehung: f.ab_datum for f in m.fakten if f.grad == 1}
+    assert len(starts) == min(cap, 4), render(m)
     assert starts.pop("beruf") == date(2026, 1, 1)
     assert starts.pop("arbeitet_bei") == date(2025, 9, 1)
     assert set(starts.values()) == {date(2020, 1, 1)}, render(m)
+    if "wohnt_in" in starts:  # derived from where her stay began
+        assert [(a.objekt.name, a.ab_datum) for a in m.abgeleitet] == [
+            ("Hessen", date(2020, 1, 1))]
     # The lines it shows: the Lehrerin's one stay, then the jobs that ended (the stays
     # of Kassel and Tom took in theirs).
     lines = [(h.beziehung, h.ab_datum, h.bis_datum) for h in m.historie]
@@ -2062,6 +2110,33 @@ def test_a_stay_begins_with_its_first_version_beyond_the_historys_cap(
             for month in (8, 7, 6, 5, 4)]
     assert lines == [("beruf", date(2019, 1, 1), date(2026, 1, 1)), *jobs[:cap - 1]], render(m)
     check_clean(pair)
+
+
+@pytest.mark.parametrize("read", ["now", "valid in June 2026"])
+def test_a_resting_bonds_line_stays_under_the_historys_cap(pair: Pair, read: str) -> None:
+    """A review of the rule above: Lena with Tom from March 2025, told again since 2020,
+    the bond resting; two homes ended before. Her history ends latest with the bond's
+    version until March 2025. Read with a cap of 2 (the history full, so the versions
+    walked), the bond's active version, which the Mappe does not show, took that line
+    into its stay and the line was gone. A cap cuts the history from its end only: its
+    lines are the first of the uncapped read's."""
+    for home, year in (("Bonn", 2018), ("Hamburg", 2019), ("Kassel", 2021)):
+        pair.write(t("Lena", "wohnt_in", home), zeitpunkt=f"{year}-01-01T00:00:00Z")
+    pair.write(t("Lena", "partner", "Tom"), zeitpunkt="2025-03-01T00:00:00Z")
+    pair.write(t("Tom", "partner", "Lena"), zeitpunkt="2020-01-01T00:00:00Z")
+    pair.cypher("MATCH (:Entitaet {user_id: $u, name: 'Tom'})-[r:PARTNER]-() WHERE r.aktiv "
+                "SET r.staerke_decay = 0.05", u=pair.user_id)
+    at = {"gueltig_am": datetime(2026, 6, 1, tzinfo=UTC)} if read != "now" else {}
+
+    def lines(cap: int) -> list[tuple[str, date | None, date | None]]:
+        return [(h.beziehung, h.ab_datum, h.bis_datum)
+                for h in pair.mappe("Lena", cap=cap, **at).historie]
+
+    everything = lines(60)
+    assert everything[0] == ("partner", date(2020, 1, 1), date(2025, 3, 1))
+    assert len(everything) == 3
+    for cap in (1, 2, 3):
+        assert lines(cap) == everything[:cap], cap
 
 
 def test_a_bond_to_come_that_ends_reaches_nowhere_from_either_partner(pair: Pair) -> None:
