@@ -7,6 +7,7 @@ functions of those rows, testable without a server.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, date, datetime, time, timedelta
 from functools import lru_cache
 from typing import Any
@@ -108,7 +109,7 @@ FACT_FIELDS = (
 #: The times of each fact on a derivation's path, and its id (a list, in this order).
 TIME_FIELDS = (*FACT_FIELDS[12:], "id")
 #: A derivation as the `mappe` query returns it (a list, in this order).
-DERIVED_FIELDS = ("rel", "ziel_id", "ziel_name", "pfad", "zeiten")
+DERIVED_FIELDS = ("rel", "ziel_id", "ziel_name", "pfad", "zeiten", "von_id")
 
 
 def _instant(micros: int | None) -> datetime | None:
@@ -473,6 +474,7 @@ def to_fakt(row: Record, canon: Canon, history: bool = False) -> MappeFakt:
 def derived(
     row: Record, canon: Canon, gueltig_am: datetime | None,
     since: dict[str, Start] | None = None,
+    shown: Callable[[Record], bool] | None = None,
 ) -> list[Abgeleitet]:
     """Derived knowledge from the query's candidate paths (shortest first), nearest
     first, then by relation and target name: per target,
@@ -480,15 +482,16 @@ def derived(
     (an as-of read), the one that holds from the earliest start; a path holds from the
     latest start among its facts (its *ab*; a fact's stay may begin before its version,
     `since` by fact id, see `stays`). A shorter path that begins later does not hide that
-    the derivation has held for longer. (The query derives from the facts the Mappe
-    shows only.)"""
+    the derivation has held for longer. Only the paths that begin with a fact the
+    Mappe shows (`shown`, given the path; the query derives from the entity's own facts
+    under the cap, but the facts told of it may push some of them out)."""
     since = since or {}
     found: dict[tuple[str, str], tuple[datetime, Abgeleitet]] = {}
     for compact in row["abgeleitet"]:
         d = dict(zip(DERIVED_FIELDS, compact, strict=True))
         d["zeiten"] = [dict(zip(TIME_FIELDS, z, strict=True)) for z in d["zeiten"]]
         rel = canon.by_type.get(d["rel"])
-        if rel is None:
+        if rel is None or (shown is not None and not shown(d)):
             continue
         if gueltig_am is not None and not all(holds(z, gueltig_am) for z in d["zeiten"]):
             continue
@@ -615,13 +618,24 @@ def build(
         if f["objekt"] is not None and f["subjekt"]["id"] == row["id"]:
             key = (f["beziehung"], f["objekt"]["id"])
             stated[key] = min(f["ab_datum"], stated.get(key, date.max))
+    fact_ids = {f["id"] for f in fakten}
+
+    def begins_shown(path: Record) -> bool:
+        """The path begins with a fact the Mappe shows, or with the entity's own value
+        that still holds where it shows the relation's current value (the history's
+        "noch bis"; the query brings no other superseded value to derive from)."""
+        first = next((z for z in path["zeiten"] if z["id"] == path["von_id"]), None)
+        return path["von_id"] in fact_ids or (
+            first is not None and first["grund"] == "abgeloest"
+            and (row["id"], path["rel"]) in shown)
+
     data = {
         "entitaet": {"id": row["id"], "name": row["name"]},
         "typ": row["typ"],
         "fakten": fakten,
         "historie": historie,
         "abgeleitet": [
-            a for a in derived(row, canon, gueltig_am, since)
+            a for a in derived(row, canon, gueltig_am, since, begins_shown)
             if a.ab_datum is None or a.ab_datum < stated.get((a.beziehung, a.objekt.id),
                                                              date.max)
         ][:cap],

@@ -2139,6 +2139,84 @@ def test_a_resting_bonds_line_stays_under_the_historys_cap(pair: Pair, read: str
         assert lines(cap) == everything[:cap], cap
 
 
+def _homes_and_lines(m: Mappe) -> list[tuple[str, date | None]]:
+    return [(f.objekt.name, f.bis_datum) for f in [*m.fakten, *m.historie]
+            if f.beziehung == "wohnt_in" and f.grad == 1 and f.objekt]
+
+
+def test_the_history_ends_latest_first_by_a_moved_event(pair: Pair) -> None:
+    """A stranger's hunt: Lena in Berlin, moving to Kassel by an event on 15 January
+    2026, then three jobs, then the event moved to June 2027. Berlin still holds ("noch
+    bis 1. Juni 2027") and ends latest of her history, but the history went by the end
+    stored with the version (the event's first day), so it came last, and a cap of 2
+    cut it: Lena lived nowhere now. As of July 2027 too the cap cut Berlin and kept
+    two jobs that ended before it."""
+    pair.write(t("Lena", "wohnt_in", "Berlin"), zeitpunkt="2020-01-01T00:00:00Z")
+    moved = pair.write({**t("Lena", "wohnt_in", "Kassel"),
+                        "ereignis": _december("Umzug nach Kassel", "2026-01-15", "tag")})
+    for job, since in (("Köchin", "2020-01-01"), ("Ärztin", "2026-03-01"),
+                       ("Lehrerin", "2026-06-01")):
+        pair.write(t("Lena", "beruf", wert=job), zeitpunkt=f"{since}T00:00:00Z")
+    pair.store.run(pair.store.memory.timeline_move(
+        pair.user_id, "nova", str(moved.ergebnisse[0].timeline_id), date(2027, 6, 1)))
+    full = pair.mappe("Lena")
+    assert [(h.beziehung, h.bis_datum) for h in full.historie] == [
+        ("wohnt_in", date(2027, 6, 1)), ("beruf", date(2026, 6, 1)),
+        ("beruf", date(2026, 3, 1))]
+    assert _homes_and_lines(pair.mappe("Lena", cap=2)) == _homes_and_lines(full) == [
+        ("Kassel", None), ("Berlin", date(2027, 6, 1))]
+    later = pair.mappe("Lena", cap=2, gueltig_am=datetime(2027, 7, 1, tzinfo=UTC))
+    assert [(h.beziehung, h.bis_datum) for h in later.historie] == [
+        ("wohnt_in", date(2027, 6, 1)), ("beruf", date(2026, 6, 1))]
+    check_clean(pair)
+
+
+def test_lines_of_a_relation_left_out_take_no_place_under_the_cap(pair: Pair) -> None:
+    """A stranger's hunt: four jobs, the last three from July 2027; Lena in Berlin, told
+    to move to Kassel in June 2027; a Lehrerin. With a cap of 2 the Mappe shows her
+    job and Kassel, not her employer; the query's history (one row more than the cap)
+    was the employer's three lines, which the reader then left out (its relation is
+    not shown): no line at all, no "wohnt in Berlin (noch bis 1. Juni 2027)", and
+    "abgeleitet: wohnt in Deutschland (über Berlin)" from a value the Mappe did not
+    show."""
+    for firm, month in (("A", "2020-01"), ("B", "2027-07"), ("C", "2027-08"),
+                        ("D", "2027-09")):
+        pair.write(t("Lena", "arbeitet_bei", f"Firma {firm}"),
+                   zeitpunkt=f"{month}-01T00:00:00Z")
+    pair.write(t("Berlin", "liegt_in", "Deutschland"), zeitpunkt="2000-01-01T00:00:00Z")
+    pair.write(t("Lena", "wohnt_in", "Berlin"), zeitpunkt="2020-01-01T00:00:00Z")
+    pair.write(t("Lena", "wohnt_in", "Kassel"), zeitpunkt="2027-06-01T00:00:00Z")
+    pair.write(t("Lena", "beruf", wert="Lehrerin"), zeitpunkt="2020-01-01T00:00:00Z")
+    m = pair.mappe("Lena", cap=2)
+    assert [f.beziehung for f in m.fakten] == ["beruf", "wohnt_in"], render(m)
+    assert _homes_and_lines(m) == [("Kassel", None), ("Berlin", date(2027, 6, 1))], render(m)
+    assert [(a.objekt.name, a.pfad) for a in m.abgeleitet] == [
+        ("Deutschland", ["Berlin"])]
+    check_clean(pair)
+
+
+@pytest.mark.parametrize("read", ["now", "valid now"])
+def test_a_derivation_begins_with_a_fact_the_mappe_shows(pair: Pair, read: str) -> None:
+    """A stranger's hunt: Kassel in Hessen in Deutschland; Lena in Kassel, told to move
+    to Paris in 2099. Read with a cap of 1, Kassel's Mappe shows "Lena wohnt in Kassel
+    (noch bis 1. Januar 2099)", told of it, which pushes Kassel's own "liegt in Hessen"
+    out, but it derived "liegt in Deutschland (über Hessen)" from that fact all the
+    same (the query derived from its own facts before they met the ones told of it).
+    The read valid now, derived nothing. A derivation counts only where the Mappe shows
+    the fact its path begins with."""
+    pair.write(t("Kassel", "liegt_in", "Hessen"), t("Hessen", "liegt_in", "Deutschland"),
+               zeitpunkt="2000-01-01T00:00:00Z")
+    pair.write(t("Lena", "wohnt_in", "Kassel"), zeitpunkt="2020-01-01T00:00:00Z")
+    pair.write(t("Lena", "wohnt_in", "Paris"), zeitpunkt="2099-01-01T00:00:00Z")
+    at = {"gueltig_am": datetime.now(UTC)} if read == "valid now" else {}
+    m = pair.mappe("Kassel", cap=1, **at)
+    assert [(f.subjekt.name, f.objekt.name if f.objekt else None) for f in m.fakten] == [
+        ("Lena", "Kassel")], render(m)
+    assert m.abgeleitet == [], render(m)
+    wide = pair.mappe("Kassel", **at)
+    assert [(a.objekt.name, a.pfad) for a in wide.abgeleitet] == [("Deutschland", ["Hessen"])]
+
+
 def test_a_bond_to_come_that_ends_reaches_nowhere_from_either_partner(pair: Pair) -> None:
     """Tom with Max from 2099 until Tom is with Ben in 2100, told from Tom to Max: a
     line of both partners' histories. Max's Mappe must not reach Tom's facts through a

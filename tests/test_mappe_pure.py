@@ -132,6 +132,7 @@ def derivation(*zeiten: dict[str, Any]) -> list[Any]:
     return compact(DERIVED_FIELDS, {
         "rel": "WOHNT_IN", "ziel_id": "hessen", "ziel_name": "Hessen",
         "pfad": ["Kassel", "Hessen"], "zeiten": [compact(TIME_FIELDS, z) for z in zeiten],
+        "von_id": zeiten[0]["id"],
     })
 
 
@@ -153,7 +154,8 @@ def test_derivations_come_nearest_first_then_by_target_whatever_the_server_order
     def to(target: str, *pfad: str) -> list[Any]:
         return compact(DERIVED_FIELDS, {
             "rel": "WOHNT_IN", "ziel_id": target.lower(), "ziel_name": target,
-            "pfad": list(pfad), "zeiten": [compact(TIME_FIELDS, KASSEL)]})
+            "pfad": list(pfad), "zeiten": [compact(TIME_FIELDS, KASSEL)],
+            "von_id": KASSEL["id"]})
 
     paths = [to("Hessen", "Kassel"), to("Deutschland", "Kassel"),
              to("Europa", "Kassel", "Deutschland")]
@@ -173,7 +175,8 @@ def test_what_the_entity_states_itself_is_not_derived_again() -> None:
     hessen = fact("f8", "LIEGT_IN", "Hessen", subject=kassel)
     via = compact(DERIVED_FIELDS, {
         "rel": "LIEGT_IN", "ziel_id": "deutschland", "ziel_name": "Deutschland",
-        "pfad": ["Hessen"], "zeiten": [compact(TIME_FIELDS, hessen)]})
+        "pfad": ["Hessen"], "zeiten": [compact(TIME_FIELDS, hessen)],
+        "von_id": hessen["id"]})
     data = {**row([told, hessen], abgeleitet=[via]), "id": "kassel", "name": "Kassel"}
     assert build(data, CANON, cap=10).abgeleitet == []
     assert [d.objekt.name for d in build({**data, "fakten": data["fakten"][1:]}, CANON,
@@ -196,7 +199,7 @@ def test_the_path_that_holds_from_the_earliest_start_wins() -> None:
     kassel_2020 = fact("f6", objekt="Kassel", since=date(2020, 1, 1))
     direct = compact(DERIVED_FIELDS, {
         "rel": "WOHNT_IN", "ziel_id": "hessen", "ziel_name": "Hessen", "pfad": ["Kassel"],
-        "zeiten": [compact(TIME_FIELDS, z) for z in (KASSEL,)]})
+        "zeiten": [compact(TIME_FIELDS, z) for z in (KASSEL,)], "von_id": KASSEL["id"]})
     longer = derivation(kassel_2020, hessen)
     [found] = derived(row([], abgeleitet=[direct, longer]), CANON, None)
     assert (found.pfad, found.ab_datum) == (["Kassel", "Hessen"], date(2020, 1, 1))
@@ -366,7 +369,8 @@ def test_a_derivation_holds_since_the_stay_began() -> None:
                 subject=("berlin", "Berlin"))
     path = compact(DERIVED_FIELDS, {
         "rel": "WOHNT_IN", "ziel_id": "deutschland", "ziel_name": "Deutschland",
-        "pfad": ["Berlin"], "zeiten": [compact(TIME_FIELDS, z) for z in (now, land)]})
+        "pfad": ["Berlin"], "zeiten": [compact(TIME_FIELDS, z) for z in (now, land)],
+        "von_id": "f1"})
     mappe = build(row([now], historie=[late], abgeleitet=[path]), CANON, cap=10)
     assert [(d.objekt.name, d.ab_datum) for d in mappe.abgeleitet] == [
         ("Deutschland", date(2020, 1, 1))]
@@ -671,7 +675,7 @@ def test_a_value_from_later_on_the_day_read_shows_its_day_everywhere() -> None:
     at_two = {**fact("q", objekt="Paris", since=day, grad=2, subject=("tom", "Tom")),
               "t_valid": eleven, "via": "Tom"}
     derivation = ["WOHNT_IN", "frankreich", "Frankreich", ["Paris"],
-                  [[None, eleven, None, None, None, None, None, "p"]]]
+                  [[None, eleven, None, None, None, None, None, "p"]], "p"]
     m = build(row([paris, at_two], abgeleitet=[derivation]), CANON, cap=10)
     assert [f.ab_zeitpunkt for f in m.fakten] == [datetime(2026, 12, 6, 23, tzinfo=UTC)] * 2
 

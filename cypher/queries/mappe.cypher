@@ -216,11 +216,17 @@ CALL (e, near) {
       {{ holds_now }}
   RETURN collect({r: r, n: n}) AS ahead
 }
-CALL (e) {
-  CALL (e) {
+CALL (e, near) {
+  // The lines of a relation whose current value the Mappe shows (kg.mappe.build shows
+  // no other; a partner's from both ends): lines it would leave out took the places
+  // under the cap, and a value that still holds ("noch bis") was cut.
+  WITH e, [x IN [y IN near WHERE y.r.id IS NOT NULL][..$cap - 1] WHERE startNode(x.r) = e]
+          AS own
+  CALL (e, own) {
     MATCH (e)-[r]->(n)
     WHERE r.character_id = $character_id AND type(r) <> 'TYP'
       AND r.grund = 'abgeloest'
+      AND (type(r) IN $symmetric_types OR any(x IN own WHERE type(x.r) = type(r)))
       AND
         {{ recorded_then }}
     RETURN r, n
@@ -239,8 +245,16 @@ CALL (e) {
     {{ span_then }}
     WHERE bis <= $at.gueltig_us AND ab <= $at.gueltig_us
   }
-  WITH r, n ORDER BY r.t_invalid DESC, r.id LIMIT $cap
+  // Latest end first, each end as `span_then` reads it: an event moved since the value
+  // was superseded moved its end, where the version keeps the end it was written with.
   {{ event_days }}
+  WITH r, n, ta, tb
+  ORDER BY CASE WHEN tb.beginn IS :: DATE NOT NULL
+                  THEN datetime({date: tb.beginn, timezone: 'UTC'}).epochSeconds * 1000000
+                WHEN r.t_invalid IS :: ZONED DATETIME NOT NULL
+                  THEN r.t_invalid.epochSeconds * 1000000 + r.t_invalid.microsecond
+           END DESC, r.id
+  LIMIT $cap
   WITH collect([
     r.id, type(r), 1, null, r.herkunft, e.id, e.name, n.id, n.name, n.wert,
     r.staerke_decay, r.aktiv, r.grund,
@@ -349,7 +363,9 @@ CALL (e, near, ahead) {
   // reader leaves out), of the pair, awake and held, as read above (`near` is collected
   // in the order it was sorted), and the values that still hold (`ahead`). "abgeleitet:
   // wohnt in Hessen (über Kassel)" where the cap cut "wohnt in Kassel" told of a home the
-  // Mappe did not show.
+  // Mappe did not show. Facts told of the entity may still push one of these out under
+  // the cap: each path names the fact it begins with (`r0.id`), and the reader keeps the
+  // ones whose first fact it shows (kg.mappe.build).
   UNWIND [f IN near WHERE f.r.id IS NOT NULL][..$cap - 1] + ahead AS f
   WITH f.r AS r0, f.n AS o
   WHERE startNode(r0) = e AND o:Entitaet
@@ -384,8 +400,8 @@ CALL (e, near, ahead) {
   ]) AS zeiten, collect(held) AS helds
   ORDER BY length(p)
   WHERE all(h IN helds WHERE h)
-  RETURN collect([type(r0), x.id, x.name, [n IN nodes(p) | n.name][..-1], zeiten])[..$cap * 4]
-         AS abgeleitet
+  RETURN collect([type(r0), x.id, x.name, [n IN nodes(p) | n.name][..-1], zeiten, r0.id])
+           [..$cap * 4] AS abgeleitet
 }
 // Correlated with `e` (`e.user_id`), so it runs for each entity after the subqueries
 // before it; an uncorrelated one could be planned as a cartesian product, which the
