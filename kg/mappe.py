@@ -624,10 +624,11 @@ def build(
         """The path begins with a fact the Mappe shows, or with the entity's own value
         that still holds where it shows the relation's current value (the history's
         "noch bis"; the query brings no other superseded value to derive from)."""
+        if path["von_id"] in fact_ids:
+            return True
         first = next((z for z in path["zeiten"] if z["id"] == path["von_id"]), None)
-        return path["von_id"] in fact_ids or (
-            first is not None and first["grund"] == "abgeloest"
-            and (row["id"], path["rel"]) in shown)
+        return (first is not None and first["grund"] == "abgeloest"
+                and (row["id"], path["rel"]) in shown)
 
     data = {
         "entitaet": {"id": row["id"], "name": row["name"]},
