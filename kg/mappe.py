@@ -599,6 +599,7 @@ def build(
     if gueltig_am is not None:
         beyond = [as_known_then(v) for v in beyond if _ended_by(v, gueltig_am)]
     since: dict[str, Start] = {}
+    lines_shown: set[str] = set()  # the history's versions it shows: lines, or in stays
     if historie or beyond:  # (only a value with a history can have a stay of several versions)
         near = [dict(zip(FACT_FIELDS, f, strict=True)) for f in compact if f[2] == 1]
         since, taken = stays(near, historie_rows + beyond, canon)
@@ -610,6 +611,9 @@ def build(
         held = [i for i, h in enumerate(historie_rows) if i not in taken
                 and _held(h, since.get(h["id"]))]
         historie = [_from(historie[i], since.get(historie_rows[i]["id"])) for i in held][:cap]
+        ended = historie_rows + beyond
+        lines_shown = {historie_rows[i]["id"] for i in held[:cap]} | {
+            ended[i]["id"] for i in taken}
     # What the entity's own shown facts say is not derived again: Kassel liegt in
     # Deutschland, told, and "abgeleitet: liegt in Deutschland (über Hessen)" beside it.
     # Unless the derivation holds from earlier than the told fact: then it says more.
@@ -622,13 +626,11 @@ def build(
 
     def begins_shown(path: Record) -> bool:
         """The path begins with a fact the Mappe shows, or with the entity's own value
-        that still holds where it shows the relation's current value (the history's
-        "noch bis"; the query brings no other superseded value to derive from)."""
-        if path["von_id"] in fact_ids:
-            return True
-        first = next((z for z in path["zeiten"] if z["id"] == path["von_id"]), None)
-        return (first is not None and first["grund"] == "abgeloest"
-                and (row["id"], path["rel"]) in shown)
+        that still holds (the query brings no other superseded value to derive from)
+        where the Mappe shows it: as a line of its history ("noch bis"), or as a
+        version the history joined into a stay. Cut from the history by the cap, it
+        derives nothing ("über Berlin" beside no Berlin)."""
+        return path["von_id"] in fact_ids or path["von_id"] in lines_shown
 
     data = {
         "entitaet": {"id": row["id"], "name": row["name"]},

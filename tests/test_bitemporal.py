@@ -2217,6 +2217,26 @@ def test_a_derivation_begins_with_a_fact_the_mappe_shows(pair: Pair, read: str) 
     assert [(a.objekt.name, a.pfad) for a in wide.abgeleitet] == [("Deutschland", ["Hessen"])]
 
 
+@pytest.mark.parametrize("cap", [60, 1])
+def test_a_value_that_still_holds_derives_only_where_its_line_shows(
+    pair: Pair, cap: int,
+) -> None:
+    """A review of the rule above: Lena in Berlin (in Deutschland), told to move to
+    Kassel in June 2027 and on to München in August. Berlin still holds ("noch bis 1.
+    Juni 2027") and derives "wohnt in Deutschland (über Berlin)". With a cap of 1 the
+    Mappe shows München and, of its history, Kassel's line, which ends later: Berlin
+    is cut, and derived all the same."""
+    pair.write(t("Berlin", "liegt_in", "Deutschland"), zeitpunkt="2000-01-01T00:00:00Z")
+    pair.write(t("Lena", "wohnt_in", "Berlin"), zeitpunkt="2020-01-01T00:00:00Z")
+    pair.write(t("Lena", "wohnt_in", "Kassel"), zeitpunkt="2027-06-01T00:00:00Z")
+    pair.write(t("Lena", "wohnt_in", "München"), zeitpunkt="2027-08-01T00:00:00Z")
+    m = pair.mappe("Lena", cap=cap)
+    lines = [h.objekt.name for h in m.historie if h.objekt]
+    assert lines == ["Kassel", "Berlin"][:cap], render(m)
+    assert [a.pfad for a in m.abgeleitet] == ([["Berlin"]] if "Berlin" in lines else []), (
+        render(m))
+
+
 def test_a_bond_to_come_that_ends_reaches_nowhere_from_either_partner(pair: Pair) -> None:
     """Tom with Max from 2099 until Tom is with Ben in 2100, told from Tom to Max: a
     line of both partners' histories. Max's Mappe must not reach Tom's facts through a

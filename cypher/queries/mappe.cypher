@@ -118,7 +118,8 @@ CASE WHEN $asof
 // The Mappen of entities (one row each, in one round trip): per entity its type, its facts in both
 // directions (degree 1, capped, strongest first), the facts of those neighbours in both
 // directions (degree 2, after degree 1 within the same cap, strongest first), the history
-// of its einwertig relations (symmetric ones from both ends), and what the transitive
+// of its einwertig relations among its own facts read (symmetric ones from both ends,
+// whatever it shows), latest end first, capped, and what the transitive
 // relations derive (closed here, never stored). Only the pair's facts; resting edges
 // (strength below $schwelle) are left out. Value nodes are never traversed further.
 // Compact: each fact, derivation and time is a list, its fields in the order of
@@ -217,9 +218,11 @@ CALL (e, near) {
   RETURN collect({r: r, n: n}) AS ahead
 }
 CALL (e, near) {
-  // The lines of a relation whose current value the Mappe shows (kg.mappe.build shows
-  // no other; a partner's from both ends): lines it would leave out took the places
-  // under the cap, and a value that still holds ("noch bis") was cut.
+  // The lines of a relation among the entity's own facts under the cap (kg.mappe.build
+  // shows only those whose current value it shows, which facts told of the entity may
+  // still push out; a partner's from both ends, whatever it shows): lines it would
+  // leave out took the places under the cap, and a value that still holds ("noch
+  // bis") was cut.
   WITH e, [x IN [y IN near WHERE y.r.id IS NOT NULL][..$cap - 1] WHERE startNode(x.r) = e]
           AS own
   CALL (e, own) {
