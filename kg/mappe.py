@@ -341,8 +341,8 @@ def still_holding(
     (from the object, or at degree 2) read as stays, as the entity's own history reads
     them (`stays`): their versions (`versions`: the query's degree 0, the same value's
     other current versions) that meet are one stay. (The entity's own come with
-    versions too where the history's cap may have cut, and are joined the same way;
-    `stays` reads them again with the history.)
+    versions too where the history's cap may have cut, and a partner's bonds with their
+    lines, and are joined the same way; `stays` reads them again with the history.)
     - A value that still holds, superseded from a day ahead: Lena in Kassel since last
       week, told before that she moves there on the 20th, lives in Kassel on after the
       20th; shown beside the version from the 20th, "noch bis 20." would tell a move.
@@ -395,7 +395,8 @@ def still_holding(
 def told_again(rows: list[Record], versions: list[Record], canon: Canon) -> dict[str, Start]:
     """An as-of read's facts (pure), those shown from the object or at degree 2 read as
     stays as the current read reads them (`still_holding`; the query brings versions
-    for the entity's own only where the history's cap may have cut): by fact id, the
+    for the entity's own only where the history's cap may have cut, or for a partner's
+    lines): by fact id, the
     start of the stay of each that continues an earlier version of its value
     (`versions`, the query's degree 0, as known then). Lena in Kassel from March 2025,
     told later that she has lived there since 2020, lived in Kassel since 2020 in Tom's
@@ -545,8 +546,9 @@ def build(
     history, the values that had ended by then."""
     # The query reads one fact more than the cap: only then was something cut. Degree 0:
     # the other versions of the values of single-valued facts shown from their object or
-    # at degree 2, for their stays (`still_holding`, `told_again`); and of the entity's
-    # own and its history's lines where the history's cap may have cut (`stays`).
+    # at degree 2, for their stays (`still_holding`, `told_again`); of the entity's own
+    # and its history's lines where the history's cap may have cut, and of a partner's
+    # lines' bonds (`stays`).
     compact = [f for f in row["fakten"] if f[0] and f[2]]
     versions = [f for f in row["fakten"] if f[0] and not f[2]]
     gekappt = len(compact) > cap
@@ -593,16 +595,24 @@ def build(
     # that had ended by then (an active version among them, not shown, took a line
     # that ends where it begins into its stay, and the line was gone).
     lines = {h["id"] for h in historie_rows}
-    beyond = [v for v in (dict(zip(FACT_FIELDS, f, strict=True)) for f in versions)
-              if v["id"] not in lines and v["grund"] == "abgeloest"
-              and _own(v, row["id"], canon)]
+    own_versions = [v for v in (dict(zip(FACT_FIELDS, f, strict=True)) for f in versions)
+                    if _own(v, row["id"], canon)]
+    beyond = [v for v in own_versions if v["id"] not in lines and v["grund"] == "abgeloest"]
+    # A bond's version that holds, which the cap left out (the query brings it with a
+    # partner's lines): those lines show whatever the Mappe shows, and one it goes on
+    # from is no former bond ("früher: ist Partner von Lena (bis …)" of a bond told
+    # again for an earlier time).
+    shown_ids = {f[0] for f in compact}
+    bonds = [v for v in own_versions if _symmetric(v["rel"], canon)
+             and v["id"] not in shown_ids
+             and (v["aktiv"] if gueltig_am is None else holds(v, gueltig_am))]
     if gueltig_am is not None:
         beyond = [as_known_then(v) for v in beyond if _ended_by(v, gueltig_am)]
     since: dict[str, Start] = {}
     lines_shown: set[str] = set()  # the history's versions it shows: lines, or in stays
     if historie or beyond:  # (only a value with a history can have a stay of several versions)
         near = [dict(zip(FACT_FIELDS, f, strict=True)) for f in compact if f[2] == 1]
-        since, taken = stays(near, historie_rows + beyond, canon)
+        since, taken = stays(near + bonds, historie_rows + beyond, canon)
         fakten = [_from(f, since.get(f["id"])) for f in fakten]
         # A value that held nowhere (squeezed to nothing: another was told for the same
         # instant, or a late one begins where it does) was never a former value: as

@@ -127,8 +127,8 @@ CASE WHEN $asof
 // valid times as epoch microseconds (exact, as the writer keeps them). A fact of degree 0
 // is no fact of the Mappe: another version of the value of a single-valued fact shown
 // from its object or at degree 2 (one that still holds, or one told again for an earlier
-// time), as known then, for the reader's stay; and of the entity's own and its history's
-// lines where the history's cap may have cut.
+// time), as known then, for the reader's stay; of the entity's own and its history's
+// lines where the history's cap may have cut; and of a partner's lines' bonds.
 // A current read ($asof false, $at.bekannt_am null) takes the active fact versions, the
 // values that still hold (superseded from a day ahead; the subject's own: its history)
 // and the chains' active ends.
@@ -137,8 +137,9 @@ CASE WHEN $asof
 // (its last entry recorded by $at.bekannt_am); of them, the type and the facts whose value
 // held at $at.gueltig_us (gueltig_am in epoch microseconds), the history's values that had
 // ended by then, and the derivations' paths whose facts all held, before each cap (so
-// superseded values take no place). For derived knowledge it returns every path; the
-// caller keeps, per target, the path which holds from the earliest start.
+// superseded values take no place). For derived knowledge it returns, of the paths of
+// one first fact to one target, every one the caller may take (uncapped); the caller
+// keeps, per target, the path which holds from the earliest start.
 // The instants of an as-of read come in one map, $at (empty fields for a current read):
 // the server keys a cached plan by each parameter's type, null apart from a number or a
 // datetime, so with them apart the first as-of read planned the query anew (seconds
@@ -251,26 +252,65 @@ CALL (e, near) {
   // Latest end first, each end as `span_then` reads it: an event moved since the value
   // was superseded moved its end, where the version keeps the end it was written with.
   {{ event_days }}
-  WITH r, n, ta, tb
-  ORDER BY CASE WHEN tb.beginn IS :: DATE NOT NULL
-                  THEN datetime({date: tb.beginn, timezone: 'UTC'}).epochSeconds * 1000000
-                WHEN r.t_invalid IS :: ZONED DATETIME NOT NULL
-                  THEN r.t_invalid.epochSeconds * 1000000 + r.t_invalid.microsecond
-           END DESC, r.id
-  LIMIT $cap
-  WITH collect([
+  WITH r, n, ta, tb,
+       CASE WHEN ta.beginn IS NULL AND r.t_valid IS :: ZONED DATETIME NOT NULL
+              THEN r.t_valid.epochSeconds * 1000000 + r.t_valid.microsecond
+            WHEN ta.beginn IS :: DATE NOT NULL
+              THEN datetime({date: ta.beginn, timezone: 'UTC'}).epochSeconds * 1000000
+            END AS ab,
+       CASE WHEN tb.beginn IS :: DATE NOT NULL
+              THEN datetime({date: tb.beginn, timezone: 'UTC'}).epochSeconds * 1000000
+            WHEN r.t_invalid IS :: ZONED DATETIME NOT NULL
+              THEN r.t_invalid.epochSeconds * 1000000 + r.t_invalid.microsecond
+            END AS bis
+  ORDER BY bis DESC, r.id
+  // A value squeezed to nothing (superseded where it began) never held: the reader
+  // shows no line of it (unless it ends a stay of earlier versions, which it brings
+  // along), so it takes no place under the cap. Told four homes for one day, the
+  // three that never held took the places of a former job.
+  WITH collect({r: r, leer: coalesce(bis <= ab, false), zeile: [
     r.id, type(r), 1, null, r.herkunft, e.id, e.name, n.id, n.name, n.wert,
     r.staerke_decay, r.aktiv, r.grund,
     r.t_valid.epochSeconds * 1000000 + r.t_valid.microsecond,
     r.t_invalid.epochSeconds * 1000000 + r.t_invalid.microsecond,
     ta.beginn, ta.genauigkeit, tb.beginn, tb.genauigkeit
-  ]) AS historie, collect(r) AS zeilen
+  ]}) AS alle
+  WITH alle, [i IN range(0, size(alle) - 1) WHERE NOT alle[i].leer] AS gehalten
+  // Nor does a version that another version of its value goes on from, where it
+  // ends (told again for an earlier time): the reader joins the two into one stay, and
+  // a bond told twice and resting (the reader joins its lines into the bond's stay)
+  // took the places of former homes. (Asked only where the places are all taken; a
+  // version so told that the reader does not join still comes along.)
+  WITH alle, CASE WHEN size(gehalten) < $cap THEN gehalten ELSE [
+    i IN gehalten WHERE NOT EXISTS {
+      UNWIND [alle[i].r] AS z
+      WITH z, startNode(z) AS a, endNode(z) AS o
+      MATCH (a)-[w]-(b)
+      WHERE type(w) = type(z) AND w <> z AND w.character_id = $character_id
+        AND (startNode(w) = a OR type(w) IN $symmetric_types)
+        AND (w.t_valid = z.t_invalid OR w.timeline_id = z.timeline_bis)
+        AND coalesce(w.grund, 'abgeloest') = 'abgeloest'
+        AND CASE WHEN $asof
+              THEN w.t_recorded <= $at.bekannt_am AND coalesce(w.t_expired > $at.bekannt_am, true)
+              ELSE w.t_expired IS NULL END
+        AND (b = o OR b.wert IS :: STRING NOT NULL AND o.wert IS :: STRING NOT NULL
+                      AND toLower(normalize(b.wert, NFC)) = toLower(normalize(o.wert, NFC)))
+    }] END AS gehalten
+  WITH CASE WHEN size(gehalten) >= $cap THEN alle[..gehalten[$cap - 1] + 1] ELSE alle END
+         AS zeilen, size(gehalten) >= $cap AS voll
   // Its lines go latest end first, so the cap cuts the versions that end earliest:
-  // where a stay began. Where it may have cut (as many lines as the cap), the lines
-  // and the entity's own facts bring their values' versions as the facts below do.
-  RETURN historie, CASE WHEN size(zeilen) >= $cap THEN zeilen ELSE [] END AS gekappt
+  // where a stay began. Where it may have cut (as many lines that held as the cap),
+  // the lines and the entity's own facts bring their values' versions as the facts
+  // below do.
+  // Else a partner's lines bring their bond's other versions: a line shows whatever
+  // the Mappe shows, and where the cap left the bond out, a bond told again for an
+  // earlier time read as one that had ended ("früher: ist Partner von Lena (bis …)").
+  RETURN [z IN zeilen | z.zeile] AS historie,
+         CASE WHEN voll THEN [z IN zeilen | z.r] ELSE [] END AS gekappt,
+         CASE WHEN voll THEN []
+              ELSE [z IN zeilen WHERE type(z.r) IN $symmetric_types | z.r] END AS bindungen
 }
-CALL (e, near, ahead, gekappt) {
+CALL (e, near, ahead, gekappt, bindungen) {
   CALL (e, near, ahead) {
     UNWIND near + [f IN ahead WHERE startNode(f.r) <> e AND NOT type(f.r) IN $symmetric_types]
            AS f
@@ -323,14 +363,14 @@ CALL (e, near, ahead, gekappt) {
   //   later that she has lived there since 2020, reads "ab 2020" there as in her own
   //   Mappe, where it read the start of the version that holds (now or at gueltig_am).
   // A symmetric relation's versions are the same pair's, told either way round.
-  CALL (holding, gekappt) {
+  CALL (holding, gekappt, bindungen) {
     // Each subject's edges walked once for all its facts here (a neighbour's home, job
     // and partner are three facts of one subject). A value in another case, or stored
     // decomposed (before values were composed), is the same value, as the writer finds
     // it and kg.mappe keys it (kg.models.value_key); a value stored as no text (by hand)
     // is no version of another.
-    CALL (holding, gekappt) {
-      UNWIND holding + gekappt AS h
+    CALL (holding, gekappt, bindungen) {
+      UNWIND holding + gekappt + bindungen AS h
       WITH startNode(h) AS s, endNode(h) AS o, h
       WITH s, collect([type(h), h, o, CASE WHEN o.wert IS :: STRING NOT NULL
                                            THEN toLower(normalize(o.wert, NFC)) END]) AS hs
@@ -341,7 +381,7 @@ CALL (e, near, ahead, gekappt) {
                                       THEN toLower(normalize(x.wert, NFC)) END))
       RETURN r
       UNION
-      UNWIND holding + gekappt AS h
+      UNWIND holding + gekappt + bindungen AS h
       WITH h WHERE type(h) IN $symmetric_types
       WITH endNode(h) AS o, collect(h) AS hs
       MATCH (o)-[r]->(y)
@@ -384,14 +424,12 @@ CALL (e, near, ahead) {
                    ELSE t.aktiv END){1,}
             (x:Entitaet)
   WHERE x <> e AND x <> o
-  // Every path: the caller takes, per target, the one that holds from the earliest
-  // start (a shorter path may begin later), of those whose facts all hold at `gueltig_am`.
+  // The paths whose facts all hold (`gueltig_am`): the caller takes, per target, the
+  // one that holds from the earliest start (a shorter path may begin later).
   WITH r0, x, p
   // The times of every fact of the path: the derivation holds from the latest start (its
   // *ab*), and an as-of read keeps a path only if all of them hold.
   UNWIND [r0] + relationships(p) AS r
-  // An as-of read keeps only the paths whose facts all held, before the cut below
-  // (the paths through values that had ended would crowd out the ones that held).
   WITH r0, x, p, r, NOT $asof OR
     {{ holds_then }}
     AS held
@@ -400,11 +438,40 @@ CALL (e, near, ahead) {
     r.grund, r.t_valid.epochSeconds * 1000000 + r.t_valid.microsecond,
     r.t_invalid.epochSeconds * 1000000 + r.t_invalid.microsecond,
     ta.beginn, ta.genauigkeit, tb.beginn, tb.genauigkeit, r.id
-  ]) AS zeiten, collect(held) AS helds
-  ORDER BY length(p)
+  ]) AS zeiten, collect(held) AS helds,
+  // (Each start as `effective` reads it; one stored as something else reads as none,
+  // and the path goes to the reader, which names it.)
+  collect(CASE WHEN r <> r0 THEN [
+    CASE WHEN ta.beginn IS NULL AND r.t_valid IS :: ZONED DATETIME NOT NULL
+           THEN r.t_valid.epochSeconds * 1000000 + r.t_valid.microsecond
+         WHEN ta.beginn IS :: DATE NOT NULL
+           THEN datetime({date: ta.beginn, timezone: 'UTC'}).epochSeconds * 1000000
+    END] END) AS starts
   WHERE all(h IN helds WHERE h)
-  RETURN collect([type(r0), x.id, x.name, [n IN nodes(p) | n.name][..-1], zeiten, r0.id])
-           [..$cap * 4] AS abgeleitet
+  // Of the paths of one first fact to one target, only those that no path before them
+  // in the caller's order (shorter, then by name) beats: from the fact on, a path
+  // holds from the latest start of its other facts (`ab`), and the caller takes the
+  // path that holds earliest, the first of two alike (the first fact's start, which
+  // the caller may move back to where its stay began, is the same for all of them). So
+  // none is left out that the caller would take, and no cap is needed: a cap of paths
+  // cut the earliest ("wohnt in Deutschland (über Kassel)" from 2024 where she has
+  // lived there, through Hessen, since 2020), and counted paths from facts the caller
+  // then left out (Nordhessen's twelve regions in place of Europa).
+  WITH r0, x, collect({
+    schluessel: [length(p), [n IN nodes(p) | n.name], [n IN nodes(p) | n.id]],
+    ab: CASE WHEN NOT any(s IN starts WHERE s[0] IS NULL)
+             THEN reduce(m = starts[0][0], s IN starts | CASE WHEN s[0] > m THEN s[0] ELSE m END)
+        END,
+    d: [type(r0), x.id, x.name, [n IN nodes(p) | n.name][..-1], zeiten, r0.id]
+  }) AS wege
+  UNWIND [w IN wege WHERE w.ab IS NULL OR NOT any(
+            v IN wege WHERE v.ab IS NOT NULL AND v.ab <= w.ab
+                            AND coalesce(v.schluessel < w.schluessel, false))] AS w
+  // Nearest first, then by relation and target (the caller's order; of one length
+  // the server walks in an order an import changes).
+  WITH w ORDER BY w.schluessel[0], w.d[0], w.d[2], w.d[1], w.schluessel[1], w.schluessel[2],
+                  w.d[5]
+  RETURN collect(w.d) AS abgeleitet
 }
 // Correlated with `e` (`e.user_id`), so it runs for each entity after the subqueries
 // before it; an uncorrelated one could be planned as a cartesian product, which the
