@@ -477,18 +477,19 @@ def derived(
     since: dict[str, Start] | None = None,
     shown: Callable[[Record], bool] | None = None,
 ) -> list[Abgeleitet]:
-    """Derived knowledge from the query's candidate paths (shortest first), nearest
-    first, then by relation and target name: per target,
+    """Derived knowledge from the query's candidate paths (every one, in no order),
+    nearest first, then by relation and target name: per target,
     of the paths all of whose facts are active (a current read) or held at `gueltig_am`
-    (an as-of read), the one that holds from the earliest start; a path holds from the
-    latest start among its facts (its *ab*; a fact's stay may begin before its version,
-    `since` by fact id, see `stays`). A shorter path that begins later does not hide that
-    the derivation has held for longer. Only the paths that begin with a fact the
-    Mappe shows (`shown`, given the path; the query derives from the entity's own facts
-    under the cap, but the facts told of it may push some of them out)."""
+    (an as-of read), the one that holds from the earliest start, of two alike the first
+    in `_path_order`; a path holds from the latest start among its facts (its *ab*; a
+    fact's stay may begin before its version, `since` by fact id, see `stays`). A
+    shorter path that begins later does not hide that the derivation has held for
+    longer. Only the paths that begin with a fact the Mappe shows (`shown`, given the
+    path; the query derives from the entity's own facts under the cap, but the facts
+    told of it may push some of them out)."""
     since = since or {}
     found: dict[tuple[str, str], tuple[datetime, Abgeleitet]] = {}
-    for compact in row["abgeleitet"]:
+    for compact in sorted(row["abgeleitet"], key=_path_order):
         d = dict(zip(DERIVED_FIELDS, compact, strict=True))
         d["zeiten"] = [dict(zip(TIME_FIELDS, z, strict=True)) for z in d["zeiten"]]
         rel = canon.by_type.get(d["rel"])
@@ -516,6 +517,16 @@ def derived(
     # the server walked them, which an import (other internal ids) changed.
     return sorted((a for _, a in found.values()),
                   key=lambda a: (len(a.pfad), a.beziehung, a.objekt.name, a.objekt.id))
+
+
+def _path_order(compact: list[Any]) -> tuple[Any, ...]:
+    """A derivation's path in the order the reader takes them: shortest first, then by
+    relation, target (name, id), the names on the way and the first fact (an order of
+    its own: the server walks paths in one that an import changes). (A name that is no
+    text sorts by its text; the model then names it.)"""
+    rel, ziel_id, ziel_name, pfad, _, von_id = compact
+    return (len(pfad), str(rel), str(ziel_name), str(ziel_id),
+            tuple(str(n) for n in pfad), str(von_id))
 
 
 def _start(row: Record) -> Start:

@@ -137,9 +137,9 @@ CASE WHEN $asof
 // (its last entry recorded by $at.bekannt_am); of them, the type and the facts whose value
 // held at $at.gueltig_us (gueltig_am in epoch microseconds), the history's values that had
 // ended by then, and the derivations' paths whose facts all held, before each cap (so
-// superseded values take no place). For derived knowledge it returns, of the paths of
-// one first fact to one target, every one the caller may take (uncapped); the caller
-// keeps, per target, the path which holds from the earliest start.
+// superseded values take no place). For derived knowledge it returns every path
+// (uncapped, unordered); the caller keeps, per target, the path which holds from the
+// earliest start.
 // The instants of an as-of read come in one map, $at (empty fields for a current read):
 // the server keys a cached plan by each parameter's type, null apart from a number or a
 // datetime, so with them apart the first as-of read planned the query anew (seconds
@@ -425,7 +425,13 @@ CALL (e, near, ahead) {
             (x:Entitaet)
   WHERE x <> e AND x <> o
   // The paths whose facts all hold (`gueltig_am`): the caller takes, per target, the
-  // one that holds from the earliest start (a shorter path may begin later).
+  // one that holds from the earliest start (a shorter path may begin later), the first
+  // of two alike in its own order. Every path, uncapped, in no order: a cap of paths,
+  // shortest first, cut the earliest ("wohnt in Deutschland (über Kassel)" from 2024
+  // where she has lived there, through Hessen, since 2020), counted paths from facts
+  // the caller then left out (Nordhessen's twelve regions in place of Europa), and of
+  // one length let the server's walk order (which an import changes) choose. The
+  // server walks every path anyway.
   WITH r0, x, p
   // The times of every fact of the path: the derivation holds from the latest start (its
   // *ab*), and an as-of read keeps a path only if all of them hold.
@@ -438,40 +444,10 @@ CALL (e, near, ahead) {
     r.grund, r.t_valid.epochSeconds * 1000000 + r.t_valid.microsecond,
     r.t_invalid.epochSeconds * 1000000 + r.t_invalid.microsecond,
     ta.beginn, ta.genauigkeit, tb.beginn, tb.genauigkeit, r.id
-  ]) AS zeiten, collect(held) AS helds,
-  // (Each start as `effective` reads it; one stored as something else reads as none,
-  // and the path goes to the reader, which names it.)
-  collect(CASE WHEN r <> r0 THEN [
-    CASE WHEN ta.beginn IS NULL AND r.t_valid IS :: ZONED DATETIME NOT NULL
-           THEN r.t_valid.epochSeconds * 1000000 + r.t_valid.microsecond
-         WHEN ta.beginn IS :: DATE NOT NULL
-           THEN datetime({date: ta.beginn, timezone: 'UTC'}).epochSeconds * 1000000
-    END] END) AS starts
+  ]) AS zeiten, collect(held) AS helds
   WHERE all(h IN helds WHERE h)
-  // Of the paths of one first fact to one target, only those that no path before them
-  // in the caller's order (shorter, then by name) beats: from the fact on, a path
-  // holds from the latest start of its other facts (`ab`), and the caller takes the
-  // path that holds earliest, the first of two alike (the first fact's start, which
-  // the caller may move back to where its stay began, is the same for all of them). So
-  // none is left out that the caller would take, and no cap is needed: a cap of paths
-  // cut the earliest ("wohnt in Deutschland (über Kassel)" from 2024 where she has
-  // lived there, through Hessen, since 2020), and counted paths from facts the caller
-  // then left out (Nordhessen's twelve regions in place of Europa).
-  WITH r0, x, collect({
-    schluessel: [length(p), [n IN nodes(p) | n.name], [n IN nodes(p) | n.id]],
-    ab: CASE WHEN NOT any(s IN starts WHERE s[0] IS NULL)
-             THEN reduce(m = starts[0][0], s IN starts | CASE WHEN s[0] > m THEN s[0] ELSE m END)
-        END,
-    d: [type(r0), x.id, x.name, [n IN nodes(p) | n.name][..-1], zeiten, r0.id]
-  }) AS wege
-  UNWIND [w IN wege WHERE w.ab IS NULL OR NOT any(
-            v IN wege WHERE v.ab IS NOT NULL AND v.ab <= w.ab
-                            AND coalesce(v.schluessel < w.schluessel, false))] AS w
-  // Nearest first, then by relation and target (the caller's order; of one length
-  // the server walks in an order an import changes).
-  WITH w ORDER BY w.schluessel[0], w.d[0], w.d[2], w.d[1], w.schluessel[1], w.schluessel[2],
-                  w.d[5]
-  RETURN collect(w.d) AS abgeleitet
+  RETURN collect([type(r0), x.id, x.name, [n IN nodes(p) | n.name][..-1], zeiten, r0.id])
+           AS abgeleitet
 }
 // Correlated with `e` (`e.user_id`), so it runs for each entity after the subqueries
 // before it; an uncorrelated one could be planned as a cartesian product, which the
