@@ -500,6 +500,13 @@ def derived(
         # It holds once every fact of its path does: from the latest start among them.
         ab, ab_text, from_event = max(
             (since.get(z["id"]) or _start(z) for z in d["zeiten"]), key=lambda e: e[0])
+        # And while every one does, up to the earliest end (a current read's value that
+        # still holds, "noch bis", has one): a path whose facts never held together
+        # derives nothing (Lena in Berlin until 2030, Berlin in Brandenburg from 2031:
+        # she never lived in Brandenburg).
+        ends = [bis for bis in (effective(z)[1] for z in d["zeiten"]) if bis is not None]
+        if ends and min(ends) <= ab:
+            continue
         key = (d["rel"], d["ziel_id"])
         if key in found and found[key][0] <= ab:
             continue  # an earlier (or as early and shorter) path holds already

@@ -222,6 +222,23 @@ def test_versions_of_a_stay_take_no_place_under_the_historys_cap(
         assert lines(m) == lines(wide)[:cap], f"cap {cap}:\n{render(m)}"
 
 
+def test_a_path_whose_facts_never_hold_together_derives_nothing(pair: Pair) -> None:
+    """A stranger's hunt: Lena in Berlin since 2020, told she moves to Kassel in June
+    2030 (Berlin "noch bis 1. Juni 2030"); Berlin in Brandenburg, told from 2031. The
+    current read derived "wohnt in Brandenburg (über Berlin, ab 1. Januar 2031)": from
+    the latest start of the path's facts, after its first fact ends. Read as of a day
+    it derived nothing, as it must: she never lived in Brandenburg."""
+    pair.write(t("Lena", "wohnt_in", "Berlin"), zeitpunkt="2020-01-01T00:00:00Z")
+    pair.write(t("Lena", "wohnt_in", "Kassel"), zeitpunkt="2030-06-01T00:00:00Z")
+    pair.write(t("Berlin", "liegt_in", "Brandenburg"), zeitpunkt="2031-01-01T00:00:00Z")
+    pair.write(t("Kassel", "liegt_in", "Hessen"), zeitpunkt="2000-01-01T00:00:00Z")
+    m = pair.mappe("Lena")
+    assert [d[1] for d in derivations(m)] == ["Hessen"], render(m)
+    for day in (datetime(2030, 3, 1, tzinfo=UTC), datetime(2031, 6, 1, tzinfo=UTC)):
+        assert "Brandenburg" not in [d[1] for d in derivations(
+            pair.mappe("Lena", gueltig_am=day))]
+
+
 # -- the cap over random stories ------------------------------------------------------
 
 PEOPLE = ["Lena", "Tom", "Max"]
