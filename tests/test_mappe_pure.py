@@ -325,6 +325,33 @@ def test_a_version_squeezed_to_nothing_where_its_stay_passes_is_part_of_it(
         ("Ärztin", date(2026, 1, 20), day)]
 
 
+@pytest.mark.parametrize("gueltig_am", [None, at(2027, 6, 1)])
+def test_a_version_squeezed_beyond_the_historys_cap_takes_no_line_shown(
+    gueltig_am: datetime | None,
+) -> None:
+    """Lena's lines latest end first: Lehrerin to March 2027, Ärztin from 1 to 24
+    December, Lehrerin to 1 December; with a cap of 2 the query stops at Ärztin's line
+    and brings, as a version beyond the cap, an Ärztin squeezed to nothing on 24
+    December by another event of that day (so the query did not count it as going on
+    from the line). Joined to the line, it took "Ärztin (1. to 24. December)" into a
+    stay nothing shows, and the November line stood in its place."""
+    def beruf(fid: str, wert: str, since: date, until: date | None = None,
+              grad: int = 1) -> dict[str, Any]:
+        return fact(fid, "BERUF", None, wert=wert, since=since, until=until,
+                    grund=None if until is None else "abgeloest", grad=grad)
+
+    lines = [beruf("f1", "Lehrerin", date(2026, 12, 24), date(2027, 3, 3)),
+             beruf("f2", "Ärztin", date(2026, 12, 1), date(2026, 12, 24)),
+             beruf("f3", "Lehrerin", date(2026, 11, 1), date(2026, 12, 1))]
+    current = beruf("f4", "Ärztin", date(2027, 3, 3))
+    squeezed = beruf("f5", "Ärztin", date(2026, 12, 24), date(2026, 12, 24), grad=0)
+    mappe = build(row([current, squeezed], historie=lines), CANON, cap=2,
+                  gueltig_am=gueltig_am, bekannt_am=at(2026, 12, 7) if gueltig_am else None)
+    assert [(h.id, h.ab_datum, h.bis_datum) for h in mappe.historie] == [
+        ("f1", date(2026, 12, 24), date(2027, 3, 3)),
+        ("f2", date(2026, 12, 1), date(2026, 12, 24))]
+
+
 @pytest.mark.parametrize("order", list(itertools.permutations(range(3))))
 def test_a_stay_of_three_versions_and_a_squeezed_one_reads_the_same_in_any_order(
     order: tuple[int, ...],

@@ -122,6 +122,13 @@ def ours(m: Any) -> tuple[set[Any], set[Any]]:
     return facts, history
 
 
+def latest_end_first(m: Any) -> None:
+    """A Mappe's history goes latest end first, each line's end as it shows it (its cap
+    cuts the lines that end earliest)."""
+    ends = [h.bis_datum for h in m.historie]
+    assert None not in ends and ends == sorted(ends, reverse=True), ends
+
+
 class TemporalRecord(RuleBasedStateMachine):
     store: SyncMemory
 
@@ -319,6 +326,7 @@ class TemporalRecord(RuleBasedStateMachine):
         m = self.run(self.memory().mappe(self.user, "nova", self.lena()))
         want = self.model.current()
         assert ours(m) == want
+        latest_end_first(m)
         # Derived also from a value superseded from a day ahead: it holds until then.
         holding = want[0] | self.model.still_holding(datetime.now(UTC))
         assert {(d.objekt.name, d.ab_datum) for d in m.abgeleitet} == derived(holding)
@@ -379,6 +387,7 @@ class TemporalRecord(RuleBasedStateMachine):
         for (step, v), m in zip(asked, answers, strict=True):
             want = self.model.as_of(v, step)
             assert ours(m) == want, (v, step)
+            latest_end_first(m)
             got = {(d.objekt.name, d.ab_datum) for d in m.abgeleitet}
             assert got == derived(want[0]), (v, step)
         step, v = asked[-1]  # (the latest step: the longest history)
@@ -626,6 +635,33 @@ def test_a_stay_read_back_through_a_squeezed_version_keeps_its_first_start(
         state.write_with_event(day=on(2026, 11, 28), monat=True, pick=0, rel='wohnt_in')
         state.write_with_event(day=on(2026, 12, 24), monat=False, pick=2, rel='hobby')
         state.write_with_event(day=on(2026, 11, 5), monat=False, pick=0, rel='beruf')
+
+
+@pytest.mark.parametrize("ids", ["ascending", "descending"])
+def test_a_version_squeezed_by_an_event_of_its_month_ends_where_the_reader_dates_it(
+    store: SyncMemory, ids: IdOrder
+) -> None:
+    """Found by the stress run (2026-12-07), shrunk by hand from nineteen steps. Ärztin
+    by an event on 24 December is squeezed to nothing by Lehrerin's of November, told
+    later: the reader dates its end where it begins, on 24 December, but the history's
+    query sorted it by the end it was written with, November, after the line
+    "Lehrerin (November to 1 December)". There it took "Ärztin (1. to 24. December)"
+    into its stay, so the line stood below the November one, and a cap of 2 as of June
+    2027 cut it for that earlier line. The ids both ways: only one order of the two
+    versions ending on 24 December showed it."""
+    with replay(store, ids) as state:
+        state.write_with_event(day=on(2026, 12, 24), monat=False, pick=0, rel="beruf")
+        state.write_with_event(day=on(2027, 3, 3), monat=True, pick=1, rel="beruf")
+        state.write_with_event(day=on(2026, 12, 24), monat=True, pick=2, rel="beruf")
+        state.write_with_event(day=on(2027, 3, 3), monat=False, pick=2, rel="beruf")
+        state.write_with_event(day=on(2026, 12, 24), monat=False, pick=1, rel="beruf")
+        state.write_with_event(day=on(2026, 11, 5), monat=True, pick=1, rel="beruf")
+        m = state.run(state.memory().mappe(state.user, "nova", state.lena(),
+                                           gueltig_am=at(2027, 6, 1), cap=2))
+        assert [(h.wert, h.ab_datum, h.bis_datum) for h in m.historie] == [
+            ("Lehrerin", on(2026, 12, 24), on(2027, 3, 3)),
+            ("Ärztin", on(2026, 12, 1), on(2026, 12, 24)),
+        ]
 
 
 def test_correcting_the_last_of_values_told_for_the_same_instant(store: SyncMemory) -> None:

@@ -263,6 +263,11 @@ CALL (e, near) {
             WHEN r.t_invalid IS :: ZONED DATETIME NOT NULL
               THEN r.t_invalid.epochSeconds * 1000000 + r.t_invalid.microsecond
             END AS bis
+  // A value superseded by an event of the month it began in ends where it began, as the
+  // reader dates it (`effective`): sorted by its stored end, such a version squeezed to
+  // nothing on 24 December went after the lines ending before it, took "Ärztin (1. to
+  // 24. December)" into its stay there, and the cap cut that line for an earlier one.
+  WITH r, n, ta, tb, ab, CASE WHEN bis < ab THEN ab ELSE bis END AS bis
   ORDER BY bis DESC, r.id
   // A value squeezed to nothing (superseded where it began) never held: the reader
   // shows no line of it (unless it ends a stay of earlier versions, which it brings
