@@ -106,10 +106,12 @@ FACT_FIELDS = (
     "staerke", "aktiv", "grund", "t_valid", "t_invalid",
     "ab_tag", "ab_genauigkeit", "bis_tag", "bis_genauigkeit",
 )
-#: The times of each fact on a derivation's path, and its id (a list, in this order).
+#: The times of a fact on the derivations' paths, and its id (a list, in this order): the
+#: `mappe` query's `wegzeiten`, each fact once.
 TIME_FIELDS = (*FACT_FIELDS[12:], "id")
-#: A derivation as the `mappe` query returns it (a list, in this order).
-DERIVED_FIELDS = ("rel", "ziel_id", "ziel_name", "pfad", "zeiten", "von_id")
+#: A derivation as the `mappe` query returns it (a list, in this order): `glieder`, the
+#: ids of the facts on its path.
+DERIVED_FIELDS = ("rel", "ziel_id", "ziel_name", "pfad", "glieder", "von_id")
 
 
 def _instant(micros: int | None) -> datetime | None:
@@ -494,23 +496,30 @@ def derived(
     path; the query derives from the entity's own facts under the cap, but the facts
     told of it may push some of them out)."""
     since = since or {}
+    # Each fact's start (of its stay) and end, once: paths share their facts (places in
+    # two places each: thousands of paths through a few dozen facts). As of a day, only
+    # the facts that held then (the query brings no other).
+    spans: dict[str, tuple[Start, datetime | None]] = {}
+    for z in (dict(zip(TIME_FIELDS, t, strict=True)) for t in row["wegzeiten"]):
+        if gueltig_am is None or holds(z, gueltig_am):
+            ab, bis, ab_text, _, from_event = effective(z)
+            spans[z["id"]] = since.get(z["id"]) or (ab, ab_text, from_event), bis
     found: dict[tuple[str, str], tuple[datetime, Abgeleitet]] = {}
     for compact in sorted(row["abgeleitet"], key=_path_order):
         d = dict(zip(DERIVED_FIELDS, compact, strict=True))
-        d["zeiten"] = [dict(zip(TIME_FIELDS, z, strict=True)) for z in d["zeiten"]]
         rel = canon.by_type.get(d["rel"])
         if rel is None or (shown is not None and not shown(d)):
             continue
-        if gueltig_am is not None and not all(holds(z, gueltig_am) for z in d["zeiten"]):
-            continue
+        held = [spans[i] for i in d["glieder"] if i in spans]
+        if len(held) < len(d["glieder"]):
+            continue  # (a fact that did not hold then)
         # It holds once every fact of its path does: from the latest start among them.
-        ab, ab_text, from_event = max(
-            (since.get(z["id"]) or _start(z) for z in d["zeiten"]), key=lambda e: e[0])
+        ab, ab_text, from_event = max((start for start, _ in held), key=lambda e: e[0])
         # And while every one does, up to the earliest end (a current read's value that
         # still holds, "noch bis", has one): a path whose facts never held together
         # derives nothing (Lena in Berlin until 2030, Berlin in Brandenburg from 2031:
         # she never lived in Brandenburg).
-        ends = [bis for bis in (effective(z)[1] for z in d["zeiten"]) if bis is not None]
+        ends = [bis for _, bis in held if bis is not None]
         if ends and min(ends) <= ab:
             continue
         key = (d["rel"], d["ziel_id"])

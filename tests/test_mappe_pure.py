@@ -77,12 +77,27 @@ def compact(fields: tuple[str, ...], item: dict[str, Any]) -> list[Any]:
     return [item[name] for name in fields]
 
 
+#: A derivation's path as the query sends it, and the facts on it.
+Path = tuple[list[Any], list[dict[str, Any]]]
+
+
+def path(target: str, pfad: list[str], *zeiten: dict[str, Any], rel: str = "WOHNT_IN") -> Path:
+    """A derivation to `target` through the facts `zeiten` (the first is the entity's)."""
+    return compact(DERIVED_FIELDS, {
+        "rel": rel, "ziel_id": target.lower(), "ziel_name": target, "pfad": pfad,
+        "glieder": [z["id"] for z in zeiten], "von_id": zeiten[0]["id"],
+    }), list(zeiten)
+
+
 def row(fakten: list[dict[str, Any]], historie: list[dict[str, Any]] | None = None,
-        abgeleitet: list[list[Any]] | None = None) -> dict[str, Any]:
+        abgeleitet: list[Path] | None = None) -> dict[str, Any]:
+    """The query's row: the paths, and the times of the facts on them, each fact once."""
+    on_paths = {z["id"]: z for _, zeiten in abgeleitet or [] for z in zeiten}
     return {"id": "lena", "name": "Lena", "typ": "person",
             "fakten": [compact(FACT_FIELDS, f) for f in fakten],
             "historie": [compact(FACT_FIELDS, h) for h in historie or []],
-            "abgeleitet": abgeleitet or []}
+            "abgeleitet": [p for p, _ in abgeleitet or []],
+            "wegzeiten": [compact(TIME_FIELDS, z) for z in on_paths.values()]}
 
 
 BERLIN = fact("f1", until=date(2026, 12, 1), grund="abgeloest", next_event=date(2026, 12, 1))
@@ -128,12 +143,8 @@ def test_given_only_bekannt_am_a_read_is_of_that_moment() -> None:
 # -- derived ---------------------------------------------------------------------------
 
 
-def derivation(*zeiten: dict[str, Any]) -> list[Any]:
-    return compact(DERIVED_FIELDS, {
-        "rel": "WOHNT_IN", "ziel_id": "hessen", "ziel_name": "Hessen",
-        "pfad": ["Kassel", "Hessen"], "zeiten": [compact(TIME_FIELDS, z) for z in zeiten],
-        "von_id": zeiten[0]["id"],
-    })
+def derivation(*zeiten: dict[str, Any]) -> Path:
+    return path("Hessen", ["Kassel", "Hessen"], *zeiten)
 
 
 def test_a_derivation_holds_only_when_its_whole_path_held() -> None:
@@ -151,11 +162,8 @@ def test_derivations_come_nearest_first_then_by_target_whatever_the_server_order
     (other internal ids) changed: the worked example's "wohnt in Deutschland" and "wohnt
     in Hessen", both through Kassel, swapped places after a round trip through an
     export (found by the pair round trip's byte comparison)."""
-    def to(target: str, *pfad: str) -> list[Any]:
-        return compact(DERIVED_FIELDS, {
-            "rel": "WOHNT_IN", "ziel_id": target.lower(), "ziel_name": target,
-            "pfad": list(pfad), "zeiten": [compact(TIME_FIELDS, KASSEL)],
-            "von_id": KASSEL["id"]})
+    def to(target: str, *pfad: str) -> Path:
+        return path(target, list(pfad), KASSEL)
 
     paths = [to("Hessen", "Kassel"), to("Deutschland", "Kassel"),
              to("Europa", "Kassel", "Deutschland")]
@@ -173,10 +181,7 @@ def test_what_the_entity_states_itself_is_not_derived_again() -> None:
     kassel = ("kassel", "Kassel")
     told = fact("f7", "LIEGT_IN", "Deutschland", subject=kassel)
     hessen = fact("f8", "LIEGT_IN", "Hessen", subject=kassel)
-    via = compact(DERIVED_FIELDS, {
-        "rel": "LIEGT_IN", "ziel_id": "deutschland", "ziel_name": "Deutschland",
-        "pfad": ["Hessen"], "zeiten": [compact(TIME_FIELDS, hessen)],
-        "von_id": hessen["id"]})
+    via = path("Deutschland", ["Hessen"], hessen, rel="LIEGT_IN")
     data = {**row([told, hessen], abgeleitet=[via]), "id": "kassel", "name": "Kassel"}
     assert build(data, CANON, cap=10).abgeleitet == []
     assert [d.objekt.name for d in build({**data, "fakten": data["fakten"][1:]}, CANON,
@@ -197,9 +202,7 @@ def test_the_path_that_holds_from_the_earliest_start_wins() -> None:
     hessen = fact("f5", "LIEGT_IN", "Hessen", since=date(2020, 1, 1),
                   subject=("kassel", "Kassel"))
     kassel_2020 = fact("f6", objekt="Kassel", since=date(2020, 1, 1))
-    direct = compact(DERIVED_FIELDS, {
-        "rel": "WOHNT_IN", "ziel_id": "hessen", "ziel_name": "Hessen", "pfad": ["Kassel"],
-        "zeiten": [compact(TIME_FIELDS, z) for z in (KASSEL,)], "von_id": KASSEL["id"]})
+    direct = path("Hessen", ["Kassel"], KASSEL)
     longer = derivation(kassel_2020, hessen)
     [found] = derived(row([], abgeleitet=[direct, longer]), CANON, None)
     assert (found.pfad, found.ab_datum) == (["Kassel", "Hessen"], date(2020, 1, 1))
@@ -394,11 +397,8 @@ def test_a_derivation_holds_since_the_stay_began() -> None:
     late = fact("f2", since=date(2020, 1, 1), until=date(2025, 1, 1), grund="abgeloest")
     land = fact("f5", "LIEGT_IN", "Deutschland", since=date(1990, 1, 1),
                 subject=("berlin", "Berlin"))
-    path = compact(DERIVED_FIELDS, {
-        "rel": "WOHNT_IN", "ziel_id": "deutschland", "ziel_name": "Deutschland",
-        "pfad": ["Berlin"], "zeiten": [compact(TIME_FIELDS, z) for z in (now, land)],
-        "von_id": "f1"})
-    mappe = build(row([now], historie=[late], abgeleitet=[path]), CANON, cap=10)
+    via = path("Deutschland", ["Berlin"], now, land)
+    mappe = build(row([now], historie=[late], abgeleitet=[via]), CANON, cap=10)
     assert [(d.objekt.name, d.ab_datum) for d in mappe.abgeleitet] == [
         ("Deutschland", date(2020, 1, 1))]
 
@@ -701,9 +701,8 @@ def test_a_value_from_later_on_the_day_read_shows_its_day_everywhere() -> None:
     paris = {**fact("p", objekt="Paris", since=day), "t_valid": eleven}
     at_two = {**fact("q", objekt="Paris", since=day, grad=2, subject=("tom", "Tom")),
               "t_valid": eleven, "via": "Tom"}
-    derivation = ["WOHNT_IN", "frankreich", "Frankreich", ["Paris"],
-                  [[None, eleven, None, None, None, None, None, "p"]], "p"]
-    m = build(row([paris, at_two], abgeleitet=[derivation]), CANON, cap=10)
+    m = build(row([paris, at_two], abgeleitet=[path("Frankreich", ["Paris"], paris)]), CANON,
+              cap=10)
     assert [f.ab_zeitpunkt for f in m.fakten] == [datetime(2026, 12, 6, 23, tzinfo=UTC)] * 2
 
     def text(hour: int) -> list[str]:
