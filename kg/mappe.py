@@ -455,12 +455,6 @@ def _own(row: Record, entity_id: str, canon: Canon) -> bool:
         row["objekt_id"] == entity_id and _symmetric(row["rel"], canon))
 
 
-def _squeezed(row: Record) -> bool:
-    """A superseded value that never held: it ends where it begins."""
-    ab, bis, *_ = effective(row)
-    return bis is not None and bis <= ab
-
-
 def _held(row: Record, start: Start | None) -> bool:
     """Whether an ended value held for a while: its stay (from `start`, else its own)
     ends after it begins."""
@@ -635,7 +629,7 @@ def build(
     # then took into a stay nobody shows; the temporal oracle's stress run found a
     # former job gone so. Between two versions it joins nothing they do not.)
     beyond = [v for v in own_versions if v["id"] not in lines and v["grund"] == "abgeloest"
-              and not _squeezed(v)]
+              and _held(v, None)]
     # A bond's version that holds, which the cap left out (the query brings it with a
     # partner's lines): those lines show whatever the Mappe shows, and one it goes on
     # from is no former bond ("früher: ist Partner von Lena (bis …)" of a bond told
