@@ -490,21 +490,35 @@ def derived(
     path; the query derives from the entity's own facts under the cap, but the facts
     told of it may push some of them out)."""
     since = since or {}
-    # Each fact's start (of its stay) and end, once: paths share their facts (places in
-    # two places each: thousands of paths through a few dozen facts). As of a day, only
-    # the facts that held then (the query brings no other).
-    spans: dict[str, tuple[Start, datetime | None]] = {}
+    # The facts on the paths, each once (places in two places each: thousands of paths
+    # through a few dozen facts); as of a day, only those that held then.
+    times: dict[str, Record] = {}
     for z in (dict(zip(TIME_FIELDS, t, strict=True)) for t in row["wegzeiten"]):
-        if gueltig_am is None or holds(z, gueltig_am):
-            ab, bis, ab_text, _, from_event = effective(z)
-            spans[z["id"]] = since.get(z["id"]) or (ab, ab_text, from_event), bis
+        if times.setdefault(z["id"], z) != z:  # (versions of one fact share its id)
+            raise StoredDataError.of("fact", z["id"], "id", z["id"],
+                                     "two versions are the record at once")
+    spans: dict[str, tuple[Start, datetime | None] | None] = {}
+
+    def span(fact_id: str) -> tuple[Start, datetime | None] | None:
+        """A fact's start (of its stay) and end, dated once, when a path first needs
+        it; None where it did not hold (as of a day: the query brings no such fact, and
+        a path through a fact without an id, which `kg check` names, leads nowhere)."""
+        if fact_id not in spans:
+            z = times.get(fact_id)
+            if z is None or (gueltig_am is not None and not holds(z, gueltig_am)):
+                spans[fact_id] = None
+            else:
+                ab, bis, ab_text, _, from_event = effective(z)
+                spans[fact_id] = since.get(fact_id) or (ab, ab_text, from_event), bis
+        return spans[fact_id]
+
     found: dict[tuple[str, str], tuple[datetime, Abgeleitet]] = {}
     for compact in sorted(row["abgeleitet"], key=_path_order):
         d = dict(zip(DERIVED_FIELDS, compact, strict=True))
         rel = canon.by_type.get(d["rel"])
         if rel is None or (shown is not None and not shown(d)):
             continue
-        held = [spans[i] for i in d["glieder"] if i in spans]
+        held = [h for h in map(span, d["glieder"]) if h is not None]
         if len(held) < len(d["glieder"]):
             continue  # (a fact that did not hold then)
         # It holds once every fact of its path does: from the latest start among them.

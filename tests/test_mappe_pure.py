@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from neo4j.time import Date as DriverDate
 
 from kg.canon import load_canon
+from kg.errors import StoredDataError
 from kg.mappe import (
     DERIVED_FIELDS,
     FACT_FIELDS,
@@ -155,6 +156,34 @@ def test_a_derivation_holds_only_when_its_whole_path_held() -> None:
     [found] = derived(paths, CANON, at(2026, 12, 2))
     assert (found.objekt.name, found.ab, found.aus_ereignis) == ("Hessen", "Dezember 2026", True)
     assert len(derived(paths, CANON, None)) == 1  # a current read takes the path as it is
+
+
+def test_a_path_through_a_fact_whose_times_did_not_come_derives_nothing() -> None:
+    """The paths name their facts by id, and the times of each come once: as of a day,
+    the query brings only the facts that held then, and a fact without an id (which
+    `kg check` names) none. A path through either derives nothing; the others do."""
+    hessen = fact("f5", "LIEGT_IN", "Hessen", subject=("kassel", "Kassel"))
+    paths = row([], abgeleitet=[derivation(KASSEL, hessen),
+                                path("Deutschland", ["Kassel"], KASSEL)])
+    assert [d.objekt.name for d in derived(paths, CANON, None)] == ["Deutschland", "Hessen"]
+    left_out = {**paths, "wegzeiten": paths["wegzeiten"][:1]}  # (Hessen's did not come)
+    assert [d.objekt.name for d in derived(left_out, CANON, None)] == ["Deutschland"]
+    no_id = {**paths, "abgeleitet": [[*p[:4], [KASSEL["id"], None], p[5]]
+                                     if p[2] == "Hessen" else p for p in paths["abgeleitet"]]}
+    assert [d.objekt.name for d in derived(no_id, CANON, None)] == ["Deutschland"]
+
+
+def test_two_records_of_one_fact_on_the_paths_name_the_fact() -> None:
+    """Versions of a fact share its id, and one is the record at a time (`kg check`'s
+    version chains): two with other times under one id were changed by hand, and the
+    read names the fact rather than date a path by either."""
+    paths = row([], abgeleitet=[derivation(KASSEL)])
+    twice = {**paths, "wegzeiten": paths["wegzeiten"] + [
+        compact(TIME_FIELDS, {**KASSEL, "ab_tag": date(2025, 1, 1)})]}
+    with pytest.raises(StoredDataError, match=r"f2.*two versions are the record at once"):
+        derived(twice, CANON, None)
+    same = {**paths, "wegzeiten": paths["wegzeiten"] * 2}  # (the same record twice: fine)
+    assert [d.objekt.name for d in derived(same, CANON, None)] == ["Hessen"]
 
 
 def test_derivations_come_nearest_first_then_by_target_whatever_the_server_order() -> None:
@@ -332,27 +361,29 @@ def test_a_version_squeezed_to_nothing_where_its_stay_passes_is_part_of_it(
 def test_a_version_squeezed_beyond_the_historys_cap_takes_no_line_shown(
     gueltig_am: datetime | None,
 ) -> None:
-    """Lena's lines latest end first: Lehrerin to March 2027, Ärztin from 1 to 24
-    December, Lehrerin to 1 December; with a cap of 2 the query stops at Ärztin's line
-    and brings, as a version beyond the cap, an Ärztin squeezed to nothing on 24
-    December by another event of that day (so the query did not count it as going on
-    from the line). Joined to the line, it took "Ärztin (1. to 24. December)" into a
-    stay nothing shows, and the November line stood in its place."""
+    """Lena's lines latest end first: Lehrerin to March 2027, then three that end on 24
+    December: Ärztin from the 1st, Berlin (she moved to Kassel that day), and an Ärztin
+    squeezed to nothing there by another event of that day (so the query did not count
+    it as going on from the Ärztin line). A cap of 2 reads three lines that held
+    (one more than the cap) and stops at Berlin: the squeezed one, last of the three by
+    id, comes as a version beyond the cap. Joined to the line it meets, it took
+    "Ärztin (1. to 24. December)" into a stay nothing shows, and Berlin stood in its
+    place."""
     def beruf(fid: str, wert: str, since: date, until: date | None = None,
               grad: int = 1) -> dict[str, Any]:
         return fact(fid, "BERUF", None, wert=wert, since=since, until=until,
                     grund=None if until is None else "abgeloest", grad=grad)
 
-    lines = [beruf("f1", "Lehrerin", date(2026, 12, 24), date(2027, 3, 3)),
-             beruf("f2", "Ärztin", date(2026, 12, 1), date(2026, 12, 24)),
-             beruf("f3", "Lehrerin", date(2026, 11, 1), date(2026, 12, 1))]
-    current = beruf("f4", "Ärztin", date(2027, 3, 3))
-    squeezed = beruf("f5", "Ärztin", date(2026, 12, 24), date(2026, 12, 24), grad=0)
-    mappe = build(row([current, squeezed], historie=lines), CANON, cap=2,
+    day = date(2026, 12, 24)
+    lines = [beruf("f1", "Lehrerin", day, date(2027, 3, 3)),
+             beruf("f2", "Ärztin", date(2026, 12, 1), day),
+             fact("f3", since=date(2020, 1, 1), until=day, grund="abgeloest")]
+    current = [beruf("f4", "Ärztin", date(2027, 3, 3)), fact("f5", objekt="Kassel", since=day)]
+    squeezed = beruf("f9", "Ärztin", day, day, grad=0)
+    mappe = build(row([*current, squeezed], historie=lines), CANON, cap=2,
                   gueltig_am=gueltig_am, bekannt_am=at(2026, 12, 7) if gueltig_am else None)
     assert [(h.id, h.ab_datum, h.bis_datum) for h in mappe.historie] == [
-        ("f1", date(2026, 12, 24), date(2027, 3, 3)),
-        ("f2", date(2026, 12, 1), date(2026, 12, 24))]
+        ("f1", day, date(2027, 3, 3)), ("f2", date(2026, 12, 1), day)]
 
 
 @pytest.mark.parametrize("order", list(itertools.permutations(range(3))))

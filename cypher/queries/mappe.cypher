@@ -136,10 +136,11 @@ CASE WHEN $asof
 // (t_recorded <= $at.bekannt_am < t_expired), and each timeline chain as it was known then
 // (its last entry recorded by $at.bekannt_am); of them, the type and the facts whose value
 // held at $at.gueltig_us (gueltig_am in epoch microseconds), the history's values that had
-// ended by then, and the derivations' paths whose facts all held, before each cap (so
-// superseded values take no place). For derived knowledge it returns every path
-// (uncapped, unordered); the caller keeps, per target, the path which holds from the
-// earliest start.
+// ended by then, before each cap (so superseded values take no place), and of the
+// facts on the derivations' paths those that held. For derived knowledge it returns
+// every path (uncapped, unordered) with the ids of its facts, and the times of those
+// facts once each (`wegzeiten`); the caller keeps the paths whose facts all came and,
+// per target, the one that holds from the earliest start.
 // The instants of an as-of read come in one map, $at (empty fields for a current read):
 // the server keys a cached plan by each parameter's type, null apart from a number or a
 // datetime, so with them apart the first as-of read planned the query anew (seconds
@@ -438,10 +439,10 @@ CALL (e, near, ahead) {
   // one length let the server's walk order (which an import changes) choose. The
   // server walks every path anyway.
   // Each path names its facts by id; their times come once each (`wegzeiten`): places
-  // that each lie in two of the next level give 2^L paths through 4L facts, and the
-  // times read per path (a lattice of twelve levels: 8,190 paths, 48 facts) were most
-  // of such a Mappe's seconds, on the server and in the reader. (A fact without an id,
-  // which `kg check` names, leads nowhere.)
+  // that each lie in two of the next level give 2^(L+1) - 2 paths through 4L - 1 facts
+  // for L levels, and the times read per path (twelve levels: 8,190 paths, 47 facts)
+  // were most of such a Mappe's seconds, on the server and in the reader. (A fact
+  // without an id, which `kg check` names, leads nowhere.)
   WITH collect([type(r0), x.id, x.name, [n IN nodes(p) | n.name][..-1],
                 [r IN [r0] + relationships(p) | r.id], r0.id]) AS abgeleitet,
        collect([r0] + relationships(p)) AS glieder
