@@ -59,11 +59,15 @@ async def purge(memory: Memory, user: str) -> None:
         await memory.purge(user)
 
 
-async def measure(memory: Memory, levels: int, samples: int) -> dict[str, dict[str, Any]]:
+async def measure(
+    memory: Memory, levels: int, samples: int, prefix: str = "bench-lattice"
+) -> dict[str, dict[str, Any]]:
+    """p50 / p95 / max of each reader at one depth; the stories' users (`prefix`-…) are
+    purged afterwards. A read that derives other than 2L (the chain: L) places exits."""
     stories = {"lattice": 2, "chain": 1}
     lena = {}
     for name, width in stories.items():
-        user = f"bench-lattice-{name}-{levels}"
+        user = f"{prefix}-{name}-{levels}"
         await purge(memory, user)
         lena[name] = (user, await tell(memory, user, levels, width))
     readers = [(f"{name}_{when}", user, eid, at) for name, (user, eid) in lena.items()

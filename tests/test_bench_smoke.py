@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from bench import bulk, check_orders, coldstart, compare, report, serverprofile
+from bench import bulk, check_orders, coldstart, compare, lattice, report, serverprofile
 from bench import run as run_module
 from bench.generate import Config, Fact, UserGraph, user
 from bench.loadavg import LoadSampler, fsync_probe, merged
@@ -49,6 +49,7 @@ from bench.run import (
 from cli.launcher import LocalServer, free_port
 from kg.api import SyncMemory
 from kg.canon import load_canon
+from kg.errors import NothingStored
 from kg.models import FACT_PROPERTIES
 from kg.plan import day_start
 from kg.queries import registry as package_registry
@@ -601,6 +602,25 @@ def test_the_bench_times_the_floor_both_ways_and_the_turn_reader(
     checked = store.run(parity(memory, naive, None, samples, set(), asof))
     assert checked["turn_equal"] == len(samples), checked["differ"]
     assert checked["postgres_turn_equal"] is None
+
+
+def test_the_lattice_bench_times_each_reader_and_refuses_a_wrong_answer(
+    store: SyncMemory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`bench.lattice` at three levels: each reader timed as often as asked, its users
+    purged after; a lattice that derives other than 2L places gives no figure."""
+    prefix = new_user_id("lattice")
+    out = store.run(lattice.measure(store.memory, 3, 2, prefix=prefix))
+    assert set(out) == {"lattice_now", "lattice_asof", "chain_now", "chain_asof"}
+    assert all(s["n"] == 2 and s["p50"] > 0 for s in out.values())
+    for name in ("lattice", "chain"):
+        with pytest.raises(NothingStored):
+            store.run(store.memory.purge(f"{prefix}-{name}-3"))
+    real_tell = lattice.tell
+    monkeypatch.setattr(lattice, "tell", lambda m, u, levels, width: real_tell(
+        m, u, levels - 1 if width == 2 else levels, width))
+    with pytest.raises(SystemExit, match="lattice_now: 4 derivations, expected 6"):
+        store.run(lattice.measure(store.memory, 3, 1, prefix=prefix))
 
 
 def test_the_idle_reads_pause_before_every_call_and_time_each_reader_per_entity(
