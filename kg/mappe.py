@@ -658,7 +658,8 @@ def build(
     lines_shown: set[str] = set()  # the history's versions it shows: lines, or in stays
     if historie or beyond:  # (only a value with a history can have a stay of several versions)
         near = [dict(zip(FACT_FIELDS, f, strict=True)) for f in compact if f[2] == 1]
-        since, taken = stays(near + bonds, historie_rows + beyond, canon)
+        ended = historie_rows + beyond
+        since, taken = stays(near + bonds, ended, canon)
         fakten = [_from(f, since.get(f["id"])) for f in fakten]
         # A value that held nowhere (squeezed to nothing: another was told for the same
         # instant, or a late one begins where it does) was never a former value: as
@@ -667,7 +668,6 @@ def build(
         held = [i for i, h in enumerate(historie_rows) if i not in taken
                 and _held(h, since.get(h["id"]))]
         historie = [_from(historie[i], since.get(historie_rows[i]["id"])) for i in held][:cap]
-        ended = historie_rows + beyond
         lines_shown = {historie_rows[i]["id"] for i in held[:cap]} | {
             ended[i]["id"] for i in taken}
     # What the entity's own shown facts say is not derived again: Kassel liegt in

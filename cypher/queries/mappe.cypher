@@ -36,6 +36,25 @@ WITH CASE WHEN ta IS NULL THEN r.t_valid.epochSeconds * 1000000 + r.t_valid.micr
           WHEN r.grund = 'abgeloest'
             THEN r.t_invalid.epochSeconds * 1000000 + r.t_invalid.microsecond END AS bis
 
+// fragment: span_read
+// The start `ab` and end `bis` of the superseded fact version `r` in epoch microseconds,
+// as the reader dates them (kg.mappe.effective): from its events' days (`ta` and `tb`
+// of `event_days`), else from its valid time; an end before the start (an event of the
+// month it began in, or moved before it) is the start. A day or an instant stored as
+// something else reads as none (the reader names it). Every variable in scope goes on.
+WITH *,
+     CASE WHEN ta.beginn IS NULL AND r.t_valid IS :: ZONED DATETIME NOT NULL
+            THEN r.t_valid.epochSeconds * 1000000 + r.t_valid.microsecond
+          WHEN ta.beginn IS :: DATE NOT NULL
+            THEN datetime({date: ta.beginn, timezone: 'UTC'}).epochSeconds * 1000000
+          END AS ab,
+     CASE WHEN tb.beginn IS :: DATE NOT NULL
+            THEN datetime({date: tb.beginn, timezone: 'UTC'}).epochSeconds * 1000000
+          WHEN r.t_invalid IS :: ZONED DATETIME NOT NULL
+            THEN r.t_invalid.epochSeconds * 1000000 + r.t_invalid.microsecond
+          END AS ende
+WITH *, CASE WHEN ende < ab THEN ab ELSE ende END AS bis
+
 // fragment: holds_then
 // An as-of read's valid-time test, before the cap: the value of the fact version `r`
 // held at `gueltig_am` ($at.gueltig_us, its epoch microseconds; a value superseded where it
@@ -52,9 +71,8 @@ EXISTS {
 // that begins and ends ahead too, unless it is the entity `e`'s own (there a line of
 // the history only, which neither derives nor reaches further): told of Lena, Kassel
 // from March until January shows in Kassel's Mappe and at degree 2 as a value to come
-// with no end does, with its two days. Its days as `span_then` reads
-// them; a day or an instant stored as something else reads as none (the reader names
-// it). The cheap test first, inside: the planner runs an EXISTS before the other
+// with no end does, with its two days. Its days as the reader dates them
+// (`span_read`). The cheap test first, inside: the planner runs an EXISTS before the other
 // conditions of its WHERE, and it ran the subquery for every superseded edge (15 % of a
 // Mappe's time at degree 2).
 EXISTS {
@@ -70,17 +88,8 @@ EXISTS {
       AND c.staerke_decay >= $schwelle
   }
   {{ event_days }}
-  WITH CASE WHEN ta IS NULL AND r.t_valid IS :: ZONED DATETIME NOT NULL
-              THEN r.t_valid.epochSeconds * 1000000 + r.t_valid.microsecond
-            WHEN ta.beginn IS :: DATE NOT NULL
-              THEN datetime({date: ta.beginn, timezone: 'UTC'}).epochSeconds * 1000000
-            END AS ab,
-       CASE WHEN tb IS NULL AND r.t_invalid IS :: ZONED DATETIME NOT NULL
-              THEN r.t_invalid.epochSeconds * 1000000 + r.t_invalid.microsecond
-            WHEN tb.beginn IS :: DATE NOT NULL
-              THEN datetime({date: tb.beginn, timezone: 'UTC'}).epochSeconds * 1000000
-            END AS bis,
-       datetime.realtime() AS clock
+  {{ span_read }}
+  WITH ab, bis, datetime.realtime() AS clock
   WITH ab, bis, clock.epochSeconds * 1000000 + clock.microsecond AS now
   WHERE ab < bis AND now < bis
     AND (ab <= now OR NOT (startNode(r) = e OR (endNode(r) = e AND type(r) IN $symmetric_types)))
@@ -250,25 +259,14 @@ CALL (e, near) {
     {{ span_then }}
     WHERE bis <= $at.gueltig_us AND ab <= $at.gueltig_us
   }
-  // Latest end first, each end as `span_then` reads it: an event moved since the value
-  // was superseded moved its end, where the version keeps the end it was written with.
+  // Latest end first, each end as the reader dates it (`span_read`): an event moved
+  // since the value was superseded moved its end, where the version keeps the end it
+  // was written with; and sorted by its stored end, a version squeezed to nothing on 24
+  // December by an event of November went after the lines ending before it, took
+  // "Ärztin (1. to 24. December)" into its stay there, and the cap cut that line for
+  // an earlier one.
   {{ event_days }}
-  WITH r, n, ta, tb,
-       CASE WHEN ta.beginn IS NULL AND r.t_valid IS :: ZONED DATETIME NOT NULL
-              THEN r.t_valid.epochSeconds * 1000000 + r.t_valid.microsecond
-            WHEN ta.beginn IS :: DATE NOT NULL
-              THEN datetime({date: ta.beginn, timezone: 'UTC'}).epochSeconds * 1000000
-            END AS ab,
-       CASE WHEN tb.beginn IS :: DATE NOT NULL
-              THEN datetime({date: tb.beginn, timezone: 'UTC'}).epochSeconds * 1000000
-            WHEN r.t_invalid IS :: ZONED DATETIME NOT NULL
-              THEN r.t_invalid.epochSeconds * 1000000 + r.t_invalid.microsecond
-            END AS bis
-  // A value superseded by an event of the month it began in ends where it began, as the
-  // reader dates it (`effective`): sorted by its stored end, such a version squeezed to
-  // nothing on 24 December went after the lines ending before it, took "Ärztin (1. to
-  // 24. December)" into its stay there, and the cap cut that line for an earlier one.
-  WITH r, n, ta, tb, ab, CASE WHEN bis < ab THEN ab ELSE bis END AS bis
+  {{ span_read }}
   ORDER BY bis DESC, r.id
   // A value squeezed to nothing (superseded where it began) never held: the reader
   // shows no line of it (unless it ends a stay of earlier versions, which it brings
