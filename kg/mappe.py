@@ -656,6 +656,7 @@ def build(
         beyond = [as_known_then(v) for v in beyond if _ended_by(v, gueltig_am)]
     since: dict[str, Start] = {}
     lines_shown: set[str] = set()  # the history's versions it shows: lines, or in stays
+    versions_shown: list[Record] = []  # (the same, the rows)
     if historie or beyond:  # (only a value with a history can have a stay of several versions)
         near = [dict(zip(FACT_FIELDS, f, strict=True)) for f in compact if f[2] == 1]
         ended = historie_rows + beyond
@@ -668,8 +669,18 @@ def build(
         held = [i for i, h in enumerate(historie_rows) if i not in taken
                 and _held(h, since.get(h["id"]))]
         historie = [_from(historie[i], since.get(historie_rows[i]["id"])) for i in held][:cap]
-        lines_shown = {historie_rows[i]["id"] for i in held[:cap]} | {
-            ended[i]["id"] for i in taken}
+        versions_shown = [historie_rows[i] for i in held[:cap]] + [ended[i] for i in taken]
+        lines_shown = {v["id"] for v in versions_shown}
+    # A fact at degree 2 shows only beside what it is reached through: one of its ends is
+    # the other end of a fact shown, or of a version the history shows (the entity's own
+    # value that still holds, "noch bis", reaches its place's facts too). Where the
+    # history's cap cut that line, "· Berlin liegt in Deutschland" stood beside no
+    # Berlin. (It took a place under the facts' cap: the Mappe shows one fact fewer.)
+    reached = {end["id"] for f in fakten if f["grad"] == 1
+               for end in (f["subjekt"], f["objekt"]) if end is not None} | {
+        end for v in versions_shown for end in (v["subjekt_id"], v["objekt_id"])}
+    fakten = [f for f in fakten if f["grad"] != 2 or f["subjekt"]["id"] in reached
+              or (f["objekt"] is not None and f["objekt"]["id"] in reached)]
     # What the entity's own shown facts say is not derived again: Kassel liegt in
     # Deutschland, told, and "abgeleitet: liegt in Deutschland (über Hessen)" beside it.
     # Unless the derivation holds from earlier than the told fact: then it says more.

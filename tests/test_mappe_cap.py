@@ -239,6 +239,27 @@ def test_a_path_whose_facts_never_hold_together_derives_nothing(pair: Pair) -> N
             pair.mappe("Lena", gueltig_am=day))]
 
 
+def test_a_fact_at_degree_two_shows_only_beside_what_it_is_reached_through(
+    pair: Pair,
+) -> None:
+    """Lena in Berlin since 2020, told she moves to Kassel in 2030, to Köln in 2032 and
+    to Hamburg in 2035: Berlin still holds ("noch bis 2030"), Kassel and Köln are lines
+    to come that end. Berlin lies in Deutschland. Read with a cap of 2, the history's
+    two places go to the lines that end latest (Köln, Kassel), and the Mappe still
+    showed "· Berlin liegt in Deutschland" at degree 2, reached through a Berlin it
+    showed nowhere."""
+    pair.write(t("Berlin", "liegt_in", "Deutschland"), zeitpunkt="2000-01-01T00:00:00Z")
+    pair.write(t("Lena", "wohnt_in", "Berlin"), zeitpunkt="2020-01-01T00:00:00Z")
+    for town, year in (("Kassel", 2030), ("Köln", 2032), ("Hamburg", 2035)):
+        pair.write(t("Lena", "wohnt_in", town), zeitpunkt=f"{year}-01-01T00:00:00Z")
+    wide = pair.mappe("Lena", cap=WIDE)
+    assert [h[1] for h in lines(wide)] == ["Köln", "Kassel", "Berlin"], render(wide)
+    assert [(f.grad, f.subjekt.name) for f in wide.fakten] == [(1, "Lena"), (2, "Berlin")]
+    m = pair.mappe("Lena", cap=2)
+    assert [h[1] for h in lines(m)] == ["Köln", "Kassel"], render(m)
+    assert [(f.grad, f.subjekt.name) for f in m.fakten] == [(1, "Lena")], render(m)
+
+
 # -- the cap over random stories ------------------------------------------------------
 
 PEOPLE = ["Lena", "Tom", "Max"]
