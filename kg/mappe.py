@@ -275,7 +275,7 @@ def _value_key(row: Record, canon: Canon) -> tuple[Any, ...] | None:
 
 def stays(
     facts: list[Record], ended: list[Record], canon: Canon
-) -> tuple[dict[str, Start], set[int]]:
+) -> tuple[dict[str, Start], set[int], dict[str, datetime | None]]:
     """Versions of one value that meet are one stay (pure). Berlin told now and again for
     an earlier time is written as two versions, the late one ending where the later one
     begins (`nachgetragen`); read as they are, they would tell a move from Berlin to
@@ -284,8 +284,9 @@ def stays(
 
     `facts` are the facts that hold (current, or at an as-of read's `gueltig_am`) and
     `ended` the superseded values (the history). Returns, by fact id, the start of the
-    stay of each fact or ended value that continues an earlier version, and the
-    positions in `ended` of the versions taken into a later one."""
+    stay of each fact or ended value that continues an earlier version; the positions in
+    `ended` of the versions taken into a later one; and, by the id of each version so
+    taken, the end of its stay (the latest version's; None: it goes on)."""
     spans = [effective(h) for h in ended]
     before: dict[tuple[Any, ...], list[tuple[int, datetime, Start]]] = {}
     for i, (h, (ab, bis, ab_text, _, from_event)) in enumerate(zip(ended, spans, strict=True)):
@@ -294,6 +295,7 @@ def stays(
             before.setdefault(key, []).append((i, bis, (ab, ab_text, from_event)))
     taken: set[int] = set()
     since: dict[str, Start] = {}
+    until: dict[str, datetime | None] = {}
 
     def back(row: Record, own: int | None = None) -> None:
         key = _value_key(row, canon)
@@ -326,6 +328,11 @@ def stays(
         for i in members:
             if _start(ended[i])[0] > start[0]:
                 since[ended[i]["id"]] = start
+        # And it ends where the stay ends: Kassel that holds now, told again since 2025,
+        # goes on to 2100 in its version from March 2099; judged by its own end, "über
+        # Kassel" to Hessen (from June 2099) derived nothing (a stranger's hunt).
+        end = effective(row)[1] if members else None
+        until.update((ended[i]["id"], end) for i in members)
 
     for f in facts:
         back(f)
@@ -333,7 +340,7 @@ def stays(
     for i in sorted(range(len(ended)), key=lambda k: spans[k][1] or EPOCH, reverse=True):
         if i not in taken:
             back(ended[i], i)  # (a value squeezed to nothing ends where it begins)
-    return since, taken
+    return since, taken, until
 
 
 def still_holding(
@@ -478,18 +485,20 @@ def derived(
     row: Record, canon: Canon, gueltig_am: datetime | None,
     since: dict[str, Start] | None = None,
     shown: Callable[[Record], bool] | None = None,
+    until: dict[str, datetime | None] | None = None,
 ) -> list[Abgeleitet]:
     """Derived knowledge from the query's candidate paths (every one, in no order),
     nearest first, then by relation and target name: per target,
     of the paths all of whose facts are active (a current read) or held at `gueltig_am`
     (an as-of read), the one that holds from the earliest start, of two alike the first
     in `_path_order`; a path holds from the latest start among its facts (its *ab*; a
-    fact's stay may begin before its version, `since` by fact id, see `stays`). A
+    fact's stay may begin before its version, `since` by fact id, see `stays`) until the
+    earliest end (a stay's, `until`, where it goes on after the version). A
     shorter path that begins later does not hide that the derivation has held for
-    longer. Only the paths that begin with a fact the Mappe shows (`shown`, given the
-    path; the query derives from the entity's own facts under the cap, but the facts
-    told of it may push some of them out)."""
-    since = since or {}
+    longer. A target only where that path begins with a fact the Mappe shows (`shown`,
+    given the path; the query derives from the entity's own facts under the cap, but
+    the facts told of it may push some of them out, and the history's cap a line)."""
+    since, until = since or {}, until or {}
     # The facts on the paths, each once (places in two places each: thousands of paths
     # through a few dozen facts); as of a day, only those that held then.
     times: dict[str, Record] = {}
@@ -509,31 +518,42 @@ def derived(
                 spans[fact_id] = None
             else:
                 ab, bis, ab_text, _, from_event = effective(z)
-                spans[fact_id] = since.get(fact_id) or (ab, ab_text, from_event), bis
+                spans[fact_id] = (since.get(fact_id) or (ab, ab_text, from_event),
+                                  until.get(fact_id, bis))
         return spans[fact_id]
 
-    found: dict[tuple[str, str], tuple[datetime, Abgeleitet]] = {}
+    # Per target the path that holds from the earliest start, over every path: where it
+    # begins with a fact the Mappe does not show, the target is left out, never dated by
+    # a later path (with a cap of 1, Lena's Berlin line cut for a later one read "wohnt
+    # in Deutschland (über München, ab 2033)", where she has lived there since 2005; a
+    # stranger's hunt). A cap only cuts.
+    found: dict[tuple[str, str], tuple[datetime, Start, Record, Any]] = {}
     for compact in sorted(row["abgeleitet"], key=_path_order):
         d = dict(zip(DERIVED_FIELDS, compact, strict=True))
         rel = canon.by_type.get(d["rel"])
-        if rel is None or (shown is not None and not shown(d)):
+        if rel is None:
             continue
         held = [h for h in map(span, d["glieder"]) if h is not None]
         if len(held) < len(d["glieder"]):
             continue  # (a fact that did not hold then)
         # It holds once every fact of its path does: from the latest start among them.
-        ab, ab_text, from_event = max((start for start, _ in held), key=lambda e: e[0])
+        start = max((start for start, _ in held), key=lambda e: e[0])
         # And while every one does, up to the earliest end (a current read's value that
         # still holds, "noch bis", has one): a path whose facts never held together
         # derives nothing (Lena in Berlin until 2030, Berlin in Brandenburg from 2031:
         # she never lived in Brandenburg).
         ends = [bis for _, bis in held if bis is not None]
-        if ends and min(ends) <= ab:
+        if ends and min(ends) <= start[0]:
             continue
         key = (d["rel"], d["ziel_id"])
-        if key in found and found[key][0] <= ab:
+        if key in found and found[key][0] <= start[0]:
             continue  # an earlier (or as early and shorter) path holds already
-        found[key] = ab, from_store(Abgeleitet, {
+        found[key] = start[0], start, d, rel
+    out = []
+    for _, (ab, ab_text, from_event), d, rel in found.values():
+        if shown is not None and not shown(d):
+            continue
+        out.append(from_store(Abgeleitet, {
             "beziehung": rel.name,
             "text": rel.vorwaerts,
             "objekt": {"id": d["ziel_id"], "name": d["ziel_name"]},
@@ -542,11 +562,10 @@ def derived(
             "ab_datum": ab.date(),
             "ab_zeitpunkt": ab,
             "aus_ereignis": from_event,
-        }, "path to entity", d["ziel_id"])
+        }, "path to entity", d["ziel_id"]))
     # Nearest first, then by relation and target: paths of one length came in the order
     # the server walked them, which an import (other internal ids) changed.
-    return sorted((a for _, a in found.values()),
-                  key=lambda a: (len(a.pfad), a.beziehung, a.objekt.name, a.objekt.id))
+    return sorted(out, key=lambda a: (len(a.pfad), a.beziehung, a.objekt.name, a.objekt.id))
 
 
 def _path_order(compact: list[Any]) -> tuple[Any, ...]:
@@ -655,12 +674,13 @@ def build(
     if gueltig_am is not None:
         beyond = [as_known_then(v) for v in beyond if _ended_by(v, gueltig_am)]
     since: dict[str, Start] = {}
+    until: dict[str, datetime | None] = {}  # (the end of the stay a version was taken into)
     lines_shown: set[str] = set()  # the history's versions it shows: lines, or in stays
     versions_shown: list[Record] = []  # (the same, the rows)
     if historie or beyond:  # (only a value with a history can have a stay of several versions)
         near = [dict(zip(FACT_FIELDS, f, strict=True)) for f in compact if f[2] == 1]
         ended = historie_rows + beyond
-        since, taken = stays(near + bonds, ended, canon)
+        since, taken, until = stays(near + bonds, ended, canon)
         fakten = [_from(f, since.get(f["id"])) for f in fakten]
         # A value that held nowhere (squeezed to nothing: another was told for the same
         # instant, or a late one begins where it does) was never a former value: as
@@ -705,7 +725,7 @@ def build(
         "fakten": fakten,
         "historie": historie,
         "abgeleitet": [
-            a for a in derived(row, canon, gueltig_am, since, begins_shown)
+            a for a in derived(row, canon, gueltig_am, since, begins_shown, until)
             if a.ab_datum is None or a.ab_datum < stated.get((a.beziehung, a.objekt.id),
                                                              date.max)
         ][:cap],

@@ -239,6 +239,47 @@ def test_a_path_whose_facts_never_hold_together_derives_nothing(pair: Pair) -> N
             pair.mappe("Lena", gueltig_am=day))]
 
 
+def test_a_path_holds_until_its_first_facts_stay_ends(pair: Pair) -> None:
+    """A stranger's hunt: Lena in Kassel from March 2099, told again since 2025, and to
+    Paris in 2100; Kassel in Hessen from June 2099. Kassel holds now and goes on to 2100
+    ("noch bis 1. Januar 2100"), one stay of two versions; the one that holds now ends
+    in March 2099, where the next begins. The path through it was judged by that
+    version's end, before Hessen's start, and derived nothing: she lives in Hessen from
+    June 2099 until she moves."""
+    pair.write(t("Lena", "wohnt_in", "Kassel"), zeitpunkt="2099-03-01T00:00:00Z")
+    pair.write(t("Lena", "wohnt_in", "Kassel"), zeitpunkt="2025-01-01T00:00:00Z")
+    pair.write(t("Lena", "wohnt_in", "Paris"), zeitpunkt="2100-01-01T00:00:00Z")
+    pair.write(t("Kassel", "liegt_in", "Hessen"), zeitpunkt="2099-06-01T00:00:00Z")
+    m = pair.mappe("Lena")
+    assert [h[1:] for h in lines(m)] == [
+        ("Kassel", datetime(2025, 1, 1).date(), datetime(2100, 1, 1).date())], render(m)
+    assert derivations(m) == [
+        ("wohnt_in", "Hessen", ("Kassel",), datetime(2099, 6, 1).date())], render(m)
+    then = pair.mappe("Lena", gueltig_am=datetime(2099, 7, 1, tzinfo=UTC))
+    assert derivations(then) == derivations(m), render(then)
+
+
+def test_a_derivation_whose_earliest_path_is_cut_is_cut_too(pair: Pair) -> None:
+    """A stranger's hunt: Lena in Berlin since 2005, told she moves to Hamburg in 2032
+    and to München in 2033; both cities in Deutschland. She has lived in Deutschland
+    since 2005, through Berlin ("noch bis 2032"). With a cap of 1 the history's place
+    goes to Hamburg (2032-2033), Berlin's line is cut, and the Mappe read "wohnt in
+    Deutschland (über München, ab 1. Januar 2033)": not yet, by a later way. A cap only
+    cuts: the derivation goes with its path's first fact."""
+    pair.write(t("Berlin", "liegt_in", "Deutschland"), t("München", "liegt_in", "Deutschland"),
+               zeitpunkt="2000-01-01T00:00:00Z")
+    pair.write(t("Lena", "wohnt_in", "Berlin"), zeitpunkt="2005-01-01T00:00:00Z")
+    for town, year in (("Hamburg", 2032), ("München", 2033)):
+        pair.write(t("Lena", "wohnt_in", town), zeitpunkt=f"{year}-01-01T00:00:00Z")
+    wide = pair.mappe("Lena", cap=WIDE)
+    assert ("wohnt_in", "Deutschland", ("Berlin",), datetime(2005, 1, 1).date()) in (
+        derivations(wide)), render(wide)
+    m = pair.mappe("Lena", cap=1)
+    assert [h[1] for h in lines(m)] == ["Hamburg"], render(m)
+    assert derivations(m) == [], render(m)
+    assert_derivations_are_the_first(pair, "Lena", [1, 2, 3])
+
+
 def test_a_fact_at_degree_two_shows_only_beside_what_it_is_reached_through(
     pair: Pair,
 ) -> None:
