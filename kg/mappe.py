@@ -275,7 +275,7 @@ def _value_key(row: Record, canon: Canon) -> tuple[Any, ...] | None:
 
 def stays(
     facts: list[Record], ended: list[Record], canon: Canon
-) -> tuple[dict[str, Start], set[int], dict[str, datetime | None]]:
+) -> tuple[dict[str, Start], dict[int, str], dict[str, datetime | None]]:
     """Versions of one value that meet are one stay (pure). Berlin told now and again for
     an earlier time is written as two versions, the late one ending where the later one
     begins (`nachgetragen`); read as they are, they would tell a move from Berlin to
@@ -285,15 +285,16 @@ def stays(
     `facts` are the facts that hold (current, or at an as-of read's `gueltig_am`) and
     `ended` the superseded values (the history). Returns, by fact id, the start of the
     stay of each fact or ended value that continues an earlier version; the positions in
-    `ended` of the versions taken into a later one; and, by the id of each version so
-    taken, the end of its stay (the latest version's; None: it goes on)."""
+    `ended` of the versions taken into a later one, each with the id of the fact or
+    ended value whose stay took it; and, by the id of each version so taken, the end of
+    its stay (the latest version's; None: it goes on)."""
     spans = [effective(h) for h in ended]
     before: dict[tuple[Any, ...], list[tuple[int, datetime, Start]]] = {}
     for i, (h, (ab, bis, ab_text, _, from_event)) in enumerate(zip(ended, spans, strict=True)):
         key = _value_key(h, canon)
         if bis is not None and key is not None:
             before.setdefault(key, []).append((i, bis, (ab, ab_text, from_event)))
-    taken: set[int] = set()
+    taken: dict[int, str] = {}
     since: dict[str, Start] = {}
     until: dict[str, datetime | None] = {}
 
@@ -312,7 +313,7 @@ def stays(
             # (One taken in after it took in others goes on from where its stay began.)
             meeting = [(i, since.get(ended[i]["id"], earlier)) for i, bis, earlier in candidates
                        if i not in taken and i != own and bis == start[0]]
-            taken.update(i for i, _ in meeting)
+            taken.update((i, row["id"]) for i, _ in meeting)
             members += [i for i, _ in meeting]
             earliest = min((earlier for _, earlier in meeting), key=lambda s: s[0],
                            default=start)
@@ -689,7 +690,12 @@ def build(
         held = [i for i, h in enumerate(historie_rows) if i not in taken
                 and _held(h, since.get(h["id"]))]
         historie = [_from(historie[i], since.get(historie_rows[i]["id"])) for i in held][:cap]
-        versions_shown = [historie_rows[i] for i in held[:cap]] + [ended[i] for i in taken]
+        # (A version taken into a stay shows where the stay does: its current fact or a
+        # line the cap keeps. Taken into a line the cap cut, Berlin since 2020, which
+        # still holds, reached Berlin's facts beside no Berlin; a review.)
+        kept_lines = [historie_rows[i] for i in held[:cap]]
+        shown_stays = {f["id"] for f in near} | {v["id"] for v in kept_lines}
+        versions_shown = kept_lines + [ended[i] for i, by in taken.items() if by in shown_stays]
         lines_shown = {v["id"] for v in versions_shown}
     # A fact at degree 2 shows only beside what it is reached through: one of its ends is
     # the other end of a fact shown, or of a version the history shows (the entity's own

@@ -301,6 +301,27 @@ def test_a_fact_at_degree_two_shows_only_beside_what_it_is_reached_through(
     assert [(f.grad, f.subjekt.name) for f in m.fakten] == [(1, "Lena")], render(m)
 
 
+def test_a_version_in_the_stay_of_a_cut_line_reaches_nothing(pair: Pair) -> None:
+    """A review: the story above with Berlin told twice (from 2028, then since 2020).
+    The version since 2020 holds now and is taken into the stay of the one from 2028,
+    whose line the cap cuts: it counted as shown all the same, and "· Berlin liegt in
+    Deutschland" and "wohnt in Deutschland (über Berlin)" stood beside no Berlin."""
+    pair.write(t("Berlin", "liegt_in", "Deutschland"), zeitpunkt="2000-01-01T00:00:00Z")
+    pair.write(t("Lena", "wohnt_in", "Berlin"), zeitpunkt="2028-01-01T00:00:00Z")
+    pair.write(t("Lena", "wohnt_in", "Berlin"), zeitpunkt="2020-01-01T00:00:00Z")
+    for town, year in (("Kassel", 2030), ("Köln", 2032), ("Hamburg", 2035)):
+        pair.write(t("Lena", "wohnt_in", town), zeitpunkt=f"{year}-01-01T00:00:00Z")
+    wide = pair.mappe("Lena", cap=WIDE)
+    assert [h[1:3] for h in lines(wide)] == [
+        ("Köln", datetime(2032, 1, 1).date()), ("Kassel", datetime(2030, 1, 1).date()),
+        ("Berlin", datetime(2020, 1, 1).date())], render(wide)
+    assert ("Deutschland", ("Berlin",)) in [d[1:3] for d in derivations(wide)], render(wide)
+    m = pair.mappe("Lena", cap=2)
+    assert [h[1] for h in lines(m)] == ["Köln", "Kassel"], render(m)
+    assert [(f.grad, f.subjekt.name) for f in m.fakten] == [(1, "Lena")], render(m)
+    assert derivations(m) == [], render(m)
+
+
 # -- the cap over random stories ------------------------------------------------------
 
 PEOPLE = ["Lena", "Tom", "Max"]
