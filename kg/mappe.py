@@ -660,8 +660,9 @@ def build(
                     if _own(v, row["id"], canon)]
     # (Not one squeezed to nothing: beyond the cap it ends no later than the lines shown,
     # so the only line it could go on from is one that ends where it stands, which it
-    # then took into a stay nobody shows; the temporal oracle's stress run found a
-    # former job gone so. Between two versions it joins nothing they do not.)
+    # then took into a stay nobody shows, and a former job's line was gone, where
+    # another event of that day squeezed it so the query's count missed it. Between two
+    # versions it joins nothing they do not.)
     beyond = [v for v in own_versions if v["id"] not in lines and v["grund"] == "abgeloest"
               and _held(v, None)]
     # A bond's version that holds, which the cap left out (the query brings it with a
