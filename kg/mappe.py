@@ -717,6 +717,13 @@ def build(
             key = (f["beziehung"], f["objekt"]["id"])
             stated[key] = min(f["ab_datum"], stated.get(key, date.max))
     fact_ids = {f["id"] for f in fakten}
+    # Nor what one the cap cut says (the query sends every own fact of a relation that
+    # derives): uncapped, "liegt in Deutschland", told, stood there and nothing was
+    # derived; with the told fact cut, "abgeleitet: liegt in Deutschland (über Hessen)"
+    # stood in its place. Such a derivation is left out whatever its start (a cap only
+    # cuts: the told fact's start, of its stay, is not known here).
+    cut_told = {(rel.name, ziel_id) for rel_type, ziel_id, fact_id in row["gesagt"]
+                if fact_id not in fact_ids and (rel := canon.by_type.get(rel_type))}
 
     def begins_shown(path: Record) -> bool:
         """The path begins with a fact the Mappe shows, or with the entity's own value
@@ -733,8 +740,9 @@ def build(
         "historie": historie,
         "abgeleitet": [
             a for a in derived(row, canon, gueltig_am, since, begins_shown, until)
-            if a.ab_datum is None or a.ab_datum < stated.get((a.beziehung, a.objekt.id),
-                                                             date.max)
+            if (a.beziehung, a.objekt.id) not in cut_told
+            and (a.ab_datum is None or a.ab_datum < stated.get((a.beziehung, a.objekt.id),
+                                                              date.max))
         ][:cap],
         "gekappt": gekappt,
         "gueltig_am": gueltig_am,

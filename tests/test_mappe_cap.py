@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from kg.api import SyncMemory
@@ -322,6 +322,46 @@ def test_a_version_in_the_stay_of_a_cut_line_reaches_nothing(pair: Pair) -> None
     assert derivations(m) == [], render(m)
 
 
+def test_a_derivation_from_an_own_fact_pushed_out_is_cut_too(pair: Pair) -> None:
+    """A stranger's hunt: Kassel in Nordhessen since 2000, in Hessen from 2030, both in
+    Deutschland; people told to live in Kassel push "Kassel liegt in Nordhessen" out of
+    its Mappe's facts. The query derived only from the facts under the cap, so the
+    Mappe read "liegt in Deutschland (über Hessen, ab 2030)", where Kassel has lain there
+    through Nordhessen since 2000: a later way dated it. The derivation goes with its
+    earliest path's first fact."""
+    pair.write(t("Kassel", "liegt_in", "Nordhessen"), t("Nordhessen", "liegt_in", "Deutschland"),
+               t("Hessen", "liegt_in", "Deutschland"), zeitpunkt="2000-01-01T00:00:00Z")
+    pair.write(t("Lena", "wohnt_in", "Kassel"), zeitpunkt="2020-01-01T00:00:00Z")
+    pair.write(t("Kassel", "liegt_in", "Hessen"), zeitpunkt="2030-01-01T00:00:00Z")
+    wide = pair.mappe("Kassel", cap=WIDE)
+    assert ("liegt_in", "Deutschland", ("Nordhessen",), datetime(2000, 1, 1).date()) in (
+        derivations(wide)), render(wide)
+    m = pair.mappe("Kassel", cap=2)
+    assert [(f.subjekt.name, f.objekt.name if f.objekt else None) for f in m.fakten] == [
+        ("Kassel", "Hessen"), ("Lena", "Kassel")], render(m)
+    assert derivations(m) == [], render(m)
+    then = pair.mappe("Kassel", cap=2, gueltig_am=datetime(2031, 1, 1, tzinfo=UTC))
+    assert derivations(then) == [], render(then)
+
+
+@pytest.mark.parametrize("at", READS, ids=["now", "as of"])
+def test_what_an_own_fact_cut_by_the_cap_says_is_not_derived_in_its_place(
+    pair: Pair, at: dict[str, Any],
+) -> None:
+    """A stranger's hunt: Kassel in Deutschland, told, and in Hessen, in Deutschland.
+    Uncapped the Mappe shows the told fact and derives nothing more; with a cap of 1,
+    which cut the told fact, it read "abgeleitet: liegt in Deutschland (über Hessen)"
+    in its place: a cap that added a line."""
+    pair.write(t("Kassel", "liegt_in", "Deutschland"), zeitpunkt="2000-01-01T00:00:00Z")
+    pair.write(t("Kassel", "liegt_in", "Hessen"), t("Hessen", "liegt_in", "Deutschland"),
+               zeitpunkt="2000-01-01T00:00:00Z")
+    wide = pair.mappe("Kassel", cap=WIDE, **at)
+    assert derivations(wide) == [], render(wide)
+    m = pair.mappe("Kassel", cap=1, **at)
+    assert [f.objekt.name for f in m.fakten if f.objekt] == ["Hessen"], render(m)
+    assert derivations(m) == [], render(m)
+
+
 # -- the cap over random stories ------------------------------------------------------
 
 PEOPLE = ["Lena", "Tom", "Max"]
@@ -341,7 +381,12 @@ day = st.builds(lambda y, m: f"{y}-{m:02d}-01",
                 st.integers(1, 12))
 step = st.one_of(
     st.tuples(st.just("regions"), st.sampled_from([*TOWNS, "Hessen"]), st.integers(3, 9)),
-    st.tuples(st.just("liegt_in"), st.sampled_from(LIES_IN)),
+    # Places in places, a few at once (so that ways cross: a place told to lie in a
+    # region and in the region's country), since 2000 or from a day (a later way may
+    # reach a place an earlier one reached).
+    st.tuples(st.just("liegt_in"), st.lists(
+        st.tuples(st.sampled_from(LIES_IN), st.one_of(st.just("2000-01-01"), day)),
+        min_size=1, max_size=4)),
     st.tuples(st.just("wohnt_in"), st.sampled_from(PEOPLE[:2]),
               st.sampled_from(TOWNS), day),
     st.tuples(st.just("beruf"), st.sampled_from(PEOPLE[:2]),
@@ -364,7 +409,11 @@ def tell(pair: Pair, steps: list[tuple[Any, ...]]) -> None:
             tripel = [t(s[1], "liegt_in", f"Gebiet {s[1][:2]}{i}") for i in range(s[2])]
             when = "2000-01-01"
         elif kind == "liegt_in":
-            tripel, when = [t(s[1][0], "liegt_in", s[1][1])], "2000-01-01"
+            for (place, larger), since in s[1]:
+                with contextlib.suppress(InvalidInput):
+                    pair.write(t(place, "liegt_in", larger), zeitpunkt=f"{since}T00:00:00Z")
+                    told.append(([t(place, "liegt_in", larger)], since))
+            continue
         elif kind in ("wohnt_in", "arbeitet_bei"):
             tripel, when = [t(s[1], kind, s[2])], s[3]
         elif kind == "beruf":
@@ -413,6 +462,10 @@ def assert_the_cap_cuts_only(wide: Mappe, m: Mappe, entity: str, cap: int) -> No
     own = {f.beziehung for f in m.fakten if f.grad == 1 and f.subjekt.id == m.entitaet.id}
     expected = [h for h in lines(wide) if h[0] in own or h[0] == "partner"]
     assert lines(m) == expected[:len(m.historie)], where
+    # Each derivation it shows, the uncapped read shows, by the same way from the same
+    # day, in the same order (a cut fact or line may take some away, never date one
+    # anew or add one).
+    assert_in_order(derivations(m), derivations(wide), where)
     # Where it shows all of the entity's own that the uncapped read shows, it derives
     # what that read derives, the first `cap` of it.
     own_wide = [f for f in facts_read(wide) if f[0] == 1 and f[1] == entity]
@@ -421,10 +474,28 @@ def assert_the_cap_cuts_only(wide: Mappe, m: Mappe, entity: str, cap: int) -> No
         assert derivations(m) == derivations(wide)[:cap], where
 
 
+def assert_in_order(part: list[Any], whole: list[Any], where: str) -> None:
+    """`part` is `whole` with some left out."""
+    rest = iter(whole)
+    assert all(any(x == y for y in rest) for x in part), where
+
+
 @pytest.mark.slow
 @settings(max_examples=500 if STRESS else int(os.environ.get("KG_CAP_EXAMPLES", "60")),
           deadline=None, suppress_health_check=list(HealthCheck), derandomize=not STRESS)
 @given(story=st.lists(step, min_size=4, max_size=12))
+# What each stop found, always run: Berlin in Frankreich, told, and in Hessen, in
+# Frankreich (a cap of 1 cut the told fact and derived it "über Hessen" in its place);
+# Kassel through Nordhessen in Deutschland since 2000, and told of Lena, pushing that
+# out: "über Hessen" from 2028 dated it anew.
+@example(story=[("liegt_in", [(("Berlin", "Frankreich"), "2000-01-01")]),
+                ("liegt_in", [(("Berlin", "Hessen"), "2000-01-01"),
+                              (("Hessen", "Frankreich"), "2000-01-01")])])
+@example(story=[("liegt_in", [(("Kassel", "Nordhessen"), "2000-01-01"),
+                              (("Nordhessen", "Deutschland"), "2000-01-01"),
+                              (("Hessen", "Deutschland"), "2000-01-01")]),
+                ("wohnt_in", "Lena", "Kassel", "2020-01-01"),
+                ("liegt_in", [(("Kassel", "Hessen"), "2028-01-01")])])
 def test_a_mappe_read_with_a_cap_is_the_first_part_of_the_uncapped_read(
     store: SyncMemory, story: list[tuple[Any, ...]],
 ) -> None:

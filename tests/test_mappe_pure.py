@@ -98,7 +98,10 @@ def row(fakten: list[dict[str, Any]], historie: list[dict[str, Any]] | None = No
             "fakten": [compact(FACT_FIELDS, f) for f in fakten],
             "historie": [compact(FACT_FIELDS, h) for h in historie or []],
             "abgeleitet": [p for p, _ in abgeleitet or []],
-            "wegzeiten": [compact(TIME_FIELDS, z) for z in on_paths.values()]}
+            "wegzeiten": [compact(TIME_FIELDS, z) for z in on_paths.values()],
+            # (the entity's own facts with an object, as the query sends them)
+            "gesagt": [[f["rel"], f["objekt_id"], f["id"]] for f in fakten
+                       if f["grad"] == 1 and f["subjekt_id"] == "lena" and f["objekt_id"]]}
 
 
 BERLIN = fact("f1", until=date(2026, 12, 1), grund="abgeloest", next_event=date(2026, 12, 1))

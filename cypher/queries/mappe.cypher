@@ -149,7 +149,9 @@ CASE WHEN $asof
 // facts on the derivations' paths those that held. For derived knowledge it returns
 // every path (uncapped, unordered) with the ids of its facts, and the times of those
 // facts once each (`wegzeiten`); the caller keeps the paths whose facts all came and,
-// per target, the one that holds from the earliest start.
+// per target, the one that holds from the earliest start. The paths begin at every own
+// fact of a relation that derives, under the cap or not, and those facts come as
+// `gesagt` (relation, target id, fact id): the caller derives nothing a cut one says.
 // The instants of an as-of read come in one map, $at (empty fields for a current read):
 // the server keys a cached plan by each parameter's type, null apart from a number or a
 // datetime, so with them apart the first as-of read planned the query anew (seconds
@@ -404,18 +406,44 @@ CALL (e, near, ahead, gekappt, bindungen) {
   }
   RETURN fakten + fassungen AS fakten
 }
-CALL (e, near, ahead) {
-  // Derived from the facts the Mappe shows: the entity's own of degree 1 the caller keeps
-  // ($cap - 1 of them: the query reads one more, to tell a cut; one without an id the
-  // reader leaves out), of the pair, awake and held, as read above (`near` is collected
-  // in the order it was sorted), and the values that still hold (`ahead`). "abgeleitet:
-  // wohnt in Hessen (über Kassel)" where the cap cut "wohnt in Kassel" told of a home the
-  // Mappe did not show. Facts told of the entity may still push one of these out under
-  // the cap: each path names the fact it begins with (`r0.id`), and the reader keeps the
-  // ones whose first fact it shows (kg.mappe.build).
-  UNWIND [f IN near WHERE f.r.id IS NOT NULL][..$cap - 1] + ahead AS f
-  WITH f.r AS r0, f.n AS o
-  WHERE startNode(r0) = e AND o:Entitaet
+CALL (e, near) {
+  // The entity's own facts of a relation that derives (`$derive`'s `via`), of the pair,
+  // awake and held, as read above: every one, not only those under the cap (`near`
+  // holds them all where it is not full). Facts told of the entity may push some out
+  // of the Mappe's facts; the reader must still know them: a derivation whose earliest
+  // path begins with one is cut, never dated by a later path (Kassel, told of by sixty
+  // people, read "liegt in Deutschland (über Hessen, ab 2030)", where it has lain there
+  // through Nordhessen since 2000), and what one says is not derived in its place
+  // ("abgeleitet: liegt in Deutschland (über Hessen)" where the cap cut "liegt in
+  // Deutschland"). One without an id (`kg check` names it) derives nothing.
+  CALL (e, near) {
+    WITH near WHERE size(near) < $cap
+    UNWIND near AS f
+    RETURN f.r AS r0
+    UNION ALL
+    WITH e WHERE size(near) >= $cap
+    MATCH (e)-[r]->(:Entitaet)
+    WHERE type(r) IN [d IN $derive | d.via]
+      AND r.character_id = $character_id AND r.staerke_decay >= $schwelle
+      AND
+        {{ held_then }}
+      AND (NOT $asof OR
+        {{ holds_then }}
+      )
+    RETURN r AS r0
+  }
+  WITH r0 WHERE startNode(r0) = e AND type(r0) IN [d IN $derive | d.via] AND r0.id IS NOT NULL
+  RETURN collect(r0) AS eigene
+}
+CALL (e, eigene, ahead) {
+  // Derived from the entity's own facts (`eigene`) and the values that still hold
+  // (`ahead`): "abgeleitet: wohnt in Hessen (über Kassel)" where the cap cut "wohnt in
+  // Kassel" told of a home the Mappe did not show. Each path names the fact it begins
+  // with (`r0.id`), and the reader keeps a target only where the fact its earliest path
+  // begins with shows (kg.mappe.build).
+  UNWIND eigene + [f IN ahead WHERE startNode(f.r) = e | f.r] AS r0
+  WITH r0, endNode(r0) AS o
+  WHERE o:Entitaet
   UNWIND $derive AS d
   WITH d, r0, o
   WHERE type(r0) = d.via
@@ -471,7 +499,7 @@ CALL (e, fakten, historie, abgeleitet, wegzeiten) {
   RETURN nutzer.uhr.epochSeconds * 1000000 + nutzer.uhr.microsecond AS stand_nach
 }
 RETURN e.id AS id, e.name AS name, coalesce(typ, 'sonstiges') AS typ, fakten, historie, abgeleitet,
-       wegzeiten, stand, stand_nach;
+       wegzeiten, [r IN eigene | [type(r), endNode(r).id, r.id]] AS gesagt, stand, stand_nach;
 
 // name: history
 // Every value a relation of an entity had in the pair, as recorded now ($asof false: the
