@@ -18,7 +18,7 @@ from kg.canon import Canon
 from kg.db import Database, Record, Tx
 from kg.errors import EntityNotFound, StoredDataError
 from kg.models import Frozen, from_store, one_line, stored_invalid, value_key
-from kg.settings import Settings
+from kg.settings import RUHE_SCHWELLE, Settings
 from kg.timeline import END_ENTRY, START_ENTRY, when_text
 from kg.values import EPOCH, instant, stored_day
 
@@ -345,7 +345,7 @@ def stays(
 
 
 def still_holding(
-    compact: list[list[Any]], versions: list[list[Any]], canon: Canon
+    compact: list[list[Any]], versions: list[list[Any]], canon: Canon, schwelle: float
 ) -> list[dict[str, Any]]:
     """A current read's facts (pure), with the single-valued ones told of another entity
     (from the object, or at degree 2) read as stays, as the entity's own history reads
@@ -358,10 +358,11 @@ def still_holding(
       20th; shown beside the version from the 20th, "noch bis 20." would tell a move.
     - A value told again for an earlier time: Lena in Kassel from March 2025, told
       later that she has lived there since 2020, lives there since 2020.
-    A stay is shown once: by its active version where that is shown (from where the
-    stay began), else by its strongest version that still holds, from where it began
-    and until it ends (with no end where it goes on in an active version the Mappe does
-    not show)."""
+    A stay is shown once, from where it began: by its active version where that is
+    shown, or awake (strength at least `schwelle`: the uncapped read shows it) where
+    the cap cut it for another of the stay's versions; else by its strongest version
+    that still holds, until the stay ends (with no end where it goes on in an active
+    version the Mappe does not show)."""
     if not versions and all(f[11] for f in compact):  # (the hot path: no dict per fact)
         return [current_fields(f, canon) for f in compact]
     rows = [dict(zip(FACT_FIELDS, f, strict=True)) for f in compact]
@@ -393,6 +394,12 @@ def still_holding(
         # (in the place of its strongest version, so the cap after it keeps the stay)
         done.add(stay)
         shown = by_id[shown_by[stay]]
+        if not shown["aktiv"] and last["aktiv"] and last["staerke"] >= schwelle:
+            # (The cap cut the active version, which the uncapped read shows: Berlin's
+            # Mappe showed a bond by its version told later for an earlier time, "Max
+            # ist Partner von Lena", inactive, under another id; in its place, as
+            # reached there.)
+            shown = {**last, "grad": shown["grad"], "via": shown["via"]}
         fields = _from(fact_fields(shown, canon, history=not shown["aktiv"]), _start(first))
         if not shown["aktiv"]:
             _, bis, _, bis_text, _ = effective(last)
@@ -601,10 +608,13 @@ def build(
     cap: int,
     gueltig_am: datetime | None = None,
     bekannt_am: datetime | None = None,
+    *,
+    schwelle: float = RUHE_SCHWELLE,
 ) -> Mappe:
     """Map the `mappe` query's row to the model (pure). A current read takes the rows as
     they are; an as-of read (`gueltig_am` set) keeps the facts valid then and, as
-    history, the values that had ended by then."""
+    history, the values that had ended by then. `schwelle` is the strength the query
+    read with (a fact below it rests)."""
     # The query reads one fact more than the cap: only then was something cut. Degree 0:
     # the other versions of the values of single-valued facts shown from their object or
     # at degree 2, for their stays (`still_holding`, `told_again`); of the entity's own
@@ -616,7 +626,7 @@ def build(
     if gueltig_am is None:
         # The versions of a stay are one line: joined before the cut, so they take one
         # place where the query's one more fact lets them.
-        joined = still_holding(compact, versions, canon)
+        joined = still_holding(compact, versions, canon, schwelle)
         current = joined[:cap]
         if len(joined) == len(compact):  # (none joined: the rows as they came)
             compact = compact[:cap]
@@ -846,7 +856,8 @@ async def read_mappen(
     for eid in entity_ids:
         if eid not in rows:
             raise EntityNotFound(f"no entity with id {eid!r} for user {user_id!r}")
-        mappen.append(build(rows[eid], canon, params["cap"] - 1, gueltig_am, bekannt_am))
+        mappen.append(build(rows[eid], canon, params["cap"] - 1, gueltig_am, bekannt_am,
+                            schwelle=params["schwelle"]))
     return mappen
 
 

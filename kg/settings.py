@@ -56,6 +56,9 @@ ENV_FILE = ".env"
 #: than any prompt holds.
 MAPPE_CAP_MAX = 1000
 
+#: The contract's strength below which an edge rests (the Mappe leaves it out).
+RUHE_SCHWELLE = 0.1
+
 #: The most Mappen one call reads (`mappen`, the MCP tool): the entities a turn binds,
 #: each up to the cap's facts, in one query whose memory grows with both.
 MAPPEN_MAX = 50
@@ -156,7 +159,7 @@ class Settings(BaseModel):
         60, ge=1, le=MAPPE_CAP_MAX, description="Most facts a Mappe holds (see MAPPE_CAP_MAX)."
     )
     ruhe_schwelle: float = Field(
-        0.1, ge=0, le=1, description="Strength below which an edge rests (left out)."
+        RUHE_SCHWELLE, ge=0, le=1, description="Strength below which an edge rests (left out)."
     )
     decay_rate: float = Field(
         0.0015, gt=0, le=10, description="Decay per day: exp(-rate * days)."

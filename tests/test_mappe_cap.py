@@ -362,6 +362,27 @@ def test_what_an_own_fact_cut_by_the_cap_says_is_not_derived_in_its_place(
     assert derivations(m) == [], render(m)
 
 
+def test_a_stay_whose_active_version_the_cap_cut_shows_by_that_version(pair: Pair) -> None:
+    """The cap's stress run: Lena in Berlin and with Max from 2027, told she has lived in
+    Kassel since 2018 (until 2027) and has been with Max since 2018. Berlin's Mappe
+    shows the bond at degree 2 as one stay since 2018, by its active version, "Lena ist
+    Partner von Max". With a cap of 2 the version since 2018 (told later, "Max ist
+    Partner von Lena") took the bond's place and showed the stay: the same days, but
+    another fact's id, inactive, told the other way round."""
+    pair.write(t("Lena", "wohnt_in", "Berlin"), zeitpunkt="2027-01-01T00:00:00Z")
+    pair.write(t("Lena", "partner", "Max"), zeitpunkt="2027-01-01T00:00:00Z")
+    pair.write(t("Lena", "wohnt_in", "Kassel"), zeitpunkt="2018-01-01T00:00:00Z")
+    pair.write(t("Max", "partner", "Lena"), zeitpunkt="2018-01-01T00:00:00Z")
+    wide = pair.mappe("Berlin", cap=WIDE)
+    bond = [f for f in wide.fakten if f.beziehung == "partner"]
+    assert [(f.subjekt.name, f.aktiv, f.ab_datum) for f in bond] == [
+        ("Lena", True, datetime(2018, 1, 1).date())], render(wide)
+    m = pair.mappe("Berlin", cap=2)
+    assert [f.model_dump() for f in m.fakten] == [
+        f.model_dump() for f in wide.fakten[:len(m.fakten)]], render(m)
+    assert bond[0].id in {f.id for f in m.fakten}, render(m)
+
+
 # -- the cap over random stories ------------------------------------------------------
 
 PEOPLE = ["Lena", "Tom", "Max"]

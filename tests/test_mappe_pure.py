@@ -656,17 +656,24 @@ def test_a_value_that_still_holds_is_shown_as_its_stay(order: tuple[int, ...]) -
 
 def test_a_stay_that_goes_on_in_its_active_version_is_shown_by_it() -> None:
     """Kassel since 2025 until 2099 and, active, from 2099 on: both shown (the active one
-    weaker), one line, the active version's, from 2025 and without an end; the active
-    version not shown (cut), the one that holds now stands for the stay, with no end."""
+    weaker), one line, the active version's, from 2025 and without an end. The active
+    version cut by the cap (it comes as a version only) still stands for the stay where
+    it is awake, as the uncapped read shows it; resting, the one that holds now does,
+    with no end."""
     holding = lena_in_kassel("a", KASSEL_SINCE, PARIS_DAY, 1)
     active = lena_in_kassel("b", PARIS_DAY, None, 1)
     both = build(kassels([holding, active]), CANON, cap=10)
-    assert [(f.id, f.ab_datum, f.bis_datum) for f in both.fakten] == [
-        ("b", KASSEL_SINCE, None)]
-    alone = build(kassels([holding, {**active, "grad": 0}]), CANON, cap=10)
-    assert [(f.id, f.ab_datum, f.bis_datum) for f in alone.fakten] == [
-        ("a", KASSEL_SINCE, None)]
+    assert [(f.id, f.ab_datum, f.bis_datum, f.aktiv) for f in both.fakten] == [
+        ("b", KASSEL_SINCE, None, True)]
+    cut = build(kassels([holding, {**active, "grad": 0}]), CANON, cap=10)
+    assert [f.model_dump() for f in cut.fakten] == [f.model_dump() for f in both.fakten]
+    resting = {**active, "grad": 0, "staerke": 0.05}
+    alone = build(kassels([holding, resting]), CANON, cap=10, schwelle=0.1)
+    assert [(f.id, f.ab_datum, f.bis_datum, f.aktiv) for f in alone.fakten] == [
+        ("a", KASSEL_SINCE, None, False)]
     assert render(alone).splitlines()[1:] == ["- Lena wohnt in Kassel"]
+    awake = build(kassels([holding, resting]), CANON, cap=10, schwelle=0.01)
+    assert [f.id for f in awake.fakten] == ["b"]
 
 
 def test_a_value_that_still_holds_without_versions_ends_with_its_own_end() -> None:
