@@ -417,10 +417,6 @@ CALL (e, near) {
   // ("abgeleitet: liegt in Deutschland (über Hessen)" where the cap cut "liegt in
   // Deutschland"). One without an id (`kg check` names it) derives nothing.
   CALL (e, near) {
-    WITH near WHERE size(near) < $cap
-    UNWIND near AS f
-    RETURN f.r AS r0
-    UNION ALL
     WITH e WHERE size(near) >= $cap
     MATCH (e)-[r]->(:Entitaet)
     WHERE type(r) IN [d IN $derive | d.via]
@@ -430,10 +426,11 @@ CALL (e, near) {
       AND (NOT $asof OR
         {{ holds_then }}
       )
-    RETURN r AS r0
+    RETURN collect(r) AS jenseits  // (none where `near` is not full)
   }
-  WITH r0 WHERE startNode(r0) = e AND type(r0) IN [d IN $derive | d.via] AND r0.id IS NOT NULL
-  RETURN collect(r0) AS eigene
+  RETURN [r IN CASE WHEN size(near) < $cap THEN [f IN near | f.r] ELSE jenseits END
+          WHERE startNode(r) = e AND type(r) IN [d IN $derive | d.via] AND r.id IS NOT NULL]
+         AS eigene
 }
 CALL (e, eigene, ahead) {
   // Derived from the entity's own facts (`eigene`) and the values that still hold
