@@ -123,9 +123,10 @@ def ours(m: Any) -> tuple[set[Any], set[Any]]:
 
 
 def latest_end_first(m: Any) -> None:
-    """A Mappe's history goes latest end first, each line's end as it shows it (its cap
-    cuts the lines that end earliest)."""
-    ends = [h.bis_datum for h in m.historie]
+    """A Mappe's history goes latest end first, each line's end as it shows it, to the
+    instant (its cap cuts the lines that end earliest; two lines ending on one day come
+    in the order of their instants)."""
+    ends = [h.bis_zeitpunkt for h in m.historie]
     assert None not in ends and ends == sorted(ends, reverse=True), ends
 
 
