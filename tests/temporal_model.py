@@ -344,11 +344,12 @@ class Model:
                     history.add((rel, iv.value, iv.start.date(), iv.end.date()))
         return facts, history
 
-    def still_holding(self, now: datetime) -> set[tuple[str, str, date]]:
+    def still_holding(self, now: datetime) -> set[tuple[str, str, date, datetime]]:
         """The superseded values that hold at `now` and until a day after it (rel, value,
-        ab): the current Mappe's history says "noch bis", and derives from them."""
+        ab, and the instant their stay ends): the current Mappe's history says "noch
+        bis", and derives from them until then."""
         return {
-            (rel, iv.value, iv.start.date())
+            (rel, iv.value, iv.start.date(), iv.end)
             for rel in self.lists for iv in stays(self.intervals(rel))
             if iv.end is not None and iv.start <= now < iv.end
         }
