@@ -197,7 +197,10 @@ SELECT
                          JOIN entitaeten en ON en.id = u.id))
              ORDER BY d.depth, x.name), '[]')
      FROM derived d JOIN entitaeten x ON x.id = d.x_id
-     -- what the entity's own shown facts say is not derived again (as in the Mappe)
-     WHERE NOT EXISTS (SELECT 1 FROM top t WHERE t.subjekt_id = %(eid)s
+     -- what the entity's own facts say, shown or cut, is not derived again (as in the
+     -- Mappe)
+     WHERE NOT EXISTS (SELECT 1 FROM fakten t WHERE t.subjekt_id = %(eid)s
+                       AND t.character_id = %(cid)s AND t.aktiv
+                       AND t.staerke_decay >= %(schwelle)s
                        AND t.beziehung = d.rel AND t.objekt_id = d.x_id)) AS abgeleitet
 FROM e

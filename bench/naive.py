@@ -220,14 +220,17 @@ class _Read:
                 place = up[0]["n_id"]
                 visited.add(place)
                 abgeleitet[(f["rel"], place)] = None
-        told = {(f["rel"], f["n_id"]) for f in first if f["out"]}
+        # Told: every own fact, shown or cut by the cap (the Mappe derives nothing a cut
+        # one says either).
+        told = {(f["rel"], f["n_id"]) for f in own if f["out"] and naive._usable(f)}
         return {
             "id": entity_id,
             "typ": typ,
             "fakten": [f["r"]["id"] for f in fakten],
             "historie": [f["r"]["id"] for f in historie],
-            # What the entity's own shown facts say is not derived again (as in the Mappe,
-            # which keeps one that holds from earlier: the generated data has none).
+            # What the entity's own facts say is not derived again (as in the Mappe,
+            # which keeps one that holds from earlier than a shown one: the generated
+            # data has none).
             # One target once, however many of its values lead there.
             "abgeleitet": [x_id for rel, x_id in abgeleitet if (rel, x_id) not in told],
         }
