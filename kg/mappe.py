@@ -346,7 +346,7 @@ def stays(
 
 def still_holding(
     compact: list[list[Any]], versions: list[list[Any]], canon: Canon, schwelle: float
-) -> list[dict[str, Any]]:
+) -> list[tuple[str, dict[str, Any]]]:
     """A current read's facts (pure), with the single-valued ones told of another entity
     (from the object, or at degree 2) read as stays, as the entity's own history reads
     them (`stays`): their versions (`versions`: the query's degree 0, the same value's
@@ -362,9 +362,10 @@ def still_holding(
     shown, or awake (strength at least `schwelle`: the uncapped read shows it) where
     the cap cut it for another of the stay's versions; else by its strongest version
     that still holds, until the stay ends (with no end where it goes on in an active
-    version the Mappe does not show)."""
+    version the Mappe does not show). Each with the id of the row it stands in the place
+    of (the version the query read, where the active one stands for it)."""
     if not versions and all(f[11] for f in compact):  # (the hot path: no dict per fact)
-        return [current_fields(f, canon) for f in compact]
+        return [(f[0], current_fields(f, canon)) for f in compact]
     rows = [dict(zip(FACT_FIELDS, f, strict=True)) for f in compact]
     around = _stays_around(rows, [dict(zip(FACT_FIELDS, f, strict=True)) for f in versions],
                            canon)
@@ -381,11 +382,11 @@ def still_holding(
             first, last = stay_of[r["id"]]
             shown_by.setdefault((first["id"], last["id"]), r["id"])
     by_id = {r["id"]: r for r in rows}
-    out = []
+    out: list[tuple[str, dict[str, Any]]] = []
     done: set[tuple[str, str]] = set()
     for f, r in zip(compact, rows, strict=True):
         if r["id"] not in stay_of:
-            out.append(current_fields(f, canon))
+            out.append((r["id"], current_fields(f, canon)))
             continue
         first, last = stay_of[r["id"]]
         stay = first["id"], last["id"]
@@ -405,7 +406,7 @@ def still_holding(
             _, bis, _, bis_text, _ = effective(last)
             fields |= {"bis": bis_text, "bis_datum": bis.date() if bis else None,
                        "bis_zeitpunkt": bis}
-        out.append(fields)
+        out.append((r["id"], fields))
     return out
 
 
@@ -504,8 +505,9 @@ def derived(
     earliest end (a stay's, `until`, where it goes on after the version). A
     shorter path that begins later does not hide that the derivation has held for
     longer. A target only where that path begins with a fact the Mappe shows (`shown`,
-    given the path; the query derives from the entity's own facts under the cap, but
-    the facts told of it may push some of them out, and the history's cap a line)."""
+    given the path; the query derives from every own fact of a relation that derives,
+    and the facts told of the entity may push some of them out of the Mappe's facts,
+    and the history's cap a line)."""
     since, until = since or {}, until or {}
     # The facts on the paths, each once (places in two places each: thousands of paths
     # through a few dozen facts); as of a day, only those that held then.
@@ -627,11 +629,14 @@ def build(
         # The versions of a stay are one line: joined before the cut, so they take one
         # place where the query's one more fact lets them.
         joined = still_holding(compact, versions, canon, schwelle)
-        current = joined[:cap]
+        current = [fields for _, fields in joined[:cap]]
         if len(joined) == len(compact):  # (none joined: the rows as they came)
             compact = compact[:cap]
-        else:
-            kept = {f["id"] for f in current}
+        else:  # (the rows shown; an active version that stands for a stay the query
+            # read by another version only, by that version's row)
+            ids = {f[0] for f in compact}
+            kept = {fields["id"] if fields["id"] in ids else row_id
+                    for row_id, fields in joined[:cap]}
             compact = [f for f in compact if f[0] in kept]
     else:
         compact = compact[:cap]
@@ -732,7 +737,7 @@ def build(
     # derived; with the told fact cut, "abgeleitet: liegt in Deutschland (über Hessen)"
     # stood in its place. Such a derivation is left out whatever its start (a cap only
     # cuts: the told fact's start, of its stay, is not known here).
-    cut_told = {(rel.name, ziel_id) for rel_type, ziel_id, fact_id in row["gesagt"]
+    cut_told = {(rel.name, ziel_id) for rel_type, ziel_id, fact_id in row["eigene"]
                 if fact_id not in fact_ids and (rel := canon.by_type.get(rel_type))}
 
     def begins_shown(path: Record) -> bool:

@@ -91,17 +91,20 @@ def path(target: str, pfad: list[str], *zeiten: dict[str, Any], rel: str = "WOHN
 
 
 def row(fakten: list[dict[str, Any]], historie: list[dict[str, Any]] | None = None,
-        abgeleitet: list[Path] | None = None) -> dict[str, Any]:
-    """The query's row: the paths, and the times of the facts on them, each fact once."""
+        abgeleitet: list[Path] | None = None,
+        entity: tuple[str, str] = ("lena", "Lena")) -> dict[str, Any]:
+    """The query's row of `entity` (id, name): the paths, and the times of the facts on
+    them, each fact once."""
     on_paths = {z["id"]: z for _, zeiten in abgeleitet or [] for z in zeiten}
-    return {"id": "lena", "name": "Lena", "typ": "person",
+    return {"id": entity[0], "name": entity[1], "typ": "person",
             "fakten": [compact(FACT_FIELDS, f) for f in fakten],
             "historie": [compact(FACT_FIELDS, h) for h in historie or []],
             "abgeleitet": [p for p, _ in abgeleitet or []],
             "wegzeiten": [compact(TIME_FIELDS, z) for z in on_paths.values()],
-            # (the entity's own facts with an object, as the query sends them)
-            "gesagt": [[f["rel"], f["objekt_id"], f["id"]] for f in fakten
-                       if f["grad"] == 1 and f["subjekt_id"] == "lena" and f["objekt_id"]]}
+            # (the entity's own facts with an object, shown or cut, as the query sends
+            # them)
+            "eigene": [[f["rel"], f["objekt_id"], f["id"]] for f in fakten
+                       if f["grad"] == 1 and f["subjekt_id"] == entity[0] and f["objekt_id"]]}
 
 
 BERLIN = fact("f1", until=date(2026, 12, 1), grund="abgeloest", next_event=date(2026, 12, 1))
@@ -208,22 +211,28 @@ def test_what_the_entity_states_itself_is_not_derived_again() -> None:
     """Kassel liegt in Deutschland, told, and in Hessen, which lies in Deutschland: the
     Mappe of Kassel said "liegt in Deutschland" and "abgeleitet: liegt in Deutschland
     (über Hessen)" (the worked example once it had the contract's own step 3). A
-    derivation to where a shown fact of the entity already goes, from as late or later,
-    is left out; one the cap cut, or another entity's fact, leaves the derivation in."""
+    derivation to where a fact of the entity already goes, from as late or later, is
+    left out; where the cap cut that fact, whatever its start (a cap only cuts: the
+    uncapped read leaves it out). Without the fact, the derivation stays."""
     kassel = ("kassel", "Kassel")
     told = fact("f7", "LIEGT_IN", "Deutschland", subject=kassel)
     hessen = fact("f8", "LIEGT_IN", "Hessen", subject=kassel)
     via = path("Deutschland", ["Hessen"], hessen, rel="LIEGT_IN")
-    data = {**row([told, hessen], abgeleitet=[via]), "id": "kassel", "name": "Kassel"}
+    data = row([told, hessen], abgeleitet=[via], entity=kassel)
     assert build(data, CANON, cap=10).abgeleitet == []
-    assert [d.objekt.name for d in build({**data, "fakten": data["fakten"][1:]}, CANON,
-                                         cap=10).abgeleitet] == ["Deutschland"]
+    alone = row([hessen], abgeleitet=[via], entity=kassel)
+    assert [d.objekt.name for d in build(alone, CANON, cap=10).abgeleitet] == ["Deutschland"]
     cut = {**data, "fakten": data["fakten"][::-1]}  # the cap keeps Hessen, cuts the other
-    assert [d.objekt.name for d in build(cut, CANON, cap=1).abgeleitet] == ["Deutschland"]
+    assert build(cut, CANON, cap=1).abgeleitet == []
+    earlier_cut = {**row([fact("f7", "LIEGT_IN", "Deutschland", subject=kassel,
+                               since=date(2030, 1, 1)), hessen], abgeleitet=[via],
+                         entity=kassel)}
+    earlier_cut["fakten"] = earlier_cut["fakten"][::-1]
+    assert build(earlier_cut, CANON, cap=1).abgeleitet == []
     # A derivation that holds from earlier than the told fact says more: it stays (the
     # review: "liegt in Deutschland (ab 2030)" hid that it had held since 2026).
     later = fact("f7", "LIEGT_IN", "Deutschland", subject=kassel, since=date(2030, 1, 1))
-    data = {**row([later, hessen], abgeleitet=[via]), "id": "kassel", "name": "Kassel"}
+    data = row([later, hessen], abgeleitet=[via], entity=kassel)
     [kept] = build(data, CANON, cap=10).abgeleitet
     assert (kept.objekt.name, kept.ab_datum) == ("Deutschland", date(2026, 1, 1))
 

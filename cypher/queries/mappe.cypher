@@ -151,7 +151,7 @@ CASE WHEN $asof
 // facts once each (`wegzeiten`); the caller keeps the paths whose facts all came and,
 // per target, the one that holds from the earliest start. The paths begin at every own
 // fact of a relation that derives, under the cap or not, and those facts come as
-// `gesagt` (relation, target id, fact id): the caller derives nothing a cut one says.
+// `eigene` (relation, target id, fact id): the caller derives nothing a cut one says.
 // The instants of an as-of read come in one map, $at (empty fields for a current read):
 // the server keys a cached plan by each parameter's type, null apart from a number or a
 // datetime, so with them apart the first as-of read planned the query anew (seconds
@@ -496,7 +496,7 @@ CALL (e, fakten, historie, abgeleitet, wegzeiten) {
   RETURN nutzer.uhr.epochSeconds * 1000000 + nutzer.uhr.microsecond AS stand_nach
 }
 RETURN e.id AS id, e.name AS name, coalesce(typ, 'sonstiges') AS typ, fakten, historie, abgeleitet,
-       wegzeiten, [r IN eigene | [type(r), endNode(r).id, r.id]] AS gesagt, stand, stand_nach;
+       wegzeiten, [r IN eigene | [type(r), endNode(r).id, r.id]] AS eigene, stand, stand_nach;
 
 // name: history
 // Every value a relation of an entity had in the pair, as recorded now ($asof false: the
