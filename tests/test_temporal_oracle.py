@@ -96,10 +96,11 @@ PLACE_DAYS = [at(2000, 1, 1), at(2000, 1, 1), at(2026, 9, 1), at(2026, 12, 24),
 
 def derived(facts: set[Any], since: dict[str, datetime],
             at_: datetime | None = None) -> set[tuple[str, date]]:
-    """What the model derives from Lena's places (rel, value, ab, and where it ends, or
-    None): every place they lie in, from the latest start on the way (her *ab*, or the
-    day a place began to lie in the next, `since`), through the place that holds from
-    the earliest day where several lead there. A way whose place lies in the next only
+    """What the model derives from Lena's places (`facts`: each rel, value, ab, and the
+    instant it ends, or None): every place they lie in, as (place, *ab*), from the
+    latest start on the way (her *ab*, or the day a place began to lie in the next,
+    `since`), through the place that holds from the earliest day where several lead
+    there. A way whose place lies in the next only
     from when her stay there ended derives nothing from there on; as of a day
     (`at_`), nor one whose place did not lie in the next yet."""
     earliest: dict[str, date] = {}
