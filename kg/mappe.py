@@ -83,7 +83,9 @@ class Mappe(Frozen):
     fakten: list[MappeFakt]
     historie: list[MappeFakt] = Field(description="Superseded values of einwertig relations.")
     abgeleitet: list[Abgeleitet]
-    gekappt: bool = Field(description="True when the cap cut facts off.")
+    gekappt: bool = Field(description="True when the cap may have cut something off: "
+                          "facts, lines of the history or derivations (read again with a "
+                          "larger cap to see all).")
     gueltig_am: datetime | None = Field(None, description="Valid-time of an as-of read.")
     bekannt_am: datetime | None = Field(None, description="System-time of an as-of read.")
     stand: datetime | None = Field(
@@ -624,7 +626,11 @@ def build(
     # lines' bonds (`stays`).
     compact = [f for f in row["fakten"] if f[0] and f[2]]
     versions = [f for f in row["fakten"] if f[0] and not f[2]]
-    gekappt = len(compact) > cap
+    # `gekappt` false tells the chat it has all there is. So it is true where the cap
+    # may have cut facts, lines of the history (the query read more lines that held
+    # than the cap, by its rule, or the reader kept more, by its own: the two agreed in
+    # every story tried, and either suffices) or derivations (below).
+    gekappt = len(compact) > cap or row["historie_voll"]
     if gueltig_am is None:
         # The versions of a stay are one line: joined before the cut, so they take one
         # place where the query's one more fact lets them.
@@ -705,6 +711,7 @@ def build(
         # that never happened. `kg history` still lists it.
         held = [i for i, h in enumerate(historie_rows) if i not in taken
                 and _held(h, since.get(h["id"]))]
+        gekappt = gekappt or len(held) > cap
         historie = [_from(historie[i], since.get(historie_rows[i]["id"])) for i in held][:cap]
         # (A version taken into a stay shows where the stay does: its current fact or a
         # line the cap keeps. Taken into a line the cap cut, Berlin since 2020, which
@@ -748,18 +755,19 @@ def build(
         derives nothing ("über Berlin" beside no Berlin)."""
         return path["von_id"] in fact_ids or path["von_id"] in lines_shown
 
+    abgeleitet = [
+        a for a in derived(row, canon, gueltig_am, since, begins_shown, until)
+        if (a.beziehung, a.objekt.id) not in cut_told
+        and (a.ab_datum is None or a.ab_datum < stated.get((a.beziehung, a.objekt.id),
+                                                          date.max))
+    ]
     data = {
         "entitaet": {"id": row["id"], "name": row["name"]},
         "typ": row["typ"],
         "fakten": fakten,
         "historie": historie,
-        "abgeleitet": [
-            a for a in derived(row, canon, gueltig_am, since, begins_shown, until)
-            if (a.beziehung, a.objekt.id) not in cut_told
-            and (a.ab_datum is None or a.ab_datum < stated.get((a.beziehung, a.objekt.id),
-                                                              date.max))
-        ][:cap],
-        "gekappt": gekappt,
+        "abgeleitet": abgeleitet[:cap],
+        "gekappt": gekappt or len(abgeleitet) > cap,
         "gueltig_am": gueltig_am,
         "bekannt_am": bekannt_am,
         "stand": _stand(row.get("stand"), bekannt_am),

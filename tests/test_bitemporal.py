@@ -921,7 +921,11 @@ def test_the_as_of_cap_counts_only_the_facts_that_hold(pair: Pair) -> None:
     current = pair.mappe("Lena", cap=3)
     as_of = pair.mappe("Lena", cap=3, gueltig_am=now)
     assert facts(current) == facts(as_of) == ["Bello", "Job4", "Schach"]
-    assert not current.gekappt and not as_of.gekappt
+    # (Four former jobs: the history's cap cut one, and `gekappt` says so.)
+    assert [len(m.historie) for m in (current, as_of)] == [3, 3]
+    assert current.gekappt and as_of.gekappt
+    assert not pair.mappe("Lena", cap=4).gekappt
+    assert not pair.mappe("Lena", cap=4, gueltig_am=now).gekappt
     mid = pair.mappe("Lena", cap=2, gueltig_am=date(2023, 6, 1))
     # Bello, Schach and Job2 held: the cap keeps two, the most recently touched first.
     assert len(mid.fakten) == 2 and "Job2" in facts(mid) and mid.gekappt

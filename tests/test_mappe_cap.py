@@ -388,6 +388,35 @@ def test_a_stay_whose_active_version_the_cap_cut_shows_by_that_version(pair: Pai
     assert bond[0].id in {f.id for f in m.fakten}, render(m)
 
 
+def test_gekappt_says_the_history_or_the_derivations_were_cut_too(pair: Pair) -> None:
+    """`gekappt` spoke of the facts only: Lena moved four times (one fact, three former
+    homes) and Kassel lies in Hessen, in Deutschland, in Europa (three derivations).
+    At a cap of 2 every fact showed, but the history and the derivations were cut to two,
+    and `gekappt` was false: a chat told it had everything. It now says that a read
+    again with a larger cap shows more, of any of the three, now and as of a day."""
+    pair.write(t("Kassel", "liegt_in", "Hessen"), t("Hessen", "liegt_in", "Deutschland"),
+               t("Deutschland", "liegt_in", "Europa"), zeitpunkt="2000-01-01T00:00:00Z")
+    for year, town in ((2010, "Berlin"), (2014, "Paris"), (2018, "München"),
+                       (2022, "Kassel")):
+        pair.write(t("Lena", "wohnt_in", town), zeitpunkt=f"{year}-01-01T00:00:00Z")
+    for at in READS:
+        wide = pair.mappe("Lena", cap=WIDE, **at)
+        assert [f.objekt.name for f in wide.fakten if f.objekt] == ["Kassel", "Hessen"]
+        assert len(wide.historie) == 3 and len(wide.abgeleitet) == 3, render(wide)
+        assert not wide.gekappt
+        history_cut = pair.mappe("Lena", cap=2, **at)  # (facts 2, lines 3, ways 3)
+        assert len(history_cut.fakten) == 2 and len(history_cut.historie) == 2
+        assert history_cut.gekappt, render(history_cut)
+        assert pair.mappe("Lena", cap=3, **at).gekappt is False, at
+    # The derivations alone: a person with one home and no former one.
+    pair.write(t("Tom", "wohnt_in", "Kassel"), zeitpunkt="2022-01-01T00:00:00Z")
+    for at in READS:
+        m = pair.mappe("Tom", cap=2, **at)
+        assert (len(m.fakten), len(m.historie), len(m.abgeleitet)) == (2, 0, 2), render(m)
+        assert m.gekappt, render(m)
+        assert pair.mappe("Tom", cap=3, **at).gekappt is False, at
+
+
 # -- the cap over random stories ------------------------------------------------------
 
 PEOPLE = ["Lena", "Tom", "Max"]
@@ -489,8 +518,9 @@ def assert_the_cap_cuts_only(wide: Mappe, m: Mappe, entity: str, cap: int) -> No
         h[1] for h in lines(m)}
     reachable = [f for f in facts_read(wide) if f[0] != 2 or f[1] in reached or f[3] in reached]
     assert facts_read(m) == reachable[:len(m.fakten)], where
-    if not m.gekappt:  # (nothing cut: all of them)
-        assert facts_read(m) == reachable, where
+    if not m.gekappt:  # (nothing cut: the whole of the uncapped read)
+        assert (facts_read(m), lines(m), derivations(m)) == (
+            facts_read(wide), lines(wide), derivations(wide)), where
     # Its lines are the first of the uncapped read's of the relations it shows (a line
     # shows beside its relation's current value; a partner's whatever it shows).
     own = {f.beziehung for f in m.fakten if f.grad == 1 and f.subjekt.id == m.entitaet.id}

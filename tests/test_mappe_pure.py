@@ -99,6 +99,7 @@ def row(fakten: list[dict[str, Any]], historie: list[dict[str, Any]] | None = No
     return {"id": entity[0], "name": entity[1], "typ": "person",
             "fakten": [compact(FACT_FIELDS, f) for f in fakten],
             "historie": [compact(FACT_FIELDS, h) for h in historie or []],
+            "historie_voll": False,  # (the query read no more lines than the cap)
             "abgeleitet": [p for p, _ in abgeleitet or []],
             "wegzeiten": [compact(TIME_FIELDS, z) for z in on_paths.values()],
             # (the entity's own facts with an object, shown or cut, as the query sends

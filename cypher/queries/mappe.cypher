@@ -311,7 +311,9 @@ CALL (e, near) {
   // Else a partner's lines bring their bond's other versions: a line shows whatever
   // the Mappe shows, and where the cap left the bond out, a bond told again for an
   // earlier time read as one that had ended ("früher: ist Partner von Lena (bis …)").
-  RETURN [z IN zeilen | z.zeile] AS historie,
+  // (`voll`: more lines held than the cap, so the cap may have cut some; the reader's
+  // `gekappt` says so.)
+  RETURN [z IN zeilen | z.zeile] AS historie, voll AS historie_voll,
          CASE WHEN voll THEN [z IN zeilen | z.r] ELSE [] END AS gekappt,
          CASE WHEN voll THEN []
               ELSE [z IN zeilen WHERE type(z.r) IN $symmetric_types | z.r] END AS bindungen
@@ -495,8 +497,8 @@ CALL (e, fakten, historie, abgeleitet, wegzeiten) {
   OPTIONAL MATCH (nutzer:Nutzer {id: e.user_id})
   RETURN nutzer.uhr.epochSeconds * 1000000 + nutzer.uhr.microsecond AS stand_nach
 }
-RETURN e.id AS id, e.name AS name, coalesce(typ, 'sonstiges') AS typ, fakten, historie, abgeleitet,
-       wegzeiten, [r IN eigene | [type(r), endNode(r).id, r.id]] AS eigene, stand, stand_nach;
+RETURN e.id AS id, e.name AS name, coalesce(typ, 'sonstiges') AS typ, fakten, historie,
+       historie_voll, abgeleitet, wegzeiten, [r IN eigene | [type(r), endNode(r).id, r.id]] AS eigene, stand, stand_nach;
 
 // name: history
 // Every value a relation of an entity had in the pair, as recorded now ($asof false: the
