@@ -221,6 +221,8 @@ class Memory:
     async def resolve(self, user_id: str, character_id: str, name: str) -> Aufloesung:
         """A name → its entity or its candidates, without writing."""
         user_id, character_id = pair_ids(user_id, character_id)
+        if not isinstance(name, str):
+            raise InvalidInput(f"name is a {type(name).__name__}; give an entity's name")
         name_norm = normalize_name(name)
         if not name_norm:
             # As a write refuses it (name_leer): no entity can carry that name.
@@ -253,6 +255,9 @@ class Memory:
     async def entity_id(self, user_id: str, character_id: str, name_or_id: str) -> str:
         """An id from a name or id; EntityNotFound / AmbiguousEntity otherwise."""
         user_id, character_id = pair_ids(user_id, character_id)
+        if not isinstance(name_or_id, str):
+            raise InvalidInput(f"name_or_id is a {type(name_or_id).__name__}; give an "
+                               "entity's name or id")
         rows = await self.db.query(
             "entity_by_id", user_id=user_id, character_id=character_id, entity_id=name_or_id
         )
@@ -326,6 +331,10 @@ class Memory:
                 f"entity_ids is a {type(entity_ids).__name__}; give a list of entity ids "
                 "(mappe reads one)"
             )
+        for i, entity_id in enumerate(entity_ids):
+            if not isinstance(entity_id, str):
+                raise InvalidInput(f"entity_ids[{i}] is a {type(entity_id).__name__}; give "
+                                   "an entity's id")
         if len(entity_ids) > MAPPEN_MAX:
             raise InvalidInput(
                 f"entity_ids holds {len(entity_ids):,} ids: one call reads at most "
@@ -584,6 +593,10 @@ class Memory:
                 "(the audit holds the orders' idempotency ids; KG_AUDIT_RETENTION_DAYS has "
                 "the same bounds)"
             )
+        if isinstance(batch, bool) or not isinstance(batch, int) or not 1 <= batch <= BATCH_MAX:
+            # (0 deleted nothing and never ended: no batch was ever short of none)
+            raise InvalidInput(f"batch must be a whole number from 1 to {BATCH_MAX:,}, not "
+                               f"{batch!r} (the orders deleted per transaction)")
         before = (now or datetime.now(UTC)) - timedelta(days=keep)
         deleted = 0
         while True:
@@ -727,6 +740,10 @@ def file_path(path: object, what: str) -> Path:
 LIMIT_MAX = 1_000_000_000
 
 
+#: The most orders `audit_prune` deletes in one transaction.
+BATCH_MAX = 1_000_000
+
+
 def check_limit(limit: int, name: str = "limit") -> None:
     """A list's limit is a whole number from 1 to LIMIT_MAX."""
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= LIMIT_MAX:
@@ -815,7 +832,8 @@ def correction_order(
             f"herkunft is required and must be one of {', '.join(HERKUNFT)}, not {herkunft!r}"
         )
     data: dict[str, Any] = {
-        "auftrag_id": auftrag_id or f"berichtigung-{uuid.uuid4().hex}",
+        # (An empty one is the order's to refuse, as any order's: not replaced.)
+        "auftrag_id": f"berichtigung-{uuid.uuid4().hex}" if auftrag_id is None else auftrag_id,
         "user_id": user_id,
         "character_id": character_id,
         "berichtigungen": [

@@ -984,6 +984,36 @@ def test_the_library_says_what_is_wrong_with_a_call(pair: Pair) -> None:
     assert run(memory.check(pair.user_id, day="2026-12-05")).day == date(2026, 12, 5)
 
 
+def test_the_librarys_other_wrong_arguments_are_refused_in_words(pair: Pair) -> None:
+    """A stranger's attack (2026-12-07): `entity_id(None)` and `resolve(5)` raised a bare
+    TypeError, an id given to `mappen` as a list "unhashable type", `audit_prune(batch=0)`
+    never returned (it deleted nothing, and nothing was fewer than a batch of none), a
+    negative batch was blamed on stored data, and a correction with an empty auftrag_id
+    was given a new one, where an order with one is refused."""
+    memory, run = pair.store.memory, pair.store.run
+    pair.write(t("Lena", "wohnt_in", "Kassel"))
+    lena = pair.id_of("Lena")
+    for call, words in (
+        (memory.entity_id(pair.user_id, "nova", None),  # type: ignore[arg-type]
+         "name_or_id is a NoneType; give an entity's name or id"),
+        (memory.resolve(pair.user_id, "nova", 5),  # type: ignore[arg-type]
+         "name is a int; give an entity's name"),
+        (memory.mappen(pair.user_id, "nova", [lena, ["x"]]),  # type: ignore[list-item]
+         r"entity_ids\[1\] is a list; give an entity's id"),
+        (memory.mappe(pair.user_id, "nova", ["x"]),  # type: ignore[arg-type]
+         r"entity_ids\[0\] is a list; give an entity's id"),
+        (memory.audit_prune(batch=0), "batch must be a whole number from 1 to 1,000,000"),
+        (memory.audit_prune(batch=-1), "batch must be a whole number from 1 to 1,000,000"),
+        (memory.audit_prune(batch=True), "batch must be a whole number"),
+        (memory.correct(pair.user_id, "nova", subjekt="Lena", beziehung="wohnt_in",
+                        objekt="Kassel", herkunft="mensch", auftrag_id=""),
+         "auftrag_id"),
+    ):
+        with pytest.raises(InvalidInput, match=words):
+            run(call)
+    assert run(memory.entity_id(pair.user_id, "nova", "Lena")) == lena
+
+
 def test_a_type_a_standing_fact_implies_is_not_corrected_away(pair: Pair) -> None:
     """Found by a stranger's attack: "Kassel is no ort" while "Lena wohnt in Kassel"
     stands was `berichtigt`; the Mappe then read Kassel as sonstiges, and "Kassel typ
