@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import io
 import ipaddress
 import logging
 import os
+import sys
+import threading
 from collections.abc import Coroutine
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import typer
 from pydantic import ValidationError
@@ -166,12 +170,54 @@ def _run(main: Coroutine[Any, Any, None]) -> None:
 
 
 async def _serve_stdio(pair: PairRef) -> None:
+    """The SDK's `run_stdio_async`, with stdin read by `StdinLines`: the SDK reads it in
+    a worker thread that a cancel waits for, so Ctrl-C stopped the server only when the
+    client next sent a line, and never where it sent none."""
+    from mcp.server.stdio import stdio_server
+
     from kg_mcp.binding import FixedPair
     from kg_mcp.server import build_server
 
     async with await Memory.open(Settings()) as memory:
         server = build_server(memory, FixedPair(pair))
-        await server.run_stdio_async()
+        lowlevel = server._lowlevel_server  # (the SDK's own run_stdio_async does the same)
+        async with stdio_server(stdin=cast(Any, StdinLines())) as (read, write):
+            await lowlevel.run(read, write, lowlevel.create_initialization_options())
+
+
+class StdinLines:
+    """The lines of standard input for the SDK's stdio transport, read by a daemon
+    thread: waiting for the next line is a wait on a queue, which a cancel ends at once,
+    and the thread, still blocked in its read, does not hold the process at exit."""
+
+    def __init__(self) -> None:
+        self._lines: asyncio.Queue[str | None] = asyncio.Queue()
+        self._reader: threading.Thread | None = None
+
+    def _read(self, loop: asyncio.AbstractEventLoop) -> None:
+        stdin = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
+        try:
+            for line in stdin:
+                loop.call_soon_threadsafe(self._lines.put_nowait, line)
+        except (OSError, ValueError):  # (stdin closed under it: the end, as EOF)
+            pass
+        finally:
+            stdin.detach()  # (sys.stdin's buffer stays open: it is not this wrapper's)
+            with contextlib.suppress(RuntimeError):  # (the loop closed first: nobody waits)
+                loop.call_soon_threadsafe(self._lines.put_nowait, None)
+
+    def __aiter__(self) -> StdinLines:
+        if self._reader is None:
+            self._reader = threading.Thread(target=self._read, args=(asyncio.get_running_loop(),),
+                                            name="kg mcp stdin", daemon=True)
+            self._reader.start()
+        return self
+
+    async def __anext__(self) -> str:
+        line = await self._lines.get()
+        if line is None:
+            raise StopAsyncIteration
+        return line
 
 
 async def _serve_http(verifier: TokenVerifier, host: str, port: int) -> None:

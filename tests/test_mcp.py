@@ -614,3 +614,46 @@ def test_serve_says_when_neo4j_is_not_there(tmp_path: Path) -> None:
     assert "not reachable" in result.stderr or "does not answer" in result.stderr, result.stderr
     assert "Traceback" not in result.stderr
     assert result.stdout == ""
+
+
+@pytest.mark.parametrize("stop", ["ctrl-c", "eof"])
+def test_the_stdio_server_stops_on_ctrl_c_while_the_client_is_silent(
+    store: SyncMemory, neo4j_settings: Settings, stop: str
+) -> None:
+    """A stranger's attack (2026-12-07): Ctrl-C did not stop `kg mcp serve` over stdio
+    while its client sent nothing: the SDK reads stdin in a worker thread, which the
+    cancel waited for until the next line came. It stops at once now, with no
+    traceback; and it still stops where the client closes stdin."""
+    import signal
+    import time
+
+    server = subprocess.Popen(
+        [sys.executable, "-m", "cli.main", "mcp", "serve", "-u", new_user_id("mcp-stop"),
+         "-c", "nova"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        env={**server_env(neo4j_settings), "PATH": os.environ.get("PATH", "")}, cwd=ROOT,
+        # (Python turns SIGINT into Ctrl-C's KeyboardInterrupt only where it finds the
+        # signal's default: a job started in the background has it ignored.)
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    try:
+        assert server.stdin is not None and server.stdout is not None
+        hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "test", "version": "1"}}}
+        server.stdin.write((json.dumps(hello) + "\n").encode())
+        server.stdin.flush()
+        answer = json.loads(server.stdout.readline())  # (serving, and reading stdin)
+        assert answer["id"] == 1 and "serverInfo" in answer["result"], answer
+        started = time.monotonic()
+        if stop == "ctrl-c":
+            server.send_signal(signal.SIGINT)
+        else:
+            server.stdin.close()
+        server.wait(timeout=15)
+        assert time.monotonic() - started < 10
+        assert "Traceback" not in server.stderr.read().decode() if server.stderr else True
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
