@@ -1,8 +1,9 @@
 """`kg browser`: a query of `cypher/browser/` with its parameters, ready for Neo4j Browser.
 
 The values come from the library, so the Browser shows what the library would: the
-entity's name as `kg` normalises it (`kg.models.normalize_name`) and the configured
-resting threshold (`KG_RUHE_SCHWELLE`). Each file's header names its parameters in
+entity as `kg mappe` finds it (by id or name, in the store: namesakes are refused with
+their ids, as `kg mappe` refuses them) and the configured resting threshold
+(`KG_RUHE_SCHWELLE`). Each file's header names its parameters in
 `// :param name => example` lines, the same format as the package's named queries.
 """
 
@@ -94,7 +95,8 @@ def browser(
     query: str = typer.Argument(..., help="mappe, historie, timeline_kette or paar."),
     user: str = UserOpt,
     character: str = CharOpt,
-    entity: str | None = typer.Option(None, help="Entity name or id (mappe, historie)."),
+    entity: str | None = typer.Option(
+        None, help="Entity name or id (mappe, historie); looked up in the store."),
     beziehung: str | None = typer.Option(None, help="A canon relation (historie)."),
     eintrag: str | None = typer.Option(None, help="Any entry id of a chain (timeline_kette)."),
     limit: int = typer.Option(300, min=1, max=100_000, help="Most facts and orders shown (paar)."),
@@ -129,6 +131,12 @@ def browser(
         if beziehung not in canon:
             err.print(f"error: {canon.unknown(beziehung)}", markup=False)
             raise typer.Exit(2)
+    if values.get("entity") is not None and entity is not None:
+        # The entity by its id, as `kg mappe` finds it: by its normalised name the query
+        # drew two namesakes' facts as one picture, and an unknown name as nothing.
+        from cli.common import call
+
+        values["entity"] = call(lambda m: m.entity_id(user, character, entity))
     text = (browser_dir() / f"{query}.cypher").read_text(encoding="utf-8")
     out.print("\n".join([*param_lines(values), body(text)]), markup=False)
 

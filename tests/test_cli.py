@@ -237,17 +237,41 @@ def test_browser_refuses_a_relation_the_canon_does_not_know() -> None:
     assert "wohnt_in" in done.output
 
 
-def test_browser_prints_a_query_with_the_librarys_values() -> None:
-    args = ["browser", "mappe", "-u", "u1", "-c", "nova", "--entity", " Straße "]
+def test_browser_prints_a_query_with_the_librarys_values(pair) -> None:  # type: ignore[no-untyped-def]
+    from tests.conftest import t
+
+    pair.write(t("Straße", "liegt_in", "Kassel"))
+    args = ["browser", "mappe", "-u", pair.user_id, "-c", "nova", "--entity", " STRASSE "]
     done = runner.invoke(app, args, env={"KG_RUHE_SCHWELLE": "0.25"})
     assert done.exit_code == 0, done.output
     assert done.output.splitlines()[:4] == [
-        ':param user_id => "u1"', ':param character_id => "nova"',
-        ':param entity => "strasse"', ":param ruhe_schwelle => 0.25",
+        f':param user_id => "{pair.user_id}"', ':param character_id => "nova"',
+        f':param entity => "{pair.id_of("Straße")}"', ":param ruhe_schwelle => 0.25",
     ]
     assert "$ruhe_schwelle" in done.output and "//" not in done.output
     missing = runner.invoke(app, ["browser", "historie", "-u", "u1", "-c", "nova"])
     assert missing.exit_code == 2 and "--entity, --beziehung" in missing.output
+
+
+def test_browser_refuses_namesakes_and_names_nobody_has(pair) -> None:  # type: ignore[no-untyped-def]
+    """A stranger's attack (2026-12-07): `kg browser mappe --entity Max` of two people
+    named Max set the normalised name, and the query drew both men's facts as one
+    picture, where `kg mappe Max` lists the two with their ids; a name nobody has
+    printed a query that shows nothing. The entity is now found as `kg mappe` finds it."""
+    from tests.conftest import t
+
+    pair.write(t("Max", "beruf", wert="Bäcker"), t({"neu": "Max"}, "beruf", wert="Koch"))
+    for query in (["mappe"], ["historie", "--beziehung", "beruf"]):
+        args = ["browser", *query, "-u", pair.user_id, "-c", "nova", "--entity"]
+        both = runner.invoke(app, [*args, "Max"])
+        assert both.exit_code == 7 and "2 entities are named 'Max'" in both.output, both.output
+        assert "Bäcker" in both.output and "Koch" in both.output and "MATCH" not in both.output
+        nobody = runner.invoke(app, [*args, "Niemand"])
+        assert nobody.exit_code == 6 and "no entity named" in nobody.output, nobody.output
+        ids = {line.split()[0] for line in both.output.splitlines()[1:]}
+        for one in ids:
+            done = runner.invoke(app, [*args, one])
+            assert done.exit_code == 0 and f':param entity => "{one}"' in done.output
 
 
 def test_a_kg_of_one_command_reads_as_the_whole_kg_for_that_command(
