@@ -77,8 +77,12 @@ def memory(check_schema: bool = True) -> Iterator[SyncMemory]:
         fail(error)
 
 
-def call(fn: Callable[[Memory], Coroutine[Any, Any, T]], check_schema: bool = True) -> T:
-    """Open the store, make one library call, close."""
+def call(
+    fn: Callable[[Memory], Coroutine[Any, Any, T]], check_schema: bool = True,
+    interrupted: str | None = None,
+) -> T:
+    """Open the store, make one library call, close. `interrupted`: what to tell a user
+    who stops the call with Ctrl-C (exit 130 as for every command)."""
     with memory(check_schema) as sync:
         try:
             return sync.run(fn(sync.memory))
@@ -86,6 +90,11 @@ def call(fn: Callable[[Memory], Coroutine[Any, Any, T]], check_schema: bool = Tr
             fail(error)
         except ValidationError as exc:  # a model the library built from bad input
             fail(InvalidInput(f"invalid input — {validation_text(exc)}"))
+        except KeyboardInterrupt:
+            if interrupted is None:
+                raise
+            err.print(f"interrupted: {interrupted}")
+            raise typer.Exit(130) from None
 
 
 def checked_id(ctx: typer.Context, param: typer.CallbackParam, value: str | None) -> str | None:

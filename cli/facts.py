@@ -107,7 +107,10 @@ def write(
         order = parse_order(data)
     except InvalidInput as error:
         fail(error)
-    result = call(lambda m: m.write(order))
+    result = call(lambda m: m.write(order), interrupted=(
+        f"order {order.auftrag_id} is written whole or not at all, and may have been "
+        "written before the stop — send it again: with the same auftrag_id it is written "
+        "once (`wiederholt` where it was)"))
     _print_result(result, as_json)
 
 

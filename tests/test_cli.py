@@ -436,3 +436,33 @@ def test_an_outcome_reads_the_same_on_the_cli_and_over_mcp(
     assert "[0] berichtigt   retired f2; holds again f1" in capsys.readouterr().out
     moved = TripelErgebnis(index=1, ausgang="abgeloest", fakt_id="f4", abgeloest=["f3"])
     assert moved.detail() == "fact f4; superseded f3"
+
+
+def test_a_write_stopped_with_ctrl_c_says_how_to_be_sure_of_it(
+    pair, tmp_path: Path, monkeypatch: pytest.MonkeyPatch  # type: ignore[no-untyped-def]
+) -> None:
+    """A stranger's attack (2026-12-07): `kg write` stopped with Ctrl-C exited 130 with
+    nothing said, though the order had been committed; the user could not tell. Stopped
+    here at the worst moment, after the commit: it says the order may be written and
+    that sending it again writes it once."""
+    from kg.api import Memory
+    from tests.conftest import t
+
+    order = {"auftrag_id": "stopped", "user_id": pair.user_id, "character_id": "nova",
+             "tripel": [t("Lena", "wohnt_in", "Kassel")]}
+    path = tmp_path / "order.json"
+    path.write_text(json.dumps(order), encoding="utf-8")
+    write = Memory.write
+
+    async def written_then_stopped(self: Memory, auftrag: Any) -> Any:
+        await write(self, auftrag)
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as patched:
+        patched.setattr(Memory, "write", written_then_stopped)
+        stopped = runner.invoke(app, ["write", str(path)])
+    assert stopped.exit_code == 130, stopped.output
+    assert "interrupted: order stopped is written whole or not at all" in stopped.output
+    assert "send it again" in stopped.output and "Traceback" not in stopped.output
+    again = runner.invoke(app, ["write", str(path)])
+    assert again.exit_code == 0 and "wiederholt" in again.output, again.output
