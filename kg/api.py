@@ -89,8 +89,11 @@ class Status(Frozen):
     version: str
     edition: str
     database: str
-    schema_version: int
-    schema_needed: int
+    schema_version: int = Field(description="Migrations the database records as applied "
+                                "(those of a newer package too).")
+    schema_needed: int = Field(description="Migrations this package has.")
+    schema_problem: str | None = Field(None, description="What keeps this package from the "
+                                       "database's schema, in words; None where it fits.")
     entities: int
     facts: int
     active_facts: int
@@ -194,8 +197,9 @@ class Memory:
             version=info["version"],
             edition=info["edition"],
             database=self.db.name,
-            schema_version=sum(s.status == "applied" for s in states),
-            schema_needed=len(states),
+            schema_version=sum(s.status in ("applied", "newer") for s in states),
+            schema_needed=sum(s.status != "newer" for s in states),
+            schema_problem=None if (problem := schema.problem(states)) is None else str(problem),
             entities=counts["entities"],
             facts=counts["facts"],
             active_facts=counts["active_facts"],

@@ -40,7 +40,8 @@ class MigrationState(BaseModel):
     version: int = Field(description="Number from the file name.")
     name: str = Field(description="Name from the file name.")
     applied_at: datetime | None = Field(description="When it was applied; None if pending.")
-    status: str = Field(description="applied, pending or changed (file differs).")
+    status: str = Field(description="applied, pending, changed (file differs) or newer "
+                        "(applied by a newer package: this one has no such file).")
 
 
 def split_statements(text: str) -> list[str]:
@@ -80,26 +81,77 @@ async def _recorded(db: Database) -> dict[int, dict[str, Any]]:
 
 
 async def status(db: Database) -> list[MigrationState]:
+    """Each of the package's migrations, and each the database records beyond them (a
+    newer package applied it)."""
     recorded = await _recorded(db)
     states = []
-    for m in migrations():
+    known = migrations()
+    for m in known:
         row = recorded.get(m.version)
         if row is None:
             state, at = "pending", None
         else:
             state = "applied" if row["checksum"] == m.checksum else "changed"
-            us = row["applied_us"]
-            at = None if us is None else instant(us)
+            at = _applied_at(row)
         states.append(
             MigrationState(version=m.version, name=m.name, applied_at=at, status=state)
         )
+    states += [
+        MigrationState(version=version, name=str(row["name"]), applied_at=_applied_at(row),
+                       status="newer")
+        for version, row in sorted(recorded.items()) if version > len(known)
+    ]
     return states
 
 
+def _applied_at(row: dict[str, Any]) -> datetime | None:
+    us = row["applied_us"]
+    return None if us is None else instant(us)
+
+
+def problem(states: list[MigrationState]) -> SchemaError | None:
+    """What keeps this package from the database, in words, or None where the schema
+    is the one it needs."""
+    changed = [s for s in states if s.status == "changed"]
+    if changed:
+        return SchemaError(
+            f"migration {changed[0].version:04d}_{changed[0].name} differs from the applied "
+            "one — see `kg schema status`; applied migrations must not change (restore "
+            "the file that was applied)."
+        )
+    newer = _newer(states)
+    if newer is not None:
+        return newer
+    pending = [s for s in states if s.status == "pending"]
+    if pending:
+        return SchemaOutdated(
+            f"the database schema is at version {len(states) - len(pending)}, this package "
+            f"needs {len(states)} — run `kg schema apply`."
+        )
+    return None
+
+
+def _newer(states: list[MigrationState]) -> SchemaError | None:
+    newer = [s for s in states if s.status == "newer"]
+    if not newer:
+        return None
+    return SchemaError(
+        f"the database schema is at version {newer[-1].version}, newer than this package "
+        f"knows ({len(states) - len(newer)}; {newer[0].version:04d}_{newer[0].name} was "
+        "applied by a newer kg) — use that kg, or a newer release of this one."
+    )
+
+
 async def apply(db: Database) -> list[MigrationState]:
-    """Apply pending migrations in order; an applied file that changed is an error."""
+    """Apply pending migrations in order; an applied file that changed is an error, and
+    so is a database a newer package migrated (this one would run its older files
+    beside migrations it does not know)."""
     recorded = await _recorded(db)
-    for m in migrations():
+    known = migrations()
+    newer = _newer(await status(db))
+    if newer is not None:
+        raise newer
+    for m in known:
         row = recorded.get(m.version)
         if row is not None:
             if row["checksum"] != m.checksum:
@@ -127,18 +179,8 @@ async def apply(db: Database) -> list[MigrationState]:
 async def require_current(db: Database) -> int:
     """The schema version, or SchemaOutdated/SchemaError when it does not fit."""
     states = await status(db)
-    changed = [s for s in states if s.status == "changed"]
-    if changed:
-        raise SchemaError(
-            f"migration {changed[0].version:04d}_{changed[0].name} differs from the applied "
-            "one — see `kg schema status`."
-        )
-    pending = [s for s in states if s.status == "pending"]
-    if pending:
-        applied = len(states) - len(pending)
-        raise SchemaOutdated(
-            f"the database schema is at version {applied}, this package needs "
-            f"{len(states)} — run `kg schema apply`."
-        )
+    error = problem(states)
+    if error is not None:
+        raise error
     return len(states)
 

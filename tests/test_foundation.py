@@ -115,6 +115,66 @@ def test_changed_migration_is_an_error_not_a_rerun(store: SyncMemory) -> None:
         )
 
 
+def test_a_changed_migration_gets_the_same_words_from_kg_status(store: SyncMemory) -> None:
+    """A stranger's attack (2026-12-07): with an applied migration's record changed, `kg
+    status` said "run `kg schema apply`", which then refused ("applied migrations must
+    not change"); every other command said what was wrong."""
+    from typer.testing import CliRunner
+
+    from cli.main import app
+
+    rows = store.run(
+        raw_cypher(store, "MATCH (m:SchemaMigration {version: 1}) RETURN m.checksum AS c"))
+    original = rows[0]["c"]
+    store.run(raw_cypher(store, "MATCH (m:SchemaMigration {version: 1}) SET m.checksum = 'x'"))
+    try:
+        result = CliRunner().invoke(app, ["status"])
+        assert result.exit_code == 4, result.output
+        assert "0001_constraints differs from the applied one" in result.output
+        assert "kg schema apply" not in result.output, result.output
+        assert store.run(store.memory.status()).schema_problem is not None
+    finally:
+        store.run(raw_cypher(
+            store, "MATCH (m:SchemaMigration {version: 1}) SET m.checksum = $c", c=original))
+    assert store.run(store.memory.status()).schema_problem is None
+
+
+def test_a_database_a_newer_package_migrated_is_refused(
+    store: SyncMemory, neo4j_settings: Settings
+) -> None:
+    """A stranger's attack (2026-12-07): a store that records a migration this package
+    does not have (a newer kg applied it) read "schema version 4 of 4", and every command
+    wrote on into a schema it does not know. It is refused now, as an outdated one is,
+    and `kg schema apply` runs none of its older files beside it."""
+    from typer.testing import CliRunner
+
+    from cli.main import app
+
+    beyond = len(schema.migrations()) + 1
+    store.run(raw_cypher(
+        store, "CREATE (:SchemaMigration {version: $v, name: 'kuenftig', checksum: 'x', "
+        "applied_at: datetime()})", v=beyond))
+    try:
+        states = store.run(schema.status(store.memory.db))
+        assert [(s.version, s.name, s.status) for s in states[-1:]] == [
+            (beyond, "kuenftig", "newer")]
+        for refused in (schema.require_current(store.memory.db), schema.apply(store.memory.db)):
+            with pytest.raises(SchemaError, match=f"schema is at version {beyond}, newer than "
+                               f"this package knows \\({beyond - 1};"):
+                store.run(refused)
+        with pytest.raises(SchemaError, match="newer than this package"):
+            SyncMemory(neo4j_settings)
+        status = CliRunner().invoke(app, ["status"])
+        assert status.exit_code == 4 and f"version {beyond} of {beyond - 1}" in status.output
+        assert "a newer kg" in status.output, status.output
+        listed = CliRunner().invoke(app, ["schema", "status"])
+        assert listed.exit_code == 4 and "kuenftig" in listed.output, listed.output
+    finally:
+        store.run(raw_cypher(store, "MATCH (m:SchemaMigration {version: $v}) DELETE m",
+                             v=beyond))
+    assert store.run(store.memory.status()).schema_problem is None
+
+
 def test_library_refuses_an_outdated_schema(store: SyncMemory, neo4j_settings: Settings) -> None:
     rows = store.run(
         raw_cypher(store, "MATCH (m:SchemaMigration {version: 1}) RETURN properties(m) AS p")
