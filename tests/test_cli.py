@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from cli.main import COMMANDS, app, build, for_argv
 from kg.api import SyncMemory
-from tests.conftest import raw_cypher
+from tests.conftest import Pair, raw_cypher
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -439,7 +439,7 @@ def test_an_outcome_reads_the_same_on_the_cli_and_over_mcp(
 
 
 def test_a_write_stopped_with_ctrl_c_says_how_to_be_sure_of_it(
-    pair, tmp_path: Path, monkeypatch: pytest.MonkeyPatch  # type: ignore[no-untyped-def]
+    pair: Pair, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A stranger's attack (2026-12-07): `kg write` stopped with Ctrl-C exited 130 with
     nothing said, though the order had been committed; the user could not tell. Stopped
