@@ -43,7 +43,9 @@ def _read_json(source: str) -> object:
             err.print(f"error: {source} is larger than {MAX_ORDER_BYTES // 2**20} MiB; an "
                       "order holds at most 200 triples — send one turn's order", markup=False)
             raise typer.Exit(2)
-        text = raw.decode("utf-8")
+        # (A byte order mark, as some editors save UTF-8, is no part of the JSON: RFC 8259
+        # lets a reader ignore it, and json said "decode using utf-8-sig".)
+        text = raw.decode("utf-8").removeprefix("\ufeff")
     except OSError as exc:
         err.print(f"error: cannot read {source}: {exc.strerror}", markup=False)
         raise typer.Exit(2) from None

@@ -78,6 +78,17 @@ def test_a_latin_1_file(tmp_path: Path) -> None:
     bad_input(run(["write", str(path)]), "not UTF-8", "save the order as UTF-8")
 
 
+def test_an_order_saved_with_a_byte_order_mark_is_read(pair: Pair, tmp_path: Path) -> None:
+    """A stranger's attack (2026-12-07): an order saved with a BOM (as some editors save
+    UTF-8) was refused with Python's "Unexpected UTF-8 BOM (decode using utf-8-sig)". RFC
+    8259 lets a reader ignore it, and the order is read."""
+    path = tmp_path / "bom.json"
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps(order(user_id=pair.user_id)).encode())
+    done = run(["write", str(path)])
+    assert done.exit_code == 0 and "geschrieben" in done.output, done.output
+    assert [f.wert for f in pair.mappe("Lena").fakten] == ["Ärztin"]
+
+
 @pytest.mark.parametrize("zeitpunkt", ["0001-01-01T00:00:00+05:00",
                                        "9999-12-31T23:59:59-05:00"])
 def test_a_zeitpunkt_out_of_range(tmp_path: Path, zeitpunkt: str) -> None:

@@ -93,6 +93,17 @@ def test_a_file_cut_at_a_line_boundary_is_refused(
                        r".*auftraege \d+ \(found \d+\).*cut short")
 
 
+def test_a_file_saved_with_a_byte_order_mark_is_refused_in_words(
+    pair: Pair, tmp_path: Path, exported: list[str]
+) -> None:
+    """A stranger's attack (2026-12-07): an export saved again by an editor that puts a
+    BOM first was refused as "not valid JSON (Unexpected UTF-8 BOM (decode using
+    utf-8-sig), column 1)": Python's words, and no advice."""
+    refused(pair, write(tmp_path / "bom.jsonl", ["\ufeff" + exported[0], *exported[1:]]),
+            r"bom.jsonl:1: the line begins with a byte order mark \(BOM\).* Save it as "
+            "UTF-8 without a BOM")
+
+
 def test_a_changed_line_is_refused_by_the_checksum(
     pair: Pair, tmp_path: Path, exported: list[str]
 ) -> None:

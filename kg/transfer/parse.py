@@ -217,6 +217,10 @@ def parse_lines(lines: Iterable[str], canon: Canon, source: str = "<import>") ->
             raise InvalidInput(f"{where}: {exc} (no export writes a key twice: a line "
                                "edited by hand?)") from None
         except json.JSONDecodeError as exc:
+            if text.startswith("\ufeff"):  # (json said "decode using utf-8-sig")
+                raise InvalidInput(f"{where}: the line begins with a byte order mark (BOM), "
+                                   "which no export writes: an editor saved the file? Save it "
+                                   "as UTF-8 without a BOM") from None
             raise InvalidInput(f"{where}: not valid JSON ({exc.msg}, column {exc.colno})") from None
         except RecursionError:
             raise InvalidInput(f"{where}: nested too deeply to be a record") from None
