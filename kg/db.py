@@ -726,9 +726,11 @@ class Database:
             or (exc.code.endswith(("Transaction.LockClientStopped", "Transaction.Terminated"))
                 and ran is not None and ran >= budget.seconds))
         if timed_out:
-            kept = ("what it had written is rolled back" if budget.whole else "what it had "
-                    "written in this batch is rolled back (earlier batches stay; running it "
-                    "again is safe)")
+            # (A read's too: "what it had written is rolled back" spoke of writes where
+            # `kg mappe` and `kg check` write nothing; a stranger's attack.)
+            kept = ("nothing of it is committed" if budget.whole else "nothing of this "
+                    "batch is committed (a job's earlier batches stay, where it writes; "
+                    "running it again is safe)")
             return ServerUnavailable(
                 f"Neo4j at {uri} did not finish within {budget.seconds:g} s "
                 f"({budget.setting}): the server ended the transaction, and {kept} — for a "

@@ -288,4 +288,5 @@ def test_a_timeout_names_the_setting_that_ran_out(pair: Pair) -> None:
     assert "within 900 s (KG_QUERY_TIMEOUT)" in interactive, interactive
     batch = str(db.translate(timed_out, db.budget(maintenance=True, whole=False)))
     assert "within 900 s (KG_MAINTENANCE_TIMEOUT)" in batch, batch
-    assert "earlier batches stay; running it again is safe" in batch, batch
+    assert "earlier batches stay, where it writes; running it again is safe" in batch, batch
+    assert "the server ended the transaction, and nothing of it is committed" in interactive
