@@ -44,6 +44,12 @@ class LauncherError(KgError):
     exit_code = 5
 
 
+class StartInterrupted(KeyboardInterrupt):
+    """Ctrl-C while the server this start launched was starting: it was stopped again
+    (its JVM runs in a session of its own, which the terminal's Ctrl-C does not reach,
+    so it started on alone: a stranger's attack)."""
+
+
 class LauncherSettings(Settings):
     """The library's settings and where the local server runs: read from the same
     environment and `.env`, so a password kept in `.env` reaches both."""
@@ -437,15 +443,20 @@ class LocalServer:
         started = _start_ticks(proc.pid)
         _write_private(self.pid_file, f"{proc.pid} {started}\n" if started else f"{proc.pid}\n")
         deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if proc.poll() is not None:
-                raise LauncherError(
-                    f"Neo4j exited with code {proc.returncode} during start. "
-                    f"Log tail ({self.log_file}):\n{self.log_tail()}"
-                )
-            if self.bolt_answers() and self.http_answers():
-                return note
-            time.sleep(0.3)
+        try:
+            while time.monotonic() < deadline:
+                if proc.poll() is not None:
+                    raise LauncherError(
+                        f"Neo4j exited with code {proc.returncode} during start. "
+                        f"Log tail ({self.log_file}):\n{self.log_tail()}"
+                    )
+                if self.bolt_answers() and self.http_answers():
+                    return note
+                time.sleep(0.3)
+        except KeyboardInterrupt:
+            self.stop()
+            proc.wait()  # (reaped: no zombie of it in this process)
+            raise StartInterrupted from None
         raise LauncherError(
             f"Neo4j did not answer on {self.uri} within {timeout:.0f}s. "
             f"Log tail ({self.log_file}):\n{self.log_tail()}"

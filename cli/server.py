@@ -46,10 +46,15 @@ def server_start(
     """
     server = _server()
     began = time.monotonic()
+    from cli.launcher import StartInterrupted
+
     try:
         note = server.start()
     except KgError as error:
         fail(error)
+    except StartInterrupted:
+        err.print("interrupted: the server this start launched was stopped again")
+        raise typer.Exit(130) from None
     if note:
         err.print(f"note: {note}")
     out.print(

@@ -275,3 +275,46 @@ def test_a_servers_port_is_free_below_the_clients_range_and_never_given_twice(
         with pytest.raises(launcher.LauncherError, match="no free TCP port"):
             free_port()  # the one given already, the other held
     assert port_bindable(held)
+
+
+@pytest.mark.slow
+def test_a_start_stopped_with_ctrl_c_stops_the_server_it_launched() -> None:
+    """A stranger's attack (2026-12-07): Ctrl-C 4 s into `kg server start --no-warm`
+    exited 130 with nothing said, and the server answered 20 s later: its JVM runs in a
+    session of its own, which the terminal's Ctrl-C does not reach. The start now stops
+    the server it launched, and says so."""
+    import _thread
+    import threading
+
+    shared = LocalServer.from_env()
+    folder = Path(tempfile.mkdtemp(prefix="test-neo4j-", dir=shared.jars.parent.parent))
+    home = folder / "home"
+    bolt, http = free_port(), free_port()
+    server = LocalServer(home=home, jars=shared.jars, bolt_port=bolt, http_port=http)
+    launched: list[int] = []
+
+    def ctrl_c_once_launched() -> None:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not server.pid_file.exists():
+            time.sleep(0.05)
+        record = server.pid_file.read_text().split() if server.pid_file.exists() else []
+        launched.extend(int(x) for x in record[:1])
+        time.sleep(1.0)  # (the JVM on its way up)
+        _thread.interrupt_main()
+
+    watcher = threading.Thread(target=ctrl_c_once_launched, daemon=True)
+    watcher.start()
+    try:
+        done = CliRunner().invoke(app, ["server", "start", "--no-warm"], env={
+            "KG_NEO4J_HOME": str(home), "KG_NEO4J_BOLT_PORT": str(bolt),
+            "KG_NEO4J_HTTP_PORT": str(http), "KG_NEO4J_HEAP": "512m",
+            "KG_NEO4J_PAGECACHE": "128m"})
+        watcher.join(timeout=60)
+        assert done.exit_code == 130, done.output
+        assert "interrupted: the server this start launched was stopped again" in done.output
+        assert launched and not alive(launched[0]), launched
+        assert not server.running() and not server.pid_file.exists()
+        assert port_bindable(bolt) and port_bindable(http)
+    finally:
+        server.stop(kill=True)
+        shutil.rmtree(folder, ignore_errors=True)
