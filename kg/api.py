@@ -15,7 +15,8 @@ import re
 import threading
 import time
 import uuid
-from collections.abc import Coroutine
+import weakref
+from collections.abc import AsyncIterator, Coroutine
 from datetime import UTC, date, datetime, timedelta
 from functools import cached_property
 from pathlib import Path
@@ -122,6 +123,22 @@ class Memory:
     def __init__(self, db: Database, canon: Canon) -> None:
         self.db = db
         self.canon = canon
+        self._turns: weakref.WeakValueDictionary[str, asyncio.Lock] = (
+            weakref.WeakValueDictionary())
+
+    @contextlib.asynccontextmanager
+    async def _turn(self, user_id: str) -> AsyncIterator[None]:
+        """A user's writes one at a time in this process, as the store takes them (each
+        holds the user's lock). They waited for that lock on the server, each holding a
+        connection of the pool and a transaction: a hundred of one user's writes behind
+        a long purge took every connection, and every other user's call failed after
+        waiting for one (a stranger's attack). Waiting here holds nothing; another
+        process's writes of the user still wait on the server."""
+        lock = self._turns.get(user_id)
+        if lock is None:
+            lock = self._turns[user_id] = asyncio.Lock()
+        async with lock:
+            yield
 
     @cached_property
     def agent(self) -> FaktenAgent:
@@ -211,7 +228,8 @@ class Memory:
         """Write an order through the Fakten-Agent (one transaction)."""
         if not isinstance(auftrag, Auftrag):
             auftrag = parse_order(auftrag)
-        return await self.agent.write(auftrag)
+        async with self._turn(auftrag.user_id):
+            return await self.agent.write(auftrag)
 
     async def correct(
         self, user_id: str, character_id: str, **korrektur: Unpack[Korrektur]
@@ -415,7 +433,8 @@ class Memory:
                 "(betrifft; `kg timeline add --betrifft`), or give the entry another typ "
                 "(termin, geburtstag, deadline, jahrestag, erinnerung)"
             )
-        return await self.timeline.add(user_id, character_id, entry, betrifft_id)
+        async with self._turn(user_id):
+            return await self.timeline.add(user_id, character_id, entry, betrifft_id)
 
     async def timeline_move(
         self,
@@ -430,15 +449,17 @@ class Memory:
         if ende is not None and ende < beginn:
             raise InvalidInput(f"ende {ende} is before beginn {beginn}: give an ende on or "
                                "after it")
-        return await self.timeline.move(
-            user_id, character_id, eintrag_id, beginn, ende, genauigkeit
-        )
+        async with self._turn(user_id):
+            return await self.timeline.move(
+                user_id, character_id, eintrag_id, beginn, ende, genauigkeit
+            )
 
     async def timeline_cancel(
         self, user_id: str, character_id: str, eintrag_id: str
     ) -> Absage:
         user_id, character_id = pair_ids(user_id, character_id)
-        return await self.timeline.cancel(user_id, character_id, eintrag_id)
+        async with self._turn(user_id):
+            return await self.timeline.cancel(user_id, character_id, eintrag_id)
 
     async def timeline_active(self, user_id: str, character_id: str, eintrag_id: str) -> Eintrag:
         user_id, character_id = pair_ids(user_id, character_id)
@@ -456,7 +477,8 @@ class Memory:
         """Name the person a timeline chain is about where its entries name nobody (a
         repair: see `Timeline.link`); returns the chain."""
         user_id, character_id = pair_ids(user_id, character_id)
-        return await self.timeline.link(user_id, character_id, eintrag_id, betrifft_id)
+        async with self._turn(user_id):
+            return await self.timeline.link(user_id, character_id, eintrag_id, betrifft_id)
 
     async def timeline_window(
         self, user_id: str, character_id: str, von: date, bis: date
@@ -500,7 +522,8 @@ class Memory:
         from kg import transfer
 
         user_id, character_id = user_scope(user_id, character_id)
-        return await transfer.purge(self.db, user_id, character_id)
+        async with self._turn(user_id):
+            return await transfer.purge(self.db, user_id, character_id)
 
     # -- decay and check --------------------------------------------------------
 

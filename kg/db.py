@@ -33,6 +33,7 @@ from neo4j.exceptions import (
     AuthError,
     ClientError,
     ConfigurationError,
+    ConnectionAcquisitionTimeoutError,
     DatabaseError,
     DatabaseUnavailable,
     DriverError,
@@ -52,6 +53,7 @@ from kg.errors import (
     MemoryLimitExceeded,
     ServerUnavailable,
     StoredDataError,
+    UsageError,
 )
 from kg.queries import NamedQuery, registry
 from kg.settings import Settings
@@ -408,6 +410,8 @@ class Database:
         #: Single reads on a pooled connection without a session (see `_DirectReads`);
         #: None where the driver's internals are not as expected (a session per read).
         self.direct = _DirectReads.of(driver, settings)
+        #: `close` was called: a call after it is the caller's mistake (UsageError).
+        self.closed = False
 
     @classmethod
     def open(cls, settings: Settings) -> Database:
@@ -417,6 +421,7 @@ class Database:
                 auth=(settings.neo4j_username, settings.neo4j_password.get_secret_value()),
                 connection_timeout=settings.connection_timeout,
                 connection_acquisition_timeout=settings.connection_timeout * 2,
+                max_connection_pool_size=settings.max_connections,
                 max_transaction_retry_time=settings.retry_time,
                 notifications_min_severity="OFF",
             )
@@ -431,6 +436,7 @@ class Database:
         # Closing the driver empties its pool but lets the pool open new connections:
         # reads after this go through a session, which the closed driver refuses.
         self.direct = None
+        self.closed = True
         await self.driver.close()
 
     async def verify(self, *, database: bool = True) -> None:
@@ -614,6 +620,11 @@ class Database:
         uri = self.settings.neo4j_uri
         user = self.settings.neo4j_username
         code = getattr(exc, "code", None) or ""
+        if self.closed and isinstance(exc, DriverError):
+            # (It was the base KgError "Driver closed", where a closed SyncMemory says
+            # UsageError: a stranger's attack.)
+            return UsageError("this Memory is closed: open a new one (`async with await "
+                              "Memory.open() as memory:` closes it at the block's end)")
         if "AuthenticationRateLimit" in code:
             return AuthFailed(
                 f"Neo4j at {uri} refuses every login of user {user!r} for a while (about 5 s, "
@@ -744,6 +755,16 @@ class Database:
             return ServerUnavailable(
                 f"Neo4j at {uri} ended the transaction ({exc.code.rsplit('.', 1)[-1]}): it "
                 "is shutting down or the transaction was terminated — retry once it answers."
+            )
+        if isinstance(exc, ConnectionAcquisitionTimeoutError):
+            # (It was the base KgError, which a caller handling the documented errors
+            # missed: a stranger's attack, one user's burst of writes behind a held lock.)
+            return ServerUnavailable(
+                f"every connection to Neo4j at {uri} was busy for "
+                f"{self.settings.connection_timeout * 2:g} s (KG_MAX_CONNECTIONS: "
+                f"{self.settings.max_connections}): too many calls at once in this process, "
+                "or calls waiting on a slow server — nothing of this call ran; retry it, or "
+                "raise KG_MAX_CONNECTIONS."
             )
         if isinstance(exc, (Neo4jError, DriverError)):
             return KgError(f"Neo4j error at {uri}: {exc}")

@@ -150,6 +150,13 @@ class Settings(BaseModel):
         30.0, gt=0, le=86_400, description="Server-side seconds per transaction."
     )
     retry_time: float = Field(5.0, ge=0, le=3600, description="Seconds managed transactions retry.")
+    max_connections: int = Field(
+        100, ge=1, le=10_000,
+        description="Connections the process keeps to Neo4j at most (the driver's pool): a "
+        "call beyond them waits up to twice connection_timeout for one, then fails with "
+        "ServerUnavailable (nothing of it ran). A user's writes queue in the process, one "
+        "at a time, so they take one.",
+    )
     maintenance_timeout: float = Field(
         900.0, gt=0, le=604_800,
         description="Server-side seconds one piece of maintenance may take: an export, "

@@ -714,19 +714,31 @@ def test_reads_fall_back_to_a_session_where_the_pool_is_not_as_expected(
 def test_a_read_after_close_is_refused(neo4j_settings: Settings) -> None:
     """Closing the driver empties its pool but would let a direct read open a connection
     that nobody closes again: after `close`, reads are refused as the driver refuses a
-    session."""
+    session. And in words, typed: a stranger's attack (2026-12-07) got the base KgError
+    "Driver closed" from a `Memory` after `close()`, where a closed `SyncMemory` says
+    UsageError."""
     from kg.db import Database
-    from kg.errors import KgError
+    from kg.errors import UsageError
 
-    async def check() -> str:
+    async def check() -> list[str]:
         db = Database.open(neo4j_settings)
         await db.query("ping")
         await db.close()
-        with pytest.raises(KgError) as refused:
+        with pytest.raises(UsageError) as refused:
             await db.query("ping")
-        return str(refused.value)
+        memory = await Memory.open(neo4j_settings)
+        await memory.close()
+        said = [str(refused.value)]
+        for call in (memory.mappe("u1", "nova", "x"), memory.write({
+                "auftrag_id": "closed", "user_id": "u1", "character_id": "nova",
+                "tripel": [t("Lena", "hobby", wert="Schach")]})):
+            with pytest.raises(UsageError) as refused:
+                await call
+            said.append(str(refused.value))
+        return said
 
-    assert "closed" in asyncio.run(check()).lower()
+    for said in asyncio.run(check()):
+        assert said.startswith("this Memory is closed: open a new one"), said
 
 
 def test_a_read_the_server_marks_safe_to_repeat_is_retried(neo4j_settings: Settings) -> None:

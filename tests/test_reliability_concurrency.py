@@ -379,3 +379,58 @@ def test_the_ledger_and_invariant_helpers_catch_planted_violations(
     assert any("half-applied" in v for v in ledger)
     assert any("entities in the graph" in v for v in ledger)
     assert any("facts in the graph" in v for v in ledger)
+
+
+def test_one_users_writes_behind_a_held_lock_leave_the_others_their_connections(
+    store: SyncMemory, neo4j_settings: Settings
+) -> None:
+    """A stranger's attack (2026-12-07): with user A's lock held (a long purge, an
+    import), a hundred of A's writes waited for it on the server, each holding one of
+    the pool's connections: user B's Mappe and write then failed after waiting 10 s for
+    one, with the base KgError. A user's writes now queue in the process, one holding a
+    connection; B is served at once. Where the pool is full all the same (two users'
+    locks held, a pool of two), the call fails with ServerUnavailable, in words."""
+    from kg.api import Memory
+    from kg.errors import ServerUnavailable
+    from tests.conftest import Pair, t
+
+    a, b, c = (Pair(store, new_user_id(n)) for n in ("pool-a", "pool-b", "pool-c"))
+    for p in (a, b, c):
+        p.write(t("Lena", "hobby", wert="Schach"))
+    lena_b = b.id_of("Lena")
+    small = neo4j_settings.model_copy(update={"max_connections": 3, "connection_timeout": 1.0})
+
+    async def scenario() -> None:
+        async with await Memory.open(small) as memory:
+            db = store.memory.db  # (the holders' connections are another driver's)
+            async with db.driver.session(database=db.name) as session:
+                holder = await session.begin_transaction()
+                await holder.run("MATCH (n:Nutzer {id: $u}) SET n.writes = n.writes",
+                                 u=a.user_id)
+                waiting = [asyncio.create_task(memory.write(
+                    a.order(t("Lena", "hobby", wert=f"Hobby {i}")))) for i in range(8)]
+                await asyncio.sleep(0.5)  # (A's first write waits for the lock)
+                assert (await memory.mappe(b.user_id, "nova", lena_b)).fakten
+                assert (await memory.write(b.order(t("Lena", "hobby", wert="Go")))).status == "ok"
+                await holder.rollback()
+            assert [r.status for r in await asyncio.gather(*waiting)] == ["ok"] * 8
+        tight = small.model_copy(update={"max_connections": 2})
+        async with await Memory.open(tight) as memory:
+            async with db.driver.session(database=db.name) as one, \
+                    db.driver.session(database=db.name) as two:
+                holders = [await one.begin_transaction(), await two.begin_transaction()]
+                for holder, p in zip(holders, (a, c), strict=True):
+                    await holder.run("MATCH (n:Nutzer {id: $u}) SET n.writes = n.writes",
+                                     u=p.user_id)
+                waiting = [asyncio.create_task(memory.write(p.order(t("Lena", "hobby",
+                                                                       wert="Skat"))))
+                           for p in (a, c)]
+                await asyncio.sleep(0.5)
+                with pytest.raises(ServerUnavailable, match=r"every connection to Neo4j at "
+                                   r".* was busy for 2 s .*nothing of this call ran"):
+                    await memory.mappe(b.user_id, "nova", lena_b)
+                for holder in holders:
+                    await holder.rollback()
+            assert [r.status for r in await asyncio.gather(*waiting)] == ["ok", "ok"]
+
+    store.run(scenario())

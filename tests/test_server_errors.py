@@ -32,9 +32,9 @@ def server_error(code: str, message: str = "boom") -> Neo4jError:
 
 
 def translated(exc: Exception) -> Exception:
-    db = Database.__new__(Database)  # translate() reads only the settings and the name
+    db = Database.__new__(Database)  # translate() reads only the settings, name and closed
     db.settings = Settings(neo4j_uri="bolt://127.0.0.1:7687")
-    db.name = "neo4j"
+    db.name, db.closed = "neo4j", False
     return db.translate(exc)
 
 
@@ -284,6 +284,7 @@ def test_a_timeout_names_the_setting_that_ran_out(pair: Pair) -> None:
     # of a batched job keeps the batches before it.
     db = Database.__new__(Database)
     db.settings, db.name = Settings(neo4j_uri="bolt://127.0.0.1:7687", query_timeout=900), "n"
+    db.closed = False
     interactive = str(db.translate(timed_out))
     assert "within 900 s (KG_QUERY_TIMEOUT)" in interactive, interactive
     batch = str(db.translate(timed_out, db.budget(maintenance=True, whole=False)))
