@@ -439,11 +439,12 @@ class LocalServer:
                 start_new_session=True,
                 umask=0o077,  # the store, logs and files Neo4j writes: the owner's alone
             )
-        # The start time tells this process apart from a later one given the same pid.
-        started = _start_ticks(proc.pid)
-        _write_private(self.pid_file, f"{proc.pid} {started}\n" if started else f"{proc.pid}\n")
-        deadline = time.monotonic() + timeout
         try:
+            # The start time tells this process apart from a later one given the same pid.
+            started = _start_ticks(proc.pid)
+            _write_private(self.pid_file,
+                           f"{proc.pid} {started}\n" if started else f"{proc.pid}\n")
+            deadline = time.monotonic() + timeout
             while time.monotonic() < deadline:
                 if proc.poll() is not None:
                     raise LauncherError(
@@ -455,6 +456,10 @@ class LocalServer:
                 time.sleep(0.3)
         except KeyboardInterrupt:
             self.stop()
+            # (And whatever of its session is left: a JVM it started before the pid
+            # file named it. The session is the launched process's own.)
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()  # (reaped: no zombie of it in this process)
             raise StartInterrupted from None
         raise LauncherError(

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import codecs
 import contextlib
-import io
 import ipaddress
 import logging
 import os
-import sys
 import threading
 from collections.abc import Coroutine
 from pathlib import Path
@@ -188,28 +187,46 @@ async def _serve_stdio(pair: PairRef) -> None:
 class StdinLines:
     """The lines of standard input for the SDK's stdio transport, read by a daemon
     thread: waiting for the next line is a wait on a queue, which a cancel ends at once,
-    and the thread, still blocked in its read, does not hold the process at exit."""
+    and the thread, still blocked in its read, does not hold the process at exit.
+
+    It reads a private duplicate of fd 0 with `os.read`, as the SDK serves the wire from
+    one, and points fd 0 at the null device meanwhile (handlers and their children read
+    EOF). Through `sys.stdin`, the thread held the buffer's lock while it waited, and the
+    interpreter, shutting down after Ctrl-C, aborted for it ("could not acquire lock
+    for <stdin> at interpreter shutdown"; a review)."""
 
     def __init__(self) -> None:
         self._lines: asyncio.Queue[str | None] = asyncio.Queue()
         self._reader: threading.Thread | None = None
 
-    def _read(self, loop: asyncio.AbstractEventLoop) -> None:
-        stdin = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
+    def _read(self, wire: int, loop: asyncio.AbstractEventLoop) -> None:
+        decode = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        pending = ""
         try:
-            for line in stdin:
-                loop.call_soon_threadsafe(self._lines.put_nowait, line)
-        except (OSError, ValueError):  # (stdin closed under it: the end, as EOF)
-            pass
-        finally:
-            stdin.detach()  # (sys.stdin's buffer stays open: it is not this wrapper's)
-            with contextlib.suppress(RuntimeError):  # (the loop closed first: nobody waits)
+            while chunk := os.read(wire, 65536):
+                pending += decode.decode(chunk)
+                *lines, pending = pending.split("\n")
+                for line in lines:
+                    loop.call_soon_threadsafe(self._lines.put_nowait, line + "\n")
+            pending += decode.decode(b"", final=True)
+            if pending:  # (a last line without its newline)
+                loop.call_soon_threadsafe(self._lines.put_nowait, pending)
+            loop.call_soon_threadsafe(self._lines.put_nowait, None)
+        except (OSError, RuntimeError):  # (fd closed, or the loop closed: nobody waits)
+            with contextlib.suppress(RuntimeError):
                 loop.call_soon_threadsafe(self._lines.put_nowait, None)
 
     def __aiter__(self) -> StdinLines:
         if self._reader is None:
-            self._reader = threading.Thread(target=self._read, args=(asyncio.get_running_loop(),),
-                                            name="kg mcp stdin", daemon=True)
+            wire = os.dup(0)
+            null = os.open(os.devnull, os.O_RDONLY)
+            try:
+                os.dup2(null, 0)
+            finally:
+                os.close(null)
+            self._reader = threading.Thread(
+                target=self._read, args=(wire, asyncio.get_running_loop()),
+                name="kg mcp stdin", daemon=True)
             self._reader.start()
         return self
 

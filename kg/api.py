@@ -27,7 +27,13 @@ from pydantic import Field, ValidationError
 from kg import schema
 from kg.canon import Canon, load_canon
 from kg.db import Database
-from kg.errors import AmbiguousEntity, EntityNotFound, InvalidInput, UsageError
+from kg.errors import (
+    AmbiguousEntity,
+    EntityNotFound,
+    InvalidInput,
+    ServerUnavailable,
+    UsageError,
+)
 from kg.mappe import (
     KNOWN_NOW,
     Mappe,
@@ -137,8 +143,24 @@ class Memory:
         lock = self._turns.get(user_id)
         if lock is None:
             lock = self._turns[user_id] = asyncio.Lock()
-        async with lock:
+        # Bounded as a write is (its transaction's time, retries and connection): each
+        # write behind a held lock failed after about the query timeout, and queued here
+        # the k-th waited k times that (a review).
+        s = self.db.settings
+        wait = s.query_timeout + s.retry_time + s.connection_timeout
+        try:
+            async with asyncio.timeout(wait):
+                await lock.acquire()
+        except TimeoutError:
+            raise ServerUnavailable(
+                f"the user's earlier writes in this process did not finish within {wait:g} s "
+                "(KG_QUERY_TIMEOUT, KG_RETRY_TIME, KG_CONNECTION_TIMEOUT): Neo4j is slow, or "
+                "the user's lock is held (an import, a purge) — nothing of this call ran; "
+                "retry it later") from None
+        try:
             yield
+        finally:
+            lock.release()
 
     @cached_property
     def agent(self) -> FaktenAgent:

@@ -620,7 +620,9 @@ class Database:
         uri = self.settings.neo4j_uri
         user = self.settings.neo4j_username
         code = getattr(exc, "code", None) or ""
-        if self.closed and isinstance(exc, DriverError):
+        if self.closed and type(exc) is DriverError:  # (the driver's own "Driver closed";
+            # a call that ran when `close` came keeps its error: a commit cut off is
+            # WriteNotConfirmed, to be replayed, not "open a new one")
             # (It was the base KgError "Driver closed", where a closed SyncMemory says
             # UsageError: a stranger's attack.)
             return UsageError("this Memory is closed: open a new one (`async with await "

@@ -154,8 +154,8 @@ class Settings(BaseModel):
         100, ge=1, le=10_000,
         description="Connections the process keeps to Neo4j at most (the driver's pool): a "
         "call beyond them waits up to twice connection_timeout for one, then fails with "
-        "ServerUnavailable (nothing of it ran). A user's writes queue in the process, one "
-        "at a time, so they take one.",
+        "ServerUnavailable (nothing of it ran). A user's orders, timeline changes and "
+        "purges queue in the process, one at a time, so they take one between them.",
     )
     maintenance_timeout: float = Field(
         900.0, gt=0, le=604_800,

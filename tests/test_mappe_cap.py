@@ -415,6 +415,15 @@ def test_gekappt_says_the_history_or_the_derivations_were_cut_too(pair: Pair) ->
         assert (len(m.fakten), len(m.historie), len(m.abgeleitet)) == (2, 0, 2), render(m)
         assert m.gekappt, render(m)
         assert pair.mappe("Tom", cap=3, **at).gekappt is False, at
+    # The history alone: four jobs, no place to derive from.
+    for year, job in ((2010, "Köchin"), (2014, "Ärztin"), (2018, "Lehrerin"),
+                      (2022, "Malerin")):
+        pair.write(t("Max", "beruf", wert=job), zeitpunkt=f"{year}-01-01T00:00:00Z")
+    for at in READS:
+        m = pair.mappe("Max", cap=2, **at)
+        assert (len(m.fakten), len(m.historie), len(m.abgeleitet)) == (1, 2, 0), render(m)
+        assert m.gekappt, render(m)
+        assert pair.mappe("Max", cap=3, **at).gekappt is False, at
 
 
 # -- the cap over random stories ------------------------------------------------------

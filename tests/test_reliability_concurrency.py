@@ -434,3 +434,40 @@ def test_one_users_writes_behind_a_held_lock_leave_the_others_their_connections(
             assert [r.status for r in await asyncio.gather(*waiting)] == ["ok", "ok"]
 
     store.run(scenario())
+
+
+def test_a_write_queued_behind_the_users_earlier_writes_keeps_its_deadline(
+    store: SyncMemory, neo4j_settings: Settings
+) -> None:
+    """A review (2026-12-07): queued in the process, the k-th of a user's writes behind
+    a held lock waited k times a write's deadline (behind a purge, without bound),
+    where each failed after about the query timeout before. Every one ends within its
+    own deadline now, typed, while the lock is still held; nothing of them is written."""
+    from kg.api import Memory
+    from kg.errors import ServerUnavailable, WriteNotConfirmed
+    from tests.conftest import Pair, t
+
+    a = Pair(store, new_user_id("queue"))
+    a.write(t("Lena", "hobby", wert="Schach"))
+    quick = neo4j_settings.model_copy(
+        update={"query_timeout": 1.0, "retry_time": 0.5, "connection_timeout": 1.0})
+
+    async def scenario() -> list[BaseException | Any]:
+        async with await Memory.open(quick) as memory:
+            db = store.memory.db
+            async with db.driver.session(database=db.name) as session:
+                holder = await session.begin_transaction()
+                await holder.run("MATCH (n:Nutzer {id: $u}) SET n.writes = n.writes",
+                                 u=a.user_id)
+                waiting = [asyncio.create_task(memory.write(
+                    a.order(t("Lena", "hobby", wert=f"Hobby {i}")))) for i in range(20)]
+                # (Each has 2.5 s in the queue, then its own deadline of 2.5 s: all end
+                # within 5 s, and by 8 s the lock is let go. One after the other, each
+                # ended by the server's 1 s, the twentieth ended after some 20 s.)
+                done, _ = await asyncio.wait(waiting, timeout=8)
+                await holder.rollback()
+            return [task.exception() if task in done else "still waiting" for task in waiting]
+
+    ended = store.run(scenario())
+    assert all(isinstance(e, (ServerUnavailable, WriteNotConfirmed)) for e in ended), ended
+    assert [f.wert for f in a.mappe("Lena").fakten] == ["Schach"]

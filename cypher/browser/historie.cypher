@@ -13,8 +13,8 @@
 // :param entity => 'lena'
 // :param beziehung => 'wohnt_in'
 // :param beide_richtungen => false
-// `entity` is the entity's id or its name as the library normalises it (kg.models.
-// normalize_name); `beziehung` a canon relation; `beide_richtungen` whether it is
+// `entity` is the entity's id (`kg browser` sets it) or, typed by hand, its name as the
+// library normalises it (kg.models.normalize_name); `beziehung` a canon relation; `beide_richtungen` whether it is
 // symmetric (the canon's `symmetrisch`).
 MATCH (e:Entitaet {user_id: $user_id})
 WHERE e.id = $entity OR e.name_norm = $entity

@@ -16,15 +16,16 @@
 // "Lehrerin (noch bis …)").
 //
 // Set the parameters first; `kg browser mappe -u u1 -c nova --entity Lena` prints them
-// with the library's values (the name normalised as `kg` looks it up, the configured
-// threshold, the canon's symmetric relations):
+// with the library's values (the entity's id, found as `kg mappe` finds it, the
+// configured threshold, the canon's symmetric relations):
 // :param user_id => 'u1'
 // :param character_id => 'nova'
 // :param entity => 'lena'
 // :param ruhe_schwelle => 0.1
 // :param symmetrisch => ['PARTNER', 'GESCHWISTER', 'BEFREUNDET_MIT']
-// `entity` is the entity's id or its name as the library normalises it (kg.models.
-// normalize_name: NFKC, case-folded, inner spaces collapsed).
+// `entity` is the entity's id or, typed by hand, its name as the library normalises it
+// (kg.models.normalize_name: NFKC, case-folded, inner spaces collapsed; two namesakes
+// then show as one picture, which `kg browser` refuses).
 // Turn off "Connect result nodes" in the Browser settings: it would draw every
 // relationship between the shown nodes, other pairs' facts included.
 MATCH (e:Entitaet {user_id: $user_id})
