@@ -26,7 +26,7 @@ from pydantic import Field, ValidationError
 
 from kg import schema
 from kg.canon import Canon, load_canon
-from kg.db import Database
+from kg.db import CALL_ENDS, Database
 from kg.errors import (
     AmbiguousEntity,
     EntityNotFound,
@@ -129,27 +129,33 @@ class Memory:
     def __init__(self, db: Database, canon: Canon) -> None:
         self.db = db
         self.canon = canon
-        self._turns: weakref.WeakValueDictionary[str, asyncio.Lock] = (
+        self._turns: weakref.WeakValueDictionary[str, asyncio.Semaphore] = (
             weakref.WeakValueDictionary())
 
     @contextlib.asynccontextmanager
-    async def _turn(self, user_id: str) -> AsyncIterator[None]:
-        """A user's writes one at a time in this process, as the store takes them (each
-        holds the user's lock). They waited for that lock on the server, each holding a
-        connection of the pool and a transaction: a hundred of one user's writes behind
-        a long purge took every connection, and every other user's call failed after
-        waiting for one (a stranger's attack). Waiting here holds nothing; another
-        process's writes of the user still wait on the server."""
+    async def _turn(self, user_id: str, *, maintenance: bool = False) -> AsyncIterator[None]:
+        """A user's writes at most `USER_TURNS` at a time in this process (the store
+        takes them one at a time: each holds the user's lock). They waited for that lock
+        on the server, each holding a connection of the pool and a transaction: a
+        hundred of one user's writes behind a long purge took every connection, and
+        every other user's call failed after waiting for one (a stranger's attack).
+        Waiting here holds nothing; another process's writes of the user still wait on
+        the server. (A few at once, not one: where Neo4j refuses connections, writes
+        queued one behind the other failed one after the other, each after its
+        predecessor's retries, where together they fail at once.)
+
+        The wait and the call's transaction share one deadline, a write's (a purge's:
+        `maintenance`): queued, the k-th write waited k times it (a review), and a
+        frozen server's writes ended one deadline after the other."""
         lock = self._turns.get(user_id)
         if lock is None:
-            lock = self._turns[user_id] = asyncio.Lock()
-        # Bounded as a write is (its transaction's time, retries and connection): each
-        # write behind a held lock failed after about the query timeout, and queued here
-        # the k-th waited k times that (a review).
+            lock = self._turns[user_id] = asyncio.Semaphore(USER_TURNS)
         s = self.db.settings
-        wait = s.query_timeout + s.retry_time + s.connection_timeout
+        wait = (s.maintenance_timeout if maintenance else s.query_timeout) + (
+            s.retry_time + s.connection_timeout)
+        ends = asyncio.get_running_loop().time() + wait
         try:
-            async with asyncio.timeout(wait):
+            async with asyncio.timeout_at(ends):
                 await lock.acquire()
         except TimeoutError:
             raise ServerUnavailable(
@@ -157,9 +163,11 @@ class Memory:
                 "(KG_QUERY_TIMEOUT, KG_RETRY_TIME, KG_CONNECTION_TIMEOUT): Neo4j is slow, or "
                 "the user's lock is held (an import, a purge) — nothing of this call ran; "
                 "retry it later") from None
+        token = CALL_ENDS.set(ends)
         try:
             yield
         finally:
+            CALL_ENDS.reset(token)
             lock.release()
 
     @cached_property
@@ -544,7 +552,7 @@ class Memory:
         from kg import transfer
 
         user_id, character_id = user_scope(user_id, character_id)
-        async with self._turn(user_id):
+        async with self._turn(user_id, maintenance=True):
             return await transfer.purge(self.db, user_id, character_id)
 
     # -- decay and check --------------------------------------------------------
@@ -788,6 +796,10 @@ def file_path(path: object, what: str) -> Path:
 #: The most rows a listing (`entities`, `audit`) takes as its `limit`.
 LIMIT_MAX = 1_000_000_000
 
+
+#: How many of one user's writes (orders, timeline changes, a purge) a `Memory` sends
+#: at once; the others wait in the process, holding no connection (`Memory._turn`).
+USER_TURNS = 4
 
 #: The most orders `audit_prune` deletes in one transaction.
 BATCH_MAX = 1_000_000

@@ -17,6 +17,7 @@ import socket
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import AbstractContextManager, asynccontextmanager, contextmanager, nullcontext
+from contextvars import ContextVar
 from typing import Any, NamedTuple, NoReturn, TypeVar
 from urllib.parse import urlsplit
 
@@ -60,6 +61,12 @@ from kg.settings import Settings
 
 T = TypeVar("T")
 Record = dict[str, Any]
+
+#: When the call now running must have ended, on the event loop's clock (set by
+#: `kg.api.Memory` for a write that first waited for the user's earlier writes in the
+#: process): its transaction gets what is left of the call's deadline, not a deadline of
+#: its own on top of the wait.
+CALL_ENDS: ContextVar[float | None] = ContextVar("kg_call_ends", default=None)
 
 
 class _TcpSocket(socket.socket):
@@ -578,6 +585,9 @@ class Database:
         # network), where the driver would wait for the server's receive hint (120 s).
         s = self.settings
         deadline = seconds + s.retry_time + s.connection_timeout
+        ends = CALL_ENDS.get()
+        if ends is not None:
+            deadline = max(0.0, min(deadline, ends - asyncio.get_running_loop().time()))
         try:
             async with asyncio.timeout(deadline), self._session(access) as session:
                 result: T

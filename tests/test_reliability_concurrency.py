@@ -387,9 +387,10 @@ def test_one_users_writes_behind_a_held_lock_leave_the_others_their_connections(
     """A stranger's attack (2026-12-07): with user A's lock held (a long purge, an
     import), a hundred of A's writes waited for it on the server, each holding one of
     the pool's connections: user B's Mappe and write then failed after waiting 10 s for
-    one, with the base KgError. A user's writes now queue in the process, one holding a
-    connection; B is served at once. Where the pool is full all the same (two users'
-    locks held, a pool of two), the call fails with ServerUnavailable, in words."""
+    one, with the base KgError. A user's writes now queue in the process, four of them
+    holding a connection (`USER_TURNS`); B is served at once. Where the pool is full
+    all the same (two users' locks held, a pool of two), the call fails with
+    ServerUnavailable, in words."""
     from kg.api import Memory
     from kg.errors import ServerUnavailable
     from tests.conftest import Pair, t
@@ -398,7 +399,7 @@ def test_one_users_writes_behind_a_held_lock_leave_the_others_their_connections(
     for p in (a, b, c):
         p.write(t("Lena", "hobby", wert="Schach"))
     lena_b = b.id_of("Lena")
-    small = neo4j_settings.model_copy(update={"max_connections": 3, "connection_timeout": 1.0})
+    small = neo4j_settings.model_copy(update={"max_connections": 5, "connection_timeout": 1.0})
 
     async def scenario() -> None:
         async with await Memory.open(small) as memory:
