@@ -160,9 +160,10 @@ class Memory:
         except TimeoutError:
             raise ServerUnavailable(
                 f"the user's earlier writes in this process did not finish within {wait:g} s "
-                "(KG_QUERY_TIMEOUT, KG_RETRY_TIME, KG_CONNECTION_TIMEOUT): Neo4j is slow, or "
-                "the user's lock is held (an import, a purge) — nothing of this call ran; "
-                "retry it later") from None
+                f"({'KG_MAINTENANCE_TIMEOUT' if maintenance else 'KG_QUERY_TIMEOUT'}, "
+                "KG_RETRY_TIME, KG_CONNECTION_TIMEOUT): Neo4j is slow, or the user's lock is "
+                "held (an import, a purge) — nothing of this call ran; retry it later"
+            ) from None
         token = CALL_ENDS.set(ends)
         try:
             yield
