@@ -800,7 +800,7 @@ LIMIT_MAX = 1_000_000_000
 
 #: How many of one user's writes (orders, timeline changes, a purge) a `Memory` sends
 #: at once; the others wait in the process, holding no connection (`Memory._turn`).
-USER_TURNS = 4
+USER_TURNS = 8
 
 #: The most orders `audit_prune` deletes in one transaction.
 BATCH_MAX = 1_000_000

@@ -387,7 +387,7 @@ def test_one_users_writes_behind_a_held_lock_leave_the_others_their_connections(
     """A stranger's attack (2026-12-07): with user A's lock held (a long purge, an
     import), a hundred of A's writes waited for it on the server, each holding one of
     the pool's connections: user B's Mappe and write then failed after waiting 10 s for
-    one, with the base KgError. A user's writes now queue in the process, four of them
+    one, with the base KgError. A user's writes now queue in the process, eight of them
     holding a connection (`USER_TURNS`); B is served at once. Where the pool is full
     all the same (two users' locks held, a pool of two), the call fails with
     ServerUnavailable, in words."""
@@ -399,7 +399,7 @@ def test_one_users_writes_behind_a_held_lock_leave_the_others_their_connections(
     for p in (a, b, c):
         p.write(t("Lena", "hobby", wert="Schach"))
     lena_b = b.id_of("Lena")
-    small = neo4j_settings.model_copy(update={"max_connections": 5, "connection_timeout": 1.0})
+    small = neo4j_settings.model_copy(update={"max_connections": 9, "connection_timeout": 1.0})
 
     async def scenario() -> None:
         async with await Memory.open(small) as memory:
@@ -409,12 +409,12 @@ def test_one_users_writes_behind_a_held_lock_leave_the_others_their_connections(
                 await holder.run("MATCH (n:Nutzer {id: $u}) SET n.writes = n.writes",
                                  u=a.user_id)
                 waiting = [asyncio.create_task(memory.write(
-                    a.order(t("Lena", "hobby", wert=f"Hobby {i}")))) for i in range(8)]
+                    a.order(t("Lena", "hobby", wert=f"Hobby {i}")))) for i in range(16)]
                 await asyncio.sleep(0.5)  # (A's first write waits for the lock)
                 assert (await memory.mappe(b.user_id, "nova", lena_b)).fakten
                 assert (await memory.write(b.order(t("Lena", "hobby", wert="Go")))).status == "ok"
                 await holder.rollback()
-            assert [r.status for r in await asyncio.gather(*waiting)] == ["ok"] * 8
+            assert [r.status for r in await asyncio.gather(*waiting)] == ["ok"] * 16
         tight = small.model_copy(update={"max_connections": 2})
         async with await Memory.open(tight) as memory:
             async with db.driver.session(database=db.name) as one, \
