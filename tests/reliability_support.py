@@ -14,7 +14,8 @@ import os
 import random
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
@@ -30,6 +31,19 @@ STRESS = os.environ.get("KG_STRESS") == "1"
 STRUCTURAL_ITEMS = frozenset({1, 2, 3, 4, 5, 8})
 WRITTEN = frozenset({"geschrieben", "abgeloest", "nachgetragen"})
 DONE = frozenset({"geschrieben", "abgeloest", "nachgetragen", "unveraendert", "berichtigt"})
+
+
+@asynccontextmanager
+async def holding_lock(memory: Memory, user_id: str) -> AsyncIterator[None]:
+    """The user's lock (the writer's `Nutzer` node) held by a transaction of `memory`'s
+    driver, as a long purge or import holds it, until the block ends (rolled back)."""
+    async with memory.db.driver.session(database=memory.db.name) as session:
+        holder = await session.begin_transaction()
+        await holder.run("MATCH (n:Nutzer {id: $u}) SET n.writes = n.writes", u=user_id)
+        try:
+            yield
+        finally:
+            await holder.rollback()
 
 
 def size(bounded: int, full: int) -> int:

@@ -39,6 +39,7 @@ from tests.reliability_support import (
     Workload,
     cypher,
     events_created,
+    holding_lock,
     ledger_violations,
     read_ledger,
     size,
@@ -403,26 +404,18 @@ def test_one_users_writes_behind_a_held_lock_leave_the_others_their_connections(
 
     async def scenario() -> None:
         async with await Memory.open(small) as memory:
-            db = store.memory.db  # (the holders' connections are another driver's)
-            async with db.driver.session(database=db.name) as session:
-                holder = await session.begin_transaction()
-                await holder.run("MATCH (n:Nutzer {id: $u}) SET n.writes = n.writes",
-                                 u=a.user_id)
+            # (The holders' connections are another driver's: the store's.)
+            async with holding_lock(store.memory, a.user_id):
                 waiting = [asyncio.create_task(memory.write(
                     a.order(t("Lena", "hobby", wert=f"Hobby {i}")))) for i in range(16)]
                 await asyncio.sleep(0.5)  # (A's first write waits for the lock)
                 assert (await memory.mappe(b.user_id, "nova", lena_b)).fakten
                 assert (await memory.write(b.order(t("Lena", "hobby", wert="Go")))).status == "ok"
-                await holder.rollback()
             assert [r.status for r in await asyncio.gather(*waiting)] == ["ok"] * 16
         tight = small.model_copy(update={"max_connections": 2})
         async with await Memory.open(tight) as memory:
-            async with db.driver.session(database=db.name) as one, \
-                    db.driver.session(database=db.name) as two:
-                holders = [await one.begin_transaction(), await two.begin_transaction()]
-                for holder, p in zip(holders, (a, c), strict=True):
-                    await holder.run("MATCH (n:Nutzer {id: $u}) SET n.writes = n.writes",
-                                     u=p.user_id)
+            async with holding_lock(store.memory, a.user_id), \
+                    holding_lock(store.memory, c.user_id):
                 waiting = [asyncio.create_task(memory.write(p.order(t("Lena", "hobby",
                                                                        wert="Skat"))))
                            for p in (a, c)]
@@ -430,8 +423,6 @@ def test_one_users_writes_behind_a_held_lock_leave_the_others_their_connections(
                 with pytest.raises(ServerUnavailable, match=r"every connection to Neo4j at "
                                    r".* was busy for 2 s .*nothing of this call ran"):
                     await memory.mappe(b.user_id, "nova", lena_b)
-                for holder in holders:
-                    await holder.rollback()
             assert [r.status for r in await asyncio.gather(*waiting)] == ["ok", "ok"]
 
     store.run(scenario())
@@ -455,18 +446,13 @@ def test_a_write_queued_behind_the_users_earlier_writes_keeps_its_deadline(
 
     async def scenario() -> list[BaseException | Any]:
         async with await Memory.open(quick) as memory:
-            db = store.memory.db
-            async with db.driver.session(database=db.name) as session:
-                holder = await session.begin_transaction()
-                await holder.run("MATCH (n:Nutzer {id: $u}) SET n.writes = n.writes",
-                                 u=a.user_id)
+            async with holding_lock(store.memory, a.user_id):
                 waiting = [asyncio.create_task(memory.write(
                     a.order(t("Lena", "hobby", wert=f"Hobby {i}")))) for i in range(20)]
                 # (Each has 2.5 s in the queue, then its own deadline of 2.5 s: all end
                 # within 5 s, and by 8 s the lock is let go. One after the other, each
                 # ended by the server's 1 s, the twentieth ended after some 20 s.)
                 done, _ = await asyncio.wait(waiting, timeout=8)
-                await holder.rollback()
             return [task.exception() if task in done else "still waiting" for task in waiting]
 
     ended = store.run(scenario())
