@@ -15,8 +15,7 @@ import re
 import threading
 import time
 import uuid
-import weakref
-from collections.abc import AsyncIterator, Coroutine
+from collections.abc import Coroutine
 from datetime import UTC, date, datetime, timedelta
 from functools import cached_property
 from pathlib import Path
@@ -26,12 +25,11 @@ from pydantic import Field, ValidationError
 
 from kg import schema
 from kg.canon import Canon, load_canon
-from kg.db import CALL_ENDS, Database
+from kg.db import Database
 from kg.errors import (
     AmbiguousEntity,
     EntityNotFound,
     InvalidInput,
-    ServerUnavailable,
     UsageError,
 )
 from kg.mappe import (
@@ -129,47 +127,6 @@ class Memory:
     def __init__(self, db: Database, canon: Canon) -> None:
         self.db = db
         self.canon = canon
-        self._turns: weakref.WeakValueDictionary[str, asyncio.Semaphore] = (
-            weakref.WeakValueDictionary())
-
-    @contextlib.asynccontextmanager
-    async def _turn(self, user_id: str, *, maintenance: bool = False) -> AsyncIterator[None]:
-        """A user's writes at most `USER_TURNS` at a time in this process (the store
-        takes them one at a time: each holds the user's lock). They waited for that lock
-        on the server, each holding a connection of the pool and a transaction: a
-        hundred of one user's writes behind a long purge took every connection, and
-        every other user's call failed after waiting for one (a stranger's attack).
-        Waiting here holds nothing; another process's writes of the user still wait on
-        the server. (A few at once, not one: where Neo4j refuses connections, writes
-        queued one behind the other failed one after the other, each after its
-        predecessor's retries, where together they fail at once.)
-
-        The wait and the call's transaction share one deadline, a write's (a purge's:
-        `maintenance`): queued, the k-th write waited k times it (a review), and a
-        frozen server's writes ended one deadline after the other."""
-        lock = self._turns.get(user_id)
-        if lock is None:
-            lock = self._turns[user_id] = asyncio.Semaphore(USER_TURNS)
-        s = self.db.settings
-        wait = (s.maintenance_timeout if maintenance else s.query_timeout) + (
-            s.retry_time + s.connection_timeout)
-        ends = asyncio.get_running_loop().time() + wait
-        try:
-            async with asyncio.timeout_at(ends):
-                await lock.acquire()
-        except TimeoutError:
-            raise ServerUnavailable(
-                f"the user's earlier writes in this process did not finish within {wait:g} s "
-                f"({'KG_MAINTENANCE_TIMEOUT' if maintenance else 'KG_QUERY_TIMEOUT'}, "
-                "KG_RETRY_TIME, KG_CONNECTION_TIMEOUT): Neo4j is slow, or the user's lock is "
-                "held (an import, a purge) — nothing of this call ran; retry it later"
-            ) from None
-        token = CALL_ENDS.set(ends)
-        try:
-            yield
-        finally:
-            CALL_ENDS.reset(token)
-            lock.release()
 
     @cached_property
     def agent(self) -> FaktenAgent:
@@ -259,7 +216,7 @@ class Memory:
         """Write an order through the Fakten-Agent (one transaction)."""
         if not isinstance(auftrag, Auftrag):
             auftrag = parse_order(auftrag)
-        async with self._turn(auftrag.user_id):
+        async with self.db.user_turn(auftrag.user_id):
             return await self.agent.write(auftrag)
 
     async def correct(
@@ -464,7 +421,7 @@ class Memory:
                 "(betrifft; `kg timeline add --betrifft`), or give the entry another typ "
                 "(termin, geburtstag, deadline, jahrestag, erinnerung)"
             )
-        async with self._turn(user_id):
+        async with self.db.user_turn(user_id):
             return await self.timeline.add(user_id, character_id, entry, betrifft_id)
 
     async def timeline_move(
@@ -480,7 +437,7 @@ class Memory:
         if ende is not None and ende < beginn:
             raise InvalidInput(f"ende {ende} is before beginn {beginn}: give an ende on or "
                                "after it")
-        async with self._turn(user_id):
+        async with self.db.user_turn(user_id):
             return await self.timeline.move(
                 user_id, character_id, eintrag_id, beginn, ende, genauigkeit
             )
@@ -489,7 +446,7 @@ class Memory:
         self, user_id: str, character_id: str, eintrag_id: str
     ) -> Absage:
         user_id, character_id = pair_ids(user_id, character_id)
-        async with self._turn(user_id):
+        async with self.db.user_turn(user_id):
             return await self.timeline.cancel(user_id, character_id, eintrag_id)
 
     async def timeline_active(self, user_id: str, character_id: str, eintrag_id: str) -> Eintrag:
@@ -508,7 +465,7 @@ class Memory:
         """Name the person a timeline chain is about where its entries name nobody (a
         repair: see `Timeline.link`); returns the chain."""
         user_id, character_id = pair_ids(user_id, character_id)
-        async with self._turn(user_id):
+        async with self.db.user_turn(user_id):
             return await self.timeline.link(user_id, character_id, eintrag_id, betrifft_id)
 
     async def timeline_window(
@@ -553,8 +510,7 @@ class Memory:
         from kg import transfer
 
         user_id, character_id = user_scope(user_id, character_id)
-        async with self._turn(user_id, maintenance=True):
-            return await transfer.purge(self.db, user_id, character_id)
+        return await transfer.purge(self.db, user_id, character_id)
 
     # -- decay and check --------------------------------------------------------
 
@@ -797,10 +753,6 @@ def file_path(path: object, what: str) -> Path:
 #: The most rows a listing (`entities`, `audit`) takes as its `limit`.
 LIMIT_MAX = 1_000_000_000
 
-
-#: How many of one user's writes (orders, timeline changes, a purge) a `Memory` sends
-#: at once; the others wait in the process, holding no connection (`Memory._turn`).
-USER_TURNS = 8
 
 #: The most orders `audit_prune` deletes in one transaction.
 BATCH_MAX = 1_000_000

@@ -15,6 +15,7 @@ import asyncio
 import re
 import socket
 import time
+import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import AbstractContextManager, asynccontextmanager, contextmanager, nullcontext
 from contextvars import ContextVar
@@ -63,10 +64,16 @@ T = TypeVar("T")
 Record = dict[str, Any]
 
 #: When the call now running must have ended, on the event loop's clock (set by
-#: `kg.api.Memory` for a write that first waited for the user's earlier writes in the
+#: `Database.user_turn` for a call that first waited for the user's earlier calls in the
 #: process): its transaction gets what is left of the call's deadline, not a deadline of
 #: its own on top of the wait.
 CALL_ENDS: ContextVar[float | None] = ContextVar("kg_call_ends", default=None)
+
+#: How many of one user's calls that take the user's lock on the server (orders,
+#: timeline changes, purges, imports, exports, renames, a Mappe read under the lock) a
+#: `Database` sends at once; the others wait in the process, holding no connection
+#: (`Database.user_turn`).
+USER_TURNS = 8
 
 
 class _TcpSocket(socket.socket):
@@ -419,6 +426,9 @@ class Database:
         self.direct = _DirectReads.of(driver, settings)
         #: `close` was called: a call after it is the caller's mistake (UsageError).
         self.closed = False
+        #: Per user, the calls that may take the user's lock at once (`user_turn`).
+        self._turns: weakref.WeakValueDictionary[str, asyncio.Semaphore] = (
+            weakref.WeakValueDictionary())
 
     @classmethod
     def open(cls, settings: Settings) -> Database:
@@ -463,6 +473,46 @@ class Database:
             (row,) = await session.run("clear_plans")
         found = re.search(r"cleared of (\d+) quer", str(row["value"]))
         return int(found.group(1)) if found else 0
+
+    @asynccontextmanager
+    async def user_turn(self, user_id: str, *, maintenance: bool = False) -> AsyncIterator[None]:
+        """Around every call that takes the user's lock on the server: at most
+        `USER_TURNS` of one user's such calls at a time in this process (the store takes
+        them one at a time). They waited for that lock on the server, each holding a
+        connection of the pool and a transaction: a hundred of one user's writes behind
+        a long purge took every connection, and every other user's call failed after
+        waiting for one (a stranger's attack). Waiting here holds nothing; another
+        process's calls of the user still wait on the server. (A few at once, not one:
+        where Neo4j refuses connections, writes queued one behind the other failed one
+        after the other, each after its predecessor's retries, where together they fail
+        at once.)
+
+        The wait and the call's transaction share one deadline, a write's (a maintenance
+        transaction's: `maintenance`): queued, the k-th write waited k times it (a
+        review), and a frozen server's writes ended one deadline after the other."""
+        lock = self._turns.get(user_id)
+        if lock is None:
+            lock = self._turns[user_id] = asyncio.Semaphore(USER_TURNS)
+        s = self.settings
+        wait = (s.maintenance_timeout if maintenance else s.query_timeout) + (
+            s.retry_time + s.connection_timeout)
+        ends = asyncio.get_running_loop().time() + wait
+        try:
+            async with asyncio.timeout_at(ends):
+                await lock.acquire()
+        except TimeoutError:
+            raise ServerUnavailable(
+                f"the user's earlier calls in this process did not finish within {wait:g} s "
+                f"({'KG_MAINTENANCE_TIMEOUT' if maintenance else 'KG_QUERY_TIMEOUT'}, "
+                "KG_RETRY_TIME, KG_CONNECTION_TIMEOUT): Neo4j is slow, or the user's lock is "
+                "held (an import, a purge) — nothing of this call ran; retry it later"
+            ) from None
+        token = CALL_ENDS.set(ends)
+        try:
+            yield
+        finally:
+            CALL_ENDS.reset(token)
+            lock.release()
 
     def _session(self, access: str) -> Any:
         return self.driver.session(

@@ -902,7 +902,8 @@ async def _steady_read(db: Database, user_id: str, params: dict[str, Any]) -> di
         await tx.run("transfer_lock", user_id=user_id)
         return await tx.plain_run("mappe", **params)
 
-    return {row["id"]: row for row in await db.write(locked)}
+    async with db.user_turn(user_id):
+        return {row["id"]: row for row in await db.write(locked)}
 
 
 def render(

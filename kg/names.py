@@ -160,7 +160,8 @@ async def renormalize(
                 return row
 
             try:
-                row = await db.write(work, maintenance=True)
+                async with db.user_turn(user, maintenance=True):
+                    row = await db.write(work, maintenance=True)
             except NothingRenamed:
                 continue
             renamed = set(row["renamed"])

@@ -154,8 +154,9 @@ class Settings(BaseModel):
         100, ge=1, le=10_000,
         description="Connections the process keeps to Neo4j at most (the driver's pool): a "
         "call beyond them waits up to twice connection_timeout for one, then fails with "
-        "ServerUnavailable (nothing of it ran). A user's orders, timeline changes and "
-        "purges queue in the process, at most eight at a time, so they take eight at most.",
+        "ServerUnavailable (nothing of it ran). A user's calls that take the user's lock "
+        "(orders, timeline changes, purges, imports, exports) queue in the process, at most "
+        "eight at a time, so they take eight at most.",
     )
     maintenance_timeout: float = Field(
         900.0, gt=0, le=604_800,

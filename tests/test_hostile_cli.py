@@ -7,6 +7,7 @@ environment values: no output holds a traceback, every exit code is a documented
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
@@ -681,10 +682,11 @@ def test_a_server_lost_midway_is_said_once_and_says_what_was_not_done(
         raise ServerUnavailable("Neo4j is not reachable at bolt://127.0.0.1:1 "
                                 "(ServiceUnavailable) — start it.")
 
-    db = SimpleNamespace(write=lost, settings=SimpleNamespace(maintenance_timeout=1.0))
+    db = SimpleNamespace(write=lost, settings=SimpleNamespace(maintenance_timeout=1.0),
+                         user_turn=lambda user_id, **_: contextlib.nullcontext())
     for undone in ("imported", "deleted"):
         with pytest.raises(ServerUnavailable) as refused:
-            asyncio.run(whole(db, lost, undone))  # type: ignore[arg-type]
+            asyncio.run(whole(db, "u", lost, undone))  # type: ignore[arg-type]
         assert str(refused.value).endswith(f"— start it; nothing was {undone}"), refused.value
 
     # The connection lost at the COMMIT: it may have been done, and the error says so
@@ -701,5 +703,5 @@ def test_a_server_lost_midway_is_said_once_and_says_what_was_not_done(
 
     db.write = lost_at_the_commit
     with pytest.raises(ServerUnavailable) as unknown:
-        asyncio.run(whole(db, lost, "imported"))  # type: ignore[arg-type]
+        asyncio.run(whole(db, "u", lost, "imported"))  # type: ignore[arg-type]
     assert "nothing was" not in str(unknown.value) and lost_at_commit(unknown.value)

@@ -21,6 +21,7 @@ import random
 import threading
 import uuid
 import warnings
+from collections.abc import Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import date, timedelta
@@ -426,6 +427,48 @@ def test_one_users_writes_behind_a_held_lock_leave_the_others_their_connections(
             assert [r.status for r in await asyncio.gather(*waiting)] == ["ok", "ok"]
 
     store.run(scenario())
+
+
+def test_every_call_that_takes_a_users_lock_queues_for_it(
+    store: SyncMemory, neo4j_settings: Settings, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A review (2026-12-07): the queue covered orders, timeline changes and purges,
+    while exports, imports and a Mappe read under the user's lock (where the user's
+    writes commit during every plain read) waited for the lock on the server, each
+    holding a connection: sixteen of them behind a held lock left user B none, and B's
+    Mappe failed. They queue with the user's writes now."""
+    from kg import mappe
+    from kg.api import Memory
+    from kg.errors import InvalidInput
+    from tests.conftest import Pair, t
+
+    a, b = (Pair(store, new_user_id(n)) for n in ("turn-a", "turn-b"))
+    for p in (a, b):
+        p.write(t("Lena", "hobby", wert="Schach"))
+    lena_a, lena_b = a.id_of("Lena"), b.id_of("Lena")
+    backup = tmp_path / "a.jsonl"
+    store.run(store.memory.export(backup, a.user_id))
+    monkeypatch.setattr(mappe, "STAND_READS", 0)  # (every Mappe read takes the lock)
+    small = neo4j_settings.model_copy(update={"max_connections": 9, "connection_timeout": 1.0})
+
+    async def scenario() -> list[Any]:
+        async with await Memory.open(small) as memory:
+            async with holding_lock(store.memory, a.user_id):
+                calls: list[Coroutine[Any, Any, Any]] = [
+                    memory.export(tmp_path / f"a{i}.jsonl", a.user_id) for i in range(6)]
+                calls += [memory.import_file(backup) for _ in range(5)]
+                calls += [memory.mappe(a.user_id, "nova", lena_a) for _ in range(5)]
+                waiting = [asyncio.create_task(c) for c in calls]
+                await asyncio.sleep(0.5)  # (A's first calls wait for the lock)
+                assert (await memory.write(b.order(t("Lena", "hobby", wert="Go")))).status == "ok"
+                monkeypatch.setattr(mappe, "STAND_READS", 3)
+                assert (await memory.mappe(b.user_id, "nova", lena_b)).fakten
+            return await asyncio.gather(*waiting, return_exceptions=True)
+
+    done = store.run(scenario())
+    assert all(getattr(r, "zeilen", 0) > 1 for r in done[:6]), done[:6]
+    assert all(isinstance(r, InvalidInput) for r in done[6:11]), done[6:11]
+    assert all(getattr(r, "fakten", None) for r in done[11:]), done[11:]
 
 
 def test_a_write_queued_behind_the_users_earlier_writes_keeps_its_deadline(

@@ -158,7 +158,8 @@ async def read_export(
             datei.add(_record("auftrag", row))
         return datei
 
-    datei = await db.write(work, maintenance=True)
+    async with db.user_turn(user_id, maintenance=True):
+        datei = await db.write(work, maintenance=True)
     for n, rec in enumerate(datei.records(), start=1):
         datei.line_of[(rec.kind, rec.key())] = n
     try:
@@ -400,7 +401,7 @@ async def write_import(
 
     progress("import", 0, total)
     try:
-        vorhanden, notes = await whole(db, work, "imported")
+        vorhanden, notes = await whole(db, user, work, "imported")
     except _Broken as exc:  # rolled back: was it broken before the file?
         failed = ""
         try:
@@ -479,16 +480,20 @@ def _import_where_empty(datei: Datei) -> str:
     )
 
 
-async def whole(db: Database, work: Callable[[Tx], Awaitable[T]], done: str) -> T:
-    """`work` as one maintenance transaction; a server's failure says that nothing was
-    `done` (imported, deleted): the transaction was rolled back whole. A connection lost
-    at the COMMIT is raised as it is: its words say it may have been done."""
-    try:
-        return await db.write(work, maintenance=True)
-    except (ServerUnavailable, MemoryLimitExceeded) as exc:
-        if lost_at_commit(exc):
-            raise
-        raise type(exc)(f"{str(exc).rstrip('.')}; nothing was {done}") from exc
+async def whole(
+    db: Database, user_id: str, work: Callable[[Tx], Awaitable[T]], done: str
+) -> T:
+    """`work`, which takes the user's lock, as one maintenance transaction in the user's
+    turn (`Database.user_turn`); a server's failure says that nothing was `done`
+    (imported, deleted): the transaction was rolled back whole. A connection lost at the
+    COMMIT is raised as it is: its words say it may have been done."""
+    async with db.user_turn(user_id, maintenance=True):
+        try:
+            return await db.write(work, maintenance=True)
+        except (ServerUnavailable, MemoryLimitExceeded) as exc:
+            if lost_at_commit(exc):
+                raise
+            raise type(exc)(f"{str(exc).rstrip('.')}; nothing was {done}") from exc
 
 
 async def import_file(
@@ -553,4 +558,4 @@ async def purge(db: Database, user_id: str, character_id: str | None = None) -> 
             nutzer=lock["nutzer"] if lock else 0,
         )
 
-    return await whole(db, work, "deleted")
+    return await whole(db, user_id, work, "deleted")
