@@ -12,6 +12,7 @@ graph.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 import socket
 import time
@@ -68,6 +69,10 @@ Record = dict[str, Any]
 #: process): its transaction gets what is left of the call's deadline, not a deadline of
 #: its own on top of the wait.
 CALL_ENDS: ContextVar[float | None] = ContextVar("kg_call_ends", default=None)
+
+#: Inside a call `Database.close` waits for (`Database._call`): the queries it sends
+#: are part of it, not calls of their own.
+_IN_CALL: ContextVar[bool] = ContextVar("kg_in_call", default=False)
 
 #: How many of one user's calls that take the user's lock on the server (orders,
 #: timeline changes, purges, imports, exports, renames, a Mappe read under the lock) a
@@ -426,6 +431,9 @@ class Database:
         self.direct = _DirectReads.of(driver, settings)
         #: `close` was called: a call after it is the caller's mistake (UsageError).
         self.closed = False
+        #: Calls running now (`_call`), which `close` waits for; and the event it waits on.
+        self._calls = 0
+        self._idle: asyncio.Event | None = None
         #: Per user, the calls that may take the user's lock at once (`user_turn`).
         self._turns: weakref.WeakValueDictionary[str, asyncio.Semaphore] = (
             weakref.WeakValueDictionary())
@@ -450,11 +458,48 @@ class Database:
         return cls(driver, settings)
 
     async def close(self) -> None:
+        """Refuse new calls, wait for the calls running to end, then close the driver.
+
+        Closed at once, a call in flight went on and could commit after `close`
+        returned, and its cut-off sockets warned (a stranger's attack). A call waiting in
+        its user's turn has run nothing and is refused. The wait is bounded by the
+        longest a call may take (maintenance's deadline); then the driver closes all the
+        same, and what still runs fails typed."""
         # Closing the driver empties its pool but lets the pool open new connections:
         # reads after this go through a session, which the closed driver refuses.
         self.direct = None
         self.closed = True
-        await self.driver.close()
+        try:
+            if self._calls:
+                self._idle = asyncio.Event()
+                s = self.settings
+                longest = max(s.query_timeout, s.maintenance_timeout) + (
+                    s.retry_time + s.connection_timeout)
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(longest):
+                        await self._idle.wait()
+        finally:
+            await self.driver.close()
+
+    @asynccontextmanager
+    async def _call(self) -> AsyncIterator[None]:
+        """Around every query or transaction, and around a user's turn (a write's
+        several transactions are one call): refused once `close` began, counted while it
+        runs (`close` waits for it). Within a call, the queries it sends pass."""
+        if _IN_CALL.get():
+            yield
+            return
+        if self.closed:
+            raise _closed()
+        self._calls += 1
+        token = _IN_CALL.set(True)
+        try:
+            yield
+        finally:
+            _IN_CALL.reset(token)
+            self._calls -= 1
+            if not self._calls and self._idle is not None:
+                self._idle.set()
 
     async def verify(self, *, database: bool = True) -> None:
         """Fail fast with a typed error unless the server answers and, with `database`,
@@ -509,7 +554,8 @@ class Database:
             ) from None
         token = CALL_ENDS.set(ends)
         try:
-            yield
+            async with self._call():
+                yield
         finally:
             CALL_ENDS.reset(token)
             lock.release()
@@ -522,26 +568,30 @@ class Database:
         )
 
     async def read(self, work: Callable[[Tx], Awaitable[T]]) -> T:
-        return await self._execute("READ", work)
+        async with self._call():
+            return await self._execute("READ", work)
 
     async def write(
         self, work: Callable[[Tx], Awaitable[T]], *, maintenance: bool = False
     ) -> T:
         """A managed write transaction; `maintenance`: long maintenance work, given
         `maintenance_timeout` instead of `query_timeout`."""
-        return await self._execute("WRITE", work, maintenance)
+        async with self._call():
+            return await self._execute("WRITE", work, maintenance)
 
     async def query(self, name: str, /, **params: Any) -> list[Record]:
         """One named read query in one round trip: an auto-commit read (a managed
         transaction would add a COMMIT round trip), retried like a managed one."""
-        return await self._read_once(name, params, _deep)
+        async with self._call():
+            return await self._read_once(name, params, _deep)
 
     async def plain_query(self, name: str, /, **params: Any) -> list[Record]:
         """`query` for the hot read: each record becomes a dict of its columns as the
         driver decoded them, without `Record.data()`'s walk over every nested value
         (which turns nodes into dicts, and costs milliseconds on a Mappe's lists). For
         queries that return plain values only."""
-        return await self._read_once(name, params, _shallow)
+        async with self._call():
+            return await self._read_once(name, params, _shallow)
 
     async def _read_once(
         self, name: str, params: dict[str, Any], decode: Callable[[Any], Record]
@@ -600,7 +650,7 @@ class Database:
         """A session for maintenance queries: ones that batch themselves (`IN
         TRANSACTIONS`, access WRITE) or long full passes (access READ)."""
         try:
-            async with self._session(access) as session:
+            async with self._call(), self._session(access) as session:
                 yield AutoCommit(session, self)
         except KgError:
             raise
@@ -685,8 +735,7 @@ class Database:
             # WriteNotConfirmed, to be replayed, not "open a new one")
             # (It was the base KgError "Driver closed", where a closed SyncMemory says
             # UsageError: a stranger's attack.)
-            return UsageError("this Memory is closed: open a new one (`async with await "
-                              "Memory.open() as memory:` closes it at the block's end)")
+            return _closed()
         if "AuthenticationRateLimit" in code:
             return AuthFailed(
                 f"Neo4j at {uri} refuses every login of user {user!r} for a while (about 5 s, "
@@ -831,6 +880,11 @@ class Database:
         if isinstance(exc, (Neo4jError, DriverError)):
             return KgError(f"Neo4j error at {uri}: {exc}")
         return exc
+
+
+def _closed() -> UsageError:
+    return UsageError("this Memory is closed: open a new one (`async with await "
+                      "Memory.open() as memory:` closes it at the block's end)")
 
 
 def lost_at_commit(exc: BaseException) -> bool:

@@ -471,6 +471,42 @@ def test_every_call_that_takes_a_users_lock_queues_for_it(
     assert all(getattr(r, "fakten", None) for r in done[11:]), done[11:]
 
 
+def test_close_waits_for_the_calls_in_flight_and_refuses_new_ones(store: SyncMemory) -> None:
+    """A stranger's attack (2026-12-07): `Memory.close()` closed the driver under the
+    calls in flight. They went on, and one could commit after `close` returned (their
+    cut-off sockets warned). `close` now refuses new calls at once (UsageError, nothing
+    of them ran) and returns when the calls running have ended."""
+    from kg.api import Memory
+    from kg.errors import UsageError
+    from tests.conftest import Pair, t
+
+    a = Pair(store, new_user_id("close"))
+    a.write(t("Lena", "hobby", wert="Schach"))
+    lena = a.id_of("Lena")
+
+    async def scenario() -> tuple[list[str], str]:
+        memory = await Memory.open(store.memory.db.settings)
+        seen: list[str] = []
+        async with holding_lock(store.memory, a.user_id):
+            writing = asyncio.create_task(memory.write(a.order(t("Lena", "hobby", wert="Go"))))
+            await asyncio.sleep(0.5)  # (the write waits for the lock on the server)
+            closing = asyncio.create_task(memory.close())
+            await asyncio.sleep(0.2)
+            seen.append(f"closed {closing.done()}")
+            with pytest.raises(UsageError) as refused:
+                await memory.mappe(a.user_id, "nova", lena)
+        await closing
+        seen.append(f"written before close returned {writing.done()}")
+        seen.append(f"status {(await writing).status}")
+        return seen, str(refused.value)
+
+    seen, refused = store.run(scenario())
+    assert seen == ["closed False", "written before close returned True", "status ok"], seen
+    assert refused.startswith("this Memory is closed: open a new one"), refused
+    assert sorted(f.wert for f in a.mappe("Lena").fakten if f.beziehung == "hobby") == [
+        "Go", "Schach"]
+
+
 def test_a_write_queued_behind_the_users_earlier_writes_keeps_its_deadline(
     store: SyncMemory, neo4j_settings: Settings
 ) -> None:
