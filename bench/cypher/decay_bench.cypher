@@ -22,9 +22,12 @@ RETURN count(r) AS facts, count(CASE WHEN r.aktiv THEN 1 END) AS active;
 // One batch of the synthetic graph: $entities entities of user $user_id (hex uuid ids,
 // as the writer makes them), each with $values HOBBY value facts (own Wert nodes) and
 // $refs BEFREUNDET_MIT facts to other entities of the batch. last_touched is spread over
-// the $days days before $now; about $inactive of the facts were superseded at $now,
-// recorded as the writer records it: version 1 closed then (t_expired), version 2
-// current and superseded (grund abgeloest, t_invalid); a Wert node per version.
+// the $days days before $now; about $inactive of the facts were taken back at $now,
+// recorded as the writer records a correction of a value of a multi-valued relation
+// (which is never superseded, only taken back): version 1 closed then (t_expired),
+// version 2 current and never held (grund berichtigt, t_invalid = t_valid); a Wert node
+// per version. (It was superseded, grund abgeloest, which only a single-valued
+// relation's values are: `kg check` found every such version in `fact_aktiv`.)
 // params: $user_id, $entities, $values, $refs, $now, $days, $inactive
 // :param user_id => 'decay-bench-0000'
 // :param entities => 100
@@ -51,7 +54,7 @@ CALL (es, i, e) {
   } AS first
   WITH es, i, e, k, CASE WHEN old
     THEN [first, first {.*, version: 2, t_recorded: $now, t_expired: null,
-                        grund: 'abgeloest', t_invalid: $now}]
+                        grund: 'berichtigt', t_invalid: first.t_valid}]
     ELSE [first] END AS versions
   CALL (e, k, versions) {
     WITH e, k, versions WHERE k <= $values
