@@ -259,6 +259,10 @@ def status(as_json: bool = JsonOpt) -> None:
     result = call(get, check_schema=False)
     if as_json:
         print_json(result)
+        if result.schema_problem is not None:
+            # (Exit 4 as the text form and `kg schema status --json` do: a script that
+            # reads only the exit code learns the store is refused; it was exit 0.)
+            raise typer.Exit(4)
         return
     out.print(f"server    {result.uri}")
     out.print(f"neo4j     {result.version} {result.edition}")

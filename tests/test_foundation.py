@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import subprocess
 import sys
@@ -133,6 +134,11 @@ def test_a_changed_migration_gets_the_same_words_from_kg_status(store: SyncMemor
         assert "0001_constraints differs from the applied one" in result.output
         assert "kg schema apply" not in result.output, result.output
         assert store.run(store.memory.status()).schema_problem is not None
+        # (--json exited 0 with the problem in its answer, where the text form and `kg
+        # schema status --json` exit 4.)
+        as_json = CliRunner().invoke(app, ["status", "--json"])
+        assert as_json.exit_code == 4, as_json.output
+        assert "differs from the applied one" in json.loads(as_json.stdout)["schema_problem"]
     finally:
         store.run(raw_cypher(
             store, "MATCH (m:SchemaMigration {version: 1}) SET m.checksum = $c", c=original))
