@@ -116,8 +116,9 @@ def problem(states: list[MigrationState]) -> SchemaError | None:
     if changed:
         return SchemaError(
             f"migration {changed[0].version:04d}_{changed[0].name} differs from the applied "
-            "one — see `kg schema status`; applied migrations must not change (restore "
-            "the file that was applied)."
+            "one — see `kg schema status`; applied migrations must not change: restore "
+            "the file that was applied (reinstall the package version that applied it), "
+            "and put a change of the schema into a new numbered migration."
         )
     newer = _newer(states)
     if newer is not None:
@@ -151,15 +152,18 @@ async def apply(db: Database) -> list[MigrationState]:
     newer = _newer(await status(db))
     if newer is not None:
         raise newer
-    for m in known:
+    for m in known:  # (all checked before any is applied)
         row = recorded.get(m.version)
-        if row is not None:
-            if row["checksum"] != m.checksum:
-                raise SchemaError(
-                    f"migration {m.version:04d}_{m.name} was applied with checksum "
-                    f"{str(row['checksum'])[:12]} but the file now has {m.checksum[:12]} — "
-                    "applied migrations must not change; add a new numbered file instead."
-                )
+        if row is not None and row["checksum"] != m.checksum:
+            raise SchemaError(
+                f"migration {m.version:04d}_{m.name} was applied with checksum "
+                f"{str(row['checksum'])[:12]} but the file now has {m.checksum[:12]} — "
+                "applied migrations must not change: restore the file that was applied "
+                "(reinstall the package version that applied it), and put a change of the "
+                "schema into a new numbered migration; nothing was applied."
+            )
+    for m in known:
+        if m.version in recorded:
             continue
         # Schema statements cannot share a transaction with data writes: one each.
         for statement in m.statements:

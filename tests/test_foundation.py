@@ -116,6 +116,40 @@ def test_changed_migration_is_an_error_not_a_rerun(store: SyncMemory) -> None:
         )
 
 
+def test_a_changed_migration_stops_apply_before_it_applies_any(store: SyncMemory) -> None:
+    """`kg schema apply` applied the pending migrations before the changed one, then
+    refused; and it advised "add a new numbered file" where every other command said
+    "restore the file that was applied". It checks every file first now, applies
+    nothing, and both say the same."""
+    last = len(schema.migrations())
+    [kept] = store.run(raw_cypher(
+        store, "MATCH (m:SchemaMigration {version: 1}) RETURN properties(m) AS p"))
+    [changed] = store.run(raw_cypher(
+        store, "MATCH (m:SchemaMigration {version: $v}) RETURN m.checksum AS c", v=last))
+    store.run(raw_cypher(store, "MATCH (m:SchemaMigration {version: 1}) DELETE m"))
+    store.run(raw_cypher(
+        store, "MATCH (m:SchemaMigration {version: $v}) SET m.checksum = 'x'", v=last))
+    try:
+        said = []
+        for refused in (schema.apply(store.memory.db), schema.require_current(store.memory.db)):
+            with pytest.raises(SchemaError) as error:
+                store.run(refused)
+            said.append(str(error.value))
+        pending = [s.status for s in store.run(schema.status(store.memory.db))][:1]
+        assert pending == ["pending"], pending
+        for words in said:
+            assert "restore the file that was applied (reinstall the package version that " \
+                   "applied it), and put a change of the schema into a new numbered " \
+                   "migration" in words, words
+    finally:
+        store.run(raw_cypher(store, "MERGE (m:SchemaMigration {version: 1}) SET m = $p",
+                             p=kept["p"]))
+        store.run(raw_cypher(
+            store, "MATCH (m:SchemaMigration {version: $v}) SET m.checksum = $c", v=last,
+            c=changed["c"]))
+    assert store.run(store.memory.status()).schema_problem is None
+
+
 def test_a_changed_migration_gets_the_same_words_from_kg_status(store: SyncMemory) -> None:
     """A stranger's attack (2026-12-07): with an applied migration's record changed, `kg
     status` said "run `kg schema apply`", which then refused ("applied migrations must
