@@ -196,6 +196,11 @@ class Settings(BaseModel):
     @field_validator("neo4j_database")
     @classmethod
     def _database(cls, value: str) -> str:
+        if not value.strip():
+            # An empty NEO4J_DATABASE (a `.env` line left blank) is unset: the default.
+            # It reached the driver, which took the server's home database, while `kg
+            # status` printed an empty database line.
+            return "neo4j"
         if value.strip().lower() == "system":
             # Neo4j's own database takes administration commands only: every query of
             # the store would fail there with the server's raw error.

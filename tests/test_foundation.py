@@ -263,6 +263,21 @@ def test_the_system_database_is_refused_as_the_store(
     assert "Traceback" not in done.stderr
 
 
+def test_an_empty_database_name_is_the_default(
+    neo4j_settings: Settings, cli_env: dict[str, str]
+) -> None:
+    """An empty NEO4J_DATABASE (a `.env` line left blank) went to the driver as "", and
+    `kg status` printed an empty database line. It is unset: the default, neo4j."""
+    assert load_settings(neo4j_uri=neo4j_settings.neo4j_uri,
+                         neo4j_database=" ").neo4j_database == "neo4j"
+    done = subprocess.run(
+        [sys.executable, "-m", "cli.main", "status"], capture_output=True, text=True,
+        env={**os.environ, **cli_env, "NEO4J_DATABASE": ""}, timeout=60, check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "database  neo4j\n" in done.stdout, done.stdout
+
+
 @pytest.mark.parametrize("check_schema", [True, False])
 def test_opening_the_store_costs_one_query(neo4j_settings: Settings, check_schema: bool) -> None:
     """Every command opens the store: the schema check doubles as the proof that the
