@@ -231,7 +231,8 @@ def mappe(
     as_json: bool = JsonOpt,
     text: bool = typer.Option(False, "--text", help="Only the prompt text block."),
     budget: int = typer.Option(
-        1500, min=1, max=1_000_000, help="Character budget of the prompt text."
+        # (At least the MCP tools' 100: at 1 the text was "…" alone.)
+        1500, min=100, max=1_000_000, help="Character budget of the prompt text."
     ),
 ) -> None:
     """Show the Mappe of an entity: facts to degree 2, history, derived knowledge.

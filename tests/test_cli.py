@@ -115,6 +115,14 @@ def test_mappe_of_an_ambiguous_name_lists_candidates(pair) -> None:  # type: ign
     by_id = runner.invoke(app, ["mappe", pair.id_of("Berlin"), "-u", pair.user_id, "-c", "nova",
                                 "--text"])
     assert by_id.exit_code == 0 and "Anna wohnt in Berlin" in by_id.output
+    # A stranger's attack (2026-12-07): `--budget 1` printed "…" alone. The least budget
+    # is the MCP tools' 100, refused in words below it.
+    tiny = runner.invoke(app, ["mappe", pair.id_of("Berlin"), "-u", pair.user_id, "-c",
+                               "nova", "--text", "--budget", "99"])
+    assert tiny.exit_code == 2 and "greater than or equal to 100" in tiny.output, tiny.output
+    least = runner.invoke(app, ["mappe", pair.id_of("Berlin"), "-u", pair.user_id, "-c",
+                                "nova", "--text", "--budget", "100"])
+    assert least.exit_code == 0 and "Anna wohnt in Berlin" in least.output, least.output
 
 
 def test_contradicting_input_is_refused_not_resolved_silently(pair) -> None:  # type: ignore[no-untyped-def]
