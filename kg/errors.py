@@ -106,9 +106,21 @@ class AmbiguousEntity(KgError):
 
 
 class TimelineError(KgError):
-    """A timeline operation is not allowed (unknown entry, inactive entry, ...)."""
+    """A timeline operation is not allowed (a cancelled entry, a chain that would name two
+    people, ...), or names what the pair does not hold (the two below)."""
 
     exit_code = 8
+
+
+class UnknownEntry(TimelineError):
+    """No timeline entry of this pair has that id: exit 6, as an unknown entity (it was
+    8, "timeline rule broken", which sends a script looking for a rule)."""
+
+    exit_code = 6
+
+
+class UnknownTimelineEntity(EntityNotFound, TimelineError):
+    """A timeline operation names an entity id this user does not hold (exit 6)."""
 
 
 class StoredDataError(KgError):

@@ -22,7 +22,13 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field, ValidationError
 
 from kg.db import Database, Record, Tx, held
-from kg.errors import InvalidInput, StoredDataError, TimelineError
+from kg.errors import (
+    InvalidInput,
+    StoredDataError,
+    TimelineError,
+    UnknownEntry,
+    UnknownTimelineEntity,
+)
 from kg.values import stored_day, stored_instant
 
 if TYPE_CHECKING:
@@ -286,7 +292,7 @@ class Timeline:
             )
             assert row is not None
             if not row["betrifft"]:  # raised in the transaction: the entry is rolled back
-                raise TimelineError(f"no entity with id {betrifft_id!r} for this user")
+                raise UnknownTimelineEntity(f"no entity with id {betrifft_id!r} for this user")
             return str(row["id"])
 
         new_id = await self.db.write(work)
@@ -423,7 +429,7 @@ class Timeline:
                 eintrag_id=eintrag_id,
             )
             if not rows:
-                raise TimelineError(f"no timeline entry {eintrag_id!r} in this pair")
+                raise UnknownEntry(f"no timeline entry {eintrag_id!r} in this pair")
             entries = [to_eintrag(r["eintrag"], r["person_id"], r["person_name"]) for r in rows]
             others = sorted({
                 f"{e.person_name!r} ({e.person_id})" for e in entries
@@ -445,7 +451,7 @@ class Timeline:
             )
             assert row is not None
             if not row["person"]:  # raised in the transaction: nothing is linked
-                raise TimelineError(f"no entity with id {betrifft_id!r} for this user")
+                raise UnknownTimelineEntity(f"no entity with id {betrifft_id!r} for this user")
 
         await self.db.write(work)
         return await self.chain(user_id, character_id, eintrag_id)
@@ -712,7 +718,7 @@ class Timeline:
         a TimelineError that says why not otherwise."""
         ends = await chain_ends(tx, user_id, character_id, eintrag_id)
         if ends is None:
-            raise TimelineError(f"no timeline entry {eintrag_id!r} in this pair")
+            raise UnknownEntry(f"no timeline entry {eintrag_id!r} in this pair")
         if ends["abgesagt"]:
             raise TimelineError(f"entry {eintrag_id!r} is cancelled; it cannot {verb}")
         if ends["active_id"] != eintrag_id:
@@ -727,7 +733,7 @@ class Timeline:
         for entry in chain:
             if entry.id == eintrag_id:
                 return entry
-        raise TimelineError(f"no timeline entry {eintrag_id!r} in this pair")
+        raise UnknownEntry(f"no timeline entry {eintrag_id!r} in this pair")
 
     async def active(self, user_id: str, character_id: str, eintrag_id: str) -> Eintrag:
         """`aktive_zeile`: from any entry of a chain, its active end (one query: the
@@ -740,7 +746,7 @@ class Timeline:
             "timeline_chain", user_id=user_id, character_id=character_id, eintrag_id=eintrag_id
         )
         if not rows:
-            raise TimelineError(f"no timeline entry {eintrag_id!r} in this pair")
+            raise UnknownEntry(f"no timeline entry {eintrag_id!r} in this pair")
         return [to_eintrag(r["eintrag"], r["person_id"], r["person_name"]) for r in rows]
 
     async def window(self, user_id: str, character_id: str, von: date, bis: date) -> list[Eintrag]:

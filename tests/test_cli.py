@@ -168,6 +168,14 @@ def test_timeline_move_sets_the_precision_asked_or_keeps_it(pair) -> None:  # ty
         (after,) = json.loads(moved.stdout)
         assert after["genauigkeit"] == want, (flags, after)
         entry = after["id"]
+    # A stranger's attack (2026-12-07): an unknown entry exited 8, "timeline rule
+    # broken"; it is not found, as an unknown entity is (6). A cancelled one stays 8.
+    for verb, more in (("move", ["--beginn", "2026-11-01"]), ("cancel", []),
+                       ("show", []), ("link", ["--betrifft", "Lena"])):
+        unknown = runner.invoke(app, ["timeline", verb, "nope", "-u", pair.user_id, "-c",
+                                      "nova", *more])
+        assert unknown.exit_code == 6, (verb, unknown.output)
+        assert "no timeline entry 'nope' in this pair" in unknown.output, unknown.output
 
 
 def test_audit_prune_applies_the_configured_retention(pair) -> None:  # type: ignore[no-untyped-def]
