@@ -824,7 +824,8 @@ async def run_checks(
     first: list[Job] = [
         one.job("check_fact_fields", user_id=u, rel_types=rels, fields=FACT_FIELDS,
                 order=[*(p.name for p in FACT_PROPERTIES), "wert"], texts=TEXTS,
-                rules=TEXT_RULES, spaces=SPACES, known=known, samples=n),
+                rules=TEXT_RULES, spaces=SPACES, known=known,
+                typen=[typ for typ in TYPEN if typ != "sonstiges"], samples=n),
         one.job("check_node_fields", user_id=u, entity=field_types(ENTITY_PROPERTIES),
                 entry=field_types(TIMELINE_PROPERTIES), order=field_types(ORDER_PROPERTIES),
                 typen=list(get_args(EintragTyp)), texts=TEXTS, rules=TEXT_RULES, spaces=SPACES,

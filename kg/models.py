@@ -722,6 +722,14 @@ FACT_PROPERTIES: tuple[Property, ...] = (
         "as well; absent otherwise, and on data from before 2026-12-05",
         "BOOLEAN_OR_NULL",
     ),
+    Property(
+        "subjekt_typ",
+        "the type the triple that wrote this fact carried in its own `typ` field for its "
+        "subject (not `sonstiges`): a correction or cancel of the fact takes that type back "
+        "too, where only such facts gave it; absent otherwise, and on data from before "
+        "2026-12-07",
+        "STRING_OR_NULL",
+    ),
 )
 
 #: Every property of an `Entitaet` node: the one list (docs table, export record, test).

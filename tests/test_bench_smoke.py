@@ -128,8 +128,10 @@ def test_generator_records_a_change_as_versions_like_the_writer() -> None:
     graphs = [user(config(), canon, i) for i in range(20)]
     facts = [f for g in graphs for f in g.facts]
     entries = {e.id: e for g in graphs for e in g.eintraege}
-    # (`gesagt` only on a type fact a `typ` triple stated: the generator implies types.)
-    assert set(facts[0].props()) == {p.name for p in FACT_PROPERTIES} - {"gesagt"}
+    # (`gesagt` only on a type fact a `typ` triple stated, `subjekt_typ` only on a fact
+    # whose triple carried a type: the generator implies types.)
+    assert set(facts[0].props()) == {p.name for p in FACT_PROPERTIES} - {
+        "gesagt", "subjekt_typ"}
     by_id = versions_of(facts)
     changed = 0
     for fid, vs in by_id.items():

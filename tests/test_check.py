@@ -274,6 +274,10 @@ def test_a_swept_store_is_clean(world: World) -> None:
     ("SET r.auftrag_id = 7", "auftrag_id"),
     # (a stranger's attack, 2026-12-06) the mark of a stated type on a pet's fact
     ("SET r.gesagt = true", "gesagt (only on a type fact)"),
+    # the type a triple carried for its subject (rule 5), one of the specific five
+    ("SET r.subjekt_typ = 'sonstiges'", "subjekt_typ (a specific type"),
+    ("SET r.subjekt_typ = 'hund'", "subjekt_typ (a specific type"),
+    ("SET r.subjekt_typ = 7", "subjekt_typ"),
 ])
 def test_fact_fields(world: World, change: str, field: str) -> None:
     assert world.check("fact_fields").ok

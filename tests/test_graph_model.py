@@ -29,7 +29,7 @@ from kg.models import (
 )
 from kg.transfer.codec import TAG, ZEIT, temporal_fields
 from kg.transfer.records import AuftragRec, EintragRec, EntitaetRec, FaktRec
-from tests.conftest import Pair
+from tests.conftest import Pair, t
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "graph-model.md"
 
@@ -103,8 +103,10 @@ def test_the_writer_writes_exactly_the_models_properties(pair: Pair) -> None:
     # The worked example: written facts, a fact valid from an event (timeline_id) that
     # supersedes another (timeline_bis, grund, t_invalid, t_expired) ...
     pair.store.run(build(memory, pair.user_id, move=False))
-    # ... a correction, and a sweep (decay_am).
-    order = pair.order(zeitpunkt="2026-11-20T10:00:00Z")
+    # ... a correction, a triple that carries its subject's type (subjekt_typ), and a
+    # sweep (decay_am).
+    order = pair.order(t("Minka", "wohnt_in", "Kassel", typ="tier"),
+                       zeitpunkt="2026-11-20T10:00:00Z")
     order["berichtigungen"] = [{"herkunft": "mensch",
                                 "subjekt": "Lena", "beziehung": "beruf", "wert": "Ärztin"}]
     pair.store.run(memory.write(order))

@@ -670,6 +670,51 @@ def test_a_cancel_keeps_a_type_stated_on_its_own_or_implied_by_a_fact_that_holds
     assert check(pair, "fact_aktiv").ok
 
 
+@pytest.mark.parametrize("how", ["correct", "cancel"])
+def test_a_type_a_triple_carried_in_its_typ_field_goes_with_the_triple(
+    pair: Pair, how: str, tmp_path: Path
+) -> None:
+    """Contract rule 5: a type a triple carried in its own `typ` field goes with that
+    triple's correction or cancel (it was said of that triple). A stranger's audit
+    (2026-12-07): where the relation itself implies no subject type (`wohnt_in`: a
+    person, a tier or an organisation), Max stayed a tier after "Max wohnt in Kassel
+    (typ tier)" was corrected or its event cancelled, and "Max beruf Koch" was refused
+    as a typkonflikt with a type nothing said any more. The fact now records the type
+    its triple carried (`subjekt_typ`). Kassel's type, implied, went already."""
+    extra: dict[str, Any] = (
+        {"ereignis": {"titel": "Umzug", "beginn": "2026-11-20"}} if how == "cancel" else {})
+    told = pair.write(t("Max", "wohnt_in", "Kassel", typ="tier", **extra),
+                      t("Rex", "wohnt_in", "Kassel", typ="tier"))
+    (r, rex) = told.ergebnisse
+    assert typ_of(pair, "Max") == "tier" and len(r.typ_fakten) == 2
+    # (An export carries what the fact says of its subject: restored, it still goes.)
+    memory = pair.store.memory
+    pair.store.run(memory.export(tmp_path / "u.jsonl", pair.user_id))
+    assert '"subjekt_typ":"tier"' in (tmp_path / "u.jsonl").read_text()
+    pair.store.run(memory.purge(pair.user_id))
+    pair.store.run(memory.import_file(tmp_path / "u.jsonl"))
+    if how == "correct":
+        taken = pair.store.run(pair.store.memory.correct(
+            pair.user_id, "nova", subjekt="Max", beziehung="wohnt_in", objekt="Kassel",
+            herkunft="mensch")).ergebnisse[0].abgeloest
+    else:
+        taken = cancel(pair, r.timeline_id).retired
+    # The fact, then the type its triple carried; Kassel stays an ort (Rex lives there).
+    assert taken == [r.fakt_id, r.typ_fakten[-1]], (taken, r.typ_fakten)
+    assert [typ_of(pair, name) for name in ("Max", "Rex", "Kassel")] == [
+        "sonstiges", "tier", "ort"]
+    assert pair.write(t("Max", "beruf", wert="Koch")).ergebnisse[0].ausgang == "geschrieben"
+    # Rex's typed triple corrected too: the type goes, and so does Kassel's.
+    pair.store.run(pair.store.memory.correct(
+        pair.user_id, "nova", subjekt="Rex", beziehung="wohnt_in", objekt="Kassel",
+        herkunft="mensch"))
+    assert [typ_of(pair, name) for name in ("Rex", "Kassel")] == ["sonstiges", "sonstiges"]
+    assert rex.ausgang == "geschrieben" and check(pair, "fact_aktiv").ok
+    pair.store.run(pair.store.memory.decay_run(pair.user_id))  # (no check passes without)
+    report = pair.store.run(pair.store.memory.check(pair.user_id))
+    assert report.ok, report.violations
+
+
 @pytest.mark.parametrize("stated_first", [True, False])
 def test_a_type_stated_in_the_order_of_a_fact_that_implies_it_stays_when_that_goes(
     pair: Pair, stated_first: bool

@@ -154,10 +154,11 @@ RETURN count(x) AS count,
 // `kg.models.field_types`; _OR_NULL allows null, NUMBER is a float or an integer), its
 // texts and its value node's `wert` within the bounds an export takes ($texts,
 // $rules: `bad_text`). Samples name the fields, in the model's order ($order).
-// params: $user_id, $rel_types, $fields, $order, $texts, $rules, $spaces, $known, $samples
+// params: $user_id, $rel_types, $fields, $order, $texts, $rules, $spaces, $known, $typen, $samples
 // :param user_id => 'demo-user'
 // :param rel_types => ['WOHNT_IN', 'BERUF', 'TYP', 'LIEGT_IN']
-// :param fields => {STRING: ['id', 'user_id', 'character_id', 'auftrag_id'], INTEGER: ['version'], DATETIME: ['t_valid', 't_recorded', 'last_touched'], DATETIME_OR_NULL: ['t_invalid', 't_expired'], STRING_OR_NULL: ['timeline_id', 'timeline_bis'], BOOLEAN: ['aktiv'], NUMBER: ['staerke_decay'], DATE_OR_NULL: ['decay_am'], BOOLEAN_OR_NULL: ['gesagt']}
+// :param typen => ['person', 'ort', 'organisation', 'tier', 'objekt']
+// :param fields => {STRING: ['id', 'user_id', 'character_id', 'auftrag_id'], INTEGER: ['version'], DATETIME: ['t_valid', 't_recorded', 'last_touched'], DATETIME_OR_NULL: ['t_invalid', 't_expired'], STRING_OR_NULL: ['timeline_id', 'timeline_bis', 'subjekt_typ'], BOOLEAN: ['aktiv'], NUMBER: ['staerke_decay'], DATE_OR_NULL: ['decay_am'], BOOLEAN_OR_NULL: ['gesagt']}
 // :param order => ['id', 'version', 'user_id', 'character_id', 't_valid', 't_invalid', 'timeline_id', 'timeline_bis', 't_recorded', 't_expired', 'aktiv', 'staerke_decay', 'last_touched', 'decay_am', 'wert']
 // :param texts => {Entitaet: {id: 200, user_id: 200, name: 200}, TimelineEintrag: {id: 200, user_id: 200, character_id: 200, titel: 200}, Auftrag: {id: 200, user_id: 200, character_id: 200}, fact: {id: 200, user_id: 200, character_id: 200, auftrag_id: 200, timeline_id: 200, timeline_bis: 200}, Wert: {wert: 2000}}
 // :param rules => {control: '(?s).*[\\x00-\\x1F\\x7F-\\x9F].*', blank: '[\\s]*', invisible: '[\\s[\\p{Cf}\\x{34F}\\x{FE00}-\\x{FE0F}]]*', solid: '[^\\s]'}
@@ -172,8 +173,14 @@ WITH x, failed, $texts.fact AS texts
 WITH x, failed, $known.fact AS known
 {{ unknown_keys }}
 // `gesagt` marks a type fact a `typ` triple stated: on another fact it is set by hand.
+// `subjekt_typ`, the type a triple carried for its subject, is one of the specific
+// types ($typen), and never on a type fact (whose triple carries none).
 WITH x AS r, failed + CASE WHEN x.gesagt IS NOT NULL AND type(x) <> 'TYP'
-                           THEN ['gesagt (only on a type fact)'] ELSE [] END AS failed
+                           THEN ['gesagt (only on a type fact)'] ELSE [] END
+                    + CASE WHEN x.subjekt_typ IS NOT NULL
+                                AND (NOT x.subjekt_typ IN $typen OR type(x) = 'TYP')
+                           THEN ['subjekt_typ (a specific type, not on a type fact)']
+                           ELSE [] END AS failed
 // Its value node's `wert`, by the same rules.
 CALL (r) {
   WITH endNode(r) AS x

@@ -292,7 +292,9 @@ class History:
         if fact.start_id == entity_id:
             if rel.name == "ist_ein":
                 return self.canon.typ_of_class(fact.wert or "")
-            return rel.implied_subjekt_typ
+            # Or the type its triple carried in its own `typ` field (`subjekt_typ`).
+            said = (fact.new or fact.props).get("subjekt_typ")
+            return rel.implied_subjekt_typ or (said if isinstance(said, str) else None)
         if fact.end_id == entity_id:
             return rel.objekt_typ
         return None

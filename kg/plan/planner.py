@@ -610,6 +610,12 @@ class Planner(History):
             subjekt_id, rel, tripel.herkunft, objekt_id, tripel.wert, timeline_id, start,
             window_end,
         )
+        written = self.state.facts[fakt_id].new
+        if tripel.typ not in (None, "sonstiges") and written is not None:
+            # The type the triple said of its subject, kept with the fact: a correction
+            # or cancel of it takes that type back too, as one the relation implies
+            # (`History.implied`; contract rule 5).
+            written["subjekt_typ"] = tripel.typ
         # Types become known from the relation, a class or the triple (rule 4); none
         # is written in advance.
         if obj is not None and rel.objekt_typ:

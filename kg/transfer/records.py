@@ -36,6 +36,9 @@ from kg.models import (
 )
 from kg.transfer.codec import TAG, ZEIT, Tag, Zeit, temporal_fields
 
+#: A type a triple may carry for its subject and a fact keeps (`subjekt_typ`).
+SpecificTyp = Literal["person", "ort", "organisation", "tier", "objekt"]
+
 #: Format 2 adds record counts and a checksum to the header; format 1 files (without
 #: them) still import, with a warning.
 FORMAT = 2
@@ -244,8 +247,11 @@ class FaktRec(Rec):
     gesagt: bool | None = Field(
         None, description="A type fact a `typ` triple stated (not only implied)."
     )
+    subjekt_typ: SpecificTyp | None = Field(
+        None, description="The type its triple carried in its own `typ` field."
+    )
 
-    sparse = ("gesagt",)  # most facts have none, and no file from before it
+    sparse = ("gesagt", "subjekt_typ")  # most facts have none, and no file from before them
 
     def key(self) -> str:
         """A fact has one record per version (zero-padded: versions sort in order)."""
