@@ -957,9 +957,33 @@ def render(
     # "Lena wohnt in Kassel (noch bis 6. Dezember)": a move later that day read as two
     # homes).
     moving = {(f.subjekt.id, f.beziehung) for f in mappe.fakten if f.bis}
+    # The values of the history that have not ended — the one that still holds ("noch
+    # bis": superseded from a later instant on), then those that begin and end ahead,
+    # in the order they begin — read first among their relation's facts, before the
+    # value that follows them: the budget cuts the text from the end, and cut after the
+    # facts it dropped the value that holds and kept the one to come (a stranger's
+    # audit: 40 hobbies, and "wohnt in Kassel (ab 1. März 2027)" without Berlin, where
+    # Lena lives now). Ended values ("früher") stay below.
+    holding: dict[str, list[str]] = {}
+    for h in mappe.historie:
+        if not ahead(h) and not ended(h):
+            holding.setdefault(h.beziehung, []).append(
+                f"- {h.text} {obj(h)} (noch bis {h.bis}){mark(h)}")
+    def begins(h: MappeFakt) -> datetime:
+        if h.ab_zeitpunkt is not None:
+            return h.ab_zeitpunkt
+        return datetime.combine(h.ab_datum or date.min, time.min, tzinfo=UTC)
+
+    for h in sorted((h for h in mappe.historie if ahead(h)), key=begins):
+        holding.setdefault(h.beziehung, []).append(
+            f"- {h.text} {obj(h)} (ab {h.ab} bis {h.bis}){mark(h)}")
+    placed = {rel for rel in holding if any(
+        f.grad == 1 and f.beziehung == rel for f in mappe.fakten)}
     for f in mappe.fakten:
         if f.grad != 1:
             continue
+        if f.beziehung in placed:
+            lines += holding.pop(f.beziehung, [])
         shown = (f.aus_ereignis or f.beziehung in history_rels or ahead(f)
                  or (f.subjekt.id, f.beziehung) in moving)
         ab = until(f, f" (ab {f.ab})" if f.ab and shown else "")
@@ -971,11 +995,14 @@ def render(
         if ahead(h):
             # Begins and ends ahead (told to begin later, superseded from a day after
             # that): a line of the history that has not begun, never one that holds.
-            lines.append(f"- {h.text} {obj(h)} (ab {h.ab} bis {h.bis}){mark(h)}")
+            # (Beside its relation's facts, above, where it has one.)
+            if h.beziehung not in placed:
+                lines.append(f"- {h.text} {obj(h)} (ab {h.ab} bis {h.bis}){mark(h)}")
         elif not ended(h):
             # Superseded from a later instant on (a value told with a later start): it
             # still holds when read, so it is no former value yet.
-            lines.append(f"- {h.text} {obj(h)} (noch bis {h.bis}){mark(h)}")
+            if h.beziehung not in placed:
+                lines.append(f"- {h.text} {obj(h)} (noch bis {h.bis}){mark(h)}")
         else:
             lines.append(f"- früher: {h.text} {obj(h)} (bis {h.bis}){mark(h)}")
     for d in mappe.abgeleitet:

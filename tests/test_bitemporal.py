@@ -1565,6 +1565,30 @@ def test_a_value_that_still_holds_shows_in_its_objects_mappe_and_at_degree_two(
             if f.grad == 1] == [("Lena", None)]
 
 
+def test_the_prompt_text_keeps_the_value_that_holds_before_the_one_to_come(
+    pair: Pair,
+) -> None:
+    """A stranger's audit (2026-12-07): Lena in Berlin since 2020, forty hobbies, then
+    Kassel from an event in 2099. The text cut at the default budget kept "wohnt in
+    Kassel (ab 1. März 2099)" and dropped "wohnt in Berlin (noch bis …)", a history line
+    read after every fact: the home she has now went, the one to come stayed. A value
+    that still holds now reads just before the value that follows it, so at any budget
+    the text that shows the home to come shows the home she has."""
+    pair.write(t("Lena", "wohnt_in", "Berlin"), zeitpunkt="2020-01-01T00:00:00Z")
+    pair.write(*(t("Lena", "hobby", wert=f"Hobby {i:02d}") for i in range(40)))
+    pair.write(t("Lena", "wohnt_in", "Kassel",
+                 ereignis={"titel": "Umzug", "beginn": "2099-03-01", "genauigkeit": "tag"}))
+    lena = pair.mappe("Lena")
+    assert not lena.gekappt
+    now, ahead = "- wohnt in Berlin (noch bis 1. März 2099)", "- wohnt in Kassel (ab 1. März 2099)"
+    whole = render(lena, 20_000).splitlines()
+    assert whole.index(now) + 1 == whole.index(ahead), whole
+    assert now in render(lena).splitlines(), render(lena)  # (the default budget, 1500)
+    for budget in range(100, len("\n".join(whole)) + 1, 7):
+        text = render(lena, budget).splitlines()
+        assert ahead not in text or now in text, (budget, text)
+
+
 def test_a_value_that_still_holds_from_its_object_is_read_as_one_stay(pair: Pair) -> None:
     """Told first that Lena moves to Kassel in 2099, then that she has lived there
     since 2025, then that she moves to Paris in 2100. Three versions: Kassel 2025-2099
