@@ -129,3 +129,7 @@ def purge(
     if result.entitaeten_behalten:
         out.print(f"kept {result.entitaeten_behalten} entities: other pairs of the user still "
                   "have facts or entries on them", markup=False)
+    if result.fremde_kanten:
+        err.print(f"warning: deleted {result.fremde_kanten} edges of other users' data into "
+                  "this user's entities with them (a store kg check finds broken: "
+                  "one_user_per_fact); run `kg check` for the rest", markup=False)

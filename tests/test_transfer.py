@@ -650,6 +650,35 @@ def test_a_purge_of_nothing_is_refused_and_says_it_may_have_run(pair: Pair) -> N
         store.run(store.memory.purge(pair.user_id))
 
 
+def test_a_purge_deletes_the_users_data_where_kg_check_finds_it_broken_by_hand(
+    pair: Pair, cli_env: dict[str, str]
+) -> None:
+    """A stranger's attack (2026-12-07), two stores broken by hand. Another user's fact
+    into the user's Anna: the whole user's purge answered exit 0 and kept Anna and the
+    lock node, and a second purge said "nothing in this store". A value node with an
+    edge out of it: the purge failed on the server's raw "still has relationships" and
+    deleted nothing. Both purges go through now; the first says what else it cut."""
+    store = pair.store
+    other = Pair(store, new_user_id("other"))
+    pair.write(t("Anna", "hobby", wert="Schach"))
+    other.write(t("Lena", "hobby", wert="Go"))
+    pair.cypher("MATCH (l:Entitaet {id: $l}), (a:Entitaet {id: $a}) "
+                "CREATE (l)-[:BEFREUNDET_MIT {id: 'x1', user_id: $o, character_id: 'nova'}]->(a)",
+                l=other.id_of("Lena"), a=pair.id_of("Anna"), o=other.user_id)
+    pair.cypher("MATCH (:Entitaet {user_id: $u})-[:HOBBY]->(w:Wert), (l:Entitaet {id: $l}) "
+                "CREATE (w)-[:HOBBY {id: 'x2'}]->(l)", u=pair.user_id, l=other.id_of("Lena"))
+    purged = CliRunner().invoke(app, ["purge", "-u", pair.user_id, "--yes"], env=cli_env)
+    assert purged.exit_code == 0, purged.output
+    assert "warning: deleted 1 edges of other users' data" in purged.output, purged.output
+    left = pair.cypher("MATCH (n) WHERE n.user_id = $u OR (n:Nutzer AND n.id = $u) "
+                       "RETURN count(n) AS n", u=pair.user_id)
+    assert left == [{"n": 0}]
+    with pytest.raises(NothingStored, match="purged already"):
+        store.run(store.memory.purge(pair.user_id))
+    # The other user's own data stays as it was.
+    assert [f.wert for f in other.mappe("Lena").fakten] == ["Go"]
+
+
 def test_a_pairs_purge_takes_the_users_clock(pair: Pair) -> None:
     """A review found that a pair's purge left the user's clock as it was: a Mappe of
     another pair of the user read while it ran could not tell (its clock did not move),

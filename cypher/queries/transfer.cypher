@@ -227,7 +227,10 @@ RETURN count(x) AS n;
 
 // name: purge_facts
 // Delete the facts of the user (or the pair) and their value nodes. Returns the
-// entities they touched: deleted later once nothing refers to them any more.
+// entities they touched: deleted later once nothing refers to them any more. A value
+// node goes with whatever else hangs on it (an edge from it set by hand, which `kg
+// check` reports: with a plain DELETE the purge failed on the server's words, and
+// deleted nothing).
 // params: $user_id, $character_id
 // :param user_id => 'u1'
 // :param character_id => 'nova'
@@ -235,7 +238,8 @@ MATCH (s:Entitaet {user_id: $user_id})-[r]->(o)
 WHERE $character_id IS NULL OR r.character_id = $character_id
 WITH r, s.id AS subjekt_id, CASE WHEN o:Wert THEN null ELSE o.id END AS objekt_id,
      CASE WHEN o:Wert THEN o END AS w
-DELETE r, w
+DELETE r
+DETACH DELETE w
 RETURN count(r) AS fakten, count(w) AS werte,
        collect(DISTINCT subjekt_id) + collect(DISTINCT objekt_id) AS entitaeten;
 
@@ -264,17 +268,24 @@ DELETE a
 RETURN count(a) AS auftraege;
 
 // name: purge_entities
-// Delete the user's entities (all, or those with these ids) that nothing refers to any
-// more: an entity another pair still has a fact or entry on stays.
+// Delete the user's entities: of a pair's purge ($entity_ids), those that nothing refers
+// to any more (an entity another pair of the user still has a fact or entry on stays);
+// of a whole user's ($entity_ids null), all of them, with whatever still hangs on them
+// (`fremde_kanten`): only another user's fact or entry can, which breaks the rule that
+// a user's facts stay among the user's entities (`kg check`'s one_user_per_fact). Kept,
+// the user's name outlived its purge, with its lock node, and a second purge said
+// there was nothing (a stranger's attack).
 // params: $user_id, $entity_ids
 // :param user_id => 'u1'
 // :param entity_ids => null
 MATCH (e:Entitaet {user_id: $user_id})
 WHERE $entity_ids IS NULL OR e.id IN $entity_ids
-WITH e, EXISTS { (e)--() } AS belegt
-WITH collect(CASE WHEN belegt THEN e END) AS bleiben, collect(CASE WHEN NOT belegt THEN e END) AS weg
-FOREACH (e IN weg | DELETE e)
-RETURN size(weg) AS entitaeten, size(bleiben) AS behalten;
+WITH e, COUNT { (e)--() } AS kanten
+WITH collect(CASE WHEN kanten > 0 AND $entity_ids IS NOT NULL THEN e END) AS bleiben,
+     collect(CASE WHEN kanten = 0 OR $entity_ids IS NULL THEN e END) AS weg,
+     sum(CASE WHEN $entity_ids IS NULL THEN kanten ELSE 0 END) AS fremd
+FOREACH (e IN weg | DETACH DELETE e)
+RETURN size(weg) AS entitaeten, size(bleiben) AS behalten, fremd AS fremde_kanten;
 
 // name: purge_clock
 // A pair's purge takes the user's clock, as a write does (its lock is held already,

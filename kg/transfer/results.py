@@ -58,3 +58,8 @@ class PurgeErgebnis(Frozen):
         description="Entities of the pair kept: another pair still has facts or entries on them."
     )
     nutzer: int = Field(description="1 when the user's lock node went (nothing of the user left).")
+    fremde_kanten: int = Field(
+        0, description="Of a whole user's purge: edges of other users' data (a fact, a timeline "
+        "entry's link) into the user's entities, deleted with them. Never in a store "
+        "`kg check` passes (one_user_per_fact)."
+    )

@@ -556,6 +556,7 @@ async def purge(db: Database, user_id: str, character_id: str | None = None) -> 
             entitaeten=entities["entitaeten"],
             entitaeten_behalten=entities["behalten"],
             nutzer=lock["nutzer"] if lock else 0,
+            fremde_kanten=entities["fremde_kanten"],
         )
 
     return await whole(db, user_id, work, "deleted")
