@@ -158,6 +158,12 @@ def test_a_wrong_name_norm_is_recomputed(
     ("fakt", {"abgeloest_durch": []}, "abgeloest_durch: .*at least 1 item"),
     ("fakt", {"gesagt": True}, "gesagt marks a type fact a typ triple stated, not a fact of"),
     ("entitaet", {"namensvettern": []}, "namensvettern: .*at least 1 item"),
+    # (a stranger's attack, 2026-12-07) an offset with seconds passed, and Neo4j's
+    # datetime() refused it at the import's write: exit 1 with the server's words
+    ("fakt", {"t_valid": "2026-06-01T10:00:00+01:00:30"}, r"offset \+01:00:30 has seconds"),
+    ("entitaet", {"erstellt": "2026-12-07T13:51:27.258867+00:00:01"}, "has seconds"),
+    # the type a triple carried, one of the five specific ones
+    ("fakt", {"subjekt_typ": "sonstiges"}, "subjekt_typ: "),
 ])
 def test_a_record_the_writer_could_not_have_written_is_refused(
     pair: Pair, tmp_path: Path, exported: list[str], kind: str, update: dict[str, str],

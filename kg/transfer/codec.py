@@ -58,6 +58,11 @@ def canonical_datetime(text: str) -> str:
     offset = _offset(off)
     if offset >= timedelta(hours=18) or offset <= -timedelta(hours=18):
         raise ValueError(f"{text!r}: offset {off} is out of range")
+    if offset.total_seconds() % 60:
+        # Neo4j's datetime() parses no offset with seconds: such a file passed this check
+        # and failed on the server's words, exit 1 (a stranger's attack).
+        raise ValueError(f"{text!r}: offset {off} has seconds; Neo4j takes an offset in "
+                         "hours and minutes, e.g. +01:00")
     try:
         local - offset  # the instant in UTC, where the store compares it
     except OverflowError:
