@@ -471,6 +471,49 @@ def test_every_call_that_takes_a_users_lock_queues_for_it(
     assert all(getattr(r, "fakten", None) for r in done[11:]), done[11:]
 
 
+def test_a_write_that_waits_for_a_purge_of_its_user_never_deadlocks_it(
+    store: SyncMemory, neo4j_settings: Settings
+) -> None:
+    """A stranger's attack (2026-12-07): orders sent while a long purge of their user
+    ran failed after the retries ("DeadlockDetected"), or the purge ran again. A write
+    waiting for the user's lock node holds a lock the purge's delete of that node needs
+    (the node's NODE_RELATIONSHIP_GROUP_DELETE), while the purge holds the node: Neo4j
+    ends one of them. The purge now leaves the lock node to a transaction of its own
+    after it, which deletes it only while nothing of the user is there. Without retries
+    (KG_RETRY_TIME=0), so that a deadlock would show: the purge and the write both go
+    through, in the order they took the lock (which Neo4j picks: four rounds, so that
+    the purge comes first in one of them almost surely; the old code failed there)."""
+    from kg.api import Memory
+    from tests.conftest import Pair, t
+
+    at_once = neo4j_settings.model_copy(update={"retry_time": 0.0})
+
+    async def scenario(a: Pair) -> tuple[Any, Any]:
+        async with await Memory.open(at_once) as memory:
+            async with holding_lock(store.memory, a.user_id):
+                purging = asyncio.create_task(memory.purge(a.user_id))
+                await asyncio.sleep(0.3)  # (the purge waits for the lock first)
+                writing = asyncio.create_task(memory.write(a.order(t("Lena", "hobby",
+                                                                     wert="Go"))))
+                await asyncio.sleep(0.3)
+            return await asyncio.gather(purging, writing)
+
+    for round_ in range(4):
+        a = Pair(store, new_user_id(f"purge-race-{round_}"))
+        a.write(t("Lena", "hobby", wert="Schach"))
+        purged, written = store.run(scenario(a))
+        assert written.status == "ok", written
+        if purged.fakten == 2:  # (the hobby and Lena's type) The purge took the lock
+            # first: the user is there again, with the write alone, and keeps its node.
+            assert [f.wert for f in a.mappe("Lena").fakten] == ["Go"]
+            assert purged.nutzer == 0
+            store.run(store.memory.purge(a.user_id))
+        else:  # The write first: the purge took it too, and the lock node after it.
+            assert (purged.fakten, purged.auftraege, purged.nutzer) == (3, 2, 1), purged
+            with pytest.raises(NothingStored):
+                store.run(store.memory.purge(a.user_id))
+
+
 def test_close_waits_for_the_calls_in_flight_and_refuses_new_ones(store: SyncMemory) -> None:
     """A stranger's attack (2026-12-07): `Memory.close()` closed the driver under the
     calls in flight. They went on, and one could commit after `close` returned (their

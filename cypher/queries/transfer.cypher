@@ -305,11 +305,29 @@ EXISTS { MATCH (:Entitaet {user_id: $user_id}) }
 OR EXISTS { MATCH (t:TimelineEintrag) WHERE t.user_id = $user_id }
 OR EXISTS { MATCH (:Auftrag {user_id: $user_id}) }
 
-// name: purge_lock
-// Delete the user's lock node once nothing of the user is left in the store.
+// name: purge_lock_left
+// Whether the purge, which holds the user's lock, found a lock node with nothing of the
+// user left beside it (`nutzer` 1): `purge_lock` deletes it after the purge's commit.
+// A purge that deletes nothing else is not refused for "nothing stored" then.
 // params: $user_id
 // :param user_id => 'u1'
 MATCH (n:Nutzer {id: $user_id})
+WHERE NOT (
+  {{ user_has_data }}
+)
+RETURN count(n) AS nutzer;
+
+// name: purge_lock
+// Delete the user's lock node while nothing of the user is in the store, in a
+// transaction of its own after the purge (see kg.transfer.store.purge): a write of the
+// user that came after the purge keeps it. The lock first, then the look: read before
+// it, the look missed a write that held the lock then and committed, and the node went
+// from under the write's data.
+// params: $user_id
+// :param user_id => 'u1'
+MATCH (n:Nutzer {id: $user_id})
+SET n.writes = n.writes
+WITH n
 WHERE NOT (
   {{ user_has_data }}
 )

@@ -523,7 +523,17 @@ def _refuse_empty_purge(user_id: str, character_id: str | None) -> None:
 
 
 async def purge(db: Database, user_id: str, character_id: str | None = None) -> PurgeErgebnis:
-    """Delete a pair's data (or a whole user's) in one transaction; report the counts."""
+    """Delete a pair's data (or a whole user's) in one transaction; report the counts.
+
+    The user's lock node goes in a transaction of its own after it, and only while
+    nothing of the user is there: a write waiting for that node holds a lock its delete
+    needs, and deleted in the purge's transaction, which holds the node, Neo4j ended the
+    one or the other on the deadlock (a stranger's attack: orders sent during a long
+    purge failed after the retries, or the purge ran again). Where that second
+    transaction fails (a write of the user came in the instant between its lock and its
+    delete, or Neo4j went away) or the process stops before it, the node alone is left
+    (`nutzer` 0; it holds the user's id, its clock and count of writes): a purge again
+    deletes it."""
 
     async def work(tx: Tx) -> PurgeErgebnis:
         await tx.run("transfer_lock", user_id=user_id)
@@ -538,7 +548,7 @@ async def purge(db: Database, user_id: str, character_id: str | None = None) -> 
         if character_id is not None:
             touched = sorted({*facts["entitaeten"], *entries["entitaeten"]} - {None})
         entities = await tx.one("purge_entities", user_id=user_id, entity_ids=touched)
-        lock = await tx.one("purge_lock", user_id=user_id)
+        lock = await tx.one("purge_lock_left", user_id=user_id)
         assert entities is not None
         if not (facts["fakten"] or entries["eintraege"] or orders["auftraege"]
                 or entities["entitaeten"] or (lock and lock["nutzer"])):
@@ -555,8 +565,18 @@ async def purge(db: Database, user_id: str, character_id: str | None = None) -> 
             auftraege=orders["auftraege"],
             entitaeten=entities["entitaeten"],
             entitaeten_behalten=entities["behalten"],
-            nutzer=lock["nutzer"] if lock else 0,
+            nutzer=0,
             fremde_kanten=entities["fremde_kanten"],
         )
 
-    return await whole(db, user_id, work, "deleted")
+    done = await whole(db, user_id, work, "deleted")
+
+    async def lock_node(tx: Tx) -> int:
+        row = await tx.one("purge_lock", user_id=user_id)
+        return int(row["nutzer"]) if row else 0
+
+    try:
+        async with db.user_turn(user_id, maintenance=True):
+            return done.model_copy(update={"nutzer": await db.write(lock_node)})
+    except ServerUnavailable:
+        return done
