@@ -849,6 +849,14 @@ class Database:
             return ServerUnavailable(
                 f"Neo4j is not reachable at {uri} ({type(exc).__name__}) — {START_HINT}."
             )
+        if isinstance(exc, LockLost):
+            # Run again until the retries ran out (KG_RETRY_TIME): it reached a caller as
+            # "Neo4j error at …: the lock node … was deleted", exit 1 (a stranger's attack).
+            return ServerUnavailable(
+                f"{exc}, again and again for {self.settings.retry_time:g} s (KG_RETRY_TIME): "
+                "the user's data was being purged — nothing of this call ran; send it again "
+                "once the purge has ended"
+            )
         if isinstance(exc, ClientError) and code.endswith(
             ("Statement.TypeError", "Statement.ArgumentError")
         ):

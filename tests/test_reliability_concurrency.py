@@ -514,6 +514,48 @@ def test_a_write_that_waits_for_a_purge_of_its_user_never_deadlocks_it(
                 store.run(store.memory.purge(a.user_id))
 
 
+def test_a_write_whose_lock_node_a_purge_deleted_fails_in_words_once_retries_end(
+    store: SyncMemory, neo4j_settings: Settings
+) -> None:
+    """A write that waited for the user's lock node while a purge deleted it runs again
+    (`LockLost`); where the retries ran out (KG_RETRY_TIME=0 here), it reached the
+    caller as the base KgError "Neo4j error at …: the lock node … was deleted", exit 1
+    (a stranger's attack). It is not confirmed now, in words: nothing of it ran."""
+    from neo4j import AsyncGraphDatabase
+
+    from kg.api import Memory
+    from kg.errors import WriteNotConfirmed
+    from tests.conftest import Pair, t
+
+    a = Pair(store, new_user_id("lock-lost"))
+    a.write(t("Lena", "hobby", wert="Schach"))
+    at_once = neo4j_settings.model_copy(update={"retry_time": 0.0})
+    s = neo4j_settings
+
+    async def scenario() -> None:
+        driver = AsyncGraphDatabase.driver(
+            s.neo4j_uri, auth=(s.neo4j_username, s.neo4j_password.get_secret_value()))
+        try:
+            async with await Memory.open(at_once) as memory, \
+                    driver.session(database=s.neo4j_database) as session:
+                purge = await session.begin_transaction()
+                await (await purge.run("MATCH (n:Nutzer {id: $u}) DELETE n",
+                                       u=a.user_id)).consume()
+                writing = asyncio.create_task(memory.write(a.order(t("Lena", "hobby",
+                                                                     wert="Go"))))
+                await asyncio.sleep(0.5)
+                await purge.commit()
+                with pytest.raises(WriteNotConfirmed, match="the user's data was being purged"
+                                   " — nothing of this call ran; send it again") as failed:
+                    await writing
+                assert failed.value.exit_code == 3
+        finally:
+            await driver.close()
+
+    store.run(scenario())
+    assert [f.wert for f in a.mappe("Lena").fakten] == ["Schach"]  # (the write: nothing)
+
+
 def test_close_waits_for_the_calls_in_flight_and_refuses_new_ones(store: SyncMemory) -> None:
     """A stranger's attack (2026-12-07): `Memory.close()` closed the driver under the
     calls in flight. They went on, and one could commit after `close` returned (their
