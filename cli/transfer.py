@@ -60,7 +60,9 @@ def export(
     Example: kg export --user u1 --character nova u1-nova.jsonl
     """
     with progress_bar("export", as_json) as bar:
-        result: ExportErgebnis = call(lambda m: m.export(datei, user, character, bar))
+        result: ExportErgebnis = call(
+            lambda m: m.export(datei, user, character, bar),
+            interrupted=f"no export was written; {datei} is as it was before")
     if as_json:
         print_json(result)
         return
@@ -81,7 +83,11 @@ def import_(
     Example: kg import u1-nova.jsonl
     """
     with progress_bar("import", as_json) as bar:
-        result: ImportErgebnis = call(lambda m: m.import_file(datei, bar))
+        result: ImportErgebnis = call(
+            lambda m: m.import_file(datei, bar),
+            interrupted="the import is one transaction: nothing of it was written, or all "
+            "of it if it was stopped as it committed — import the file again: it is "
+            "refused as already there if it went through")
     for warning in result.warnungen:
         err.print(f"warning: {warning}", markup=False)
     if as_json:
@@ -111,7 +117,11 @@ def purge(
         err.print(f"error: purge deletes all data of {_scope(user, character)} for good; "
                   "add --yes to do it (and `kg export` first to keep a copy)", markup=False)
         raise typer.Exit(2)
-    result: PurgeErgebnis = call(lambda m: m.purge(user, character))
+    result: PurgeErgebnis = call(
+        lambda m: m.purge(user, character),
+        interrupted="the purge is one transaction: nothing was deleted, or all of it if it "
+        "was stopped as it committed — run it again: it says \"purged already\" if it "
+        "went through")
     if as_json:
         print_json(result)
         return

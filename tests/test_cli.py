@@ -482,3 +482,44 @@ def test_a_write_stopped_with_ctrl_c_says_how_to_be_sure_of_it(
     assert "send it again" in stopped.output and "Traceback" not in stopped.output
     again = runner.invoke(app, ["write", str(path)])
     assert again.exit_code == 0 and "wiederholt" in again.output, again.output
+
+
+def test_an_import_or_purge_stopped_with_ctrl_c_says_how_to_be_sure_of_it(
+    pair: Pair, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stranger's attack (2026-12-07): `kg import` stopped with Ctrl-C exited 130 with
+    nothing said. Stopped here after the commit, the worst moment, each says it is one
+    transaction and how running it again tells; so does an export."""
+    from kg.api import Memory
+    from tests.conftest import t
+
+    pair.write(t("Lena", "wohnt_in", "Kassel"))
+    backup = tmp_path / "u.jsonl"
+    assert runner.invoke(app, ["export", "-u", pair.user_id, str(backup)]).exit_code == 0
+
+    def then_stopped(name: str) -> Any:
+        real = getattr(Memory, name)
+
+        async def stopped(self: Memory, *args: Any, **kwargs: Any) -> Any:
+            await real(self, *args, **kwargs)
+            raise KeyboardInterrupt
+
+        return stopped
+
+    for name, args, words, again, answer in (
+        ("purge", ["purge", "-u", pair.user_id, "--yes"], "nothing was deleted, or all of",
+         ["purge", "-u", pair.user_id, "--yes"], "purged already"),
+        ("import_file", ["import", str(backup)], "nothing of it was written, or all of it",
+         ["import", str(backup)], "already"),
+        ("export", ["export", "-u", pair.user_id, str(tmp_path / "v.jsonl")],
+         "no export was written", None, None),
+    ):
+        with monkeypatch.context() as patched:
+            patched.setattr(Memory, name, then_stopped(name))
+            stopped = runner.invoke(app, args)
+        assert stopped.exit_code == 130, stopped.output
+        assert "interrupted: " in stopped.output and words in stopped.output, stopped.output
+        assert "Traceback" not in stopped.output
+        if again is not None and answer is not None:
+            told = runner.invoke(app, again)
+            assert told.exit_code == 2 and answer in told.output, told.output
