@@ -62,7 +62,9 @@ def export(
     with progress_bar("export", as_json) as bar:
         result: ExportErgebnis = call(
             lambda m: m.export(datei, user, character, bar),
-            interrupted=f"no export was written; {datei} is as it was before")
+            interrupted=f"the export writes its file whole or not at all: {datei} is as it "
+            "was before, or the whole export if it was stopped as it ended — run it again "
+            "to be sure")
     if as_json:
         print_json(result)
         return

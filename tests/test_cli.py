@@ -512,7 +512,7 @@ def test_an_import_or_purge_stopped_with_ctrl_c_says_how_to_be_sure_of_it(
         ("import_file", ["import", str(backup)], "nothing of it was written, or all of it",
          ["import", str(backup)], "already"),
         ("export", ["export", "-u", pair.user_id, str(tmp_path / "v.jsonl")],
-         "no export was written", None, None),
+         "whole or not at all", None, None),
     ):
         with monkeypatch.context() as patched:
             patched.setattr(Memory, name, then_stopped(name))
