@@ -496,8 +496,11 @@ class Timeline:
         for f in neighbours if k_was != after else []:
             day = _utc(f, "beginn").date()
             if f["timeline_id"] != first_id and first_day <= day <= last_day:
+                # (The day the move would give it: a month's first day at month
+                # precision, not the day typed; a stranger's audit read "to 2027-03-15
+                # … begins on 2027-03-07, between the event's old and new day".)
                 raise TimelineError(
-                    f"moving entry {eintrag_id!r} to {entry.beginn} would carry the event to "
+                    f"moving entry {eintrag_id!r} to {after.date()} would carry the event to "
                     f"or past '{f['subjekt']} {f['rel'].lower()} {f['objekt']}', which "
                     f"begins on {day}, between the event's old and new day: a move never "
                     "reorders values — correct that value or cancel the event instead"

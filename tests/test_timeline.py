@@ -367,3 +367,18 @@ def test_an_entry_of_an_unknown_or_foreign_entity_is_an_error_and_writes_nothing
     ) == [{"n": 0}]
     made = pair.store.run(memory.timeline_add(pair.user_id, "nova", entry, pair.id_of("Lena")))
     assert made.person_id == pair.id_of("Lena")
+
+
+def test_a_refused_move_names_the_day_the_move_would_give_the_event(pair: Pair) -> None:
+    """A stranger's audit (2026-12-07): Lehrerin from 7 March, Ärztin from an event on
+    15 March; the event moved to "15 March, month precision" (1 March) is refused, as it
+    should be, but the words read "to 2027-03-15 … begins on 2027-03-07, between the
+    event's old and new day", which 7 March is not. They name the day the move gives."""
+    pair.write(t("Lena", "beruf", wert="Lehrerin"), zeitpunkt="2027-03-07T00:00:00Z")
+    told = pair.write(t("Lena", "beruf", wert="Ärztin", ereignis={
+        "titel": "Neue Stelle", "beginn": "2027-03-15", "genauigkeit": "tag"}))
+    entry = told.ergebnisse[0].timeline_id
+    assert entry is not None
+    with pytest.raises(TimelineError, match=r"to 2027-03-01 would carry the event to or past "
+                       r"'Lena beruf Lehrerin', which begins on 2027-03-07"):
+        move(pair, entry, date(2027, 3, 15), genauigkeit="monat")
