@@ -510,7 +510,8 @@ class Memory:
         from kg import transfer
 
         user_id, character_id = user_scope(user_id, character_id)
-        return await transfer.purge(self.db, user_id, character_id)
+        async with self.db.counted():  # (the purge, then the lock node: one call)
+            return await transfer.purge(self.db, user_id, character_id)
 
     # -- decay and check --------------------------------------------------------
 
@@ -530,7 +531,8 @@ class Memory:
 
         if user_id is not None:
             user_id = ident(user_id, "user_id")
-        return await sweep(self.db, self.canon, as_day(day), if_due, user_id, progress)
+        async with self.db.counted():  # (its slices and its record: one call)
+            return await sweep(self.db, self.canon, as_day(day), if_due, user_id, progress)
 
     async def decay_forget_ahead(self) -> list[date]:
         """Delete the decay runs recorded for a day after tomorrow (see
@@ -564,7 +566,8 @@ class Memory:
             await refuse_nothing_stored(
                 self.db, user_id, nothing="no name was read (without --user: every user's)"
             )
-        return await renormalize(self.db, user_id, dry_run)
+        async with self.db.counted():  # (a transaction per user: one call)
+            return await renormalize(self.db, user_id, dry_run)
 
     # -- audit ------------------------------------------------------------------
 
@@ -613,13 +616,14 @@ class Memory:
                                f"{batch!r} (the orders deleted per transaction)")
         before = (now or datetime.now(UTC)) - timedelta(days=keep)
         deleted = 0
-        while True:
-            rows = await self.db.write(
-                lambda tx: tx.run("audit_prune", before=before, batch=batch))
-            done = int(rows[0]["deleted"]) if rows else 0
-            deleted += done
-            if done < batch:
-                return deleted
+        async with self.db.counted():  # (its batches: one call)
+            while True:
+                rows = await self.db.write(
+                    lambda tx: tx.run("audit_prune", before=before, batch=batch))
+                done = int(rows[0]["deleted"]) if rows else 0
+                deleted += done
+                if done < batch:
+                    return deleted
 
 
 class Pair:

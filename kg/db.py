@@ -70,9 +70,10 @@ Record = dict[str, Any]
 #: its own on top of the wait.
 CALL_ENDS: ContextVar[float | None] = ContextVar("kg_call_ends", default=None)
 
-#: Inside a call `Database.close` waits for (`Database._call`): the queries it sends
-#: are part of it, not calls of their own.
-_IN_CALL: ContextVar[bool] = ContextVar("kg_in_call", default=False)
+#: The `Database` whose call runs here (`Database._enter`), which its `close` waits for:
+#: the queries the call sends are part of it, not calls of their own. (Per database: a
+#: call on another one inside it is a call of that one.)
+_IN_CALL: ContextVar[Database | None] = ContextVar("kg_in_call", default=None)
 
 #: How many of one user's calls that take the user's lock on the server (orders,
 #: timeline changes, purges, imports, exports, renames, a Mappe read under the lock) a
@@ -431,7 +432,8 @@ class Database:
         self.direct = _DirectReads.of(driver, settings)
         #: `close` was called: a call after it is the caller's mistake (UsageError).
         self.closed = False
-        #: Calls running now (`_call`), which `close` waits for; and the event it waits on.
+        #: Calls running now (`_enter`), which `close` waits for; and the event it waits on
+        #: (one for every `close`: a second one waited for an event nobody set).
         self._calls = 0
         self._idle: asyncio.Event | None = None
         #: Per user, the calls that may take the user's lock at once (`user_turn`).
@@ -465,13 +467,18 @@ class Database:
         its user's turn has run nothing and is refused. The wait is bounded by the
         longest a call may take (maintenance's deadline); then the driver closes all the
         same, and what still runs fails typed."""
+        if _IN_CALL.get() is self:
+            # (It would wait for the call it is made in: the whole bound, a review.)
+            raise UsageError("close() was called inside a call of this Memory (a progress "
+                             "callback, say): close it after the call has returned")
         # Closing the driver empties its pool but lets the pool open new connections:
         # reads after this go through a session, which the closed driver refuses.
         self.direct = None
         self.closed = True
         try:
             if self._calls:
-                self._idle = asyncio.Event()
+                if self._idle is None:
+                    self._idle = asyncio.Event()
                 s = self.settings
                 longest = max(s.query_timeout, s.maintenance_timeout) + (
                     s.retry_time + s.connection_timeout)
@@ -481,19 +488,32 @@ class Database:
         finally:
             await self.driver.close()
 
-    def _enter(self) -> Token[bool] | None:
-        """A call begins: every query or transaction, and a user's turn (a write's
-        several transactions are one call). Refused once `close` began, counted while it
-        runs (`close` waits for it); within a call, the queries it sends pass (None).
-        (Not a context manager: a generator-based one cost ~5 µs a query.)"""
-        if _IN_CALL.get():
+    def _enter(self) -> Token[Database | None] | None:
+        """A call begins: every query or transaction, a user's turn (a write's several
+        transactions are one call), and a library call of several transactions
+        (`counted`). Refused once `close` began, counted while it runs (`close` waits for
+        it); within a call, the queries it sends pass (None). (Not a context manager: a
+        generator-based one cost ~5 µs a query.)"""
+        if _IN_CALL.get() is self:
             return None
         if self.closed:
             raise _closed()
         self._calls += 1
-        return _IN_CALL.set(True)
+        return _IN_CALL.set(self)
 
-    def _leave(self, token: Token[bool] | None) -> None:
+    @asynccontextmanager
+    async def counted(self) -> AsyncIterator[None]:
+        """One call of several transactions (a purge and its lock node, a decay sweep
+        and its record, an audit prune's batches): `close` waits for all of it, where
+        it refused the rest after the first had committed ("nothing of the call ran",
+        which was then untrue: a review)."""
+        call = self._enter()
+        try:
+            yield
+        finally:
+            self._leave(call)
+
+    def _leave(self, token: Token[Database | None] | None) -> None:
         """The call `_enter` began has ended."""
         if token is None:
             return

@@ -155,8 +155,8 @@ class Settings(BaseModel):
         description="Connections the process keeps to Neo4j at most (the driver's pool): a "
         "call beyond them waits up to twice connection_timeout for one, then fails with "
         "ServerUnavailable (nothing of it ran). A user's calls that take the user's lock "
-        "(orders, timeline changes, purges, imports, exports) queue in the process, at most "
-        "eight at a time, so they take eight at most.",
+        "(orders, timeline changes, purges, imports, exports, renames, a Mappe read under "
+        "the lock) queue in the process, at most eight at a time, so they take eight at most.",
     )
     maintenance_timeout: float = Field(
         900.0, gt=0, le=604_800,

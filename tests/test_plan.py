@@ -625,6 +625,25 @@ def test_a_type_only_a_corrected_fact_implied_is_found_taken_back() -> None:
     assert results[1].meldung == "Lena wohnt_in Berlin: taken back by this order already"
 
 
+def test_a_type_a_fact_only_carried_is_corrected_without_that_fact() -> None:
+    """A review (2026-12-07): a fact now keeps the type its triple carried
+    (`subjekt_typ`), so that taking the fact back takes that type too. It is no type the
+    fact implies: correcting the type itself ("Max is no tier, a person") must not be
+    refused as "Max has the type tier by the fact 'Max wohnt in Kassel'; correct that
+    fact first", while the fact's relation takes a person as well."""
+    state = State()
+    for eid, name, typ in (("max", "Max", "tier"), ("kassel", "Kassel", "ort")):
+        state.entities[eid] = EntityState(eid, name, typ)
+        state.by_name[name.lower()] = [eid]
+    state.facts["f1"] = stored("f1", "WOHNT_IN", "max", "kassel")
+    state.facts["f1"].props["subjekt_typ"] = "tier"
+    state.facts["t1"] = stored("t1", "TYP", "max", None, "tier")
+    _, results = planned(state, tr("Max", "typ", wert="person"),
+                         berichtigungen=[correction("Max", "typ", wert="tier")])
+    assert [(r.ausgang, r.grund) for r in results] == [
+        ("berichtigt", None), ("geschrieben", None)], results
+
+
 def test_a_held_group_refused_for_itself_says_its_own_reason() -> None:
     """The review of the outcome's recomputation: a group refused for itself (a
     replacement whose `typ` contradicts its relation) was told it was held only because

@@ -592,6 +592,65 @@ def test_close_waits_for_the_calls_in_flight_and_refuses_new_ones(store: SyncMem
         "Go", "Schach"]
 
 
+def test_close_waits_for_every_step_of_a_purge_and_for_itself_never(
+    store: SyncMemory,
+) -> None:
+    """A review (2026-12-07): a purge is two transactions (its data, then the user's lock
+    node), and `close` refused the second after the first had committed: the caller was
+    told "this Memory is closed" of a purge that had deleted everything. A call of
+    several transactions counts as one now. Two closes at once both return (the first
+    waited on an event the second replaced), and a close inside a call of the same
+    Memory is refused (it waited for itself)."""
+    from kg.api import Memory
+    from kg.errors import UsageError
+    from tests.conftest import Pair, t
+
+    a = Pair(store, new_user_id("close-purge"))
+    a.write(t("Lena", "hobby", wert="Schach"))
+
+    async def scenario() -> tuple[Any, list[bool]]:
+        memory = await Memory.open(store.memory.db.settings)
+        async with holding_lock(store.memory, a.user_id):
+            purging = asyncio.create_task(memory.purge(a.user_id))
+            await asyncio.sleep(0.5)  # (the purge waits for the lock on the server)
+            closing = [asyncio.create_task(memory.close()) for _ in range(2)]
+            await asyncio.sleep(0.2)
+        done, _ = await asyncio.wait(closing, timeout=10)
+        return await purging, [c in done for c in closing]
+
+    purged, closed = store.run(scenario())
+    assert (purged.fakten, purged.nutzer) == (2, 1) and closed == [True, True], (purged, closed)
+
+    async def inside() -> str:
+        async with await Memory.open(store.memory.db.settings) as memory, memory.db.counted():
+            with pytest.raises(UsageError) as refused:
+                await memory.close()
+        return str(refused.value)
+
+    assert "inside a call of this Memory" in store.run(inside())
+
+
+def test_a_purge_that_finds_only_the_lock_node_deletes_it_and_says_purged_already(
+    store: SyncMemory,
+) -> None:
+    """The user's lock node goes after the purge, in a transaction of its own; a purge
+    stopped between the two leaves it alone. A purge again deletes it and says "purged
+    already", as after a purge that went through whole (a review: it answered a purge
+    of zero facts, exit 0)."""
+    from tests.conftest import Pair, t
+
+    a = Pair(store, new_user_id("lone-lock"))
+    a.write(t("Lena", "hobby", wert="Schach"))
+    a.cypher("MATCH (n) WHERE n.user_id = $u DETACH DELETE n", u=a.user_id)
+    assert a.cypher("MATCH (n:Nutzer {id: $u}) RETURN count(n) AS n", u=a.user_id) == [{"n": 1}]
+    with pytest.raises(NothingStored, match=r"purged already: only its lock node was left .*"
+                       r"; it is deleted now"):
+        store.run(store.memory.purge(a.user_id))
+    assert a.cypher("MATCH (n:Nutzer {id: $u}) RETURN count(n) AS n", u=a.user_id) == [{"n": 0}]
+    with pytest.raises(NothingStored, match="has nothing in this store"):
+        store.run(store.memory.purge(a.user_id))
+
+
 def test_a_write_queued_behind_the_users_earlier_writes_keeps_its_deadline(
     store: SyncMemory, neo4j_settings: Settings
 ) -> None:

@@ -284,16 +284,20 @@ class History:
         types = self.drop_implied_types(facts)
         return [f.id for f in facts] + types, self.held_again(reinstated)
 
-    def implied(self, fact: FactState, entity_id: str) -> str | None:
-        """The type a fact gives one of its ends (None: it implies none)."""
+    def implied(self, fact: FactState, entity_id: str, *, carried: bool = False) -> str | None:
+        """The type a fact gives one of its ends (None: it implies none); with `carried`,
+        also the type its triple carried in its own `typ` field (`subjekt_typ`), which
+        goes when the fact is taken back. Not otherwise: it is what was said with the
+        fact, not what the fact needs, so a correction of that type is no correction of
+        a fact that implies it (a review: "Max has the type tier by the fact 'Max wohnt
+        in Kassel'; correct that fact first")."""
         rel = self.canon.by_type.get(fact.rel)
         if rel is None or rel.name == "typ":
             return None
         if fact.start_id == entity_id:
             if rel.name == "ist_ein":
                 return self.canon.typ_of_class(fact.wert or "")
-            # Or the type its triple carried in its own `typ` field (`subjekt_typ`).
-            said = (fact.new or fact.props).get("subjekt_typ")
+            said = (fact.new or fact.props).get("subjekt_typ") if carried else None
             return rel.implied_subjekt_typ or (said if isinstance(said, str) else None)
         if fact.end_id == entity_id:
             return rel.objekt_typ
@@ -314,11 +318,11 @@ class History:
             origin = fact.new["auftrag_id"] if fact.new else fact.auftrag_id
             herkunft = fact.new["herkunft"] if fact.new else fact.herkunft
             for entity_id in (fact.start_id, fact.end_id):
-                typ = self.implied(fact, entity_id) if entity_id else None
+                typ = self.implied(fact, entity_id, carried=True) if entity_id else None
                 if entity_id is None or typ is None:
                     continue
                 still = any(
-                    self.implied(f, entity_id) == typ
+                    self.implied(f, entity_id, carried=True) == typ
                     for f in self.state.facts.values()
                     if f.valid and not f.empty and f.id not in gone
                     and entity_id in (f.start_id, f.end_id)

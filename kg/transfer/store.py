@@ -533,9 +533,9 @@ async def purge(db: Database, user_id: str, character_id: str | None = None) -> 
     transaction fails (a write of the user came in the instant between its lock and its
     delete, or Neo4j went away) or the process stops before it, the node alone is left
     (`nutzer` 0; it holds the user's id, its clock and count of writes): a purge again
-    deletes it."""
+    deletes it, and says "purged already" as for a purge that went through whole."""
 
-    async def work(tx: Tx) -> PurgeErgebnis:
+    async def work(tx: Tx) -> tuple[PurgeErgebnis, bool]:
         await tx.run("transfer_lock", user_id=user_id)
         if character_id is not None:
             await tx.run("purge_clock", user_id=user_id)
@@ -550,8 +550,9 @@ async def purge(db: Database, user_id: str, character_id: str | None = None) -> 
         entities = await tx.one("purge_entities", user_id=user_id, entity_ids=touched)
         lock = await tx.one("purge_lock_left", user_id=user_id)
         assert entities is not None
-        if not (facts["fakten"] or entries["eintraege"] or orders["auftraege"]
-                or entities["entitaeten"] or (lock and lock["nutzer"])):
+        deleted = bool(facts["fakten"] or entries["eintraege"] or orders["auftraege"]
+                       or entities["entitaeten"])
+        if not deleted and not (lock and lock["nutzer"]):
             # Nothing deleted: a typo in an id (answered "purged", exit 0, it hid the
             # typo), or a purge that committed and whose answer was lost, retried.
             _refuse_empty_purge(user_id, character_id)
@@ -567,9 +568,9 @@ async def purge(db: Database, user_id: str, character_id: str | None = None) -> 
             entitaeten_behalten=entities["behalten"],
             nutzer=0,
             fremde_kanten=entities["fremde_kanten"],
-        )
+        ), deleted
 
-    done = await whole(db, user_id, work, "deleted")
+    done, deleted = await whole(db, user_id, work, "deleted")
 
     async def lock_node(tx: Tx) -> int:
         row = await tx.one("purge_lock", user_id=user_id)
@@ -577,6 +578,16 @@ async def purge(db: Database, user_id: str, character_id: str | None = None) -> 
 
     try:
         async with db.user_turn(user_id, maintenance=True):
-            return done.model_copy(update={"nutzer": await db.write(lock_node)})
-    except ServerUnavailable:
-        return done
+            done = done.model_copy(update={"nutzer": await db.write(lock_node)})
+    except KgError:
+        pass  # (what it deletes is the lock node alone: a purge again deletes it)
+    if not deleted:
+        # Only the lock node was left, by a purge stopped before its last step, or by one
+        # that ran at the same time (it was refused as "purged already" before the lock
+        # node had a step of its own: a review).
+        raise NothingStored(
+            f"user {user_id!r} was purged already: only its lock node was left (a purge "
+            "stopped before its last step, or one at the same time)"
+            + ("; it is deleted now" if done.nutzer else "")
+        )
+    return done
