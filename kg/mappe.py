@@ -964,19 +964,26 @@ def render(
     # facts it dropped the value that holds and kept the one to come (a stranger's
     # audit: 40 hobbies, and "wohnt in Kassel (ab 1. März 2027)" without Berlin, where
     # Lena lives now). Ended values ("früher") stay below.
-    holding: dict[str, list[str]] = {}
-    for h in mappe.historie:
-        if not ahead(h) and not ended(h):
-            holding.setdefault(h.beziehung, []).append(
-                f"- {h.text} {obj(h)} (noch bis {h.bis}){mark(h)}")
+    def history_line(h: MappeFakt) -> str:
+        if ahead(h):
+            # Begins and ends ahead (told to begin later, superseded from a day after
+            # that): a line of the history that has not begun, never one that holds.
+            return f"- {h.text} {obj(h)} (ab {h.ab} bis {h.bis}){mark(h)}"
+        if not ended(h):
+            # Superseded from a later instant on (a value told with a later start): it
+            # still holds when read, so it is no former value yet.
+            return f"- {h.text} {obj(h)} (noch bis {h.bis}){mark(h)}"
+        return f"- früher: {h.text} {obj(h)} (bis {h.bis}){mark(h)}"
+
     def begins(h: MappeFakt) -> datetime:
         if h.ab_zeitpunkt is not None:
             return h.ab_zeitpunkt
         return datetime.combine(h.ab_datum or date.min, time.min, tzinfo=UTC)
 
-    for h in sorted((h for h in mappe.historie if ahead(h)), key=begins):
-        holding.setdefault(h.beziehung, []).append(
-            f"- {h.text} {obj(h)} (ab {h.ab} bis {h.bis}){mark(h)}")
+    not_ended = [h for h in mappe.historie if not ended(h)]  # (one ahead has not ended)
+    holding: dict[str, list[str]] = {}
+    for h in sorted(not_ended, key=lambda h: (ahead(h), begins(h))):  # (stable: holds first)
+        holding.setdefault(h.beziehung, []).append(history_line(h))
     placed = {rel for rel in holding if any(
         f.grad == 1 and f.beziehung == rel for f in mappe.fakten)}
     for f in mappe.fakten:
@@ -991,20 +998,10 @@ def render(
             lines.append(f"- {f.text} {obj(f)}{ab}{mark(f)}")
         else:
             lines.append(f"- {f.subjekt.name} {f.text} {name}{ab}{mark(f)}")
-    for h in mappe.historie:
-        if ahead(h):
-            # Begins and ends ahead (told to begin later, superseded from a day after
-            # that): a line of the history that has not begun, never one that holds.
-            # (Beside its relation's facts, above, where it has one.)
-            if h.beziehung not in placed:
-                lines.append(f"- {h.text} {obj(h)} (ab {h.ab} bis {h.bis}){mark(h)}")
-        elif not ended(h):
-            # Superseded from a later instant on (a value told with a later start): it
-            # still holds when read, so it is no former value yet.
-            if h.beziehung not in placed:
-                lines.append(f"- {h.text} {obj(h)} (noch bis {h.bis}){mark(h)}")
-        else:
-            lines.append(f"- früher: {h.text} {obj(h)} (bis {h.bis}){mark(h)}")
+    # The rest of the history in its order: ended values, and those of a relation
+    # without a fact to read them beside.
+    lines += [history_line(h) for h in mappe.historie
+              if h.beziehung not in placed or ended(h)]
     for d in mappe.abgeleitet:
         shown = d.aus_ereignis or d.beziehung in history_rels or ahead(d)
         ab = f", ab {d.ab}" if d.ab and shown else ""
