@@ -487,10 +487,11 @@ class Memory:
         from kg import transfer
 
         user_id, character_id = user_scope(user_id, character_id)
-        return await transfer.export_file(
-            self.db, self.canon, file_path(path, "the export's path"), user_id, character_id,
-            progress or transfer.no_progress,
-        )
+        async with self.db.counted():  # (its read, then its file: one call)
+            return await transfer.export_file(
+                self.db, self.canon, file_path(path, "the export's path"), user_id,
+                character_id, progress or transfer.no_progress,
+            )
 
     async def import_file(
         self, path: str | Path, progress: transfer.Progress | None = None
@@ -498,10 +499,11 @@ class Memory:
         """Validate an export file completely, then write it in one transaction."""
         from kg import transfer
 
-        return await transfer.import_file(
-            self.db, self.canon, file_path(path, "the import's path"),
-            progress or transfer.no_progress,
-        )
+        async with self.db.counted():  # (its checks and its write: one call)
+            return await transfer.import_file(
+                self.db, self.canon, file_path(path, "the import's path"),
+                progress or transfer.no_progress,
+            )
 
     async def purge(
         self, user_id: str, character_id: str | None = None
@@ -550,7 +552,8 @@ class Memory:
 
         if user_id is not None:
             user_id = ident(user_id, "user_id")
-        return await run_checks(self.db, self.canon, user_id, as_day(day))
+        async with self.db.counted():  # (its reads, side by side: one call)
+            return await run_checks(self.db, self.canon, user_id, as_day(day))
 
     async def renormalize_names(
         self, user_id: str | None = None, *, dry_run: bool = False

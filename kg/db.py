@@ -504,9 +504,10 @@ class Database:
     @asynccontextmanager
     async def counted(self) -> AsyncIterator[None]:
         """One call of several transactions (a purge and its lock node, a decay sweep
-        and its record, an audit prune's batches): `close` waits for all of it, where
-        it refused the rest after the first had committed ("nothing of the call ran",
-        which was then untrue: a review)."""
+        and its record, an audit prune's batches, a check's reads side by side, an
+        import's checks and write, an export's read and file): `close` waits for all
+        of it, where it refused the rest after the first had committed ("nothing of the
+        call ran", which was then untrue: a review), or cut a check between its reads."""
         call = self._enter()
         try:
             yield

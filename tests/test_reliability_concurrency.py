@@ -630,6 +630,42 @@ def test_close_waits_for_every_step_of_a_purge_and_for_itself_never(
     assert "inside a call of this Memory" in store.run(inside())
 
 
+def test_close_waits_for_a_check_between_its_reads(store: SyncMemory) -> None:
+    """A check is many reads, side by side. `close` waited only for the reads in flight,
+    so a check it met between two of them failed on the next ("this Memory is closed")
+    after the first had run: a stop's own note. A check (and an import, an export) is
+    one call now. The first read (whether the store holds the user) says when the check
+    has begun; the close starts right then."""
+    from kg.api import Memory
+    from tests.conftest import Pair, t
+
+    a = Pair(store, new_user_id("close-check"))
+    a.write(t("Lena", "hobby", wert="Schach"))
+
+    async def scenario() -> tuple[Any, bool]:
+        memory = await Memory.open(store.memory.db.settings)
+        begun = asyncio.Event()
+        query = memory.db.query
+
+        async def first_then_flag(name: str, /, **params: Any) -> Any:
+            try:
+                return await query(name, **params)
+            finally:
+                begun.set()
+
+        memory.db.query = first_then_flag  # type: ignore[method-assign]
+        checking = asyncio.create_task(memory.check(a.user_id))
+        await begun.wait()
+        closing = asyncio.create_task(memory.close())
+        report = await checking
+        await closing
+        return report, memory.db.closed
+
+    report, closed = store.run(scenario())
+    assert closed and [c.name for c in report.checks if not c.ok and
+                       not c.name.startswith("decay")] == [], report
+
+
 def test_a_purge_that_finds_only_the_lock_node_deletes_it_and_says_purged_already(
     store: SyncMemory,
 ) -> None:
