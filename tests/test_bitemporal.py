@@ -947,6 +947,33 @@ def test_an_as_of_read_has_the_type_that_held_then(pair: Pair) -> None:
     assert pair.mappe("Bello", gueltig_am=date(2024, 6, 1)).typ == "objekt"
 
 
+def test_the_type_now_is_the_one_that_holds_not_the_one_to_come(pair: Pair) -> None:
+    """Bello is a tier, and is told to become an objekt on a day ahead: until that day
+    the Mappe's type is tier (it read the type to come, the only active value), and so
+    is the type a name's candidates and the entity list show. Moved to a day past, the
+    event makes objekt the type now; moved ahead again, tier."""
+    pair.write(t("Bello", "typ", wert="tier"), zeitpunkt="2026-01-01T00:00:00Z")
+    ahead = pair.write(
+        t("Bello", "typ", wert="objekt", ereignis=event("Umbau", "2099-01-01", "tag")))
+    memory = pair.store.memory
+    assert pair.mappe("Bello").typ == "tier"
+    found = pair.store.run(memory.resolve(pair.user_id, pair.character_id, "Bello"))
+    assert found.entitaet is not None and found.entitaet.typ == "tier"
+    listed = pair.store.run(memory.entities(pair.user_id, pair.character_id))
+    assert [e.typ for e in listed if e.name == "Bello"] == ["tier"]
+    assert pair.mappe("Bello", gueltig_am=date(2099, 6, 1)).typ == "objekt"
+    assert pair.mappe("Bello", gueltig_am=date(2098, 6, 1)).typ == "tier"
+    entry = ahead.ergebnisse[0].timeline_id
+    assert entry is not None
+    past = pair.store.run(memory.timeline_move(pair.user_id, pair.character_id, entry,
+                                               date(2026, 2, 1)))
+    assert pair.mappe("Bello").typ == "objekt"
+    pair.store.run(memory.timeline_move(pair.user_id, pair.character_id, past.id,
+                                        date(2098, 12, 1)))
+    assert pair.mappe("Bello").typ == "tier"
+    check_clean(pair)
+
+
 def test_an_as_of_read_types_an_entity_whose_fact_began_with_an_earlier_event(
     pair: Pair,
 ) -> None:

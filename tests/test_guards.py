@@ -25,6 +25,7 @@ from kg.models import Auftrag, clean_name, normalize_name
 from kg.plan import Planner, State
 from kg.settings import MAPPE_CAP_MAX, MAPPEN_MAX, load_settings
 from tests.conftest import Pair, t
+from tests.test_bitemporal import check_clean
 
 #: The store's clock in the pure plans (system time is passed in).
 JETZT = datetime(2026, 11, 30, 12, tzinfo=UTC)
@@ -144,6 +145,45 @@ def test_a_new_type_without_contradicting_facts_supersedes_the_old(pair: Pair) -
     pair.write(t("Saturn", "typ", wert="ort"))
     assert pair.write(t("Saturn", "typ", wert="objekt")).ergebnisse[0].ausgang == "abgeloest"
     assert typ_of(pair, "Saturn") == "objekt"
+
+
+def test_a_type_told_for_a_time_before_a_later_type_is_history(pair: Pair) -> None:
+    """Y3 is a tier from 2020; told that it was an objekt in 2018, that value is filed
+    as history until 2020 (it was refused: the rule that a later type blocks a new one
+    is for facts that hold on into the later type's time). Its type stays tier; as of
+    2019 it is objekt. In the same order, a fact of 2018 that holds on into 2020 must
+    fit tier too: "ist ein Auto" is refused, naming the tier."""
+    tier = pair.write(t("Y3", "typ", wert="tier"), zeitpunkt="2020-01-01T00:00:00Z")
+    late = pair.write(t("Y3", "typ", wert="objekt"), zeitpunkt="2018-01-01T00:00:00Z")
+    assert outcomes(late) == [("nachgetragen", None)]
+    assert typ_of(pair, "Y3") == "tier"
+    assert pair.mappe("Y3", gueltig_am=date(2019, 1, 1)).typ == "objekt"
+    assert pair.mappe("Y3", gueltig_am=date(2021, 1, 1)).typ == "tier"
+    car = pair.write(t("Y3", "typ", wert="objekt"), t("Y3", "ist_ein", wert="Auto"),
+                       zeitpunkt="2018-06-01T00:00:00Z")
+    assert outcomes(car)[1] == ("abgelehnt", "typkonflikt")
+    assert car.ergebnisse[1].konflikt == tier.ergebnisse[0].fakt_id
+    assert typ_of(pair, "Y3") == "tier"
+    check_clean(pair)
+
+
+def test_a_fact_told_now_fits_the_type_now_and_the_type_to_come(pair: Pair) -> None:
+    """Bello is a tier until a day ahead, an objekt from then. A fact told now holds on
+    through both: "wohnt in Kassel" (person, tier or organisation) is refused, naming
+    the type to come and its day; "ist ein Auto" makes Bello an objekt from now (it
+    wrote no type: the writer took the type to come for the type now, and left a tier
+    that was a car)."""
+    pair.write(t("Bello", "typ", wert="tier"), zeitpunkt="2026-01-01T00:00:00Z")
+    ahead = pair.write(t("Bello", "typ", wert="objekt", ereignis={
+        "titel": "Umbau", "typ": "ereignis", "beginn": "2099-01-01", "genauigkeit": "tag"}))
+    home = pair.write(t("Bello", "wohnt_in", "Kassel"))
+    assert outcomes(home) == [("abgelehnt", "typkonflikt")]
+    assert home.ergebnisse[0].konflikt == ahead.ergebnisse[0].fakt_id
+    assert "is a objekt from 2099-01-01" in (home.ergebnisse[0].meldung or "")
+    car = pair.write(t("Bello", "ist_ein", wert="Auto"))
+    assert outcomes(car) == [("geschrieben", None)] and car.ergebnisse[0].typ_fakten
+    assert typ_of(pair, "Bello") == "objekt"
+    check_clean(pair)
 
 
 @pytest.mark.parametrize("role", ["subjekt", "objekt"])

@@ -179,16 +179,24 @@ UNWIND $entity_ids AS entity_id
 MATCH (e:Entitaet {id: entity_id})
 WHERE e.user_id = $user_id
 CALL (e) {
-  // The type is a single-valued fact: an as-of read takes the value that held then, and
-  // before the first value the first (a type implied by a fact begins with the order,
-  // while the fact may begin earlier, with its event).
+  // The type is a single-valued fact: the value that holds now (an as-of read: that held
+  // then), and before the first value the first (a type implied by a fact begins with
+  // the order, while the fact may begin earlier, with its event). A current read looks
+  // at every value of the record: a type superseded from a day ahead (by one told to
+  // begin later) is no longer active, yet holds until that day, and the active one
+  // has not begun.
   OPTIONAL MATCH (e)-[r:TYP]->(w:Wert)
   WHERE r.character_id = $character_id
-    AND
-      {{ held_then }}
-  WITH r, w, NOT $asof OR
-    {{ holds_then }}
-    AS held
+    AND CASE WHEN $asof
+          THEN
+            {{ held_then }}
+          ELSE r.t_expired IS NULL AND coalesce(r.grund, 'abgeloest') = 'abgeloest' END
+  WITH r, w, CASE WHEN $asof
+               THEN
+                 {{ holds_then }}
+               ELSE
+                 {{ holds_at_the_read }}
+               END AS held
   ORDER BY held DESC, r.t_valid
   RETURN w.wert AS typ LIMIT 1
 }

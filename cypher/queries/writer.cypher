@@ -30,12 +30,41 @@ WITH lock, CASE WHEN lock.uhr IS NOT NULL AND lock.uhr >= clock
 SET lock.uhr = jetzt
 
 // fragment: type_in_pair
-// The type of the entity `e` in the pair: the value of its active TYP fact of
-// $character_id (`typ`, null when it has none).
+// The type of the entity `e` in the pair (`typ`, null when it has none): the value of
+// its TYP fact of $character_id that holds now, and before the first value the first.
+// (A type told to begin on a day ahead is the active version; the one before it holds
+// until that day.) The Mappe reads its current type so too.
 CALL (e) {
-  OPTIONAL MATCH (e)-[t:TYP]->(w:Wert)
-  WHERE t.character_id = $character_id AND t.aktiv
+  OPTIONAL MATCH (e)-[r:TYP]->(w:Wert)
+  WHERE r.character_id = $character_id AND r.t_expired IS NULL
+    AND coalesce(r.grund, 'abgeloest') = 'abgeloest'
+  WITH r, w,
+    {{ holds_at_the_read }}
+    AS held
+  ORDER BY held DESC, r.t_valid
   RETURN w.wert AS typ LIMIT 1
+}
+
+// fragment: holds_at_the_read
+// The fact version `r` of the current record holds at the instant of the read
+// (`datetime.realtime()`): from its start to its end, each from its event's chain as it
+// is now (the active entry's day, UTC), else from its valid time; a value squeezed to
+// nothing never holds. (`span_read` is the same rule, with the chains as of an as-of
+// read's `bekannt_am`.)
+EXISTS {
+  OPTIONAL MATCH (:TimelineEintrag {id: r.timeline_id})-[:NACHFOLGER*0..]->(ta:TimelineEintrag)
+  WHERE NOT (ta)-[:NACHFOLGER]->(:TimelineEintrag)
+  OPTIONAL MATCH (:TimelineEintrag {id: r.timeline_bis})-[:NACHFOLGER*0..]->(tb:TimelineEintrag)
+  WHERE NOT (tb)-[:NACHFOLGER]->(:TimelineEintrag)
+  WITH CASE WHEN ta IS NULL THEN r.t_valid.epochSeconds * 1000000 + r.t_valid.microsecond
+            ELSE datetime({date: ta.beginn, timezone: 'UTC'}).epochSeconds * 1000000 END AS ab,
+       CASE WHEN tb IS NOT NULL
+              THEN datetime({date: tb.beginn, timezone: 'UTC'}).epochSeconds * 1000000
+            WHEN r.grund = 'abgeloest'
+              THEN r.t_invalid.epochSeconds * 1000000 + r.t_invalid.microsecond END AS bis,
+       datetime.realtime() AS clock
+  WITH ab, bis, clock.epochSeconds * 1000000 + clock.microsecond AS now
+  WHERE ab <= now AND (bis IS NULL OR now < bis)
 }
 
 // fragment: namesake_merkmale
@@ -475,11 +504,7 @@ RETURN count(*) AS deleted;
 // :param character_id => 'nova'
 // :param limit => 20
 MATCH (e:Entitaet {user_id: $user_id})
-CALL (e) {
-  OPTIONAL MATCH (e)-[t:TYP]->(w:Wert)
-  WHERE t.character_id = $character_id AND t.aktiv
-  RETURN w.wert AS typ LIMIT 1
-}
+{{ type_in_pair }}
 CALL (e) {
   OPTIONAL MATCH (e)-[r]-()
   WHERE r.character_id = $character_id AND r.aktiv AND type(r) <> 'TYP'

@@ -85,6 +85,14 @@ class Planner(History):
         #: order (`plan_order`), so that one plan's outcome names what another writes.
         self.made_ids: dict[tuple[int, str], str] = {}
         self._index = 0
+        # An entity's type for the checks is the one that holds at the order's valid
+        # time (the state reads the active one: a type to come, where one was told to
+        # begin on a day ahead). Types that begin later are checked apart (`later_type`).
+        for fact in state.facts.values():
+            if (fact.rel == "TYP" and fact.valid and not fact.empty and fact.contains(self.now)
+                    and fact.start_id in state.entities):
+                state.entities[fact.start_id].typ = (
+                    None if fact.wert in (None, "sonstiges") else fact.wert)
 
     def plan(self, held: Mapping[int, TripelErgebnis] | None = None) -> list[TripelErgebnis]:
         """Corrections first (their replacements follow as triples), then the triples.
@@ -361,13 +369,16 @@ class Planner(History):
                      if f.aktiv and entity_id in (f.start_id, f.end_id)
                      and self.implied(f, entity_id) == typ), None)
 
-    def check_type(self, entity: Resolved, typ: str) -> None:
-        """A new type is checked against the facts the entity already has in the pair."""
-        if entity.id is None or typ == "sonstiges" or entity.typ == typ:
+    def check_type(self, entity: Resolved, typ: str, stated: bool = False) -> None:
+        """A new type is checked against the facts the entity already has in the pair,
+        and against a type that begins later (the order's facts hold on into its time).
+        A `typ` triple (`stated`) is itself a value of the type: it ends where the next
+        value begins (told late, it is history), so only the facts are checked."""
+        if entity.id is None or typ == "sonstiges":
             return
-        fact = self.contradicting(entity.id, typ)
-        if fact is None:
-            fact = self.later_type(entity.id, typ)
+        fact = None if stated else self.later_type(entity.id, typ)
+        if fact is None and entity.typ != typ:
+            fact = self.contradicting(entity.id, typ)
         if fact is not None:
             raise Rejected(
                 "abgelehnt",
@@ -377,11 +388,14 @@ class Planner(History):
                 konflikt=fact.id,
             )
 
-    def later_type(self, entity_id: str, typ: str) -> FactState | None:
-        """A type that begins after the order's valid time: a new type then would only
-        be history before it, while the order's facts hold on into its time."""
+    def later_type(self, entity_id: str, typ: str | None = None,
+                   allowed: tuple[str, ...] = ()) -> FactState | None:
+        """A type that begins after the order's valid time, other than `typ` (or, with
+        `allowed`, outside those): a new type then would only be history before it, and
+        a fact of the order holds on into its time."""
         for fact in self.current(entity_id, "TYP", False):
-            if fact.start > self.now and fact.wert not in (typ, "sonstiges"):
+            if (fact.start > self.now and fact.wert not in (typ, "sonstiges")
+                    and not (allowed and fact.wert in allowed)):
                 return fact
         return None
 
@@ -532,9 +546,19 @@ class Planner(History):
                 subj, f"{rel.name} allows {', '.join(rel.subjekt_typen)}")
         if obj is not None and rel.objekt_typ and obj.typ and obj.typ != rel.objekt_typ:
             raise self._type_refused(obj, f"the object of {rel.name} is a {rel.objekt_typ}")
+        later = (self.later_type(subj.id, allowed=rel.subjekt_typen)
+                 if subj.id is not None and rel.subjekt_typen else None)
+        if later is not None:
+            raise Rejected(
+                "abgelehnt",
+                "typkonflikt",
+                f"{subj.name} is a {later.wert} from {later.start.date().isoformat()} "
+                f"({later.id}); {rel.name} allows {', '.join(rel.subjekt_typen)}",
+                konflikt=later.id,
+            )
         subj_typ = self.subject_type(rel, tripel, subj)
         if subj_typ:
-            self.check_type(subj, subj_typ)
+            self.check_type(subj, subj_typ, stated=rel.name == "typ")
         if obj is not None and rel.objekt_typ:
             self.check_type(obj, rel.objekt_typ)
         if rel.transitiv and obj is not None and subj.id is not None and obj.id is not None:
@@ -621,9 +645,12 @@ class Planner(History):
         if obj is not None and rel.objekt_typ:
             self.set_type(obj, rel.objekt_typ, tripel.herkunft)
         if rel.name == "typ":
-            typ = None if tripel.wert == "sonstiges" else tripel.wert
-            subj.typ = self.state.entities[subjekt_id].typ = typ
             stated = self.state.facts[fakt_id]
+            if stated.contains(self.now):
+                # The type at the order's time (one told to begin on a day ahead is a
+                # later type; `later_type`).
+                typ = None if tripel.wert == "sonstiges" else tripel.wert
+                subj.typ = self.state.entities[subjekt_id].typ = typ
             stated.touched = True
             if stated.new is not None:
                 # Stated by the human, not only implied: a correction or cancel of the
