@@ -155,6 +155,20 @@ def test_browser_mappe_draws_the_values_that_still_hold(pair: Pair) -> None:
         ("Berlin", "Deutschland"), ("Ben", "Rex")}
 
 
+def test_browser_mappe_draws_the_type_that_holds_and_the_type_to_come(pair: Pair) -> None:
+    """Bello is a tier until a day ahead, an objekt from then: the library's Mappe says
+    tier, the Browser's drew only the objekt (the active version)."""
+    pair.write(t("Bello", "typ", wert="tier"), zeitpunkt="2026-01-01T00:00:00Z")
+    pair.write(t("Bello", "typ", wert="objekt", ereignis={
+        "titel": "Umbau", "typ": "ereignis", "beginn": "2099-01-01", "genauigkeit": "tag"}))
+    body, _ = browser_query("mappe.cypher")
+    values = parameters("mappe", user_id=pair.user_id, character_id="nova", entity="Bello")
+    edges = drawn_edges(pair.cypher(body, **values))
+    assert {("Bello", "TYP", "tier"), ("Bello", "TYP", "objekt")} <= edges, edges
+    assert pair.store.run(pair.store.memory.mappe(
+        pair.user_id, "nova", pair.id_of("Bello"))).typ == "tier"
+
+
 def test_browser_mappe_draws_a_value_that_still_holds_from_its_object(pair: Pair) -> None:
     """Lena lives in Kassel with Tom until she moves to Paris in 2099: Kassel's Mappe
     draws her (and reaches on to Tom), Tom's draws her home at degree 2, as the

@@ -186,6 +186,64 @@ def test_a_fact_told_now_fits_the_type_now_and_the_type_to_come(pair: Pair) -> N
     check_clean(pair)
 
 
+def ahead(titel: str, beginn: str) -> dict[str, Any]:
+    """An event on a day (the day's precision)."""
+    return {"titel": titel, "typ": "ereignis", "beginn": beginn, "genauigkeit": "tag"}
+
+
+def test_after_a_typ_correction_the_order_goes_on_with_the_type_that_holds_now(
+    pair: Pair,
+) -> None:
+    """A review of the change above: Kassel is an organisation until 2040 and an ort
+    from then, with an objekt told late for 2030-2040. A correction of the objekt
+    brings the organisation back until 2040; the order went on with the active type
+    (the ort to come), so "Lena wohnt in Kassel" in the same order was written, where
+    alone it is refused. And a refusal named the type to come as the fact to correct."""
+    org = pair.write(t("Kassel", "typ", wert="organisation")).ergebnisse[0].fakt_id
+    pair.write(t("Kassel", "typ", wert="ort", ereignis=ahead("Stadtrecht", "2040-01-01")))
+    late = pair.write(t("Kassel", "typ", wert="objekt", ereignis=ahead("Modell", "2030-01-01")))
+    assert outcomes(late) == [("nachgetragen", None)]
+    order = pair.order(t("Lena", "wohnt_in", "Kassel"))
+    order["berichtigungen"] = [{"subjekt": "Kassel", "beziehung": "typ", "wert": "objekt",
+                                "herkunft": "mensch"}]
+    result = pair.store.run(pair.store.memory.write(order))
+    assert outcomes(result) == [("berichtigt", None), ("abgelehnt", "typkonflikt")]
+    assert result.ergebnisse[1].konflikt == org
+    assert "Kassel is a organisation" in (result.ergebnisse[1].meldung or "")
+    assert typ_of(pair, "Kassel") == "organisation"
+    check_clean(pair)
+
+
+def test_a_type_only_a_corrected_fact_implied_goes_though_a_type_to_come_follows_it(
+    pair: Pair,
+) -> None:
+    """A review of the change above: Max is a person only by what "Max wohnt in Kassel"
+    carried, and a tier from 2030. The correction of that fact retired only the
+    active type (the tier to come), so the person stayed, and the Mappe, which reads
+    the type that holds now, said so: a type only a fact that never held had said."""
+    told = pair.write({**t("Max", "wohnt_in", "Kassel"), "typ": "person"})
+    person = told.ergebnisse[0].typ_fakten[-1]
+    pair.write(t("Max", "typ", wert="tier", ereignis=ahead("Verwandlung", "2030-01-01")))
+    assert typ_of(pair, "Max") == "person"
+    result = pair.store.run(pair.store.memory.correct(
+        pair.user_id, "nova", subjekt="Max", beziehung="wohnt_in", objekt="Kassel",
+        herkunft="mensch"))
+    assert person in result.ergebnisse[0].abgeloest
+    # Nothing holds now: before the first value, the first.
+    assert typ_of(pair, "Max") == "tier"
+    check_clean(pair)
+
+
+def test_a_type_squeezed_to_nothing_is_not_the_type_before_the_first(pair: Pair) -> None:
+    """Two types told for one day ahead: the first ends where it begins (squeezed), the
+    second holds from that day. Before the day nothing holds, and the first value is the
+    one that will (both begin at once: the read took either)."""
+    pair.write(t("Max", "typ", wert="tier", ereignis=ahead("A", "2030-01-01")))
+    pair.write(t("Max", "typ", wert="person", ereignis=ahead("B", "2030-01-01")))
+    assert typ_of(pair, "Max") == "person"
+    assert pair.write(t("Max", "beruf", wert="Arzt")).ergebnisse[0].ausgang == "geschrieben"
+
+
 @pytest.mark.parametrize("role", ["subjekt", "objekt"])
 def test_a_type_given_to_an_entity_named_by_id_is_checked_against_its_facts(
     pair: Pair, role: str

@@ -5,15 +5,15 @@
 // $ruhe_schwelle, the library's KG_RUHE_SCHWELLE) are left out, like in the Mappe.
 // Value nodes are shown but never followed.
 // A value superseded from a day still ahead holds until then ("wohnt in Berlin (noch bis
-// 1. März)") but is no longer active: it is drawn too, and an entity's facts of degree 2
-// through it, as the library's Mappe reaches through it; as there, the entity's own, one
-// told of it (Lena in Kassel, in Kassel's Mappe) and its neighbours', each only where its
-// subject's relation has a current value that is awake (or the relation is symmetric,
-// $symmetrisch: read from both ends), and only while it holds now (its start and end
-// from its events where it has them), or, told of another (Lena's Kassel from March
-// until January, in Kassel's Mappe or at degree 2), while it is to come. A value node
-// that still holds is drawn as well (the library's Mappe shows it in the history,
-// "Lehrerin (noch bis …)").
+// 1. März"; a type too) but is no longer active: it is drawn too, and an entity's facts
+// of degree 2 through it, as the library's Mappe reaches through it; as there, the
+// entity's own, one told of it (Lena in Kassel, in Kassel's Mappe) and its neighbours',
+// each only where its subject's relation has a current value that is awake (or the
+// relation is symmetric, $symmetrisch: read from both ends), and only while it holds now
+// (its start and end from its events where it has them), or, told of another (Lena's
+// Kassel from March until January, in Kassel's Mappe or at degree 2), while it is to
+// come. A value node that still holds is drawn as well (the library's Mappe shows it in
+// the history, "Lehrerin (noch bis …)").
 //
 // Set the parameters first; `kg browser mappe -u u1 -c nova --entity Lena` prints them
 // with the library's values (the entity's id, found as `kg mappe` finds it, the
@@ -33,7 +33,7 @@ WHERE e.id = $entity OR e.name_norm = $entity
 MATCH p1 = (e)-[r1]-(n1)
 WHERE r1.character_id = $character_id AND r1.staerke_decay >= $ruhe_schwelle
   AND (r1.aktiv OR (
-    r1.grund = 'abgeloest' AND r1.t_expired IS NULL AND type(r1) <> 'TYP'
+    r1.grund = 'abgeloest' AND r1.t_expired IS NULL
     AND (type(r1) IN $symmetrisch OR EXISTS {
       WITH startNode(r1) AS s
       MATCH (s)-[c]->() WHERE type(c) = type(r1) AND c.aktiv AND c.character_id = $character_id
@@ -57,7 +57,7 @@ OPTIONAL MATCH p2 = (n1:Entitaet)-[r2]-(n2)
 WHERE r2 <> r1 AND n2 <> e
   AND r2.character_id = $character_id AND r2.staerke_decay >= $ruhe_schwelle
   AND (r2.aktiv OR (
-    r2.grund = 'abgeloest' AND r2.t_expired IS NULL AND type(r2) <> 'TYP'
+    r2.grund = 'abgeloest' AND r2.t_expired IS NULL
     AND (type(r2) IN $symmetrisch OR EXISTS {
       WITH startNode(r2) AS s
       MATCH (s)-[c]->() WHERE type(c) = type(r2) AND c.aktiv AND c.character_id = $character_id

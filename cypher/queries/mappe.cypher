@@ -197,7 +197,7 @@ CALL (e) {
                ELSE
                  {{ holds_at_the_read }}
                END AS held
-  ORDER BY held DESC, r.t_valid
+  ORDER BY held DESC, r.t_valid, r.aktiv DESC
   RETURN w.wert AS typ LIMIT 1
 }
 CALL (e) {

@@ -41,7 +41,7 @@ CALL (e) {
   WITH r, w,
     {{ holds_at_the_read }}
     AS held
-  ORDER BY held DESC, r.t_valid
+  ORDER BY held DESC, r.t_valid, r.aktiv DESC
   RETURN w.wert AS typ LIMIT 1
 }
 

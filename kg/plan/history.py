@@ -89,6 +89,21 @@ class History:
     def active(self, entity_id: str, rel_type: str, both: bool) -> list[FactState]:
         return [f for f in self.current(entity_id, rel_type, both) if f.aktiv]
 
+    def type_now(self, entity_id: str) -> FactState | None:
+        """The entity's type fact at the order's valid time: the value that holds then
+        (one superseded from a day ahead holds until that day, though no longer
+        active), and before the first value the first, as the Mappe reads it."""
+        types = self.current(entity_id, "TYP", False)
+        held = next((f for f in types if f.contains(self.now)), None)
+        return held or min(types, key=lambda f: (f.start, not f.aktiv, f.id), default=None)
+
+    def set_type_now(self, entity_id: str) -> None:
+        """The entity's type for the rest of the order, after its type facts changed."""
+        if entity_id in self.state.entities:
+            fact = self.type_now(entity_id)
+            typ = fact.wert if fact is not None else None
+            self.state.entities[entity_id].typ = None if typ in (None, "sonstiges") else typ
+
     def says(self, fact: FactState, subjekt_id: str, rel: Relation, objekt_id: str | None,
              wert: str | None) -> bool:
         """True when the fact states this value (symmetric relations from either end)."""
@@ -327,16 +342,16 @@ class History:
                     if f.valid and not f.empty and f.id not in gone
                     and entity_id in (f.start_id, f.end_id)
                 )
-                for t in self.active(entity_id, "TYP", False):
+                # The active value, and one that holds now until a type to come.
+                for t in self.current(entity_id, "TYP", False):
                     t_origin = t.new["auftrag_id"] if t.new else t.auftrag_id
                     t_herkunft = t.new["herkunft"] if t.new else t.herkunft
                     if t.touched or still or t.wert != typ or (t_origin, t_herkunft) != (
                         origin, herkunft
-                    ):
+                    ) or not (t.aktiv or t.contains(self.now)):
                         continue
                     self.retire(t, "berichtigt")
-                    if entity_id in self.state.entities:
-                        self.state.entities[entity_id].typ = None
+                    self.set_type_now(entity_id)
                     retired.append(t.id)
         return retired
 

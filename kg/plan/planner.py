@@ -86,13 +86,10 @@ class Planner(History):
         self.made_ids: dict[tuple[int, str], str] = {}
         self._index = 0
         # An entity's type for the checks is the one that holds at the order's valid
-        # time (the state reads the active one: a type to come, where one was told to
-        # begin on a day ahead). Types that begin later are checked apart (`later_type`).
-        for fact in state.facts.values():
-            if (fact.rel == "TYP" and fact.valid and not fact.empty and fact.contains(self.now)
-                    and fact.start_id in state.entities):
-                state.entities[fact.start_id].typ = (
-                    None if fact.wert in (None, "sonstiges") else fact.wert)
+        # time (`type_now`; the state query reads it at the store's clock, the order's
+        # time may be earlier). Types that begin later are checked apart (`later_type`).
+        for entity_id in {f.start_id for f in state.facts.values() if f.rel == "TYP"}:
+            self.set_type_now(entity_id)
 
     def plan(self, held: Mapping[int, TripelErgebnis] | None = None) -> list[TripelErgebnis]:
         """Corrections first (their replacements follow as triples), then the triples.
@@ -441,9 +438,8 @@ class Planner(History):
         )
 
     def type_fact(self, entity: Resolved) -> FactState | None:
-        if entity.id is None:
-            return None
-        return next(iter(self.active(entity.id, "TYP", False)), None)
+        """The type fact a refusal names: the one `entity.typ` was read from."""
+        return None if entity.id is None else self.type_now(entity.id)
 
     # -- transitive relations: no cycles ------------------------------------------
 
@@ -646,11 +642,11 @@ class Planner(History):
             self.set_type(obj, rel.objekt_typ, tripel.herkunft)
         if rel.name == "typ":
             stated = self.state.facts[fakt_id]
-            if stated.contains(self.now):
-                # The type at the order's time (one told to begin on a day ahead is a
-                # later type; `later_type`).
-                typ = None if tripel.wert == "sonstiges" else tripel.wert
-                subj.typ = self.state.entities[subjekt_id].typ = typ
+            # The type at the order's valid time (`type_now`): this value where it
+            # holds then; not one that begins on a day ahead (a later type, checked by
+            # `later_type`).
+            self.set_type_now(subjekt_id)
+            subj.typ = self.state.entities[subjekt_id].typ
             stated.touched = True
             if stated.new is not None:
                 # Stated by the human, not only implied: a correction or cancel of the
@@ -738,11 +734,9 @@ class Planner(History):
             self._taken_places.setdefault((subj.id, rel.rel_type), place)
         retired, again = self.take_back_all(wrong, "berichtigt")
         if rel.name == "typ" and subj.id in self.state.entities:
-            # The entity's type is what stands now (one brought back, or none): a later
-            # triple of the order was checked against the type taken back.
-            standing = [f.wert for f in self.active(subj.id, rel.rel_type, False)]
-            typ = standing[0] if standing else None
-            self.state.entities[subj.id].typ = None if typ == "sonstiges" else typ
+            # The entity's type is what stands at the order's time (one brought back, or
+            # none): a later triple of the order was checked against the type taken back.
+            self.set_type_now(subj.id)
             subj.typ = self.state.entities[subj.id].typ
         return TripelErgebnis(
             index=index,
