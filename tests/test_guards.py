@@ -998,6 +998,18 @@ def test_check_sees_a_type_that_contradicts_a_fact(planted: Pair) -> None:
     assert found.count >= 1 and "WOHNT_IN" in " ".join(found.samples)
 
 
+def test_check_sees_a_fact_that_contradicts_the_type_that_holds_now(planted: Pair) -> None:
+    """Rex is a tier until a day ahead, an objekt from then: the tier is the type now
+    (the Mappe reads it), so a fact that fits only the objekt contradicts it. The check
+    compared the active type (the one to come) only."""
+    planted.write(t("Rex", "typ", wert="tier"), zeitpunkt="2026-01-01T00:00:00Z")
+    planted.write(t("Rex", "typ", wert="objekt", ereignis=ahead("Umbau", "2099-01-01")))
+    assert check(planted, "type_contradicts_fact").ok
+    plant_fact(planted, "LIEGT_IN", "Rex", "Kassel")  # an ort, organisation or objekt
+    found = check(planted, "type_contradicts_fact")
+    assert found.count == 1 and "(tier) vs LIEGT_IN" in found.samples[0], found
+
+
 def test_check_sees_a_class_that_contradicts_the_type(planted: Pair) -> None:
     planted.write(t("Bello", "ist_ein", wert="Hund"))
     planted.cypher("MATCH (:Entitaet {user_id: $u, name: 'Bello'})-[:TYP]->(w) "

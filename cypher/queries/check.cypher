@@ -1202,19 +1202,25 @@ RETURN a.id AS id, a.user_id AS user_id, a.character_id AS character_id,
        a.status AS status, a.anzahl_tripel AS anzahl_tripel, a.ergebnis AS ergebnis;
 
 // name: check_type_contradicts_fact
-// Item 8: an entity's active type in a pair contradicts none of its active facts in
-// that pair: a relation whose subject cannot be of that type ($subjekt_typen: rel type
-// → allowed types), the object of a relation whose object is another type ($objekt_typ:
-// rel type → type), or a class of another type ($klassen: class → type). sonstiges
-// never conflicts. Samples: the type fact and the fact it contradicts.
+// Item 8: an entity's type in a pair contradicts none of its active facts in that pair:
+// the active type, and one that holds now until a type to come (superseded from a day
+// ahead), as the Mappe reads it. A contradiction is a relation whose subject cannot be
+// of that type ($subjekt_typen: rel type → allowed types), the object of a relation
+// whose object is another type ($objekt_typ: rel type → type), or a class of another
+// type ($klassen: class → type). sonstiges never conflicts. Samples: the type fact and
+// the fact it contradicts.
 // params: $user_id, $subjekt_typen, $objekt_typ, $klassen, $samples
 // :param user_id => 'demo-user'
 // :param subjekt_typen => {BERUF: ['person']}
 // :param objekt_typ => {WOHNT_IN: 'ort'}
 // :param klassen => {hund: 'tier', stadt: 'ort'}
 // :param samples => 5
-MATCH (e:Entitaet)-[t:TYP]->(tw:Wert)
-WHERE ($user_id IS NULL OR e.user_id = $user_id) AND t.aktiv AND tw.wert <> 'sonstiges'
+MATCH (e:Entitaet)-[r:TYP]->(tw:Wert)
+WHERE ($user_id IS NULL OR e.user_id = $user_id) AND tw.wert <> 'sonstiges'
+  AND (r.aktiv OR r.grund = 'abgeloest' AND r.t_expired IS NULL AND
+    {{ holds_at_the_read }}
+  )
+WITH e, r AS t, tw
 CALL (e, t, tw) {
   MATCH (e)-[r]->(o)
   WHERE r.aktiv AND r.character_id = t.character_id AND type(r) IN keys($subjekt_typen)
