@@ -234,6 +234,20 @@ def test_a_type_only_a_corrected_fact_implied_goes_though_a_type_to_come_follows
     check_clean(pair)
 
 
+def test_a_new_type_is_checked_against_a_value_that_holds_until_a_day_ahead(
+    pair: Pair,
+) -> None:
+    """Lena lives in Kassel until she moves to Paris in 2099 ("noch bis"): Kassel is an
+    ort until then. "Kassel is an organisation" was written (the check read only
+    active facts, and that one is superseded from a day ahead)."""
+    home = pair.write(t("Lena", "wohnt_in", "Kassel"), zeitpunkt="2026-01-01T00:00:00Z")
+    pair.write(t("Lena", "wohnt_in", "Paris", ereignis=ahead("Umzug", "2099-01-01")))
+    result = pair.write(t("Kassel", "typ", wert="organisation"))
+    assert outcomes(result) == [("abgelehnt", "typkonflikt")]
+    assert result.ergebnisse[0].konflikt == home.ergebnisse[0].fakt_id
+    assert typ_of(pair, "Kassel") == "ort"
+
+
 def test_a_type_squeezed_to_nothing_is_not_the_type_before_the_first(pair: Pair) -> None:
     """Two types told for one day ahead: the first ends where it begins (squeezed), the
     second holds from that day. Before the day nothing holds, and the first value is the

@@ -47,24 +47,24 @@ CALL (e) {
 
 // fragment: holds_at_the_read
 // The fact version `r` of the current record holds at the instant of the read
-// (`datetime.realtime()`): from its start to its end, each from its event's chain as it
-// is now (the active entry's day, UTC), else from its valid time; a value squeezed to
-// nothing never holds. (`span_read` is the same rule, with the chains as of an as-of
-// read's `bekannt_am`.)
+// (`datetime.realtime()`), its start and end as a reader takes them (`span_now`): a
+// value squeezed to nothing never holds.
 EXISTS {
-  OPTIONAL MATCH (:TimelineEintrag {id: r.timeline_id})-[:NACHFOLGER*0..]->(ta:TimelineEintrag)
-  WHERE NOT (ta)-[:NACHFOLGER]->(:TimelineEintrag)
-  OPTIONAL MATCH (:TimelineEintrag {id: r.timeline_bis})-[:NACHFOLGER*0..]->(tb:TimelineEintrag)
-  WHERE NOT (tb)-[:NACHFOLGER]->(:TimelineEintrag)
-  WITH CASE WHEN ta IS NULL THEN r.t_valid.epochSeconds * 1000000 + r.t_valid.microsecond
-            ELSE datetime({date: ta.beginn, timezone: 'UTC'}).epochSeconds * 1000000 END AS ab,
-       CASE WHEN tb IS NOT NULL
-              THEN datetime({date: tb.beginn, timezone: 'UTC'}).epochSeconds * 1000000
-            WHEN r.grund = 'abgeloest'
-              THEN r.t_invalid.epochSeconds * 1000000 + r.t_invalid.microsecond END AS bis,
-       datetime.realtime() AS clock
+  WITH r AS x
+  {{ span_now }}
+  WITH ab, bis, datetime.realtime() AS clock
   WITH ab, bis, clock.epochSeconds * 1000000 + clock.microsecond AS now
   WHERE ab <= now AND (bis IS NULL OR now < bis)
+}
+
+// fragment: holds_on_from_the_read
+// The fact version `r` of the current record holds at the instant of the read or later
+// (`span_now`): not ended by then, and not squeezed to nothing.
+EXISTS {
+  WITH r AS x
+  {{ span_now }}
+  WITH ab, bis, datetime.realtime() AS clock
+  WHERE bis IS NULL OR (ab < bis AND clock.epochSeconds * 1000000 + clock.microsecond < bis)
 }
 
 // fragment: namesake_merkmale
@@ -345,7 +345,10 @@ CALL (since) {
   CALL (e, checked) {
     WITH e WHERE checked
     MATCH (e)-[r]->(o)
-    WHERE type(r) IN $typed_out AND r.character_id = $character_id AND r.aktiv
+    WHERE type(r) IN $typed_out AND r.character_id = $character_id
+      AND (r.aktiv OR r.grund = 'abgeloest' AND r.t_expired IS NULL AND
+        {{ holds_on_from_the_read }}
+      )
     WITH type(r) AS rel, collect([r, o])[..10] AS few
     UNWIND few AS f
     WITH f[0] AS r, f[1] AS o
@@ -355,7 +358,10 @@ CALL (since) {
   CALL (e, checked) {
     WITH e WHERE checked
     MATCH (e)<-[r]-(o:Entitaet)
-    WHERE type(r) IN $typed_in AND r.character_id = $character_id AND r.aktiv
+    WHERE type(r) IN $typed_in AND r.character_id = $character_id
+      AND (r.aktiv OR r.grund = 'abgeloest' AND r.t_expired IS NULL AND
+        {{ holds_on_from_the_read }}
+      )
     WITH type(r) AS rel, collect([r, o])[..10] AS few
     UNWIND few AS f
     WITH f[0] AS r, f[1] AS o
