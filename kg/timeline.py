@@ -347,7 +347,7 @@ class Timeline:
                 # chain, and a cancel or move of it would have one more entry to walk.
                 # Rolled back, so not even the user's clock moves.
                 raise _Unmoved
-            re_ends = await self._keep_order(tx, user_id, character_id, ends, entry)
+            re_ends, typed = await self._keep_order(tx, user_id, character_id, ends, entry)
             row = await tx.one(
                 "timeline_move",
                 user_id=user_id,
@@ -358,9 +358,9 @@ class Timeline:
             )
             if row is None:
                 raise TimelineError(f"entry {eintrag_id!r} could not be moved")
-            if re_ends:
+            if re_ends or typed:
                 await self.agent.move_event(
-                    tx, user_id, character_id, str(row["id"]), re_ends, jetzt)
+                    tx, user_id, character_id, str(row["id"]), re_ends, jetzt, typed)
             return str(row["id"])
 
         try:
@@ -458,7 +458,7 @@ class Timeline:
 
     async def _keep_order(
         self, tx: Tx, user_id: str, character_id: str, ends: Record, entry: NeuerEintrag
-    ) -> list[ReEnd]:
+    ) -> tuple[list[ReEnd], list[str]]:
         """A move keeps valid time a partition and changes nothing but the event: in each
         single-valued relation the event's value starts on the new day, and a value that
         ended where the event's value began ends there. The move is refused when another
@@ -712,7 +712,11 @@ class Timeline:
                         "a move never reorders values — correct one of them or cancel the "
                         "event instead"
                     )
-        return re_ends
+        # The entities whose type begins or ends with the event: each of their types
+        # from now on must still fit their facts (`FaktenAgent.move_event`).
+        typed = sorted({f["subjekt_id"] for f in neighbours if f["rel"] == "TYP"
+                        and first_id in (f["timeline_id"], f["timeline_bis"])})
+        return re_ends, typed
 
     async def _active_end(
         self, tx: Tx, user_id: str, character_id: str, eintrag_id: str, verb: str

@@ -22,7 +22,13 @@ from typing import Any
 
 from kg.canon import Canon
 from kg.db import Database, Record, Tx, held, lost_at_commit
-from kg.errors import InvalidInput, ServerUnavailable, StoredDataError, WriteNotConfirmed
+from kg.errors import (
+    InvalidInput,
+    ServerUnavailable,
+    StoredDataError,
+    TimelineError,
+    WriteNotConfirmed,
+)
 from kg.models import (
     FACT_PROPERTIES,
     Auftrag,
@@ -423,14 +429,19 @@ class FaktenAgent:
 
     async def move_event(
         self, tx: Tx, user_id: str, character_id: str, eintrag_id: str, re_ends: list[ReEnd],
-        jetzt: datetime,
+        jetzt: datetime, typed: list[str] | None = None,
     ) -> AuftragErgebnis:
         """Re-end the values a move re-ends, inside the move's transaction: an audited
-        order of its own (`verschiebung-<new entry>`), at the move's system time `jetzt`."""
+        order of its own (`verschiebung-<new entry>`), at the move's system time `jetzt`.
+        `typed`: the entities whose type facts begin or end with the moved event; each
+        type they have from now on must still fit their facts (else TimelineError). A
+        move with nothing to re-end writes nothing."""
+        subjects = {(r.subjekt_id, r.rel) for r in re_ends} | {(e, "TYP") for e in typed or ()}
         return await self._event_order(
             tx, f"verschiebung-{eintrag_id}", user_id, character_id,
-            {"verschiebung": eintrag_id}, sorted({(r.subjekt_id, r.rel) for r in re_ends}),
+            {"verschiebung": eintrag_id}, sorted(subjects),
             lambda planner: planner.move(eintrag_id, re_ends), jetzt,
+            moved=typed or [], apply=bool(re_ends),
         )
 
     async def _event_order(
@@ -443,6 +454,8 @@ class FaktenAgent:
         subjects: list[tuple[str, str]],
         plan: Callable[[Planner], TripelErgebnis],
         jetzt: datetime,
+        moved: list[str] | None = None,
+        apply: bool = True,
     ) -> AuftragErgebnis:
         """An order the timeline gives the writer: its state is every version of the
         subjects' relations (what an event touched may lie far back), planned by `plan`,
@@ -466,8 +479,21 @@ class FaktenAgent:
         )
         row = await self._state(tx, auftrag, refs, jetzt)
         planner = Planner(self.canon, auftrag, to_state(row, self.canon), jetzt)
+        before = {f.id: (f.start, f.end, f.grund) for f in planner.state.facts.values()
+                  if f.rel == "TYP"}
         ergebnis = self._result(auftrag, [plan(planner)], jetzt, jetzt)
-        await self._apply(tx, auftrag, row, jetzt, planner.ops, ergebnis, content_hash(auftrag))
+        clash = planner.type_clash(before, moved or ())
+        if clash is not None:
+            name, typ, fact = clash
+            doing = "cancelling" if "absage" in what else "moving"
+            raise TimelineError(
+                f"{doing} this event would make {name} a {typ} while the fact "
+                f"'{planner.fact_text(fact)}' ({fact.id}) stands, which it contradicts: "
+                "correct that fact first (nothing was changed)"
+            )
+        if apply:
+            await self._apply(tx, auftrag, row, jetzt, planner.ops, ergebnis,
+                              content_hash(auftrag))
         return ergebnis
 
     async def rehearse(self, auftrag: Auftrag) -> None:

@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 from cli.main import app
 from kg.api import Memory, correction_order, parse_order
 from kg.canon import load_canon
-from kg.errors import ConfigError, EntityNotFound, InvalidInput
+from kg.errors import ConfigError, EntityNotFound, InvalidInput, TimelineError
 from kg.models import Auftrag, clean_name, normalize_name
 from kg.plan import Planner, State
 from kg.settings import MAPPE_CAP_MAX, MAPPEN_MAX, load_settings
@@ -180,6 +180,14 @@ def test_a_fact_told_now_fits_the_type_now_and_the_type_to_come(pair: Pair) -> N
     assert outcomes(home) == [("abgelehnt", "typkonflikt")]
     assert home.ergebnisse[0].konflikt == ahead.ergebnisse[0].fakt_id
     assert "is a objekt from 2099-01-01" in (home.ergebnisse[0].meldung or "")
+    # A class of the type now, against the type to come: the message names it as such
+    # (it said "Bello cannot be a tier: it contradicts the fact 'Bello ist vom Typ
+    # objekt'", of a tier).
+    dog = pair.write(t("Bello", "ist_ein", wert="Hund")).ergebnisse[0]
+    assert (dog.ausgang, dog.konflikt) == ("abgelehnt", ahead.ergebnisse[0].fakt_id)
+    assert (dog.meldung or "").startswith(
+        "Bello is a objekt from 2099-01-01"), dog.meldung
+    assert "would make it a tier on into that time" in (dog.meldung or "")
     car = pair.write(t("Bello", "ist_ein", wert="Auto"))
     assert outcomes(car) == [("geschrieben", None)] and car.ergebnisse[0].typ_fakten
     assert typ_of(pair, "Bello") == "objekt"
@@ -246,6 +254,31 @@ def test_a_new_type_is_checked_against_a_value_that_holds_until_a_day_ahead(
     assert outcomes(result) == [("abgelehnt", "typkonflikt")]
     assert result.ergebnisse[0].konflikt == home.ergebnisse[0].fakt_id
     assert typ_of(pair, "Kassel") == "ort"
+
+
+@pytest.mark.parametrize("how", ["cancel", "move"])
+def test_a_cancel_or_move_that_brings_back_a_contradicted_type_is_refused(
+    pair: Pair, how: str
+) -> None:
+    """A stranger's attack: Bello is a tier from 2020 and an objekt from an event in
+    2025, and "Lena besitzt Bello" (an objekt) was written since. Cancelling the event
+    brought the tier back (and moving it to 2099 made the tier hold now) while that
+    fact stood: `kg check` saw the contradiction, and an export of the store was
+    refused by `kg import`. Refused now, as a correction of that type is."""
+    pair.write(t("Bello", "typ", wert="tier"), zeitpunkt="2020-01-01T00:00:00Z")
+    event = pair.write(t("Bello", "typ", wert="objekt", ereignis=ahead("Umbau", "2025-01-01")))
+    entry = event.ergebnisse[0].timeline_id
+    assert entry is not None
+    owns = pair.write(t("Lena", "besitzt", "Bello")).ergebnisse[0].fakt_id
+    memory = pair.store.memory
+    with pytest.raises(TimelineError, match="would make Bello a tier while the fact") as no:
+        if how == "cancel":
+            pair.store.run(memory.timeline_cancel(pair.user_id, "nova", entry))
+        else:
+            pair.store.run(memory.timeline_move(pair.user_id, "nova", entry, date(2099, 1, 1)))
+    assert owns in str(no.value)
+    assert typ_of(pair, "Bello") == "objekt"
+    check_clean(pair)
 
 
 def test_a_type_squeezed_to_nothing_is_not_the_type_before_the_first(pair: Pair) -> None:

@@ -47,25 +47,45 @@ CALL (e) {
 
 // fragment: holds_at_the_read
 // The fact version `r` of the current record holds at the instant of the read
-// (`datetime.realtime()`), its start and end as a reader takes them (`span_now`): a
-// value squeezed to nothing never holds.
+// (`span_at_the_read`): a value squeezed to nothing never holds.
 EXISTS {
-  WITH r AS x
-  {{ span_now }}
-  WITH ab, bis, datetime.realtime() AS clock
-  WITH ab, bis, clock.epochSeconds * 1000000 + clock.microsecond AS now
+  {{ span_at_the_read }}
   WHERE ab <= now AND (bis IS NULL OR now < bis)
 }
 
 // fragment: holds_on_from_the_read
 // The fact version `r` of the current record holds at the instant of the read or later
-// (`span_now`): not ended by then, and not squeezed to nothing.
+// (`span_at_the_read`): not ended by then, and not squeezed to nothing.
 EXISTS {
-  WITH r AS x
-  {{ span_now }}
-  WITH ab, bis, datetime.realtime() AS clock
-  WHERE bis IS NULL OR (ab < bis AND clock.epochSeconds * 1000000 + clock.microsecond < bis)
+  {{ span_at_the_read }}
+  WHERE ab IS NOT NULL AND (bis IS NULL OR (ab < bis AND now < bis))
 }
+
+// fragment: span_at_the_read
+// The start `ab` and end `bis` of the fact version `r` in epoch microseconds, each from
+// its event's chain as it is now (the active entry's day, UTC), else from its valid
+// time (the end only of a superseded value; an end before the start is the start), and
+// the instant of the read (`now`, `datetime.realtime()`). A day or an instant stored
+// as something else reads as none, so the version holds nowhere here; the writer and
+// the reader name it. (`span_now` of kg check and `span_read` of the Mappe are the
+// same rule, with their guards and chains.)
+OPTIONAL MATCH (:TimelineEintrag {id: r.timeline_id})-[:NACHFOLGER*0..]->(ta:TimelineEintrag)
+WHERE NOT (ta)-[:NACHFOLGER]->(:TimelineEintrag)
+OPTIONAL MATCH (:TimelineEintrag {id: r.timeline_bis})-[:NACHFOLGER*0..]->(tb:TimelineEintrag)
+WHERE NOT (tb)-[:NACHFOLGER]->(:TimelineEintrag)
+WITH CASE WHEN ta IS NULL AND r.t_valid IS :: ZONED DATETIME NOT NULL
+            THEN r.t_valid.epochSeconds * 1000000 + r.t_valid.microsecond
+          WHEN ta.beginn IS :: DATE NOT NULL
+            THEN datetime({date: ta.beginn, timezone: 'UTC'}).epochSeconds * 1000000
+          END AS ab,
+     CASE WHEN tb.beginn IS :: DATE NOT NULL
+            THEN datetime({date: tb.beginn, timezone: 'UTC'}).epochSeconds * 1000000
+          WHEN tb IS NULL AND r.grund = 'abgeloest' AND r.t_invalid IS :: ZONED DATETIME NOT NULL
+            THEN r.t_invalid.epochSeconds * 1000000 + r.t_invalid.microsecond
+          END AS ende,
+     datetime.realtime() AS clock
+WITH ab, CASE WHEN ende < ab THEN ab ELSE ende END AS bis,
+     clock.epochSeconds * 1000000 + clock.microsecond AS now
 
 // fragment: namesake_merkmale
 // What tells the entity `e` apart from its namesakes (`merkmale`), as the Mappe would

@@ -4,7 +4,7 @@ cycles refused, facts asserted and corrected through the rules of time (`history
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -373,9 +373,17 @@ class Planner(History):
         value begins (told late, it is history), so only the facts are checked."""
         if entity.id is None or typ == "sonstiges":
             return
-        fact = None if stated else self.later_type(entity.id, typ)
-        if fact is None and entity.typ != typ:
-            fact = self.contradicting(entity.id, typ)
+        later = None if stated else self.later_type(entity.id, typ)
+        if later is not None:
+            raise Rejected(
+                "abgelehnt",
+                "typkonflikt",
+                f"{entity.name} is a {later.wert} from {later.start.date().isoformat()} "
+                f"({later.id}): this would make it a {typ} on into that time; correct "
+                "that type first",
+                konflikt=later.id,
+            )
+        fact = self.contradicting(entity.id, typ) if entity.typ != typ else None
         if fact is not None:
             raise Rejected(
                 "abgelehnt",
@@ -436,6 +444,31 @@ class Planner(History):
             + f"; {allowed}",
             **({"konflikt": current.id} if current else {}),
         )
+
+    def type_clash(
+        self, before: Mapping[str, tuple[Any, ...]], moved: Iterable[str] = ()
+    ) -> tuple[str, str, FactState] | None:
+        """After a cancel or a move, for the entities whose type facts it changed
+        (`before`: each type fact's start, end and grund as read; `moved`: the entities
+        whose type facts' days a move changed on their event), each type they have from
+        the order's time on (the one that holds, then each later one) against their
+        facts. The first clash: (entity name, type, the fact it contradicts). A cancel
+        brought back a tier for Bello while "Lena besitzt Bello" (an objekt) stood, which
+        a correction of that type refuses (a stranger's attack)."""
+        changed = sorted({
+            f.start_id for f in self.state.facts.values()
+            if f.rel == "TYP" and before.get(f.id) != (f.start, f.end, f.grund)
+        } | set(moved))
+        for entity_id in changed:
+            now = self.type_now(entity_id)
+            later = [f for f in self.current(entity_id, "TYP", False) if f.start > self.now]
+            for typ in ([now] if now is not None and now.contains(self.now) else []) + later:
+                if typ.wert in (None, "sonstiges"):
+                    continue
+                fact = self.contradicting(entity_id, typ.wert)
+                if fact is not None:
+                    return self.name_of(entity_id), typ.wert, fact
+        return None
 
     def type_fact(self, entity: Resolved) -> FactState | None:
         """The type fact a refusal names: the one `entity.typ` was read from."""
