@@ -221,8 +221,11 @@ _SINCE_EVER = datetime(1, 1, 1, tzinfo=UTC)
 
 def read_only_fact(f: Record) -> FactState:
     """An active fact the order only looks at (what binds a type, what a cycle would
-    close); never changed by it, so its validity does not matter."""
+    close, a type its triple carried); never changed by it, so its validity does not
+    matter."""
     props = {"id": f["id"], "auftrag_id": f["auftrag_id"], "herkunft": f["herkunft"]}
+    if f.get("subjekt_typ") is not None:
+        props["subjekt_typ"] = f["subjekt_typ"]
     return _fact(f, props, start=_SINCE_EVER)
 
 

@@ -281,6 +281,23 @@ def test_a_cancel_or_move_that_brings_back_a_contradicted_type_is_refused(
     check_clean(pair)
 
 
+def test_a_type_another_fact_carried_stays_when_the_fact_that_implied_it_goes(
+    pair: Pair,
+) -> None:
+    """A stranger's attack: Kassel is an ort by "Lena wohnt in Kassel", and by what
+    "Kassel hat Dom" carried in its `typ` field. Correcting Lena's home retired the ort
+    (the order's state read the facts that imply a type, not the ones that carried
+    one), and Kassel read sonstiges."""
+    pair.write(t("Lena", "wohnt_in", "Kassel"))
+    pair.write({**t("Kassel", "hat", wert="Dom"), "typ": "ort"})
+    result = pair.store.run(pair.store.memory.correct(
+        pair.user_id, "nova", subjekt="Lena", beziehung="wohnt_in", objekt="Kassel",
+        herkunft="mensch"))
+    assert len(result.ergebnisse[0].abgeloest) == 1  # the fact, and no type
+    assert typ_of(pair, "Kassel") == "ort"
+    check_clean(pair)
+
+
 def test_a_type_squeezed_to_nothing_is_not_the_type_before_the_first(pair: Pair) -> None:
     """Two types told for one day ahead: the first ends where it begins (squeezed), the
     second holds from that day. Before the day nothing holds, and the first value is the

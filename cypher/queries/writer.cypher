@@ -350,8 +350,10 @@ CALL (since) {
                     end_id: f.end_id, wert: f.wert, ab_tag: ta.beginn,
                     bis_tag: tb.beginn}) AS facts
   }
-  // What its facts say about its type: up to 10 active facts per relation type, found
-  // in one walk over its edges (a dynamic type in a pattern does not narrow the walk, so
+  // What its facts say about its type: up to 10 facts per relation type that hold now
+  // or later (active, or superseded from a day ahead), of the relations that imply a
+  // type and of any whose triple carried one (`subjekt_typ`), found in one walk over
+  // its edges (a dynamic type in a pattern does not narrow the walk, so
   // one walk per type would walk them all again for each).
   // (The ten are picked before their fields are read: a person with hundreds of
   // friends reads ten.)
@@ -365,7 +367,8 @@ CALL (since) {
   CALL (e, checked) {
     WITH e WHERE checked
     MATCH (e)-[r]->(o)
-    WHERE type(r) IN $typed_out AND r.character_id = $character_id
+    WHERE (type(r) IN $typed_out OR r.subjekt_typ IS NOT NULL)
+      AND r.character_id = $character_id
       AND (r.aktiv OR r.grund = 'abgeloest' AND r.t_expired IS NULL AND
         {{ holds_on_from_the_read }}
       )
@@ -373,7 +376,8 @@ CALL (since) {
     UNWIND few AS f
     WITH f[0] AS r, f[1] AS o
     RETURN collect({id: r.id, rel: type(r), start_id: e.id, end_id: o.id, wert: o.wert,
-                    other: o.name, auftrag_id: r.auftrag_id, herkunft: r.herkunft}) AS typed_out
+                    other: o.name, auftrag_id: r.auftrag_id, herkunft: r.herkunft,
+                    subjekt_typ: r.subjekt_typ}) AS typed_out
   }
   CALL (e, checked) {
     WITH e WHERE checked
