@@ -298,6 +298,30 @@ def test_a_type_another_fact_carried_stays_when_the_fact_that_implied_it_goes(
     check_clean(pair)
 
 
+@pytest.mark.parametrize("told", ["ahead", "now"])
+def test_no_specific_type_told_for_a_later_time_never_replaces_one(
+    pair: Pair, told: str
+) -> None:
+    """A stranger's attack: "Rex is sonstiges" (no specific type yet) from an event in
+    2099, then "Rex is a tier" now: the tier was filed as history until 2099, and from
+    then Rex read sonstiges. Told sonstiges now and a tier since 2020, the type now was
+    sonstiges. Rule 4: sonstiges never replaces a specific type. It ends where it
+    begins now (superseded by the type), and the type holds on."""
+    if told == "ahead":
+        unknown = pair.write(t("Rex", "typ", wert="sonstiges", ereignis=ahead("X", "2099-01-01")))
+        tier = pair.write(t("Rex", "typ", wert="tier"))
+        later = date(2099, 6, 1)
+    else:
+        unknown = pair.write(t("Rex", "typ", wert="sonstiges"))
+        tier = pair.write(t("Rex", "typ", wert="tier"), zeitpunkt="2020-01-01T00:00:00Z")
+        later = date(2021, 6, 1)
+    assert outcomes(tier) == [("abgeloest", None)]
+    assert tier.ergebnisse[0].abgeloest == [unknown.ergebnisse[0].fakt_id]
+    assert typ_of(pair, "Rex") == "tier"
+    assert pair.mappe("Rex", gueltig_am=later).typ == "tier"
+    check_clean(pair)
+
+
 def test_a_type_squeezed_to_nothing_is_not_the_type_before_the_first(pair: Pair) -> None:
     """Two types told for one day ahead: the first ends where it begins (squeezed), the
     second holds from that day. Before the day nothing holds, and the first value is the

@@ -235,6 +235,9 @@ class Planner(History):
         ended: dict[str, FactState] = {}
         squeezed: list[FactState] = []  # already ended where this one begins
         following: list[FactState] = []
+        # "No specific type yet" told for a later time than a specific type: it never
+        # replaces one (rule 4), so it ends where it begins, and the type holds on.
+        unknown: list[FactState] = []
         if rel.einwertig:
             # A partner is einwertig from both ends: the object's partition counts too.
             ends = [subjekt_id] + ([objekt_id] if rel.symmetrisch and objekt_id else [])
@@ -244,6 +247,9 @@ class Planner(History):
                         ended[fact.id] = fact
                     elif window_end is not None and start < fact.start < window_end:
                         ended[fact.id] = fact  # began within the event's precision
+                    elif (fact.start > start and rel.name == "typ"
+                          and fact.wert == "sonstiges" != wert):
+                        unknown.append(fact)
                     elif fact.start > start:
                         following.append(fact)
             if rel.symmetrisch:
@@ -267,6 +273,8 @@ class Planner(History):
             (self._index, f"fakt {rel.rel_type} {subjekt_id} {objekt_id} {wert}"), new_id())
         for fact in ended.values():
             self.end_at(fact, start, timeline_id, [fakt_id])
+        for fact in unknown:
+            self.end_at(fact, fact.start, None, [fakt_id])
         for fact in squeezed:  # it keeps its end; this value follows it too
             earlier = list(fact.props.get("abgeloest_durch") or ())
             self.change(fact, abgeloest_durch=[*earlier, fakt_id])
@@ -307,7 +315,7 @@ class Planner(History):
         fact.props = fact.new
         self.state.facts[fact.id] = fact
         self.ops.facts.append(fact)
-        ids = sorted(ended)
+        ids = sorted([*ended, *(f.id for f in unknown)])
         if upcoming is not None:
             return "nachgetragen", fact.id, ids
         return ("abgeloest" if ids else "geschrieben"), fact.id, ids
