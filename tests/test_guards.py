@@ -281,6 +281,31 @@ def test_a_cancel_or_move_that_brings_back_a_contradicted_type_is_refused(
     check_clean(pair)
 
 
+@pytest.mark.parametrize("corrected", ["typ", "ist_ein"])
+def test_a_correction_that_brings_back_a_contradicted_type_is_refused(
+    pair: Pair, corrected: str
+) -> None:
+    """A second stranger's attack: Bello an objekt from 2020 and a tier from 2025 (by a
+    `typ`, or by "ist ein Hund"), then "Bello wohnt in Kassel", which a tier may and an
+    objekt may not. Correcting the tier brought the objekt back beside that fact: `kg
+    check` failed, and the store's export could not be imported. Refused now, as a
+    cancel of it is; nothing of the correction is written."""
+    pair.write(t("Bello", "typ", wert="objekt"), zeitpunkt="2020-01-01T00:00:00Z")
+    told = (t("Bello", "typ", wert="tier") if corrected == "typ"
+            else t("Bello", "ist_ein", wert="Hund"))
+    pair.write(told, zeitpunkt="2025-01-01T00:00:00Z")
+    home = pair.write(t("Bello", "wohnt_in", "Kassel")).ergebnisse[0].fakt_id
+    wert = "tier" if corrected == "typ" else "Hund"
+    result = pair.store.run(pair.store.memory.correct(
+        pair.user_id, "nova", subjekt="Bello", beziehung=corrected, wert=wert,
+        herkunft="mensch"))
+    assert outcomes(result) == [("abgelehnt", "typkonflikt")]
+    assert result.ergebnisse[0].konflikt == home
+    assert "would make Bello a objekt while the fact" in (result.ergebnisse[0].meldung or "")
+    assert typ_of(pair, "Bello") == "tier"
+    check_clean(pair)
+
+
 def test_a_type_another_fact_carried_stays_when_the_fact_that_implied_it_goes(
     pair: Pair,
 ) -> None:

@@ -4,6 +4,7 @@ cycles refused, facts asserted and corrected through the rules of time (`history
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -773,7 +774,25 @@ class Planner(History):
         place = self.place_of(wrong)
         if place is not None and not rel.symmetrisch:
             self._taken_places.setdefault((subj.id, rel.rel_type), place)
+        # A take-back may bring back a type, or leave one that a standing fact
+        # contradicts (Bello a tier again beside "Bello wohnt in Kassel" of the objekt
+        # it corrects away: a stranger's attack); refused as a cancel of it is, with
+        # the plan's state as it was.
+        saved = copy.deepcopy((self.state, self.ops))
+        before = {f.id: (f.start, f.end, f.grund) for f in self.state.facts.values()
+                  if f.rel == "TYP"}
         retired, again = self.take_back_all(wrong, "berichtigt")
+        clash = self.type_clash(before)
+        if clash is not None:
+            self.state, self.ops = saved
+            name, typ, fact = clash
+            raise Rejected(
+                "abgelehnt", "typkonflikt",
+                f"this correction would make {name} a {typ} while the fact "
+                f"'{self.fact_text(fact)}' ({fact.id}) stands, which it contradicts; "
+                "correct that fact first",
+                konflikt=fact.id,
+            )
         if rel.name == "typ" and subj.id in self.state.entities:
             # The entity's type is what stands at the order's time (one brought back, or
             # none): a later triple of the order was checked against the type taken back.
