@@ -347,6 +347,34 @@ def test_no_specific_type_told_for_a_later_time_never_replaces_one(
     check_clean(pair)
 
 
+def test_no_specific_type_comes_back_after_a_specific_one_by_a_take_back(pair: Pair) -> None:
+    """A second stranger's attack: X sonstiges from 2022, a tier from 2020 (which
+    supersedes it where it begins), a person from 2010 (told late, up to the tier); then
+    the tier corrected away. The take-back brought back both values the tier had ended,
+    and the sonstiges held from 2022 again, after the person: X read sonstiges now, and
+    `kg check` was clean. Rule 4 holds here too: the person holds on, and the sonstiges
+    stays superseded where it begins, by the person."""
+    unknown = pair.write(t("X", "typ", wert="sonstiges"), zeitpunkt="2022-01-01T00:00:00Z")
+    pair.write(t("X", "typ", wert="tier"), zeitpunkt="2020-01-01T00:00:00Z")
+    person = pair.write(t("X", "typ", wert="person"), zeitpunkt="2010-01-01T00:00:00Z")
+    assert outcomes(person) == [("nachgetragen", None)]
+    result = pair.store.run(pair.store.memory.correct(
+        pair.user_id, "nova", subjekt="X", beziehung="typ", wert="tier", herkunft="mensch"))
+    assert outcomes(result) == [("berichtigt", None)]
+    assert result.ergebnisse[0].wieder_gueltig == [person.ergebnisse[0].fakt_id]
+    assert typ_of(pair, "X") == "person"
+    assert pair.mappe("X", gueltig_am=date(2023, 6, 1)).typ == "person"
+    assert pair.mappe("X", gueltig_am=date(2015, 6, 1)).typ == "person"
+    [stored] = pair.cypher(
+        "MATCH ()-[r:TYP {id: $id}]->() WHERE r.t_expired IS NULL"
+        " RETURN r.aktiv AS aktiv, r.grund AS grund,"
+        " r.t_invalid = r.t_valid AS squeezed, r.abgeloest_durch AS durch",
+        id=unknown.ergebnisse[0].fakt_id)
+    assert stored == {"aktiv": False, "grund": "abgeloest", "squeezed": True,
+                      "durch": [person.ergebnisse[0].fakt_id]}
+    check_clean(pair)
+
+
 def test_a_type_squeezed_to_nothing_is_not_the_type_before_the_first(pair: Pair) -> None:
     """Two types told for one day ahead: the first ends where it begins (squeezed), the
     second holds from that day. Before the day nothing holds, and the first value is the

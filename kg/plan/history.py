@@ -485,6 +485,11 @@ class History:
                  or (self._ended_by(f, taken) and not self._still_followed(f, taken)))
             and not (f.grund == "abgeloest" and self._ended_by(f, taken_of(before)))
             and not (rel.symmetrisch and f.empty and self._squeezed_before(f, before))
+            # "No specific type yet" squeezed by the taken-back value follows no
+            # specific type (rule 4): the writer files it so after one, and the type
+            # that holds again where it begins keeps it squeezed (`_covering`).
+            and not (rel.name == "typ" and f.wert == "sonstiges" != before.wert
+                     and f.empty and self._ended_by(f, taken))
         ]
         return min(later, key=lambda f: (f.start, f.id)) if later else None
 
