@@ -90,7 +90,7 @@ async def load(memory: Memory, target: int, state: dict[str, Any], samples: int)
 async def floor_calls(memory: Memory) -> tuple[dict[str, Callable[[], Awaitable[Any]]], Any]:
     """`RETURN 1` sent three ways, on the library's own driver."""
     db = memory.db
-    ping = db.queries["ping"].text
+    ping = db.queries["ping"].wire
     held = db.driver.session(database=db.name, default_access_mode="READ")
 
     async def session_run() -> None:

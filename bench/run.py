@@ -280,7 +280,7 @@ async def reads(
     phase, and `driver.execute_query`; the last two are the driver's own round trips, the
     cheaper of them the floor the Mappe is held to."""
     db = memory.db
-    ping = db.queries["ping"].text
+    ping = db.queries["ping"].wire
     held = db.driver.session(database=db.name, default_access_mode="READ")
 
     async def floor_session() -> None:
@@ -695,7 +695,7 @@ async def profile_mappe(memory: Memory, s: Sample, asof: AsOf | None = None) -> 
         gueltig_am=asof.gueltig_am if asof else None,
         bekannt_am=asof.bekannt_am if asof else None,
     )
-    text = "PROFILE " + memory.db.queries["mappe"].text
+    text = "PROFILE " + memory.db.queries["mappe"].wire
     async with memory.db.driver.session(database=memory.db.name) as session:
         result = await session.run(text, params)
         summary = await result.consume()

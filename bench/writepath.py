@@ -239,7 +239,7 @@ async def profile(memory: Memory, user: str) -> None:
                 params = {**params, "auftrag": {**params["auftrag"], "id": uuid.uuid4().hex}}
             tx = await session.begin_transaction()
             try:
-                result = await tx.run("PROFILE " + memory.db.queries[name].text, params)
+                result = await tx.run("PROFILE " + memory.db.queries[name].wire, params)
                 summary = await result.consume()
             finally:
                 await tx.rollback()

@@ -205,7 +205,7 @@ class Tx:
         db.round_trips += 1
         try:
             async with db.first_runs.alone(name, db.settings.query_timeout):
-                result = await self._tx.run(query.text, params)
+                result = await self._tx.run(query.wire, params)
             return [decode(record) async for record in result]
         except (ServiceUnavailable, SessionExpired):
             db.first_runs.forget()
@@ -242,7 +242,7 @@ class Tx:
         if queue and open_ and db.first_runs.planned(name):
             assert connection is not None
             try:
-                connection.run(db.queries[name].text, params)
+                connection.run(db.queries[name].wire, params)
             except TypeError:
                 pass  # the driver's `run` takes other arguments now: nothing was queued
             else:
@@ -330,7 +330,7 @@ class AutoCommit:
         query = self._db.queries[name]
         timeout = self._db.settings.maintenance_timeout
         self._began = time.monotonic()
-        result = await self._session.run(Query(query.text, timeout=timeout), params)
+        result = await self._session.run(Query(query.wire, timeout=timeout), params)
         if bound is None:
             return [record.data() async for record in result]
         # The session's connection is private to the driver: where it is gone, the read
@@ -673,7 +673,7 @@ class Database:
         direct = self.direct
         if direct is not None:
             try:
-                return await direct.run(query.text, params)
+                return await direct.run(query.wire, params)
             except (TypeError, AttributeError):
                 if direct.proven:
                     raise
@@ -682,7 +682,7 @@ class Database:
                 self.direct = None
         timeout = self.settings.query_timeout
         async with self._session("READ") as session:
-            result = await session.run(Query(query.text, timeout=timeout), params)
+            result = await session.run(Query(query.wire, timeout=timeout), params)
             return [record async for record in result]
 
     @asynccontextmanager

@@ -11,7 +11,7 @@ import pytest
 
 from kg.api import SyncMemory
 from kg.errors import QueryLoadError
-from kg.queries import Registry, parse, registry
+from kg.queries import Registry, parse, registry, wire_form
 from tests.conftest import explain_with_examples
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -164,15 +164,69 @@ def test_every_query_header_carries_param_examples() -> None:
 
 
 def test_every_header_example_explains_on_the_real_server(store: SyncMemory) -> None:
+    """As pasted into Neo4j Browser (`text`), and as sent (`wire`)."""
     failures = []
     for q in registry():
         if not q.examples:
             continue
-        try:
-            store.run(explain_with_examples(store, q.text, dict(q.examples)))
-        except Exception as exc:  # collect every failure, then report
-            failures.append(f"{q.source}:{q.line} {q.name}: {exc}")
+        for text in (q.text, q.wire):
+            try:
+                store.run(explain_with_examples(store, text, dict(q.examples)))
+            except Exception as exc:  # collect every failure, then report
+                failures.append(f"{q.source}:{q.line} {q.name}: {exc}")
     assert failures == []
+
+
+@pytest.mark.parametrize(("text", "wire"), [
+    ("MATCH (n) // why\n  WHERE n.a = 'x // y'\n\n   RETURN n",
+     "MATCH (n)\nWHERE n.a = 'x // y'\nRETURN n"),
+    ("  // a line of its own\n  RETURN 1\n  // and one after", "RETURN 1"),
+    ("RETURN 'a\n   b' AS s // Lena's home\n", "RETURN 'a\n   b' AS s"),
+    ('RETURN "q\\"//\n  x" AS s', 'RETURN "q\\"//\n  x" AS s'),
+    ("RETURN `we//ird`/* a comment */, 1", "RETURN `we//ird` , 1"),
+    ("RETURN 1// no space before\n  + 2", "RETURN 1\n+ 2"),
+    ("RETURN 'it\\'s' AS s  // it's", "RETURN 'it\\'s' AS s"),
+])
+def test_a_query_goes_to_the_server_without_comments_and_indentation(
+    text: str, wire: str
+) -> None:
+    """The server reads a query's whole text on every call; the Mappe's comments were
+    most of its 38 KB. Strings and quoted names stay as they are, whatever they hold."""
+    assert wire_form(text) == wire
+
+
+def test_the_registry_sends_every_query_in_its_wire_form() -> None:
+    """No comment line and no indentation is left, and the Mappe is Latin-1 (its
+    comments' "…" made the server's copy of the text two bytes a character)."""
+    for q in registry():
+        lines = q.wire.splitlines()
+        assert not [line for line in lines if line.lstrip().startswith("//")], q.name
+        assert [line for line in lines if line != line.strip()] == [], q.name
+    mappe = registry()["mappe"]
+    assert len(mappe.wire) < 0.7 * len(mappe.text)
+    assert max(map(ord, mappe.wire)) < 256
+
+
+def test_the_server_is_sent_the_wire_form(store: SyncMemory, tmp_path: Path) -> None:
+    """What the server ran, as it lists its own transaction: the wire form of the
+    query, not the commented text kept for Neo4j Browser."""
+    (tmp_path / "own.cypher").write_text(
+        "// name: own_text\n// What the server runs.\n"
+        "SHOW TRANSACTIONS YIELD currentQuery, transactionId\n"
+        "  // a comment the server never reads\n"
+        "WHERE currentQuery CONTAINS 'own text'\n"
+        "RETURN currentQuery\n", encoding="utf-8")
+    db = store.memory.db
+    before = db.queries
+    db.queries = Registry(
+        [*before, *parse((tmp_path / "own.cypher").read_text(encoding="utf-8"), "own.cypher")])
+    try:
+        rows = store.run(db.plain_query("own_text"))
+    finally:
+        db.queries = before
+    assert [r["currentQuery"] for r in rows] == [
+        "SHOW TRANSACTIONS YIELD currentQuery, transactionId\n"
+        "WHERE currentQuery CONTAINS 'own text'\nRETURN currentQuery"]
 
 
 def test_kg_query_prints_each_named_query_runnable_as_pasted(store: SyncMemory) -> None:
