@@ -375,6 +375,37 @@ def test_no_specific_type_comes_back_after_a_specific_one_by_a_take_back(pair: P
     check_clean(pair)
 
 
+@pytest.mark.parametrize("when", ["past", "ahead"])
+def test_before_the_first_type_the_first_that_holds_somewhere(pair: Pair, when: str) -> None:
+    """The types' oracle: a sonstiges of March (the month), an objekt from June, then a
+    tier of March told late: it squeezes the sonstiges (both begin on the 1st) and ends
+    where the objekt begins. Before March the type is the first that holds somewhere:
+    the tier. It was one of the two by the order of two equal starts, so a type that
+    never held was read (the sonstiges). Several entities, so that either order of the
+    store's is met; as of a day before (past), and now, in the Mappe, the entity list
+    and the writer, for types to come (ahead)."""
+    year = 2020 if when == "past" else 2099
+    month = {"titel": "Umzug", "beginn": f"{year}-03-01", "genauigkeit": "monat"}
+    names = [f"Rex{i}" for i in range(6)]
+    for name in names:
+        pair.write(t(name, "typ", wert="sonstiges", ereignis=month))
+        pair.write(t(name, "typ", wert="objekt", ereignis=ahead("Verkauf", f"{year}-06-01")))
+        told = pair.write(t(name, "typ", wert="tier", ereignis=month))
+        assert outcomes(told) == [("nachgetragen", None)]
+    before = {"gueltig_am": date(year, 1, 1)} if when == "past" else {}
+    assert {n: pair.mappe(n, **before).typ for n in names} == {n: "tier" for n in names}
+    if when == "ahead":
+        listed = {e.name: e.typ for e in pair.store.run(pair.store.memory.entities(
+            pair.user_id, "nova"))}
+        assert {n: listed[n] for n in names} == {n: "tier" for n in names}
+        # The writer's: no sonstiges replaces the tier he is now.
+        told = pair.write(*(t(n, "typ", wert="sonstiges") for n in names))
+        assert [(r.ausgang, r.meldung) for r in told.ergebnisse] == [
+            ("unveraendert", f"{n} is a tier; sonstiges does not replace a type")
+            for n in names]
+    check_clean(pair)
+
+
 def test_a_type_squeezed_to_nothing_is_not_the_type_before_the_first(pair: Pair) -> None:
     """Two types told for one day ahead: the first ends where it begins (squeezed), the
     second holds from that day. Before the day nothing holds, and the first value is the

@@ -184,20 +184,28 @@ CALL (e) {
   // the order, while the fact may begin earlier, with its event). A current read looks
   // at every value of the record: a type superseded from a day ahead (by one told to
   // begin later) is no longer active, yet holds until that day, and the active one
-  // has not begun.
+  // has not begun. The first is the earliest that holds somewhere: of two versions
+  // that begin together, one squeezed to nothing never held (by the order of two
+  // equal starts, Rex read sonstiges before a tier of the same month).
   OPTIONAL MATCH (e)-[r:TYP]->(w:Wert)
   WHERE r.character_id = $character_id
     AND CASE WHEN $asof
           THEN
             {{ held_then }}
           ELSE r.t_expired IS NULL AND coalesce(r.grund, 'abgeloest') = 'abgeloest' END
-  WITH r, w, CASE WHEN $asof
-               THEN
-                 {{ holds_then }}
-               ELSE
-                 {{ holds_at_the_read }}
-               END AS held
-  ORDER BY held DESC, r.t_valid, r.aktiv DESC
+  // Its span as known then (`span_then`, at `gueltig_am`), or at the read.
+  OPTIONAL CALL (r) {
+    WITH r WHERE $asof
+    {{ span_then }}
+    RETURN ab, bis, $at.gueltig_us AS t
+    UNION
+    WITH r WHERE NOT $asof
+    {{ span_at_the_read }}
+    RETURN ab, bis, now AS t
+  }
+  WITH w, r, ab, coalesce(ab <= t AND (bis IS NULL OR t < bis), false) AS held,
+       coalesce(bis <= ab, false) AS leer
+  ORDER BY held DESC, leer, ab, r.t_valid, r.aktiv DESC
   RETURN w.wert AS typ LIMIT 1
 }
 CALL (e) {

@@ -33,15 +33,19 @@ SET lock.uhr = jetzt
 // The type of the entity `e` in the pair (`typ`, null when it has none): the value of
 // its TYP fact of $character_id that holds now, and before the first value the first.
 // (A type told to begin on a day ahead is the active version; the one before it holds
-// until that day.) The Mappe reads its current type so too.
+// until that day.) The first is the earliest that holds somewhere (a version squeezed
+// to nothing never held). The Mappe reads its current type so too.
 CALL (e) {
   OPTIONAL MATCH (e)-[r:TYP]->(w:Wert)
   WHERE r.character_id = $character_id AND r.t_expired IS NULL
     AND coalesce(r.grund, 'abgeloest') = 'abgeloest'
-  WITH r, w,
-    {{ holds_at_the_read }}
-    AS held
-  ORDER BY held DESC, r.t_valid, r.aktiv DESC
+  OPTIONAL CALL (r) {
+    {{ span_at_the_read }}
+    RETURN ab, bis, now
+  }
+  WITH w, r, ab, coalesce(ab <= now AND (bis IS NULL OR now < bis), false) AS held,
+       coalesce(bis <= ab, false) AS leer
+  ORDER BY held DESC, leer, ab, r.t_valid, r.aktiv DESC
   RETURN w.wert AS typ LIMIT 1
 }
 
