@@ -26,6 +26,13 @@ intervals are derived from it:
 
 Multi-valued relations are sets: a value holds from its start until it is taken back.
 
+The type (`typ`, of another subject) is single-valued with one rule more: `sonstiges`
+(no specific type yet) never follows a specific type. Placed after one in the list (a
+specific type told for an earlier time than it), it holds nowhere and ends nothing; told
+while the type at the order's time is specific, it is not added (unchanged). The type at
+an instant is the value that holds then, before the first value the first, and without
+any value `sonstiges`.
+
 Reads show a value's stay: intervals of one value that meet (one ends where the other
 starts: the value told again for an earlier time) are one interval. (Not yet for
 partners, `Partners` below: the store does not join their stays.)
@@ -129,22 +136,40 @@ class Model:
         step = self.step if step is None else step
         alive = [a for a in self.lists.get(rel, []) if a.alive(step)]
         starts = [self.start_of(a, step) for a in alive]
+        unknown = self._unknown(rel, alive)
         out = []
         for i, a in enumerate(alive):
-            if rel in self.einwertig:
-                later = starts[i + 1 :]
+            if unknown[i]:
+                end: datetime | None = starts[i]  # holds nowhere
+            elif rel in self.einwertig:
+                later = [s for s, u in zip(starts[i + 1 :], unknown[i + 1 :], strict=True)
+                         if not u]
                 end = max(min(later), starts[i]) if later else None
             else:
                 end = None
             out.append(Interval(a.value, starts[i], end))
         return out
 
+    @staticmethod
+    def _unknown(rel: str, alive: list[Assertion]) -> list[bool]:
+        """Per assertion: a `sonstiges` type after a specific one, which holds nowhere."""
+        return [rel == TYP and a.value == NO_TYPE
+                and any(b.value != NO_TYPE for b in alive[:i]) for i, a in enumerate(alive)]
+
     def raw_ends(self, rel: str, step: int) -> list[tuple[Assertion, datetime | None]]:
         alive = [a for a in self.lists.get(rel, []) if a.alive(step)]
         starts = [self.start_of(a, step) for a in alive]
-        return [
-            (a, min(starts[i + 1 :]) if starts[i + 1 :] else None) for i, a in enumerate(alive)
-        ]
+        unknown = self._unknown(rel, alive)
+        out = []
+        for i, a in enumerate(alive):
+            later = [s for s, u in zip(starts[i + 1 :], unknown[i + 1 :], strict=True)
+                     if not u]
+            out.append((a, starts[i] if unknown[i] else min(later) if later else None))
+        return out
+
+    def type_at(self, when: datetime, step: int | None = None) -> str:
+        """The type at `when` as known after `step`."""
+        return type_in(self.intervals(TYP, step), when)
 
     # -- operations -------------------------------------------------------------------
 
@@ -188,6 +213,8 @@ class Model:
         taken values back)."""
         now = self.step
         before = self.intervals(rel, now)
+        if rel == TYP and value == NO_TYPE and type_in(before, start) != NO_TYPE:
+            return "unveraendert"  # at the order's time a specific type holds
         if event is not None:
             first, precision = first_of(event[0], event[1]), event[1]
         elif existing is not None:
@@ -220,7 +247,10 @@ class Model:
         items.insert(position, new)
         ended = [
             iv for iv in before
-            if not iv.empty and (iv.holds(start) or (edge and start < iv.start < edge))
+            if not iv.empty and (iv.holds(start) or (edge and start < iv.start < edge)
+                                 # (a later `sonstiges` a specific type now precedes)
+                                 or (rel == TYP and iv.value == NO_TYPE != value
+                                     and iv.start > start))
         ]
         mine = next(iv for a, iv in zip(
             [a for a in items if a.alive(now)], self.intervals(rel, now), strict=True
@@ -380,6 +410,19 @@ class Model:
                 if iv.end is not None and iv.start < iv.end <= gueltig_am:
                     history.add((rel, iv.value, iv.start.date(), iv.end.date()))
         return facts, history
+
+
+TYP, NO_TYPE = "typ", "sonstiges"
+
+
+def type_in(intervals: list[Interval], when: datetime) -> str:
+    """The type at `when`: the value that holds then; before the first value the first
+    (the earliest that holds somewhere); without any, `sonstiges`."""
+    held = [iv for iv in intervals if not iv.empty]
+    now = [iv.value for iv in held if iv.holds(when)]
+    if now:
+        return now[0]
+    return min(held, key=lambda iv: iv.start).value if held else NO_TYPE
 
 
 def end_of_day(day: date) -> datetime:

@@ -5,7 +5,9 @@ multi-valued, same values, late valid times, events of day and month precision),
 corrections, and timeline moves and cancels through `Memory` against the real Neo4j.
 After every step it compares the store's current Mappe, and its as-of Mappe at random
 (gueltig_am, bekannt_am) points, with the model's; at the end of each sequence `kg
-check` must be clean. System time is the store's: the
+check` must be clean. Beside Lena's values it tells Rex's type (`typ`: tier, objekt or
+sonstiges), with instants and events, corrected and cancelled like hers, and compares
+the type of Rex's Mappe, now and as of those points. System time is the store's: the
 model learns only the order of operations, and the test reads "as known" at instants
 taken between two operations.
 
@@ -44,7 +46,7 @@ from kg.errors import TimelineError
 from kg.mappe import render
 from tests.conftest import DrawnIds, IdOrder, end_of_sequence, new_user_id, together
 from tests.scenario_days import at, on, today_between
-from tests.temporal_model import Model, day_start, end_of_day
+from tests.temporal_model import TYP, Model, day_start, end_of_day
 
 STRESS = os.environ.get("KG_STRESS") == "1"
 
@@ -55,13 +57,17 @@ RELATIONS = {
 }
 # A value in another case is the same value (the third of each list): the model sees
 # every value in lower case, and so does the comparison with the store (`ours`).
+#: Rex's type, told by the rules that tell one value (not two in one order, not with a
+#: correction's replacement, not at an event that exists).
+TYPES = ["tier", "objekt", "sonstiges"]
+TOLD = [*sorted(RELATIONS), TYP]
 
 
 def compared(value: str) -> str:
     """A value as the model knows it: in lower case (a place's name as it is)."""
     return value if value in RELATIONS["wohnt_in"][1] else value.lower()
 
-EINWERTIG = {"wohnt_in", "beruf"}
+EINWERTIG = {"wohnt_in", "beruf", TYP}
 # Valid times around the store's own clock (late ones, future ones, equal ones).
 INSTANTS = [
     at(2025, 6, 1),
@@ -134,6 +140,11 @@ def ours(m: Any) -> tuple[set[Any], set[Any]]:
     return facts, history
 
 
+def lenas(want: tuple[set[Any], set[Any]]) -> tuple[set[Any], set[Any]]:
+    """The model's Mappe of Lena: its facts and history without Rex's type."""
+    return ({f for f in want[0] if f[0] != TYP}, {h for h in want[1] if h[0] != TYP})
+
+
 def latest_end_first(m: Any) -> None:
     """A Mappe's history goes latest end first, each line's end as it shows it, to the
     instant (its cap cuts the lines that end earliest; two lines ending on one day come
@@ -144,6 +155,8 @@ def latest_end_first(m: Any) -> None:
 
 class TemporalRecord(RuleBasedStateMachine):
     store: SyncMemory
+    #: Every value told is Rex's type (`TypeRecord`), so that types meet often enough.
+    only_types = False
 
     events = Bundle("events")
 
@@ -155,6 +168,7 @@ class TemporalRecord(RuleBasedStateMachine):
         self.entries: dict[int, str] = {}  # model event → the store's active entry id
         self.cancelled: set[int] = set()
         self.liegt_ab: dict[str, datetime] = {}  # where each place lies from (`first`)
+        self.rex = False  # Rex is known (a type was told of him)
         self.n = 0
         self.id_order = DrawnIds()  # the seed is drawn with the first step
 
@@ -182,9 +196,16 @@ class TemporalRecord(RuleBasedStateMachine):
         }))
 
     def triple(self, rel: str, value: str, **extra: Any) -> dict[str, Any]:
+        if rel == TYP:
+            return {"subjekt": "Rex", "beziehung": rel, "wert": value, "herkunft": "mensch",
+                    **extra}
         form, _ = RELATIONS[rel]
         key = "objekt" if form == "entity" else "wert"
         return {"subjekt": "Lena", "beziehung": rel, key: value, "herkunft": "mensch", **extra}
+
+    @staticmethod
+    def values(rel: str) -> list[str]:
+        return TYPES if rel == TYP else RELATIONS[rel][1]
 
     def lena(self) -> str:
         return str(self.run(self.memory().entity_id(self.user, "nova", "Lena")))
@@ -213,20 +234,26 @@ class TemporalRecord(RuleBasedStateMachine):
         self.model.write("hobby", compared("Lesen"), result.erfasst)
         self.between()
 
+    @precondition(lambda self: not self.only_types)
     @rule(
-        rel=st.sampled_from(sorted(RELATIONS)),
+        rel=st.sampled_from(TOLD),
         pick=st.integers(0, 2),
         when=st.one_of(st.none(), st.none(), st.sampled_from(INSTANTS)),
     )
     def write(self, rel: str, pick: int, when: datetime | None) -> None:
-        values = RELATIONS[rel][1]
+        self.write_one(rel, pick, when)
+
+    def write_one(self, rel: str, pick: int, when: datetime | None) -> None:
+        values = self.values(rel)
         value = values[pick % len(values)]
         extra = {"zeitpunkt": when.isoformat()} if when else {}
         result = self.order(tripel=[self.triple(rel, value)], **extra)
+        self.rex |= rel == TYP
         expected = self.model.write(rel, compared(value), when or result.erfasst)
         assert result.ergebnisse[0].ausgang == expected, (rel, value, when)
         self.between()
 
+    @precondition(lambda self: not self.only_types)
     @rule(
         rel=st.sampled_from(sorted(RELATIONS)),
         picks=st.tuples(st.integers(0, 2), st.integers(0, 2)),
@@ -246,19 +273,24 @@ class TemporalRecord(RuleBasedStateMachine):
         assert [e.ausgang for e in result.ergebnisse] == expected, (rel, told, when)
         self.between()
 
+    @precondition(lambda self: not self.only_types)
     @rule(
         target=events,
-        rel=st.sampled_from(["wohnt_in", "beruf", "hobby"]),
+        rel=st.sampled_from(["wohnt_in", "beruf", "hobby", TYP]),
         pick=st.integers(0, 2),
         day=st.sampled_from(DAYS),
         monat=st.booleans(),
     )
     def write_with_event(self, rel: str, pick: int, day: date, monat: bool) -> int:
-        values = RELATIONS[rel][1]
+        return self.with_event(rel, pick, day, monat)
+
+    def with_event(self, rel: str, pick: int, day: date, monat: bool) -> int:
+        values = self.values(rel)
         value = values[pick % len(values)]
         genauigkeit = "monat" if monat else "tag"
         event = {"titel": "Ereignis", "beginn": day.isoformat(), "genauigkeit": genauigkeit}
         result = self.order(tripel=[self.triple(rel, value, ereignis=event)])
+        self.rex |= rel == TYP
         expected = self.model.write(rel, compared(value), result.erfasst, (day, genauigkeit))
         r = result.ergebnisse[0]
         assert r.ausgang == expected, (rel, value, day, genauigkeit)
@@ -271,6 +303,7 @@ class TemporalRecord(RuleBasedStateMachine):
         return key
 
     @precondition(lambda self: any(k not in self.cancelled for k in self.entries))
+    @precondition(lambda self: not self.only_types)
     @rule(key=events, rel=st.sampled_from(["wohnt_in", "beruf", "hobby"]),
           pick=st.integers(0, 2))
     def write_at_event(self, key: int, rel: str, pick: int) -> None:
@@ -286,18 +319,20 @@ class TemporalRecord(RuleBasedStateMachine):
         assert result.ergebnisse[0].ausgang == expected, (rel, value, key)
         self.between()
 
-    @rule(rel=st.sampled_from(sorted(RELATIONS)), pick=st.integers(0, 2))
+    @precondition(lambda self: not self.only_types)
+    @rule(rel=st.sampled_from(TOLD), pick=st.integers(0, 2))
     def correct(self, rel: str, pick: int) -> None:
-        values = RELATIONS[rel][1]
+        self.take_back(rel, pick)
+
+    def take_back(self, rel: str, pick: int) -> None:
+        values = self.values(rel)
         value = values[pick % len(values)]
-        form, _ = RELATIONS[rel]
-        item = {"subjekt": "Lena", "beziehung": rel, "herkunft": "mensch",
-                ("objekt" if form == "entity" else "wert"): value}
-        result = self.order(berichtigungen=[item])
+        result = self.order(berichtigungen=[self.triple(rel, value)])
         found = self.model.correct(rel, compared(value))
         assert (result.ergebnisse[0].ausgang == "berichtigt") == found, (rel, value)
         self.between()
 
+    @precondition(lambda self: not self.only_types)
     @rule(rel=st.sampled_from(sorted(RELATIONS)), pick=st.integers(0, 2),
           new=st.integers(0, 2))
     def correct_with_replacement(self, rel: str, pick: int, new: int) -> None:
@@ -345,7 +380,7 @@ class TemporalRecord(RuleBasedStateMachine):
         if not self.known:
             return
         m = self.run(self.memory().mappe(self.user, "nova", self.lena()))
-        want = self.model.current()
+        want = lenas(self.model.current())
         assert ours(m) == want
         latest_end_first(m)
         # Derived also from a value superseded from a day ahead: it holds until then.
@@ -407,15 +442,35 @@ class TemporalRecord(RuleBasedStateMachine):
             for step, v in asked
         )))
         for (step, v), m in zip(asked, answers, strict=True):
-            want = self.model.as_of(v, step)
+            want = lenas(self.model.as_of(v, step))
             assert ours(m) == want, (v, step)
             latest_end_first(m)
             got = {(d.objekt.name, d.ab_datum) for d in m.abgeleitet}
             assert got == derived({(*f, None) for f in want[0]}, self.liegt_ab, v), (v, step)
         step, v = asked[-1]  # (the latest step: the longest history)
-        self.capped_agrees(self.model.as_of(v, step), gueltig_am=v,
+        self.capped_agrees(lenas(self.model.as_of(v, step)), gueltig_am=v,
                            bekannt_am=self.known[step - 1])
         self.places_as_of_agree(asked)
+
+    @invariant()
+    def rex_type_agrees(self) -> None:
+        """Rex's type: now, and as known right after each of the last steps at every
+        probe of valid time."""
+        if not self.rex:
+            return
+        rex = self.run(self.memory().entity_id(self.user, "nova", "Rex"))
+        now = datetime.now(UTC)
+        assert self.run(self.memory().mappe(self.user, "nova", rex)).typ == (
+            self.model.type_at(now))
+        asked = [(step, v) for step in sorted({len(self.known), max(2, len(self.known) - 2), 2})
+                 for v in PROBES]
+        answers = self.run(together(*(
+            self.memory().mappe(self.user, "nova", rex, gueltig_am=v,
+                                bekannt_am=self.known[step - 1])
+            for step, v in asked
+        )))
+        got = [m.typ for m in answers]
+        assert got == [self.model.type_at(v, step) for step, v in asked], asked
 
     def places_as_of_agree(self, asked: list[tuple[int, datetime]]) -> None:
         """At each of the instants asked of Lena's Mappe: each place's Mappe shows Lena
@@ -483,6 +538,34 @@ def test_store_agrees_with_the_reference_model(store: SyncMemory) -> None:
     run_state_machine_as_test(TemporalRecord, settings=oracle_settings())
 
 
+class TypeRecord(TemporalRecord):
+    """The same machine telling only Rex's type (among Lena's values a type is told
+    once in sixteen steps, and rarely twice in a sequence): its rules that tell one
+    value tell a type, the others are off; moves and cancels as they are."""
+
+    only_types = True
+
+    @rule(pick=st.integers(0, 2),
+          when=st.one_of(st.none(), st.none(), st.sampled_from(INSTANTS)))
+    def write_type(self, pick: int, when: datetime | None) -> None:
+        self.write_one(TYP, pick, when)
+
+    @rule(target=TemporalRecord.events, pick=st.integers(0, 2), day=st.sampled_from(DAYS),
+          monat=st.booleans())
+    def write_type_with_event(self, pick: int, day: date, monat: bool) -> int:
+        return self.with_event(TYP, pick, day, monat)
+
+    @rule(pick=st.integers(0, 2))
+    def correct_type(self, pick: int) -> None:
+        self.take_back(TYP, pick)
+
+
+@pytest.mark.slow
+def test_types_agree_with_the_reference_model(store: SyncMemory) -> None:
+    TypeRecord.store = store
+    run_state_machine_as_test(TypeRecord, settings=oracle_settings())
+
+
 def test_model_detects_a_planted_overlap() -> None:
     """The model is not a mirror: it disagrees with a record that breaks the partition."""
     model = Model({"wohnt_in"})
@@ -497,6 +580,33 @@ def test_model_detects_a_planted_overlap() -> None:
     # Late value: history, never current; ends where the next value begins.
     assert model.write("wohnt_in", "Hamburg", day_start(on(2025, 1, 1))) == "nachgetragen"
     assert ("wohnt_in", "Hamburg", on(2025, 1, 1), on(2026, 1, 1)) in model.current()[1]
+
+
+def test_model_keeps_no_specific_type_after_a_specific_one() -> None:
+    """Rule 4 over time, as the model states it: `sonstiges` never follows a specific
+    type, neither told after one nor brought back by a correction."""
+    model = Model({TYP})
+    d = day_start
+    assert model.write(TYP, "sonstiges", d(on(2026, 6, 1))) == "geschrieben"
+    # A tier told for an earlier time: the sonstiges holds nowhere, and ends nothing.
+    assert model.write(TYP, "tier", d(on(2026, 1, 1))) == "abgeloest"
+    assert model.type_at(d(on(2026, 8, 1))) == "tier"
+    assert model.current() == ({(TYP, "tier", on(2026, 1, 1))}, set())
+    # Told while a specific type holds at the order's time: not added.
+    assert model.write(TYP, "sonstiges", d(on(2026, 9, 1))) == "unveraendert"
+    # A person told late, then the tier corrected: the person holds on.
+    assert model.write(TYP, "person", d(on(2025, 1, 1))) == "nachgetragen"
+    assert model.correct(TYP, "tier")
+    assert model.type_at(d(on(2026, 8, 1))) == "person"
+    # Before the first value, the first; a record that let the sonstiges hold again
+    # from June would not match.
+    assert model.type_at(d(on(2024, 1, 1))) == "person"
+    assert model.current()[0] == {(TYP, "person", on(2025, 1, 1))}
+    assert model.current()[0] != {(TYP, "sonstiges", on(2026, 6, 1))}
+    # Without a specific value before it, the sonstiges holds again.
+    assert model.correct(TYP, "person")
+    assert model.type_at(d(on(2026, 8, 1))) == "sonstiges"
+    assert model.type_at(d(on(2026, 1, 1))) == "sonstiges"
 
 
 @contextmanager
@@ -515,8 +625,20 @@ def replay(store: SyncMemory, ids: IdOrder = 0,
         state.current_mappe_agrees()
         state.places_tell_where_lena_lives()
         state.as_of_mappe_agrees()
+        state.rex_type_agrees()
     finally:
         state.teardown()
+
+
+def test_a_take_back_keeps_no_type_behind_a_type_told_late(store: SyncMemory) -> None:
+    """Rex sonstiges now, a tier from March (which squeezes it), an objekt told late from
+    2025; then "not a tier": the objekt holds on, and the sonstiges stays squeezed (the
+    take-back brought it back after the objekt, and Rex read sonstiges now)."""
+    with replay(store) as state:
+        state.write(TYP, TYPES.index("sonstiges"), None)
+        state.write(TYP, TYPES.index("tier"), INSTANTS[1])
+        state.write(TYP, TYPES.index("objekt"), INSTANTS[0])
+        state.correct(TYP, TYPES.index("tier"))
 
 
 def test_a_stay_to_come_that_ends_is_told_by_its_place_and_region(store: SyncMemory) -> None:
@@ -1029,3 +1151,18 @@ def test_values_of_one_instant_stay_in_the_order_told_after_three_take_backs(
         state.write_with_event(rel="wohnt_in", pick=1, day=on(2026, 12, 10), monat=True)
         state.correct(rel="wohnt_in", pick=2)
         state.correct(rel="wohnt_in", pick=1)
+
+
+def test_before_the_first_type_the_first_that_holds_somewhere(store: SyncMemory) -> None:
+    """The types' hunt (`TypeRecord`): before the first value the type is the first,
+    and of two versions that begin together the one squeezed to nothing never held. A
+    sonstiges of November (month) and a tier of November told after it both begin on
+    the 1st; as of a day before, Rex read sonstiges, by the order of two equal starts."""
+    with replay(store) as state:
+        sonstiges, tier, objekt = (TYPES.index(t) for t in ("sonstiges", "tier", "objekt"))
+        state.with_event(TYP, sonstiges, DAYS[4], False)
+        state.with_event(TYP, sonstiges, DAYS[1], True)
+        state.with_event(TYP, tier, DAYS[1], False)
+        state.with_event(TYP, objekt, DAYS[4], True)
+        state.with_event(TYP, tier, DAYS[4], False)
+        state.with_event(TYP, tier, DAYS[2], True)
