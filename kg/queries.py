@@ -49,7 +49,7 @@ _WHAT = {"name": "query", "fragment": "fragment"}
 _STRING = r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|`[^`]*`"
 _COMMENT = re.compile(rf"({_STRING})|//[^\n]*|/\*.*?\*/", re.S)
 # Else a line break with the blank space around it (blank lines, indentation).
-_BREAK = re.compile(rf"({_STRING})|[ \t]*\n\s*")
+_BREAK = re.compile(rf"({_STRING})|[ \t]*\n\s*", re.S)
 
 #: A block of a file: "name" or "fragment", its name, the index of its header, its lines.
 _Block = tuple[str, str, int, list[str]]

@@ -213,8 +213,11 @@ class Model:
         taken values back)."""
         now = self.step
         before = self.intervals(rel, now)
+        # At the order's time (`start` as `write` and `write_together` are given it; the
+        # oracle tells no type by `write_at` or `correct_with`, whose `start` is a day
+        # of the record's) a specific type holds.
         if rel == TYP and value == NO_TYPE and type_in(before, start) != NO_TYPE:
-            return "unveraendert"  # at the order's time a specific type holds
+            return "unveraendert"
         if event is not None:
             first, precision = first_of(event[0], event[1]), event[1]
         elif existing is not None:

@@ -186,6 +186,8 @@ def test_every_header_example_explains_on_the_real_server(store: SyncMemory) -> 
     ("RETURN `we//ird`/* a comment */, 1", "RETURN `we//ird` , 1"),
     ("RETURN 1// no space before\n  + 2", "RETURN 1\n+ 2"),
     ("RETURN 'it\\'s' AS s  // it's", "RETURN 'it\\'s' AS s"),
+    # (a backslash before a line break inside a string: the next string stays whole)
+    ("RETURN 'a\\\n  b' AS s,\n  'c\n   d' AS t", "RETURN 'a\\\n  b' AS s,\n'c\n   d' AS t"),
 ])
 def test_a_query_goes_to_the_server_without_comments_and_indentation(
     text: str, wire: str
