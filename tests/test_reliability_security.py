@@ -90,7 +90,7 @@ def scan(source: str, where: str, names: set[str]) -> list[str]:
             elif isinstance(first, (ast.JoinedStr, ast.BinOp)):
                 problems.append(f"{where}:{node.lineno}: query text is computed")
             elif attr == "Query" and not (
-                isinstance(first, ast.Attribute) and first.attr == "text"
+                isinstance(first, ast.Attribute) and first.attr == "wire"
             ):
                 problems.append(f"{where}:{node.lineno}: Query() of something unnamed")
     return problems
@@ -101,7 +101,8 @@ def test_the_package_never_builds_cypher_text() -> None:
 
     Fails on: an f-string, `%`/`+` concatenation or `.format` whose text holds a Cypher
     clause; a `.run`/`Query` whose query is anything but a registry name or a named
-    query's `.text`; any `execute_query` (which would bypass the registry).
+    query's `.wire` (its text as sent, `kg.queries.wire_form`); any `execute_query`
+    (which would bypass the registry).
     """
     names = registry().names()
     problems = [
@@ -121,6 +122,7 @@ def test_the_package_never_builds_cypher_text() -> None:
         'q = "CREATE (n:{}) RETURN n".format(label)',
         'tx.run("no_such_query")',
         'session.run(Query(text))',
+        'session.run(Query(query.text))',  # the commented text, not the one sent
         'driver.execute_query("RETURN 1")',
     ],
 )
