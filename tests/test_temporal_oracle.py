@@ -432,15 +432,7 @@ class TemporalRecord(RuleBasedStateMachine):
     def as_of_mappe_agrees(self) -> None:
         if not self.known:
             return
-        lena = self.lena()
-        # Known right after each of the last steps, at every probe of valid time.
-        asked = [(step, v) for step in sorted({len(self.known), max(2, len(self.known) - 2), 2})
-                 for v in PROBES]
-        answers = self.run(together(*(
-            self.memory().mappe(self.user, "nova", lena, gueltig_am=v,
-                                bekannt_am=self.known[step - 1])
-            for step, v in asked
-        )))
+        asked, answers = self.as_of_reads(self.lena())
         for (step, v), m in zip(asked, answers, strict=True):
             want = lenas(self.model.as_of(v, step))
             assert ours(m) == want, (v, step)
@@ -462,15 +454,21 @@ class TemporalRecord(RuleBasedStateMachine):
         now = datetime.now(UTC)
         assert self.run(self.memory().mappe(self.user, "nova", rex)).typ == (
             self.model.type_at(now))
+        asked, answers = self.as_of_reads(rex)
+        got = [m.typ for m in answers]
+        assert got == [self.model.type_at(v, step) for step, v in asked], asked
+
+    def as_of_reads(self, entity_id: str) -> tuple[list[tuple[int, datetime]], list[Any]]:
+        """The entity's Mappe known right after each of the last steps, at every probe of
+        valid time: the (step, instant) pairs asked, and the Mappen read, in one go."""
         asked = [(step, v) for step in sorted({len(self.known), max(2, len(self.known) - 2), 2})
                  for v in PROBES]
         answers = self.run(together(*(
-            self.memory().mappe(self.user, "nova", rex, gueltig_am=v,
+            self.memory().mappe(self.user, "nova", entity_id, gueltig_am=v,
                                 bekannt_am=self.known[step - 1])
             for step, v in asked
         )))
-        got = [m.typ for m in answers]
-        assert got == [self.model.type_at(v, step) for step, v in asked], asked
+        return asked, list(answers)
 
     def places_as_of_agree(self, asked: list[tuple[int, datetime]]) -> None:
         """At each of the instants asked of Lena's Mappe: each place's Mappe shows Lena
