@@ -154,7 +154,7 @@ CHECKS: dict[str, tuple[int, str]] = {
         8, "every entity's name_norm is its name as the writer normalises it (a wrong one "
         "hides the entity from lookups by name)"
     ),
-    "type_contradicts_fact": (8, "no entity's type contradicts one of its active facts"),
+    "type_contradicts_fact": (8, "no entity's type contradicts a fact that stands in its span"),
     "transitive_cycles": (8, "no transitive relation closes a cycle within a pair"),
     "typ_values": (8, "every type fact's value is one of the six types"),
     "auftrag_key": (8, "an idempotency key is used at most once in a pair"),

@@ -712,10 +712,18 @@ class Timeline:
                         "a move never reorders values — correct one of them or cancel the "
                         "event instead"
                     )
-        # The entities whose type begins or ends with the event: each of their types
-        # from now on must still fit their facts (`FaktenAgent.move_event`).
-        typed = sorted({f["subjekt_id"] for f in neighbours if f["rel"] == "TYP"
-                        and first_id in (f["timeline_id"], f["timeline_bis"])})
+        # The entities whose type begins or ends with the event, and the ends of the
+        # values that do: each of their types from now on must still fit their facts
+        # (`FaktenAgent.move_event`). Moved later, "Lena wohnt in Berlin" left "Lena
+        # wohnt in Kassel" holding on beside Kassel, an organisation since.
+        typed = sorted({
+            end for f in neighbours
+            if first_id in (f["timeline_id"], f["timeline_bis"])
+            and (f["rel"] == "TYP" or k_was != after)
+            for end in ((f["subjekt_id"],) if f["rel"] == "TYP"
+                        else (f["subjekt_id"], f["objekt_id"]))
+            if end is not None
+        })
         return re_ends, typed
 
     async def _active_end(

@@ -18,7 +18,10 @@ import hashlib
 import json
 from collections.abc import Callable
 from datetime import UTC, date, datetime
+from functools import partial
 from typing import Any
+
+from neo4j.time import Date
 
 from kg.canon import Canon
 from kg.db import Database, Record, Tx, held, lost_at_commit
@@ -45,6 +48,7 @@ from kg.plan import (
     Planner,
     Refs,
     State,
+    Unread,
     day_start,
     order_status,
     plan_order,
@@ -215,18 +219,30 @@ def to_fact(f: Record) -> FactState:
     )
 
 
-#: Facts read only for the type and cycle checks hold "always" as far as they care.
+#: Facts read only for the cycle checks hold "always" as far as they care, and so does
+#: a fact that binds a type where its start reads as no day or instant (a hand edit;
+#: `kg check` names it): the type checks take it to hold throughout.
 _SINCE_EVER = datetime(1, 1, 1, tzinfo=UTC)
 
 
 def read_only_fact(f: Record) -> FactState:
     """An active fact the order only looks at (what binds a type, what a cycle would
-    close, a type its triple carried); never changed by it, so its validity does not
-    matter."""
+    close, a type its triple carried); never changed by it. Its start only where it
+    binds a type (`typed_start`): the type checks after a move or a cancel leave out a
+    fact that begins where a type ends."""
     props = {"id": f["id"], "auftrag_id": f["auftrag_id"], "herkunft": f["herkunft"]}
     if f.get("subjekt_typ") is not None:
         props["subjekt_typ"] = f["subjekt_typ"]
-    return _fact(f, props, start=_SINCE_EVER)
+    return _fact(f, props, start=_read_only_start(f.get("ab_tag"), f.get("t_valid")))
+
+
+def _read_only_start(day: Any, valid: Any) -> datetime:
+    """Where a read-only fact begins: its event's day, else its valid time (epoch
+    microseconds); else always."""
+    if day is not None:
+        native = day.to_native() if isinstance(day, Date) else day
+        return day_start(native) if type(native) is date else _SINCE_EVER
+    return instant(valid) if type(valid) is int else _SINCE_EVER
 
 
 def to_state(row: Record, canon: Canon) -> State:
@@ -374,7 +390,8 @@ class FaktenAgent:
         )
 
     async def _write(self, tx: Tx, auftrag: Auftrag) -> AuftragErgebnis:
-        row = await self._state(tx, auftrag, refs_of(auftrag, self.canon))
+        refs = refs_of(auftrag, self.canon)
+        row = await self._state(tx, auftrag, refs)
         inhalt = content_hash(auftrag)
         if row["recorded"] and not (isinstance(row["ergebnis"], str) and row["ergebnis"]):
             # Changed by hand (the writer always stores it): no replay can be answered,
@@ -403,9 +420,14 @@ class FaktenAgent:
         # refused part holds back, the order is planned again without (`plan_order`).
         # After the replay lookup (a replay is answered from the audit, whatever the canon
         # says now), before anything is written.
-        planner, results = plan_order(
-            lambda: Planner(self.canon, auftrag, to_state(row, self.canon), jetzt),
-            len(auftrag.berichtigungen))
+        while True:
+            try:
+                planner, results = plan_order(
+                    partial(self._planner, auftrag, row, jetzt, refs),
+                    len(auftrag.berichtigungen))
+                break
+            except Unread as unread:
+                row = await self._read_more(tx, auftrag, refs, unread, row, jetzt)
         ergebnis = self._result(auftrag, results, planner.now, jetzt)
         await self._apply(tx, auftrag, row, jetzt, planner.ops, ergebnis, inhalt)
         return ergebnis
@@ -481,11 +503,15 @@ class FaktenAgent:
             all_history=True,
         )
         row = await self._state(tx, auftrag, refs, jetzt)
-        planner = Planner(self.canon, auftrag, to_state(row, self.canon), jetzt)
-        before = {f.id: (f.start, f.end, f.grund) for f in planner.state.facts.values()
-                  if f.rel == "TYP"}
-        ergebnis = self._result(auftrag, [plan(planner)], jetzt, jetzt)
-        clash = planner.type_clash(before, moved or ())
+        while True:
+            planner = self._planner(auftrag, row, jetzt, refs)
+            before = planner.spans()
+            ergebnis = self._result(auftrag, [plan(planner)], jetzt, jetzt)
+            try:
+                clash = planner.type_clash(before, moved or ())
+                break
+            except Unread as unread:
+                row = await self._read_more(tx, auftrag, refs, unread, row, jetzt)
         if clash is not None:
             name, typ, fact = clash
             doing = "cancelling" if "absage" in what else "moving"
@@ -498,6 +524,23 @@ class FaktenAgent:
             await self._apply(tx, auftrag, row, jetzt, planner.ops, ergebnis,
                               content_hash(auftrag))
         return ergebnis
+
+    def _planner(self, auftrag: Auftrag, row: Record, jetzt: datetime, refs: Refs) -> Planner:
+        """A planner on the state `row` read for `refs`."""
+        planner = Planner(self.canon, auftrag, to_state(row, self.canon), jetzt)
+        planner.asked = set(refs.ids)
+        return planner
+
+    async def _read_more(self, tx: Tx, auftrag: Auftrag, refs: Refs, unread: Unread,
+                         row: Record, jetzt: datetime) -> Record:
+        """The order's state read again, in its transaction and at its clock, with the
+        entities whose types the plan needs (`Unread`): the far ends of the facts a
+        take-back or a move brings back or holds on longer. An entity asked for and
+        not found has no type to check (`Planner.asked`: it raises no second
+        `Unread`)."""
+        refs.ids |= unread.ids
+        fresh = await self._state(tx, auftrag, refs, jetzt)
+        return {**row, **{key: fresh[key] for key in ("entities", "transitive", "chains")}}
 
     async def rehearse(self, auftrag: Auftrag) -> None:
         """Run an order's queries in a transaction that is rolled back: the server plans

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import unicodedata
 import uuid
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -1357,3 +1357,151 @@ def test_a_type_a_standing_fact_implies_is_not_corrected_away(pair: Pair) -> Non
     assert typ_of(pair, "Kassel") == "ort"
     report = pair.store.run(pair.store.memory.check(pair.user_id))
     assert not [c.name for c in report.violations if not c.name.startswith("decay")], report
+
+
+@pytest.mark.parametrize("when", ["ahead", "past"])
+def test_a_type_a_class_implies_begins_with_the_event_of_its_fact(
+    pair: Pair, when: str,
+) -> None:
+    """The second attack's medium finding: "Bello ist ein Auto" told with an event
+    ahead made Bello an objekt from the order, where a `typ` triple with the same
+    event makes him one from the event: told a tier now, Bello read objekt at once.
+    Told with an event of the past, the tier he had been told before ended only with
+    the order, so the type as of a day between read the tier where he was an Auto.
+    A class's type is a fact the event causes, as the class is (rule 7); it begins
+    with the event. (The type a relation implies is what the fact needs, not what the
+    event causes: Kassel is an ort before Lena moves there.)"""
+    pair.write(t("Bello", "typ", wert="tier"), zeitpunkt="2010-01-01T00:00:00Z")
+    day = "2099-01-01" if when == "ahead" else "2020-01-01"
+    car = pair.write(t("Bello", "ist_ein", wert="Auto", ereignis=ahead("Umbau", day)))
+    assert outcomes(car) == [("geschrieben", None)]
+    [typ_fakt] = car.ergebnisse[0].typ_fakten
+    [stored] = pair.cypher(
+        "MATCH ()-[r:TYP {id: $id}]->() RETURN r.timeline_id AS event",
+        id=typ_fakt)
+    assert stored == {"event": car.ergebnisse[0].timeline_id}
+    between = date(2050, 1, 1) if when == "ahead" else date(2023, 1, 1)
+    assert typ_of(pair, "Bello") == ("tier" if when == "ahead" else "objekt")
+    assert pair.mappe("Bello", gueltig_am=between).typ == (
+        "tier" if when == "ahead" else "objekt")
+    assert pair.mappe("Bello", gueltig_am=date(2015, 1, 1)).typ == "tier"
+    assert pair.mappe("Bello", gueltig_am=date(2100, 1, 1)).typ == "objekt"
+    check_clean(pair)
+
+
+@pytest.mark.parametrize("how", ["correct", "cancel", "move"])
+def test_a_type_of_a_class_to_come_goes_and_moves_with_its_fact(
+    pair: Pair, how: str,
+) -> None:
+    """The type "Bello ist ein Auto" brings from its event ahead rests on that event,
+    as the class does: the class corrected or the event cancelled, Bello is a tier on
+    (no type to come is left; `kg check` finds none that contradicts); the event moved,
+    the type moves with it. And a fact that began before the tier ended contradicts it
+    in `kg check`, where one that begins with the car does not."""
+    pair.write(t("Bello", "typ", wert="tier"), zeitpunkt="2010-01-01T00:00:00Z")
+    car = pair.write(t("Bello", "ist_ein", wert="Auto", ereignis=ahead("Umbau", "2099-01-01")))
+    [typ_fakt] = car.ergebnisse[0].typ_fakten
+    if how == "correct":
+        result = pair.store.run(pair.store.memory.correct(
+            pair.user_id, "nova", subjekt="Bello", beziehung="ist_ein", wert="Auto",
+            herkunft="mensch"))
+        assert typ_fakt in result.ergebnisse[0].abgeloest
+    elif how == "cancel":
+        cancel(pair, car.ergebnisse[0].timeline_id)
+    else:
+        entry = car.ergebnisse[0].timeline_id
+        assert entry is not None
+        pair.store.run(pair.store.memory.timeline_move(
+            pair.user_id, "nova", entry, date(2098, 1, 1)))
+    after = "objekt" if how == "move" else "tier"
+    assert pair.mappe("Bello", gueltig_am=date(2098, 6, 1)).typ == after
+    assert pair.mappe("Bello", gueltig_am=date(2097, 6, 1)).typ == "tier"
+    assert pair.mappe("Bello", gueltig_am=date(2100, 1, 1)).typ == after
+    assert typ_of(pair, "Bello") == "tier"
+    check_clean(pair)
+    if how == "move":
+        # Planted: Bello liegt in Kassel (an ort, organisation or objekt, no tier) from
+        # the car's day, then from a day before it.
+        for day, clean in (("2098-01-01", True), ("2097-12-31", False)):
+            pair.cypher(
+                "MATCH (s:Entitaet {user_id: $u, name: 'Bello'}) "
+                "MERGE (o:Entitaet {user_id: $u, name: 'Kassel', id: 'kassel-' + $u}) "
+                "CREATE (s)-[r:LIEGT_IN]->(o) SET r = {id: randomUUID(), user_id: $u, "
+                "character_id: 'nova', herkunft: 'mensch', aktiv: true, staerke_decay: 1.0,"
+                " t_valid: datetime($day + 'T00:00:00Z'), t_recorded: datetime(),"
+                " last_touched: datetime()}", u=pair.user_id, day=day)
+            found = check(pair, "type_contradicts_fact")
+            assert found.ok == clean, found
+
+
+@pytest.mark.parametrize("how", ["correct", "cancel", "partner"])
+def test_a_take_back_that_brings_back_a_fact_the_type_contradicts_is_refused(
+    pair: Pair, how: str,
+) -> None:
+    """A third stranger's attack: Lena lived in Kassel until 2026 (then Berlin); Kassel
+    is an organisation since. Taking Berlin back (a correction, or a cancel of its
+    event) brought "Lena wohnt in Kassel" back, and Kassel read organisation beside it;
+    `kg check` failed. The same at the subject: Rex, a tier since his bond with Lena
+    ended, a partner of hers again once her bond with Tom was taken back. The take-back
+    is refused as one that brings back a contradicted type is (docs/graph-model.md),
+    naming the fact, and nothing is changed."""
+    if how == "partner":
+        bond = pair.write(t("Rex", "partner", "Lena"), zeitpunkt="2020-01-01T00:00:00Z")
+        pair.write(t("Lena", "partner", "Tom"), zeitpunkt="2021-01-01T00:00:00Z")
+        told = pair.write(t("Rex", "typ", wert="tier"))
+        entity, typ = "Rex", "tier"
+    else:
+        bond = pair.write(t("Lena", "wohnt_in", "Kassel"), zeitpunkt="2025-01-01T00:00:00Z")
+        moved = (
+            pair.write({**t("Lena", "wohnt_in", "Berlin"),
+                        "ereignis": ahead("Umzug", "2025-06-01")}) if how == "cancel"
+            else pair.write(t("Lena", "wohnt_in", "Berlin"), zeitpunkt="2025-06-01T00:00:00Z"))
+        told = pair.write(t("Kassel", "typ", wert="organisation"))
+        entity, typ = "Kassel", "organisation"
+    assert outcomes(told) == [("abgeloest", None)]  # (the type the bond implied)
+    if how == "cancel":
+        with pytest.raises(TimelineError, match=(
+                f"cancelling this event would make Kassel a organisation while the fact "
+                f"'Lena wohnt in Kassel' \\({bond.ergebnisse[0].fakt_id}\\) stands")):
+            cancel(pair, moved.ergebnisse[0].timeline_id)
+    else:
+        wrong = ({"subjekt": "Lena", "beziehung": "partner", "objekt": "Tom"}
+                 if how == "partner" else
+                 {"subjekt": "Lena", "beziehung": "wohnt_in", "objekt": "Berlin"})
+        result = pair.store.run(pair.store.memory.correct(
+            pair.user_id, "nova", herkunft="mensch", **wrong)).ergebnisse[0]
+        assert (result.ausgang, result.grund) == ("abgelehnt", "typkonflikt")
+        assert result.konflikt == bond.ergebnisse[0].fakt_id
+        assert f"this correction would make {entity} a {typ} while the fact" in (
+            result.meldung or "")
+    assert typ_of(pair, entity) == typ
+    check_clean(pair)
+
+
+def test_a_move_that_keeps_a_value_holding_the_type_contradicts_is_refused(
+    pair: Pair,
+) -> None:
+    """The same attack: Lena in Kassel from 2025, in Berlin from an event of June 2026;
+    Kassel an organisation since. Moving the event to 2027 made "Lena wohnt in Kassel"
+    hold until then beside Kassel the organisation ("noch bis 10. Juni 2027"), and `kg
+    check` was clean (it read active facts only): the writer itself refused the same
+    type told again. The move is refused; and `kg check` sees the value that holds until
+    a day ahead where a hand edit makes the same."""
+    today = datetime.now(UTC).date()
+    back, ahead_day = today - timedelta(days=180), today + timedelta(days=365)
+    home = pair.write(t("Lena", "wohnt_in", "Kassel"), zeitpunkt="2025-01-01T00:00:00Z")
+    moved = pair.write(t("Lena", "wohnt_in", "Berlin",
+                         ereignis=ahead("Umzug", back.isoformat())))
+    pair.write(t("Kassel", "typ", wert="organisation"))
+    entry = moved.ergebnisse[0].timeline_id
+    assert entry is not None
+    with pytest.raises(TimelineError, match="moving this event would make Kassel a "
+                                            "organisation while the fact 'Lena wohnt in Kassel'"):
+        pair.store.run(pair.store.memory.timeline_move(pair.user_id, "nova", entry, ahead_day))
+    check_clean(pair)
+    # By hand: the event's day a year ahead (Kassel the organisation stays).
+    pair.cypher("MATCH (e:TimelineEintrag {id: $id}) SET e.beginn = $day",
+                id=entry, day=ahead_day)
+    found = check(pair, "type_contradicts_fact")
+    assert found.count == 1 and home.ergebnisse[0].fakt_id in found.samples[0], found
+

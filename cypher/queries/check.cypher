@@ -1202,13 +1202,17 @@ RETURN a.id AS id, a.user_id AS user_id, a.character_id AS character_id,
        a.status AS status, a.anzahl_tripel AS anzahl_tripel, a.ergebnis AS ergebnis;
 
 // name: check_type_contradicts_fact
-// Item 8: an entity's type in a pair contradicts none of its active facts in that pair:
-// the active type, and one that holds now until a type to come (superseded from a day
-// ahead), as the Mappe reads it. A contradiction is a relation whose subject cannot be
+// Item 8: an entity's type in a pair contradicts none of the facts that stand in that
+// pair (active, or superseded from a day ahead and holding on: "noch bis"), within the
+// type's span from the read on: the active type, and one that holds now until a type to
+// come, as the Mappe reads them. A contradiction is a relation whose subject cannot be
 // of that type ($subjekt_typen: rel type → allowed types), the object of a relation
 // whose object is another type ($objekt_typ: rel type → type), or a class of another
-// type ($klassen: class → type). sonstiges never conflicts. Samples: the type fact and
-// the fact it contradicts.
+// type ($klassen: class → type). sonstiges never conflicts. A fact that begins where the
+// type has ended, or ends by where it begins (their days: `span_now`), is none: Bello
+// is a tier until 2099, when he becomes a car. (The writer checks a type from the
+// order's time on, as this does from the read's.) Samples: the type fact and the fact
+// it contradicts.
 // params: $user_id, $subjekt_typen, $objekt_typ, $klassen, $samples
 // :param user_id => 'demo-user'
 // :param subjekt_typen => {BERUF: ['person']}
@@ -1223,23 +1227,46 @@ WHERE ($user_id IS NULL OR e.user_id = $user_id) AND tw.wert <> 'sonstiges'
 WITH e, r AS t, tw
 CALL (e, t, tw) {
   MATCH (e)-[r]->(o)
-  WHERE r.aktiv AND r.character_id = t.character_id AND type(r) IN keys($subjekt_typen)
+  WHERE r.character_id = t.character_id AND type(r) IN keys($subjekt_typen)
     AND NOT tw.wert IN $subjekt_typen[type(r)]
+    AND
+      {{ stands }}
   RETURN r
   UNION
   MATCH (e)<-[r]-(:Entitaet)
-  WHERE r.aktiv AND r.character_id = t.character_id AND type(r) IN keys($objekt_typ)
+  WHERE r.character_id = t.character_id AND type(r) IN keys($objekt_typ)
     AND $objekt_typ[type(r)] <> tw.wert
+    AND
+      {{ stands }}
   RETURN r
   UNION
   MATCH (e)-[r:IST_EIN]->(w:Wert)
-  WHERE r.aktiv AND r.character_id = t.character_id
+  WHERE r.character_id = t.character_id
     AND $klassen[toLower(trim(w.wert))] IS NOT NULL AND $klassen[toLower(trim(w.wert))] <> tw.wert
+    AND
+      {{ stands }}
   RETURN r
 }
+// Only where one is found: the type's span, and the fact's.
+CALL (t) {
+  WITH t AS r
+  {{ span_at_the_read }}
+  RETURN CASE WHEN ab > now THEN ab ELSE now END AS t_von, bis AS t_bis
+}
+WITH t, tw, t_von, t_bis, r AS x
+{{ span_now }}
+WITH t, tw, x AS r, ab, bis, t_von, t_bis
+WHERE coalesce(ab < t_bis, true) AND coalesce(bis > t_von, true)
 RETURN count(*) AS count,
        collect(coalesce(t.id, elementId(t)) + ' (' + tw.wert + ') vs ' + type(r) + ' '
                + coalesce(r.id, elementId(r)))[..$samples] AS samples;
+
+// fragment: stands
+// The fact version `r` stands: active, or a value superseded from a day ahead that holds
+// on (`holds_on_from_the_read`).
+(r.aktiv OR r.grund = 'abgeloest' AND r.t_expired IS NULL AND
+  {{ holds_on_from_the_read }}
+)
 
 // name: check_transitive_cycles
 // Item 8: no active facts of a transitive relation ($transitive) form a cycle within a

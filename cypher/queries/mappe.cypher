@@ -180,7 +180,7 @@ MATCH (e:Entitaet {id: entity_id})
 WHERE e.user_id = $user_id
 CALL (e) {
   // The type is a single-valued fact: the value that holds now (an as-of read: that held
-  // then), and before the first value the first (a type implied by a fact begins with
+  // then), and before the first value the first (a type a relation implies begins with
   // the order, while the fact may begin earlier, with its event). A current read looks
   // at every value of the record: a type superseded from a day ahead (by one told to
   // begin later) is no longer active, yet holds until that day, and the active one

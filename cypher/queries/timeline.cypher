@@ -79,8 +79,8 @@ RETURN t.id AS id;
 // and which chains those are, so the caller can see the partition as it would be after
 // the move (and re-end a value by its id where the move makes a value squeezed to
 // nothing hold again). `subjekt_id` is the partition's entity (a symmetric value comes
-// once for each of its ends), `objekt` the value's other end, `followers` the facts it
-// records as following it (abgeloest_durch). Of a symmetric relation also the far
+// once for each of its ends), `objekt` the value's other end (`objekt_id` where it is an
+// entity), `followers` the facts it records as following it (abgeloest_durch). Of a symmetric relation also the far
 // partitions (`far`): those of the other ends of the values in the event's people's
 // partitions, where a value whose end the move carries must not pass another's start.
 // params: $user_id, $character_id, $first_id, $einwertig, $symmetric
@@ -122,7 +122,8 @@ CALL (x) {
   RETURN tb LIMIT 1
 }
 RETURN p.id AS subjekt_id, p.name AS subjekt, rel, far, x.id AS id,
-       coalesce(o.name, o.wert) AS objekt, x.abgeloest_durch AS followers,
+       coalesce(o.name, o.wert) AS objekt, CASE WHEN o:Entitaet THEN o.id END AS objekt_id,
+       x.abgeloest_durch AS followers,
        x.timeline_id AS timeline_id, x.timeline_bis AS timeline_bis,
        CASE WHEN ta IS NULL THEN x.t_valid
             ELSE datetime({date: ta.beginn, timezone: 'Z'}) END AS beginn,

@@ -49,6 +49,22 @@ CALL (e) {
   RETURN w.wert AS typ LIMIT 1
 }
 
+// fragment: typed_start
+// Where a fact `r` that binds a type begins: `ab_tag`, the day of its event's chain as
+// it is now (null without one), and `t_valid` in epoch microseconds (a value of another
+// type, an edit by hand, as it is). The type checks after a move or a cancel leave out
+// a fact that begins where a type ends (Bello is a tier until he becomes a car).
+OPTIONAL CALL (r) {
+  WITH r WHERE r.timeline_id IS NOT NULL
+  MATCH (:TimelineEintrag {id: r.timeline_id})-[:NACHFOLGER*0..]->(ta:TimelineEintrag)
+  WHERE NOT (ta)-[:NACHFOLGER]->(:TimelineEintrag)
+  RETURN ta.beginn AS ab_tag LIMIT 1
+}
+WITH r, o, ab_tag,
+     CASE WHEN r.t_valid IS :: ZONED DATETIME
+       THEN r.t_valid.epochSeconds * 1000000 + r.t_valid.microsecond
+       ELSE r.t_valid END AS t_valid
+
 // fragment: holds_at_the_read
 // The fact version `r` of the current record holds at the instant of the read
 // (`span_at_the_read`): a value squeezed to nothing never holds.
@@ -379,9 +395,11 @@ CALL (since) {
     WITH type(r) AS rel, collect([r, o])[..10] AS few
     UNWIND few AS f
     WITH f[0] AS r, f[1] AS o
+    {{ typed_start }}
     RETURN collect({id: r.id, rel: type(r), start_id: e.id, end_id: o.id, wert: o.wert,
                     other: o.name, auftrag_id: r.auftrag_id, herkunft: r.herkunft,
-                    subjekt_typ: r.subjekt_typ}) AS typed_out
+                    subjekt_typ: r.subjekt_typ, t_valid: t_valid, ab_tag: ab_tag})
+           AS typed_out
   }
   CALL (e, checked) {
     WITH e WHERE checked
@@ -393,8 +411,10 @@ CALL (since) {
     WITH type(r) AS rel, collect([r, o])[..10] AS few
     UNWIND few AS f
     WITH f[0] AS r, f[1] AS o
+    {{ typed_start }}
     RETURN collect({id: r.id, rel: type(r), start_id: o.id, end_id: e.id, wert: null,
-                    other: o.name, auftrag_id: r.auftrag_id, herkunft: r.herkunft}) AS typed_in
+                    other: o.name, auftrag_id: r.auftrag_id, herkunft: r.herkunft,
+                    t_valid: t_valid, ab_tag: ab_tag}) AS typed_in
   }
   RETURN collect({id: e.id, name: e.name, name_norm: e.name_norm, typ: typ,
                   merkmale: merkmale, facts: facts, typed: typed_out + typed_in}) AS entities

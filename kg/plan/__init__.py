@@ -11,6 +11,7 @@ from kg.plan.history import History
 from kg.plan.orders import (
     Refs,
     Rejected,
+    Unread,
     held_together,
     order_status,
     precheck,
@@ -44,6 +45,7 @@ __all__ = [
     "Resolved",
     "State",
     "Taken",
+    "Unread",
     "as_utc",
     "day_start",
     "held_together",

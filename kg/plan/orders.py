@@ -41,6 +41,16 @@ class Rejected(Exception):
         self.extra = extra
 
 
+class Unread(Exception):
+    """The plan needs the types of entities its state did not read (the far end of a
+    fact a take-back brings back: Kassel, when "Lena wohnt in Kassel" holds again): the
+    writer reads the state again with them (`Refs.ids`) and plans anew."""
+
+    def __init__(self, ids: set[str]) -> None:
+        super().__init__(f"the types of {len(ids)} entities were not read")
+        self.ids = ids
+
+
 def reject_reason(error: ValidationError) -> tuple[str, str]:
     """A reason code and a plain message for a triple that fails validation. The
     location may be an unknown key of any size: only its start is kept."""

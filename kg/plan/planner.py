@@ -28,7 +28,15 @@ from kg.models import (
     value_key,
 )
 from kg.plan.history import History
-from kg.plan.orders import REFUSED, Rejected, held_together, hold, precheck, subject_claims
+from kg.plan.orders import (
+    REFUSED,
+    Rejected,
+    Unread,
+    held_together,
+    hold,
+    precheck,
+    subject_claims,
+)
 from kg.plan.state import (
     ChainState,
     EntityState,
@@ -85,6 +93,9 @@ class Planner(History):
         #: them and their role in it (a fact: what it says): kept across the plans of one
         #: order (`plan_order`), so that one plan's outcome names what another writes.
         self.made_ids: dict[tuple[int, str], str] = {}
+        #: Entities the state was asked for: one not found there has no type to check
+        #: (`type_clash` raises `Unread` only for the others).
+        self.asked: set[str] = set()
         self._index = 0
         # An entity's type for the checks is the one that holds at the order's valid
         # time (`type_now`; the state query reads it at the store's clock, the order's
@@ -331,6 +342,24 @@ class Planner(History):
         self.state.entities[entity.id].typ = typ
         self._typ_fakten.append(fakt_id)
 
+    def set_type_from(self, entity: Resolved, typ: str, herkunft: str, timeline_id: str,
+                      start: datetime | None, window_end: datetime | None) -> None:
+        """Write the type a known class gives an entity from the class's event: the
+        event causes the class, and the type with it (rule 7), as it does a `typ`
+        triple's. Before the event the entity keeps the type it has (a dog that becomes
+        a car in 2099 is a tier until then). The type a relation implies is what the fact
+        needs, not what the event causes, and begins with the order (`set_type`)."""
+        if entity.id is None:
+            return
+        _, fakt_id, _ = self.assert_fact(
+            entity.id, self.canon["typ"], herkunft, wert=typ, timeline_id=timeline_id,
+            start=start, window_end=window_end,
+        )
+        if self.state.facts[fakt_id].new is not None:
+            self._typ_fakten.append(fakt_id)
+        self.set_type_now(entity.id)
+        entity.typ = self.state.entities[entity.id].typ
+
     # -- types, both ways (rule 4) ------------------------------------------------
 
     def name_of(self, entity_id: str) -> str:
@@ -344,15 +373,24 @@ class Planner(History):
         objekt = fact.wert if fact.end_id is None else self.name_of(fact.end_id)
         return f"{self.name_of(fact.start_id)} {verb} {objekt}"
 
-    def contradicting(self, entity_id: str, typ: str) -> FactState | None:
-        """The first active fact of the entity in the pair that the type contradicts:
-        a relation whose subject cannot be of that type, the object of a relation
-        whose object is another type, or a class of another type. The type fact itself
-        is not one: a new type supersedes it."""
+    def contradicting(self, entity_id: str, typ: str, since: datetime | None = None,
+                      until: datetime | None = None) -> FactState | None:
+        """The first fact of the entity in the pair that stands (active, or a value that
+        holds on until a day ahead) and that the type contradicts: a relation whose
+        subject cannot be of that type, the object of a relation whose object is
+        another type, or a class of another type. The type fact itself is not one: a
+        new type supersedes it. Within the type's span where it is given: a fact that
+        begins where the type ends (`until`: Bello is a tier until he becomes a car in
+        2099, with "ist ein Auto" from then), or ends by where it begins (`since`), is
+        not one."""
         if typ == "sonstiges":
             return None
         for fact in self.state.facts.values():
-            if not fact.aktiv or entity_id not in (fact.start_id, fact.end_id):
+            if entity_id not in (fact.start_id, fact.end_id) or not self.stands(fact):
+                continue
+            if until is not None and fact.start >= until:
+                continue
+            if since is not None and fact.end is not None and fact.end <= since:
                 continue
             rel = self.canon.by_type.get(fact.rel)
             if rel is None or rel.name == "typ":
@@ -367,6 +405,12 @@ class Planner(History):
             elif rel.objekt_typ and rel.objekt_typ != typ:
                 return fact
         return None
+
+    def stands(self, fact: FactState) -> bool:
+        """Active, or a value superseded from a day ahead that holds on until then (the
+        Mappe shows it: "noch bis")."""
+        return fact.aktiv or (fact.grund == "abgeloest" and fact.end is not None
+                              and fact.end > self.now and not fact.empty)
 
     def implying(self, entity_id: str, typ: str) -> FactState | None:
         """The first active fact of the entity in the pair that makes it of type `typ`
@@ -454,27 +498,48 @@ class Planner(History):
             **({"konflikt": current.id} if current else {}),
         )
 
+    @staticmethod
+    def span_of(fact: FactState) -> tuple[Any, ...]:
+        """What `type_clash` compares of a fact before and after a take-back or a move."""
+        return fact.start, fact.end, fact.grund, fact.aktiv
+
+    def spans(self) -> dict[str, tuple[Any, ...]]:
+        """Every fact's `span_of`, for `type_clash`."""
+        return {f.id: self.span_of(f) for f in self.state.facts.values()}
+
     def type_clash(
         self, before: Mapping[str, tuple[Any, ...]], moved: Iterable[str] = ()
     ) -> tuple[str, str, FactState] | None:
-        """After a cancel or a move, for the entities whose type facts it changed
-        (`before`: each type fact's start, end and grund as read; `moved`: the entities
-        whose type facts' days a move changed on their event), each type they have from
-        the order's time on (the one that holds, then each later one) against their
-        facts. The first clash: (entity name, type, the fact it contradicts). A cancel
-        brought back a tier for Bello while "Lena besitzt Bello" (an objekt) stood, which
-        a correction of that type refuses (a stranger's attack)."""
+        """After a take-back or a move, for the entities whose type facts it changed,
+        and the ends of the other facts it changed (`before`: each fact's `span_of` as
+        read; `moved`: the entities whose type facts' days a move changed on their
+        event), each type they have from the order's time on (the one that holds, then
+        each later one) against their facts within its span. The first clash: (entity
+        name, type, the fact it contradicts). A cancel brought back a tier for Bello while
+        "Lena besitzt Bello" (an objekt) stood, which a correction of that type refuses
+        (a stranger's attack). Raises `Unread` for an end whose type the state did not
+        read."""
         changed = sorted({
             f.start_id for f in self.state.facts.values()
-            if f.rel == "TYP" and before.get(f.id) != (f.start, f.end, f.grund)
+            if f.rel == "TYP" and before.get(f.id) != self.span_of(f)
+        } | {
+            # The ends of a fact brought back or held on longer: "Lena wohnt in Kassel"
+            # again, once Berlin was taken back, beside Kassel the organisation since.
+            end for f in self.state.facts.values()
+            if f.rel != "TYP" and before.get(f.id) != self.span_of(f)
+            for end in (f.start_id, f.end_id) if end is not None
         } | set(moved))
+        unread = {e for e in changed if e not in self.state.entities and e not in self.asked}
+        if unread:
+            raise Unread(unread)
         for entity_id in changed:
             now = self.type_now(entity_id)
             later = [f for f in self.current(entity_id, "TYP", False) if f.start > self.now]
             for typ in ([now] if now is not None and now.contains(self.now) else []) + later:
                 if typ.wert in (None, "sonstiges"):
                     continue
-                fact = self.contradicting(entity_id, typ.wert)
+                fact = self.contradicting(entity_id, typ.wert, max(typ.start, self.now),
+                                          typ.end)
                 if fact is not None:
                     return self.name_of(entity_id), typ.wert, fact
         return None
@@ -695,6 +760,8 @@ class Planner(History):
                 # facts that imply it keeps it (`History.drop_implied_types`). A version
                 # this order writes would look implied (same order, never touched since).
                 stated.new["gesagt"] = True
+        elif subj_typ and rel.name == "ist_ein" and timeline_id is not None:
+            self.set_type_from(subj, subj_typ, tripel.herkunft, timeline_id, start, window_end)
         elif subj_typ:
             self.set_type(subj, subj_typ, tripel.herkunft)
         return TripelErgebnis(
@@ -779,8 +846,7 @@ class Planner(History):
         # it corrects away: a stranger's attack); refused as a cancel of it is, with
         # the plan's state as it was.
         saved = copy.deepcopy((self.state, self.ops))
-        before = {f.id: (f.start, f.end, f.grund) for f in self.state.facts.values()
-                  if f.rel == "TYP"}
+        before = self.spans()
         retired, again = self.take_back_all(wrong, "berichtigt")
         clash = self.type_clash(before)
         if clash is not None:
