@@ -1505,3 +1505,37 @@ def test_a_move_that_keeps_a_value_holding_the_type_contradicts_is_refused(
     found = check(pair, "type_contradicts_fact")
     assert found.count == 1 and home.ergebnisse[0].fakt_id in found.samples[0], found
 
+
+@pytest.mark.parametrize("first", ["Tom", "Lena"])
+def test_a_type_goes_with_the_last_fact_that_implied_it_whatever_wrote_it(
+    pair: Pair, first: str,
+) -> None:
+    """The third attack's third finding: Tom lives in Kassel (the order writes Kassel's
+    type, ort), then Lena does. Both facts corrected, Tom's first: Kassel stayed an ort
+    that no fact implied (only the order that wrote the type took it back, and that
+    fact had gone while Lena's still implied it), and it refused later facts; Lena's
+    first, Kassel read sonstiges. A type only taken-back facts implied goes with the
+    last of them, whichever order wrote it; a type a `typ` triple stated stays."""
+    tom = pair.write(t("Tom", "wohnt_in", "Kassel")).ergebnisse[0]
+    [ort] = tom.typ_fakten
+    pair.write(t("Lena", "wohnt_in", "Kassel"))
+    second = "Lena" if first == "Tom" else "Tom"
+    for who in (first, second):
+        result = pair.store.run(pair.store.memory.correct(
+            pair.user_id, "nova", subjekt=who, beziehung="wohnt_in", objekt="Kassel",
+            herkunft="mensch")).ergebnisse[0]
+        assert result.ausgang == "berichtigt"
+        assert (ort in result.abgeloest) == (who == second)
+    assert typ_of(pair, "Kassel") == "sonstiges"
+    assert outcomes(pair.write(t("Kassel", "typ", wert="organisation"))) == [
+        ("geschrieben", None)]
+    check_clean(pair)
+    # Stated: it stays.
+    pair.write(t("Paris", "typ", wert="ort"))
+    pair.write(t("Tom", "wohnt_in", "Paris"))
+    pair.write(t("Lena", "wohnt_in", "Paris"))
+    for who in ("Tom", "Lena"):
+        pair.store.run(pair.store.memory.correct(
+            pair.user_id, "nova", subjekt=who, beziehung="wohnt_in", objekt="Paris",
+            herkunft="mensch"))
+    assert typ_of(pair, "Paris") == "ort"

@@ -319,9 +319,11 @@ class History:
         return None
 
     def drop_implied_types(self, taken: list[FactState]) -> list[str]:
-        """Retire the types that only the taken-back facts implied: written with such a
-        fact (same order, same herkunft), never stated since (a `typ` triple of the same
-        value touches it) and implied by no other fact that held: active, or superseded
+        """Retire the types that only the taken-back facts implied: never stated (a `typ`
+        triple of the same value touches it) and implied by no other fact that held
+        (whichever order wrote the type: Tom's home wrote Kassel's ort, and with Tom's
+        fact taken back while Lena's still implied it, taking hers back left an ort
+        that no fact implied, a stranger's attack found): active, or superseded
         (Lena lives in Kassel since 2025 until she moves to Paris; the Kassel of an event
         in 2099 cancelled, Kassel lost its type while her Mappe read "wohnt in Kassel
         (noch bis …)"), never one taken back or squeezed to nothing. They were never true
@@ -330,8 +332,6 @@ class History:
         retired: list[str] = []
         gone = {f.id for f in taken}
         for fact in taken:
-            origin = fact.new["auftrag_id"] if fact.new else fact.auftrag_id
-            herkunft = fact.new["herkunft"] if fact.new else fact.herkunft
             for entity_id in (fact.start_id, fact.end_id):
                 typ = self.implied(fact, entity_id, carried=True) if entity_id else None
                 if entity_id is None or typ is None:
@@ -344,11 +344,8 @@ class History:
                 )
                 # The active value, and one that holds now until a type to come.
                 for t in self.current(entity_id, "TYP", False):
-                    t_origin = t.new["auftrag_id"] if t.new else t.auftrag_id
-                    t_herkunft = t.new["herkunft"] if t.new else t.herkunft
-                    if t.touched or still or t.wert != typ or (t_origin, t_herkunft) != (
-                        origin, herkunft
-                    ) or not (t.aktiv or t.contains(self.now)):
+                    if t.touched or still or t.wert != typ or not (
+                            t.aktiv or t.contains(self.now)):
                         continue
                     self.retire(t, "berichtigt")
                     self.set_type_now(entity_id)
