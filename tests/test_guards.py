@@ -1539,3 +1539,27 @@ def test_a_type_goes_with_the_last_fact_that_implied_it_whatever_wrote_it(
             pair.user_id, "nova", subjekt=who, beziehung="wohnt_in", objekt="Paris",
             herkunft="mensch"))
     assert typ_of(pair, "Paris") == "ort"
+
+
+def test_a_type_a_triple_carries_onto_a_fact_told_before_goes_with_that_fact(
+    pair: Pair,
+) -> None:
+    """Stop 70's carried item: "Max wohnt in Kassel" told without a type, then again with
+    `typ: person`. The second order wrote Max's type, but only a new fact kept the type
+    its triple carried (`subjekt_typ`), so the fact told again did not: corrected, it
+    left Max a person that nothing said. The fact told again keeps the type its triple
+    carried, and the correction takes it back."""
+    first = pair.write(t("Max", "wohnt_in", "Kassel")).ergebnisse[0]
+    again = pair.write({**t("Max", "wohnt_in", "Kassel"), "typ": "person"}).ergebnisse[0]
+    assert (again.ausgang, again.fakt_id) == ("unveraendert", first.fakt_id)
+    [person] = again.typ_fakten
+    assert typ_of(pair, "Max") == "person"
+    [stored] = pair.cypher("MATCH ()-[r:WOHNT_IN {id: $id}]->() WHERE r.t_expired IS NULL "
+                           "RETURN r.subjekt_typ AS typ", id=first.fakt_id)
+    assert stored == {"typ": "person"}
+    result = pair.store.run(pair.store.memory.correct(
+        pair.user_id, "nova", subjekt="Max", beziehung="wohnt_in", objekt="Kassel",
+        herkunft="mensch")).ergebnisse[0]
+    assert person in result.abgeloest
+    assert typ_of(pair, "Max") == "sonstiges"
+    check_clean(pair)

@@ -455,7 +455,8 @@ RETURN jetzt.epochSeconds * 1000000 + jetzt.microsecond AS jetzt, a IS NOT NULL 
 // name: order_apply
 // Write a planned order at once: new entities, new event entries, closed fact versions
 // (t_expired: they stop being the current record, never edited otherwise), touched
-// facts, new fact versions (reference and value facts; types from the canon only), and
+// facts (their strength, last touch, and the type a triple told again carried for its
+// subject, where the fact has none: `subjekt_typ`), new fact versions (reference and value facts; types from the canon only), and
 // the order's audit. $jetzt is the store's clock from order_state, as ISO text (and so is
 // the audit's `empfangen`): the driver's packing of a Python datetime costs the writer
 // more CPU than the text's parse costs the server. A version to close
@@ -502,7 +503,8 @@ CALL (jetzt) {
   WITH f, r, startNode(r) AS s
   WHERE s.id = f.start_id AND s.user_id = $user_id AND r.id = f.id AND r.t_expired IS NULL
   SET r.last_touched = CASE WHEN r.last_touched > jetzt THEN r.last_touched ELSE jetzt END,
-      r.staerke_decay = 1.0
+      r.staerke_decay = 1.0,
+      r.subjekt_typ = coalesce(r.subjekt_typ, f.subjekt_typ)
 }
 CALL (jetzt) {
   UNWIND $ref_facts AS f

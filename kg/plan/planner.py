@@ -737,12 +737,19 @@ class Planner(History):
             subjekt_id, rel, tripel.herkunft, objekt_id, tripel.wert, timeline_id, start,
             window_end,
         )
-        written = self.state.facts[fakt_id].new
-        if tripel.typ not in (None, "sonstiges") and written is not None:
+        told = self.state.facts[fakt_id]
+        if tripel.typ not in (None, "sonstiges") and told.start_id == subjekt_id:
             # The type the triple said of its subject, kept with the fact: a correction
             # or cancel of it takes that type back too, as one the relation implies
-            # (`History.implied`; contract rule 5).
-            written["subjekt_typ"] = tripel.typ
+            # (`History.implied`; contract rule 5). Also on a stored fact told again,
+            # first told without it (touched: `order_apply` keeps one it has).
+            if told.new is not None:
+                told.new["subjekt_typ"] = tripel.typ
+            elif told.props.get("subjekt_typ") is None:
+                told.props["subjekt_typ"] = tripel.typ
+                for op in self.ops.touch:
+                    if op["id"] == told.id:
+                        op["subjekt_typ"] = tripel.typ
         # Types become known from the relation, a class or the triple (rule 4); none
         # is written in advance.
         if obj is not None and rel.objekt_typ:
