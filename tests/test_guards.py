@@ -1563,3 +1563,42 @@ def test_a_type_a_triple_carries_onto_a_fact_told_before_goes_with_that_fact(
     assert person in result.abgeloest
     assert typ_of(pair, "Max") == "sonstiges"
     check_clean(pair)
+
+
+@pytest.mark.parametrize("how", ["ereignis", "timeline_id"])
+def test_a_class_of_the_past_is_refused_where_another_type_began_since(
+    pair: Pair, how: str,
+) -> None:
+    """The review of the class's type from its event: Bello, a tier since 2022, "ist ein
+    Auto" from an event of 2020. The objekt went in from 2020 up to the tier (told
+    late), the class stood on beside the tier, and `kg check` failed: refused as a
+    class told now beside a type to come is, naming the tier."""
+    tier = pair.write(t("Bello", "typ", wert="tier"), zeitpunkt="2022-01-01T00:00:00Z")
+    if how == "ereignis":
+        car = pair.write(t("Bello", "ist_ein", wert="Auto", ereignis=ahead("Kauf", "2020-01-01")))
+    else:
+        entry = pair.store.run(pair.store.memory.timeline_add(
+            pair.user_id, "nova", {"typ": "termin", "titel": "Kauf", "beginn": "2020-01-01",
+                                   "genauigkeit": "tag"}))
+        car = pair.write({**t("Bello", "ist_ein", wert="Auto"), "timeline_id": entry.id})
+    result = car.ergebnisse[0]
+    assert (result.ausgang, result.grund) == ("abgelehnt", "typkonflikt")
+    assert result.konflikt == tier.ergebnisse[0].fakt_id
+    assert "Bello is a tier from 2022-01-01" in (result.meldung or "")
+    assert typ_of(pair, "Bello") == "tier"
+    check_clean(pair)
+
+
+def test_a_class_to_come_of_the_type_that_holds_then_leaves_it_implied(pair: Pair) -> None:
+    """The same review: Bello an objekt by "Lena besitzt Bello"; "Bello ist ein Auto"
+    from an event ahead found the objekt holding then and touched it, and a touched type
+    reads as stated: with both facts taken back, the objekt stayed, implied by nothing."""
+    pair.write(t("Lena", "besitzt", "Bello"))
+    car = pair.write(t("Bello", "ist_ein", wert="Auto", ereignis=ahead("Umbau", "2099-01-01")))
+    assert outcomes(car) == [("geschrieben", None)] and car.ergebnisse[0].typ_fakten == []
+    for wrong in ({"subjekt": "Lena", "beziehung": "besitzt", "objekt": "Bello"},
+                  {"subjekt": "Bello", "beziehung": "ist_ein", "wert": "Auto"}):
+        pair.store.run(pair.store.memory.correct(
+            pair.user_id, "nova", herkunft="mensch", **wrong))
+    assert typ_of(pair, "Bello") == "sonstiges"
+    check_clean(pair)

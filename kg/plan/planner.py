@@ -351,14 +351,40 @@ class Planner(History):
         needs, not what the event causes, and begins with the order (`set_type`)."""
         if entity.id is None:
             return
-        _, fakt_id, _ = self.assert_fact(
-            entity.id, self.canon["typ"], herkunft, wert=typ, timeline_id=timeline_id,
-            start=start, window_end=window_end,
-        )
-        if self.state.facts[fakt_id].new is not None:
+        if self.same_fact(entity.id, self.canon["typ"], None, typ, start) is None:
+            # (Not touched where it holds then already: a touched type reads as stated,
+            # and a take-back of the facts that imply it would keep it.)
+            _, fakt_id, _ = self.assert_fact(
+                entity.id, self.canon["typ"], herkunft, wert=typ, timeline_id=timeline_id,
+                start=start, window_end=window_end,
+            )
             self._typ_fakten.append(fakt_id)
         self.set_type_now(entity.id)
         entity.typ = self.state.entities[entity.id].typ
+
+    def check_class_since(self, entity: Resolved, typ: str, tripel: Tripel,
+                          start: datetime | None) -> None:
+        """A known class told with an event of the past (or an entry, or the place of
+        a value this order took back) gives its type from that day (`set_type_from`),
+        and stands on: another type that began since would hold beside it. Bello, a
+        tier since 2022, "ist ein Auto" from 2020: the objekt went in before the tier,
+        the class stood beside it, and `kg check` failed. (A type that begins after the
+        order's time is `later_type`'s.)"""
+        if tripel.ereignis is not None:
+            start = day_start(normalized(tripel.ereignis).beginn)
+        if start is None or start >= self.now or entity.id is None:
+            return
+        for fact in self.current(entity.id, "TYP", False):
+            if (start < fact.start <= self.now and fact.wert not in (typ, "sonstiges")
+                    and not fact.empty):
+                raise Rejected(
+                    "abgelehnt",
+                    "typkonflikt",
+                    f"{entity.name} is a {fact.wert} from {fact.start.date().isoformat()} "
+                    f"({fact.id}): a class of a {typ} from {start.date().isoformat()} would "
+                    f"make it a {typ} on into that time; correct that type first",
+                    konflikt=fact.id,
+                )
 
     # -- types, both ways (rule 4) ------------------------------------------------
 
@@ -704,6 +730,8 @@ class Planner(History):
                 subjekt_id=subj.id,
                 meldung=f"{subj.name} is a {subj.typ}; sonstiges does not replace a type",
             )
+        if rel.name == "ist_ein" and subj_typ and subj.id is not None:
+            self.check_class_since(subj, subj_typ, tripel, start)
         subjekt_id = self.create(subj, "subjekt")
         objekt_id = self.create(obj, "objekt") if obj is not None else None
         # An event brought along with a fact that already holds is not created: nothing
