@@ -226,23 +226,28 @@ _SINCE_EVER = datetime(1, 1, 1, tzinfo=UTC)
 
 
 def read_only_fact(f: Record) -> FactState:
-    """An active fact the order only looks at (what binds a type, what a cycle would
-    close, a type its triple carried); never changed by it. Its start only where it
-    binds a type (`typed_start`): the type checks after a move or a cancel leave out a
-    fact that begins where a type ends."""
+    """A fact the order only looks at (what binds a type, what a cycle would close, a
+    type its triple carried); never changed by it. Where it binds a type, its span and
+    state as read (`typed_span`: active, or a value that holds on until a day ahead),
+    for the type checks that compare a type with the facts within its span; else it
+    holds always, active."""
     props = {"id": f["id"], "auftrag_id": f["auftrag_id"], "herkunft": f["herkunft"]}
     if f.get("subjekt_typ") is not None:
         props["subjekt_typ"] = f["subjekt_typ"]
-    return _fact(f, props, start=_read_only_start(f.get("ab_tag"), f.get("t_valid")))
+    start = _read_only_day(f.get("ab_tag"), f.get("t_valid"), _SINCE_EVER) or _SINCE_EVER
+    end = _read_only_day(f.get("bis_tag"), f.get("t_invalid"), None)
+    return _fact(f, props, start=start, end=None if end is None else max(end, start),
+                 aktiv=f.get("aktiv") is not False,
+                 grund=f.get("grund") if isinstance(f.get("grund"), str) else None)
 
 
-def _read_only_start(day: Any, valid: Any) -> datetime:
-    """Where a read-only fact begins: its event's day, else its valid time (epoch
-    microseconds); else always."""
+def _read_only_day(day: Any, instant_us: Any, otherwise: datetime | None) -> datetime | None:
+    """Where a read-only fact begins or ends: its event's day, else its valid time
+    (epoch microseconds); else `otherwise` (a value stored as something else too)."""
     if day is not None:
         native = day.to_native() if isinstance(day, Date) else day
-        return day_start(native) if type(native) is date else _SINCE_EVER
-    return instant(valid) if type(valid) is int else _SINCE_EVER
+        return day_start(native) if type(native) is date else otherwise
+    return instant(instant_us) if type(instant_us) is int else otherwise
 
 
 def to_state(row: Record, canon: Canon) -> State:
@@ -508,7 +513,7 @@ class FaktenAgent:
             before = planner.spans()
             ergebnis = self._result(auftrag, [plan(planner)], jetzt, jetzt)
             try:
-                clash = planner.type_clash(before, moved or ())
+                clash = planner.type_clash(before, moved)
                 break
             except Unread as unread:
                 row = await self._read_more(tx, auftrag, refs, unread, row, jetzt)

@@ -1602,3 +1602,78 @@ def test_a_class_to_come_of_the_type_that_holds_then_leaves_it_implied(pair: Pai
             pair.user_id, "nova", herkunft="mensch", **wrong))
     assert typ_of(pair, "Bello") == "sonstiges"
     check_clean(pair)
+
+
+def test_a_type_to_come_and_a_correction_of_a_type_see_a_value_that_holds_on(
+    pair: Pair,
+) -> None:
+    """The same review: Lena lives in Kassel until she moves to Paris in 2098. "Kassel is
+    an organisation" from an event of 2099 was refused for that home, which has ended
+    by then (the check read every standing fact, whatever its span); and "Kassel is no
+    ort" was taken back though the home implies it until 2098 (only active facts were
+    asked what implies a type)."""
+    home = pair.write(t("Lena", "wohnt_in", "Kassel")).ergebnisse[0]
+    pair.write(t("Lena", "wohnt_in", "Paris", ereignis=ahead("Umzug", "2098-01-01")))
+    wrong = pair.store.run(pair.store.memory.correct(
+        pair.user_id, "nova", subjekt="Kassel", beziehung="typ", wert="ort",
+        herkunft="mensch")).ergebnisse[0]
+    assert (wrong.ausgang, wrong.grund, wrong.konflikt) == (
+        "abgelehnt", "typkonflikt", home.fakt_id)
+    later = pair.write(t("Kassel", "typ", wert="organisation",
+                         ereignis=ahead("Gründung", "2099-01-01")))
+    assert outcomes(later) == [("abgeloest", None)], later.ergebnisse[0].meldung
+    assert typ_of(pair, "Kassel") == "ort"
+    assert pair.mappe("Kassel", gueltig_am=date(2099, 6, 1)).typ == "organisation"
+    check_clean(pair)
+
+
+def test_a_take_back_is_not_refused_for_a_clash_the_store_had_before(pair: Pair) -> None:
+    """The same review: `type_clash` checks both ends of every fact a take-back changes,
+    so a contradiction the store had already (by hand here: Kassel made an organisation
+    while Tom lives there) refused an unrelated correction at Kassel ("this correction
+    would make Kassel a organisation while the fact 'Tom wohnt in Kassel' stands"). Only
+    a clash the take-back makes refuses it; `kg check` still names the old one."""
+    tom = pair.write(t("Tom", "wohnt_in", "Kassel")).ergebnisse[0]
+    pair.write(t("Anna", "wohnt_in", "Kassel"))
+    pair.cypher("MATCH (:Entitaet {user_id: $u, name: 'Kassel'})-[:TYP]->(w) "
+                "SET w.wert = 'organisation'", u=pair.user_id)
+    result = pair.store.run(pair.store.memory.correct(
+        pair.user_id, "nova", subjekt="Anna", beziehung="wohnt_in", objekt="Kassel",
+        herkunft="mensch")).ergebnisse[0]
+    assert result.ausgang == "berichtigt", result.meldung
+    found = check(pair, "type_contradicts_fact")
+    assert found.count == 1 and tom.fakt_id in found.samples[0], found
+
+
+@pytest.mark.parametrize("case", ["klasse", "klasse_ahead", "typ", "partner_monat"])
+def test_a_cancel_keeps_a_type_a_standing_fact_still_implies(pair: Pair, case: str) -> None:
+    """A second attack on types in time: a type fact that rests on an event (a known
+    class's, or a `typ` triple's told with it), then a fact that needs that type, told
+    while it held (so it wrote none). Cancelling the event took the type back with
+    nothing in its place: "Kassel (sonstiges) – Lena wohnt in Kassel", and `kg check`
+    was clean. The type a standing fact implies holds on (written again from the
+    cancel, as one the fact implies)."""
+    today = datetime.now(UTC).date()
+    back = (today - timedelta(days=30)).isoformat()
+    if case == "partner_monat":
+        month = (today.replace(day=1) - timedelta(days=1)).replace(day=1).isoformat()
+        event = {"titel": "Kennenlernen", "typ": "ereignis", "beginn": month,
+                 "genauigkeit": "monat"}
+        told = pair.write(t("Tom", "ist_ein", wert="Mann", ereignis=event))
+        pair.write(t("Tom", "partner", "Lena"))
+        entity, typ = "Tom", "person"
+    else:
+        entity, klasse, typ, other = {
+            "klasse": ("Kassel", "Stadt", "ort", t("Lena", "wohnt_in", "Kassel")),
+            "klasse_ahead": ("Bello", "Hund", "tier", t("Lena", "hat_haustier", "Bello")),
+            "typ": ("Rex", None, "tier", t("Lena", "hat_haustier", "Rex")),
+        }[case]
+        day = (today + timedelta(days=100)).isoformat() if case == "klasse_ahead" else back
+        told = pair.write(
+            t(entity, "ist_ein", wert=klasse, ereignis=ahead("Ereignis", day)) if klasse
+            else t(entity, "typ", wert=typ, ereignis=ahead("Ereignis", day)))
+        pair.write(other)
+    assert typ_of(pair, entity) == typ
+    cancel(pair, told.ergebnisse[0].timeline_id)
+    assert typ_of(pair, entity) == typ
+    check_clean(pair)

@@ -49,21 +49,32 @@ CALL (e) {
   RETURN w.wert AS typ LIMIT 1
 }
 
-// fragment: typed_start
-// Where a fact `r` that binds a type begins: `ab_tag`, the day of its event's chain as
-// it is now (null without one), and `t_valid` in epoch microseconds (a value of another
-// type, an edit by hand, as it is). The type checks after a move or a cancel leave out
-// a fact that begins where a type ends (Bello is a tier until he becomes a car).
+// fragment: typed_span
+// Where a fact `r` that binds a type begins and ends: `ab_tag` and `bis_tag`, the days
+// of its events' chains as they are now (null without one), and `t_valid` and
+// `t_invalid` in epoch microseconds (a value of another type, an edit by hand, as it
+// is). The type checks compare a type with the facts within its span: Bello is a tier
+// until he becomes a car, and Lena's home in Kassel until 2098 does not contradict
+// Kassel the organisation from 2099.
 OPTIONAL CALL (r) {
   WITH r WHERE r.timeline_id IS NOT NULL
   MATCH (:TimelineEintrag {id: r.timeline_id})-[:NACHFOLGER*0..]->(ta:TimelineEintrag)
   WHERE NOT (ta)-[:NACHFOLGER]->(:TimelineEintrag)
   RETURN ta.beginn AS ab_tag LIMIT 1
 }
-WITH r, o, ab_tag,
+OPTIONAL CALL (r) {
+  WITH r WHERE r.timeline_bis IS NOT NULL
+  MATCH (:TimelineEintrag {id: r.timeline_bis})-[:NACHFOLGER*0..]->(tb:TimelineEintrag)
+  WHERE NOT (tb)-[:NACHFOLGER]->(:TimelineEintrag)
+  RETURN tb.beginn AS bis_tag LIMIT 1
+}
+WITH r, o, ab_tag, bis_tag,
      CASE WHEN r.t_valid IS :: ZONED DATETIME
        THEN r.t_valid.epochSeconds * 1000000 + r.t_valid.microsecond
-       ELSE r.t_valid END AS t_valid
+       ELSE r.t_valid END AS t_valid,
+     CASE WHEN r.t_invalid IS :: ZONED DATETIME
+       THEN r.t_invalid.epochSeconds * 1000000 + r.t_invalid.microsecond
+       ELSE r.t_invalid END AS t_invalid
 
 // fragment: holds_at_the_read
 // The fact version `r` of the current record holds at the instant of the read
@@ -395,10 +406,11 @@ CALL (since) {
     WITH type(r) AS rel, collect([r, o])[..10] AS few
     UNWIND few AS f
     WITH f[0] AS r, f[1] AS o
-    {{ typed_start }}
+    {{ typed_span }}
     RETURN collect({id: r.id, rel: type(r), start_id: e.id, end_id: o.id, wert: o.wert,
                     other: o.name, auftrag_id: r.auftrag_id, herkunft: r.herkunft,
-                    subjekt_typ: r.subjekt_typ, t_valid: t_valid, ab_tag: ab_tag})
+                    subjekt_typ: r.subjekt_typ, t_valid: t_valid, ab_tag: ab_tag,
+                    t_invalid: t_invalid, bis_tag: bis_tag, aktiv: r.aktiv, grund: r.grund})
            AS typed_out
   }
   CALL (e, checked) {
@@ -411,10 +423,11 @@ CALL (since) {
     WITH type(r) AS rel, collect([r, o])[..10] AS few
     UNWIND few AS f
     WITH f[0] AS r, f[1] AS o
-    {{ typed_start }}
+    {{ typed_span }}
     RETURN collect({id: r.id, rel: type(r), start_id: o.id, end_id: e.id, wert: null,
                     other: o.name, auftrag_id: r.auftrag_id, herkunft: r.herkunft,
-                    t_valid: t_valid, ab_tag: ab_tag}) AS typed_in
+                    t_valid: t_valid, ab_tag: ab_tag, t_invalid: t_invalid, bis_tag: bis_tag,
+                    aktiv: r.aktiv, grund: r.grund}) AS typed_in
   }
   RETURN collect({id: e.id, name: e.name, name_norm: e.name_norm, typ: typ,
                   merkmale: merkmale, facts: facts, typed: typed_out + typed_in}) AS entities

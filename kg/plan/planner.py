@@ -5,7 +5,7 @@ cycles refused, facts asserted and corrected through the rules of time (`history
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -362,6 +362,54 @@ class Planner(History):
         self.set_type_now(entity.id)
         entity.typ = self.state.entities[entity.id].typ
 
+    def event_day(self, tripel: Tripel) -> datetime | None:
+        """The day a triple's event or entry begins (None without one, or for an entry
+        not found: refused later)."""
+        if tripel.ereignis is not None:
+            return day_start(normalized(tripel.ereignis).beginn)
+        chain = self.state.chains.get(tripel.timeline_id) if tripel.timeline_id else None
+        return chain.beginn if chain is not None else None
+
+    def cancel(self, first_id: str) -> TripelErgebnis:
+        """A cancelled event (`History.cancel`), and then the types it took back that
+        still stand on something else, written again (`types_that_stand`)."""
+        before = {f.id for f in self.state.facts.values() if f.rel == "TYP" and f.valid}
+        result = super().cancel(first_id)
+        taken = [f for f in self.state.facts.values()
+                 if f.rel == "TYP" and f.id in before and not f.valid
+                 and f.props.get("timeline_id") == first_id]
+        again = self.types_that_stand(taken)
+        return result.model_copy(update={"typ_fakten": again}) if again else result
+
+    def types_that_stand(self, taken: list[FactState]) -> list[str]:
+        """Type facts that rested on a cancelled event, where the entity then has no
+        specific type and a fact that stands still implies one (told while that type
+        held, it wrote none): written again from now, implied. Kassel, a Stadt by an
+        event, read sonstiges beside "Lena wohnt in Kassel" once the event was cancelled
+        (a stranger's attack). A type only told again since (touched) goes with its
+        event, as any single-valued value told again does."""
+        written: list[str] = []
+        for t in taken:
+            entity_id, typ = t.start_id, t.wert
+            now = self.type_now(entity_id)
+            if typ in (None, "sonstiges") or (
+                    now is not None and now.wert not in (None, "sonstiges")
+                    and now.contains(self.now)):
+                continue
+            implying = next(
+                (f for f in self.state.facts.values()
+                 if entity_id in (f.start_id, f.end_id) and self.stands(f)
+                 and self.implied(f, entity_id, carried=True) == typ), None)
+            if implying is None:
+                continue
+            _, fakt_id, _ = self.assert_fact(
+                entity_id, self.canon["typ"], implying.herkunft or t.herkunft or "mensch",
+                wert=typ)
+            if self.state.facts[fakt_id].new is not None:
+                written.append(fakt_id)
+            self.set_type_now(entity_id)
+        return written
+
     def check_class_since(self, entity: Resolved, typ: str, tripel: Tripel,
                           start: datetime | None) -> None:
         """A known class told with an event of the past (or an entry, or the place of
@@ -370,8 +418,7 @@ class Planner(History):
         tier since 2022, "ist ein Auto" from 2020: the objekt went in before the tier,
         the class stood beside it, and `kg check` failed. (A type that begins after the
         order's time is `later_type`'s.)"""
-        if tripel.ereignis is not None:
-            start = day_start(normalized(tripel.ereignis).beginn)
+        start = self.event_day(tripel) if tripel.ereignis is not None else start
         if start is None or start >= self.now or entity.id is None:
             return
         for fact in self.current(entity.id, "TYP", False):
@@ -401,16 +448,21 @@ class Planner(History):
 
     def contradicting(self, entity_id: str, typ: str, since: datetime | None = None,
                       until: datetime | None = None) -> FactState | None:
-        """The first fact of the entity in the pair that stands (active, or a value that
-        holds on until a day ahead) and that the type contradicts: a relation whose
-        subject cannot be of that type, the object of a relation whose object is
-        another type, or a class of another type. The type fact itself is not one: a
-        new type supersedes it. Within the type's span where it is given: a fact that
-        begins where the type ends (`until`: Bello is a tier until he becomes a car in
-        2099, with "ist ein Auto" from then), or ends by where it begins (`since`), is
-        not one."""
+        """The first of `contradictions`, or None."""
+        return next(self.contradictions(entity_id, typ, since, until), None)
+
+    def contradictions(self, entity_id: str, typ: str, since: datetime | None = None,
+                       until: datetime | None = None) -> Iterator[FactState]:
+        """The facts of the entity in the pair that stand (active, or a value that holds
+        on until a day ahead) and that the type contradicts: a relation whose subject
+        cannot be of that type, the object of a relation whose object is another type,
+        or a class of another type. The type fact itself is not one: a new type
+        supersedes it. Within the type's span where it is given: a fact that begins
+        where the type ends (`until`: Bello is a tier until he becomes a car in 2099,
+        with "ist ein Auto" from then), or ends by where it begins (`since`), is not
+        one."""
         if typ == "sonstiges":
-            return None
+            return
         for fact in self.state.facts.values():
             if entity_id not in (fact.start_id, fact.end_id) or not self.stands(fact):
                 continue
@@ -425,12 +477,11 @@ class Planner(History):
                 if rel.name == "ist_ein":
                     klasse = self.canon.typ_of_class(fact.wert or "")
                     if klasse and klasse != typ:
-                        return fact
+                        yield fact
                 elif rel.subjekt_typen and typ not in rel.subjekt_typen:
-                    return fact
+                    yield fact
             elif rel.objekt_typ and rel.objekt_typ != typ:
-                return fact
-        return None
+                yield fact
 
     def stands(self, fact: FactState) -> bool:
         """Active, or a value superseded from a day ahead that holds on until then (the
@@ -439,17 +490,21 @@ class Planner(History):
                               and fact.end > self.now and not fact.empty)
 
     def implying(self, entity_id: str, typ: str) -> FactState | None:
-        """The first active fact of the entity in the pair that makes it of type `typ`
-        (`implied`: rule 4, the types a fact implies)."""
+        """The first fact of the entity in the pair that stands (`stands`) and makes it
+        of type `typ` (`implied`: rule 4, the types a fact implies)."""
         return next((f for f in self.state.facts.values()
-                     if f.aktiv and entity_id in (f.start_id, f.end_id)
+                     if self.stands(f) and entity_id in (f.start_id, f.end_id)
                      and self.implied(f, entity_id) == typ), None)
 
-    def check_type(self, entity: Resolved, typ: str, stated: bool = False) -> None:
+    def check_type(self, entity: Resolved, typ: str, stated: bool = False,
+                   since: datetime | None = None) -> None:
         """A new type is checked against the facts the entity already has in the pair,
         and against a type that begins later (the order's facts hold on into its time).
         A `typ` triple (`stated`) is itself a value of the type: it ends where the next
-        value begins (told late, it is history), so only the facts are checked."""
+        value begins (told late, it is history), so only the facts are checked. A type
+        that begins with an event (`since`: a `typ` triple's or a class's) is checked
+        against the facts that stand then: Kassel an organisation from 2099, where Lena's
+        home there holds on until 2098."""
         if entity.id is None or typ == "sonstiges":
             return
         later = None if stated else self.later_type(entity.id, typ)
@@ -462,7 +517,7 @@ class Planner(History):
                 "that type first",
                 konflikt=later.id,
             )
-        fact = self.contradicting(entity.id, typ) if entity.typ != typ else None
+        fact = self.contradicting(entity.id, typ, since) if entity.typ != typ else None
         if fact is not None:
             raise Rejected(
                 "abgelehnt",
@@ -534,7 +589,7 @@ class Planner(History):
         return {f.id: self.span_of(f) for f in self.state.facts.values()}
 
     def type_clash(
-        self, before: Mapping[str, tuple[Any, ...]], moved: Iterable[str] = ()
+        self, before: Mapping[str, tuple[Any, ...]], moved: Iterable[str] | None = None
     ) -> tuple[str, str, FactState] | None:
         """After a take-back or a move, for the entities whose type facts it changed,
         and the ends of the other facts it changed (`before`: each fact's `span_of` as
@@ -544,7 +599,9 @@ class Planner(History):
         name, type, the fact it contradicts). A cancel brought back a tier for Bello while
         "Lena besitzt Bello" (an objekt) stood, which a correction of that type refuses
         (a stranger's attack). Raises `Unread` for an end whose type the state did not
-        read."""
+        read. A clash the store had before is left out (`clashed_before`), except after
+        a move (`moved` given): its state is read after the entry moved, so `before`
+        holds the moved days already."""
         changed = sorted({
             f.start_id for f in self.state.facts.values()
             if f.rel == "TYP" and before.get(f.id) != self.span_of(f)
@@ -554,7 +611,7 @@ class Planner(History):
             end for f in self.state.facts.values()
             if f.rel != "TYP" and before.get(f.id) != self.span_of(f)
             for end in (f.start_id, f.end_id) if end is not None
-        } | set(moved))
+        } | set(moved or ()))
         unread = {e for e in changed if e not in self.state.entities and e not in self.asked}
         if unread:
             raise Unread(unread)
@@ -564,11 +621,28 @@ class Planner(History):
             for typ in ([now] if now is not None and now.contains(self.now) else []) + later:
                 if typ.wert in (None, "sonstiges"):
                     continue
-                fact = self.contradicting(entity_id, typ.wert, max(typ.start, self.now),
-                                          typ.end)
-                if fact is not None:
-                    return self.name_of(entity_id), typ.wert, fact
+                for fact in self.contradictions(entity_id, typ.wert,
+                                                max(typ.start, self.now), typ.end):
+                    if moved is not None or not self.clashed_before(before, typ, fact):
+                        return self.name_of(entity_id), typ.wert, fact
         return None
+
+    def clashed_before(self, before: Mapping[str, tuple[Any, ...]], typ: FactState,
+                       fact: FactState) -> bool:
+        """The type and the fact contradicted each other before the take-back or the
+        move already, by their spans as read (`span_of`): a clash the store had (a hand
+        edit, data of an older version) is no reason to refuse this one."""
+        if typ.id not in before or fact.id not in before:
+            return False
+        t_start, t_end, t_grund, _ = before[typ.id]
+        f_start, f_end, f_grund, f_aktiv = before[fact.id]
+        type_held = (t_grund in (None, "abgeloest") and (t_end is None or t_end > self.now)
+                     and not (t_end is not None and t_end <= t_start))
+        fact_stood = f_aktiv or (f_grund == "abgeloest" and f_end is not None
+                                 and f_end > self.now and f_end > f_start)
+        since = max(t_start, self.now)
+        return (type_held and fact_stood and (t_end is None or f_start < t_end)
+                and (f_end is None or f_end > since))
 
     def type_fact(self, entity: Resolved) -> FactState | None:
         """The type fact a refusal names: the one `entity.typ` was read from."""
@@ -687,7 +761,9 @@ class Planner(History):
             )
         subj_typ = self.subject_type(rel, tripel, subj)
         if subj_typ:
-            self.check_type(subj, subj_typ, stated=rel.name == "typ")
+            self.check_type(subj, subj_typ, stated=rel.name == "typ",
+                            since=self.event_day(tripel) if rel.name in ("typ", "ist_ein")
+                            else None)
         if obj is not None and rel.objekt_typ:
             self.check_type(obj, rel.objekt_typ)
         if rel.transitiv and obj is not None and subj.id is not None and obj.id is not None:
@@ -793,7 +869,7 @@ class Planner(History):
             if stated.new is not None:
                 # Stated by the human, not only implied: a correction or cancel of the
                 # facts that imply it keeps it (`History.drop_implied_types`). A version
-                # this order writes would look implied (same order, never touched since).
+                # this order writes is not touched, and would look implied.
                 stated.new["gesagt"] = True
         elif subj_typ and rel.name == "ist_ein" and timeline_id is not None:
             self.set_type_from(subj, subj_typ, tripel.herkunft, timeline_id, start, window_end)

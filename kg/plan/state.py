@@ -43,7 +43,7 @@ class FactState:
     version: int = 1
     props: dict[str, Any] = field(default_factory=dict)  # the stored version's properties
     new: dict[str, Any] | None = None  # the version this order writes, if any
-    auftrag_id: str | None = None  # the order that wrote it (type facts: what implied it)
+    auftrag_id: str | None = None  # the order that wrote it
     herkunft: str | None = None
     touched: bool = False  # re-asserted since it was written (a type: stated, not implied)
 
