@@ -1677,3 +1677,20 @@ def test_a_cancel_keeps_a_type_a_standing_fact_still_implies(pair: Pair, case: s
     cancel(pair, told.ergebnisse[0].timeline_id)
     assert typ_of(pair, entity) == typ
     check_clean(pair)
+
+
+def test_a_type_a_past_fact_implies_stays_when_a_later_one_is_taken_back(pair: Pair) -> None:
+    """The review of "a type goes with the last fact that implied it": Tom lived in
+    Kassel from 2010 to 2015 (his order wrote Kassel's ort), Lena lives there now. The
+    correction of Lena's home asked only the facts that stand what implies the ort, and
+    retired it, though Tom's home held and implies it (a value superseded still held)."""
+    pair.write(t("Tom", "wohnt_in", "Kassel"), zeitpunkt="2010-01-01T00:00:00Z")
+    pair.write(t("Tom", "wohnt_in", "Berlin"), zeitpunkt="2015-01-01T00:00:00Z")
+    pair.write(t("Lena", "wohnt_in", "Kassel"))
+    result = pair.store.run(pair.store.memory.correct(
+        pair.user_id, "nova", subjekt="Lena", beziehung="wohnt_in", objekt="Kassel",
+        herkunft="mensch")).ergebnisse[0]
+    assert result.ausgang == "berichtigt" and len(result.abgeloest) == 1, result
+    assert typ_of(pair, "Kassel") == "ort"
+    assert pair.mappe("Kassel", gueltig_am=date(2012, 1, 1)).typ == "ort"
+    check_clean(pair)

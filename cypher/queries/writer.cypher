@@ -387,7 +387,10 @@ CALL (since) {
   // its edges (a dynamic type in a pattern does not narrow the walk, so
   // one walk per type would walk them all again for each).
   // (The ten are picked before their fields are read: a person with hundreds of
-  // friends reads ten.)
+  // friends reads ten.) A take-back ($refs.all_history) reads up to 100 of every
+  // current version that held too (superseded, not taken back): a type that a value
+  // superseded implies stays when a later one is taken back (Tom's home in Kassel of
+  // 2010 to 2015 keeps Kassel an ort once Lena's is corrected).
   // Only where the plan checks them: for an entity the order may give a type other
   // than its type in the pair ($refs.claims, by normalised name and by id), and for
   // corrections (a type only the corrected facts implied goes with them).
@@ -400,10 +403,11 @@ CALL (since) {
     MATCH (e)-[r]->(o)
     WHERE (type(r) IN $typed_out OR r.subjekt_typ IS NOT NULL)
       AND r.character_id = $character_id
-      AND (r.aktiv OR r.grund = 'abgeloest' AND r.t_expired IS NULL AND
+      AND (r.aktiv OR r.grund = 'abgeloest' AND r.t_expired IS NULL AND ($refs.all_history OR
         {{ holds_on_from_the_read }}
-      )
-    WITH type(r) AS rel, collect([r, o])[..10] AS few
+      ))
+    WITH type(r) AS rel,
+         collect([r, o])[..CASE WHEN $refs.all_history THEN 100 ELSE 10 END] AS few
     UNWIND few AS f
     WITH f[0] AS r, f[1] AS o
     {{ typed_span }}
@@ -417,10 +421,11 @@ CALL (since) {
     WITH e WHERE checked
     MATCH (e)<-[r]-(o:Entitaet)
     WHERE type(r) IN $typed_in AND r.character_id = $character_id
-      AND (r.aktiv OR r.grund = 'abgeloest' AND r.t_expired IS NULL AND
+      AND (r.aktiv OR r.grund = 'abgeloest' AND r.t_expired IS NULL AND ($refs.all_history OR
         {{ holds_on_from_the_read }}
-      )
-    WITH type(r) AS rel, collect([r, o])[..10] AS few
+      ))
+    WITH type(r) AS rel,
+         collect([r, o])[..CASE WHEN $refs.all_history THEN 100 ELSE 10 END] AS few
     UNWIND few AS f
     WITH f[0] AS r, f[1] AS o
     {{ typed_span }}
