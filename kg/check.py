@@ -155,6 +155,9 @@ CHECKS: dict[str, tuple[int, str]] = {
         "hides the entity from lookups by name)"
     ),
     "type_contradicts_fact": (8, "no entity's type contradicts a fact that stands in its span"),
+    "type_missing": (
+        8, "every entity that a fact standing in a pair gives a type has a specific type there"
+    ),
     "transitive_cycles": (8, "no transitive relation closes a cycle within a pair"),
     "typ_values": (8, "every type fact's value is one of the six types"),
     "auftrag_key": (8, "an idempotency key is used at most once in a pair"),
@@ -437,6 +440,12 @@ def type_rules(canon: Canon) -> dict[str, Any]:
         },
         "objekt_typ": {r.rel_type: r.objekt_typ for r in rels if r.objekt_typ},
         "klassen": {k: t for k, t in canon.klassen.items() if t != "sonstiges"},
+        # (the relations that give their subject a type: one subject type allowed)
+        "subjekt_typ_one": {
+            r.rel_type: r.implied_subjekt_typ
+            for r in rels
+            if r.implied_subjekt_typ and r.name not in ("typ", "ist_ein")
+        },
     }
 
 
@@ -458,10 +467,14 @@ RENORMALIZE = (
 def guard_results(one: Checks, canon: Canon, u: str | None, n: int) -> list[Job]:
     """Item 8: the checks of what the writer guards."""
     rels = canon.rel_types
+    rules = type_rules(canon)
     return [
         one.job("check_self_loops", user_id=u, rel_types=rels, samples=n),
         partial(one.names, user_id=u, samples=n),
-        one.job("check_type_contradicts_fact", user_id=u, samples=n, **type_rules(canon)),
+        one.job("check_type_contradicts_fact", user_id=u, samples=n,
+                **{k: rules[k] for k in ("subjekt_typen", "objekt_typ", "klassen")}),
+        one.job("check_type_missing", user_id=u, samples=n, objekt_typ=rules["objekt_typ"],
+                klassen=rules["klassen"], subjekt_typ=rules["subjekt_typ_one"]),
         one.job("check_transitive_cycles", user_id=u, transitive=canon.transitive_types,
                 samples=n),
         one.job("check_typ_values", user_id=u, typen=list(TYPEN), samples=n),

@@ -1189,6 +1189,20 @@ def test_check_sees_a_class_that_contradicts_the_type(planted: Pair) -> None:
     assert "IST_EIN" in " ".join(check(planted, "type_contradicts_fact").samples)
 
 
+@pytest.mark.parametrize("who", ["Kassel", "Lena"])
+def test_check_sees_an_entity_without_the_type_a_fact_gives_it(planted: Pair, who: str) -> None:
+    """A cancel took back the type "Kassel ist eine Stadt" of its event gave beside
+    "Lena wohnt in Kassel" (a second attack on types in time), and Kassel read
+    sonstiges while `kg check` was clean. Planted: the type of the object of `wohnt_in`
+    (an ort), or of the subject of `beruf` (a person), deleted; then only sonstiges."""
+    planted.cypher("MATCH (:Entitaet {user_id: $u, name: $n})-[t:TYP]->() DELETE t",
+                   u=planted.user_id, n=who)
+    found = check(planted, "type_missing")
+    assert found.count == 1 and found.samples[0].startswith(f"{who} (no type) vs "), found
+    planted.write(t(who, "typ", wert="sonstiges"))
+    assert not check(planted, "type_missing").ok
+
+
 def test_check_sees_a_cycle(planted: Pair) -> None:
     plant_fact(planted, "LIEGT_IN", "Hessen", "Kassel")
     found = check(planted, "transitive_cycles")
