@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from cli.main import app
+from kg import schema
 from kg.api import Memory, correction_order, parse_order
 from kg.canon import load_canon
 from kg.errors import ConfigError, EntityNotFound, InvalidInput, TimelineError
@@ -1707,4 +1708,35 @@ def test_a_type_a_past_fact_implies_stays_when_a_later_one_is_taken_back(pair: P
     assert result.ausgang == "berichtigt" and len(result.abgeloest) == 1, result
     assert typ_of(pair, "Kassel") == "ort"
     assert pair.mappe("Kassel", gueltig_am=date(2012, 1, 1)).typ == "ort"
+    check_clean(pair)
+
+
+def test_a_type_stated_before_gesagt_is_marked_stated_by_the_migration(pair: Pair) -> None:
+    """The review of "a type goes with the last fact that implied it": a type a `typ`
+    triple stated before 2026-12-05 carries no `gesagt`, so it read as implied and went
+    with the last fact that implies it. Migration 0005 marks it from its order's audit
+    (the triple's result names it as its fact); an implied type (in `typ_fakten`) stays
+    unmarked. Planted: `gesagt` removed by hand."""
+    stated = pair.write(t("Kassel", "typ", wert="ort")).ergebnisse[0].fakt_id
+    implied = pair.write(t("Lena", "beruf", wert="Ärztin")).ergebnisse[0].typ_fakten[0]
+    pair.cypher("MATCH (e:Entitaet {user_id: $u})-[r:TYP]->() REMOVE r.gesagt",
+                u=pair.user_id)
+    [migration] = [m for m in schema.migrations() if m.name == "stated_types"]
+    db = pair.store.memory.db
+
+    async def auto_commit(statement: str) -> None:  # (IN TRANSACTIONS needs one)
+        async with db.driver.session(database=db.name) as session:
+            await (await session.run(statement)).consume()
+
+    for statement in migration.statements:
+        pair.store.run(auto_commit(statement))
+    marked = {row["id"]: row["gesagt"] for row in pair.cypher(
+        "MATCH (e:Entitaet {user_id: $u})-[r:TYP]->() RETURN r.id AS id, r.gesagt AS gesagt",
+        u=pair.user_id)}
+    assert marked == {stated: True, implied: None}
+    pair.write(t("Lena", "wohnt_in", "Kassel"))
+    pair.store.run(pair.store.memory.correct(
+        pair.user_id, "nova", subjekt="Lena", beziehung="wohnt_in", objekt="Kassel",
+        herkunft="mensch"))
+    assert typ_of(pair, "Kassel") == "ort"
     check_clean(pair)
