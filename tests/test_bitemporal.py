@@ -1358,7 +1358,12 @@ def test_the_migration_splits_an_old_changed_edge_into_its_versions(pair: Pair) 
         "   auftrag_id: 'turn-2',"
         "   herkunft: 'mensch', t_valid: datetime('2026-06-01T00:00:00Z'),"
         "   t_recorded: datetime('2026-06-01T00:00:00Z'), aktiv: true, staerke_decay: 1.0,"
-        "   last_touched: datetime('2026-06-01T00:00:00Z')}]->(k)",
+        "   last_touched: datetime('2026-06-01T00:00:00Z')}]->(k)"
+        # (and the type the order of Kassel wrote: the object of wohnt_in is an ort)
+        " CREATE (k)-[:TYP {id: $u + '-t', user_id: $u, character_id: 'nova',"
+        "   auftrag_id: 'turn-2', herkunft: 'mensch', t_valid: datetime('2026-06-01T00:00:00Z'),"
+        "   t_recorded: datetime('2026-06-01T00:00:00Z'), aktiv: true, staerke_decay: 1.0,"
+        "   last_touched: datetime('2026-06-01T00:00:00Z')}]->(:Wert {wert: 'ort', user_id: $u})",
         u=pair.user_id,
     )
     pair.cypher("MATCH (m:SchemaMigration {version: 2}) DELETE m")

@@ -371,40 +371,40 @@ class Planner(History):
         return chain.beginn if chain is not None else None
 
     def cancel(self, first_id: str) -> TripelErgebnis:
-        """A cancelled event (`History.cancel`), and then the types it took back that
-        still stand on something else, written again (`types_that_stand`)."""
-        before = {f.id for f in self.state.facts.values() if f.rel == "TYP" and f.valid}
+        """A cancelled event (`History.cancel`), and then the types a fact that stands
+        still implies, where its entity was left without one (`restore_types`)."""
+        before = self.spans()
         result = super().cancel(first_id)
-        taken = [f for f in self.state.facts.values()
-                 if f.rel == "TYP" and f.id in before and not f.valid
-                 and f.props.get("timeline_id") == first_id]
-        again = self.types_that_stand(taken)
+        again = self.restore_types(before)
         return result.model_copy(update={"typ_fakten": again}) if again else result
 
-    def types_that_stand(self, taken: list[FactState]) -> list[str]:
-        """Type facts that rested on a cancelled event, where the entity then has no
-        specific type and a fact that stands still implies one (told while that type
-        held, it wrote none): written again from now, implied. Kassel, a Stadt by an
-        event, read sonstiges beside "Lena wohnt in Kassel" once the event was cancelled
-        (a stranger's attack). A type only told again since (touched) goes with its
-        event, as any single-valued value told again does."""
+    def restore_types(self, before: Mapping[str, tuple[Any, ...]]) -> list[str]:
+        """After a take-back, for the entities whose facts it changed (`before`: their
+        `span_of` as read), the type a fact that stands implies where the entity has no
+        specific type: written from now, implied. A type that rested on a cancelled
+        event went with it while a fact told since still implied it (told while it held,
+        that fact wrote none): Kassel, a Stadt by the event, read sonstiges beside "Lena
+        wohnt in Kassel" (a stranger's attack). And a value brought back whose type had
+        gone while it held nowhere (squeezed): Berlin, Ben's home again once Kassel was
+        taken back, had no type (`kg check`'s `type_missing`)."""
         written: list[str] = []
-        for t in taken:
-            entity_id, typ = t.start_id, t.wert
+        for entity_id in self.changed_ends(before):
+            if entity_id not in self.state.entities:
+                continue
             now = self.type_now(entity_id)
-            if typ in (None, "sonstiges") or (
-                    now is not None and now.wert not in (None, "sonstiges")
-                    and now.contains(self.now)):
+            if now is not None and now.wert not in (None, "sonstiges"):
                 continue
             implying = next(
                 (f for f in self.state.facts.values()
                  if entity_id in (f.start_id, f.end_id) and self.stands(f)
-                 and self.implied(f, entity_id, carried=True) == typ), None)
+                 and self.implied(f, entity_id, carried=True) not in (None, "sonstiges")),
+                None)
             if implying is None:
                 continue
+            typ = self.implied(implying, entity_id, carried=True)
+            assert typ is not None
             _, fakt_id, _ = self.assert_fact(
-                entity_id, self.canon["typ"], implying.herkunft or t.herkunft or "mensch",
-                wert=typ)
+                entity_id, self.canon["typ"], implying.herkunft or "mensch", wert=typ)
             if self.state.facts[fakt_id].new is not None:
                 written.append(fakt_id)
             self.set_type_now(entity_id)
@@ -588,6 +588,18 @@ class Planner(History):
         """Every fact's `span_of`, for `type_clash`."""
         return {f.id: self.span_of(f) for f in self.state.facts.values()}
 
+    def changed_ends(self, before: Mapping[str, tuple[Any, ...]]) -> set[str]:
+        """The entities whose type facts changed since `before` (each fact's `span_of`
+        as read), and the ends of the other facts that changed: brought back, held on
+        longer or taken back ("Lena wohnt in Kassel" again, once Berlin was taken back,
+        beside Kassel the organisation since)."""
+        return {
+            end for f in self.state.facts.values()
+            if before.get(f.id) != self.span_of(f)
+            for end in ((f.start_id,) if f.rel == "TYP" else (f.start_id, f.end_id))
+            if end is not None
+        }
+
     def type_clash(
         self, before: Mapping[str, tuple[Any, ...]], moved: Iterable[str] | None = None
     ) -> tuple[str, str, FactState] | None:
@@ -602,16 +614,7 @@ class Planner(History):
         read. A clash the store had before is left out (`clashed_before`), except after
         a move (`moved` given): its state is read after the entry moved, so `before`
         holds the moved days already."""
-        changed = sorted({
-            f.start_id for f in self.state.facts.values()
-            if f.rel == "TYP" and before.get(f.id) != self.span_of(f)
-        } | {
-            # The ends of a fact brought back or held on longer: "Lena wohnt in Kassel"
-            # again, once Berlin was taken back, beside Kassel the organisation since.
-            end for f in self.state.facts.values()
-            if f.rel != "TYP" and before.get(f.id) != self.span_of(f)
-            for end in (f.start_id, f.end_id) if end is not None
-        } | set(moved or ()))
+        changed = sorted(self.changed_ends(before) | set(moved or ()))
         unread = {e for e in changed if e not in self.state.entities and e not in self.asked}
         if unread:
             raise Unread(unread)
@@ -970,6 +973,7 @@ class Planner(History):
                 "correct that fact first",
                 konflikt=fact.id,
             )
+        typen = self.restore_types(before)
         if rel.name == "typ" and subj.id in self.state.entities:
             # The entity's type is what stands at the order's time (one brought back, or
             # none): a later triple of the order was checked against the type taken back.
@@ -980,6 +984,7 @@ class Planner(History):
             ausgang="berichtigt",
             abgeloest=retired,
             wieder_gueltig=again,
+            typ_fakten=typen,
             subjekt_id=subj.id,
             objekt_id=obj.id if obj else None,
         )
