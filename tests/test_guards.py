@@ -1740,3 +1740,26 @@ def test_a_type_stated_before_gesagt_is_marked_stated_by_the_migration(pair: Pai
         herkunft="mensch"))
     assert typ_of(pair, "Kassel") == "ort"
     check_clean(pair)
+
+
+@pytest.mark.parametrize("replacement", [False, True])
+def test_a_correction_of_a_type_a_triple_carried_is_not_written_back(
+    pair: Pair, replacement: bool,
+) -> None:
+    """The review of "a take-back gives back the type a standing fact implies": Max a
+    tier only by what "Max wohnt in Kassel" carried in its `typ` field. "Max is no tier"
+    was answered `berichtigt` and the tier written again from now (the restore asked
+    the type the triple carried), and a replacement "Max typ person" read `abgeloest`
+    beside a tier squeezed to nothing. A carried type is what was said with the fact,
+    not what it needs: corrected, it stays corrected."""
+    pair.write({**t("Max", "wohnt_in", "Kassel"), "typ": "tier"})
+    assert typ_of(pair, "Max") == "tier"
+    order = pair.order(*([t("Max", "typ", wert="person")] if replacement else []))
+    order["berichtigungen"] = [{"subjekt": "Max", "beziehung": "typ", "wert": "tier",
+                                "herkunft": "mensch"}]
+    result = pair.store.run(pair.store.memory.write(order)).ergebnisse
+    assert (result[0].ausgang, result[0].typ_fakten) == ("berichtigt", [])
+    if replacement:
+        assert result[1].ausgang == "geschrieben"
+    assert typ_of(pair, "Max") == ("person" if replacement else "sonstiges")
+    check_clean(pair)

@@ -1265,38 +1265,51 @@ RETURN count(*) AS count,
 // Item 8: an entity that a fact standing in a pair gives a type (active, or holding on
 // until a day ahead: the object of a relation whose object has one, $objekt_typ; the
 // subject of one that allows one subject type, $subjekt_typ; a known class of
-// `ist_ein`, $klassen; the type a triple carried, `subjekt_typ`) has a specific type
-// in that pair: a current type fact of a value other than sonstiges, at any time (the
-// Mappe reads the first before it begins). A cancel took back the type "Kassel ist
-// eine Stadt" of its event gave, beside "Lena wohnt in Kassel", and Kassel read
-// sonstiges. Samples: the entity and the fact.
+// `ist_ein`, $klassen) has a specific type in that pair: a current type fact of a value
+// other than sonstiges, not squeezed to nothing, at any time (the Mappe reads the first
+// before it begins). A type a triple carried in its own `typ` field is what was said
+// with the fact, not what it needs, and may be corrected away. A cancel took back the
+// type "Kassel ist eine Stadt" of its event gave, beside "Lena wohnt in Kassel", and
+// Kassel read sonstiges. The pairs with a type are read first (an entity's few type
+// facts), then only its edges of another pair are asked whether they stand. Samples:
+// the entity and a fact.
 // params: $user_id, $objekt_typ, $subjekt_typ, $klassen, $samples
 // :param user_id => 'demo-user'
 // :param objekt_typ => {WOHNT_IN: 'ort'}
 // :param subjekt_typ => {BERUF: 'person'}
 // :param klassen => {hund: 'tier', stadt: 'ort'}
 // :param samples => 5
-MATCH (e:Entitaet)-[r]-(o)
-WHERE ($user_id IS NULL OR e.user_id = $user_id)
-  AND (endNode(r) = e AND type(r) IN keys($objekt_typ)
-       OR startNode(r) = e AND (type(r) IN keys($subjekt_typ) OR type(r) = 'IST_EIN'
-                                OR r.subjekt_typ IS NOT NULL))
-  AND
-    {{ stands }}
-WITH e, r, CASE WHEN endNode(r) = e THEN $objekt_typ[type(r)]
-                WHEN type(r) = 'IST_EIN' AND o.wert IS :: STRING
-                  THEN $klassen[toLower(trim(o.wert))]
-                ELSE coalesce($subjekt_typ[type(r)], r.subjekt_typ) END AS typ
-WHERE typ IS NOT NULL
-WITH e, r.character_id AS character_id, collect(r)[0] AS r
-WHERE NOT EXISTS {
-  MATCH (e)-[t:TYP]->(w:Wert)
-  WHERE t.character_id = character_id AND t.t_expired IS NULL
-    AND coalesce(t.grund, 'abgeloest') = 'abgeloest' AND w.wert <> 'sonstiges'
+MATCH (e:Entitaet)
+WHERE $user_id IS NULL OR e.user_id = $user_id
+WITH e, [(e)-[t:TYP]->(w:Wert)
+         WHERE t.t_expired IS NULL AND coalesce(t.grund, 'abgeloest') = 'abgeloest'
+           AND w.wert <> 'sonstiges'
+           AND (t.t_invalid IS NULL OR t.t_invalid > t.t_valid OR t.timeline_bis IS NOT NULL)
+         | t.character_id] AS typed
+CALL (e, typed) {
+  MATCH (e)<-[r]-(:Entitaet)
+  WHERE type(r) IN keys($objekt_typ) AND NOT r.character_id IN typed
+    AND
+      {{ stands }}
+  RETURN r
+  UNION
+  MATCH (e)-[r]->()
+  WHERE type(r) IN keys($subjekt_typ) AND NOT r.character_id IN typed
+    AND
+      {{ stands }}
+  RETURN r
+  UNION
+  MATCH (e)-[r:IST_EIN]->(w:Wert)
+  WHERE NOT r.character_id IN typed AND w.wert IS :: STRING
+    AND $klassen[toLower(trim(w.wert))] IS NOT NULL
+    AND
+      {{ stands }}
+  RETURN r
 }
+WITH e, r.character_id AS character_id, min(type(r) + ' ' + coalesce(r.id, elementId(r))) AS fakt
 RETURN count(*) AS count,
-       collect(coalesce(e.name, e.id, elementId(e)) + ' (no type) vs ' + type(r) + ' '
-               + coalesce(r.id, elementId(r)))[..$samples] AS samples;
+       collect(coalesce(e.name, e.id, elementId(e)) + ' (no type) vs ' + fakt)[..$samples]
+         AS samples;
 
 // fragment: stands
 // The fact version `r` stands: active, or a value superseded from a day ahead that holds

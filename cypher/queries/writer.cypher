@@ -387,10 +387,11 @@ CALL (since) {
   // its edges (a dynamic type in a pattern does not narrow the walk, so
   // one walk per type would walk them all again for each).
   // (The ten are picked before their fields are read: a person with hundreds of
-  // friends reads ten.) A take-back ($refs.all_history) reads up to 100 of every
-  // current version that held too (superseded, not taken back): a type that a value
-  // superseded implies stays when a later one is taken back (Tom's home in Kassel of
-  // 2010 to 2015 keeps Kassel an ort once Lena's is corrected).
+  // friends reads ten.) An order that reads every past value ($refs.all_history: a
+  // take-back, a move, an order naming an entry) reads up to 100, those that stand
+  // first, then the current versions that held (superseded, not taken back): a type
+  // that a value superseded implies stays when a later one is taken back (Tom's home in
+  // Kassel of 2010 to 2015 keeps Kassel an ort once Lena's is corrected).
   // Only where the plan checks them: for an entity the order may give a type other
   // than its type in the pair ($refs.claims, by normalised name and by id), and for
   // corrections (a type only the corrected facts implied goes with them).
@@ -403,9 +404,12 @@ CALL (since) {
     MATCH (e)-[r]->(o)
     WHERE (type(r) IN $typed_out OR r.subjekt_typ IS NOT NULL)
       AND r.character_id = $character_id
-      AND (r.aktiv OR r.grund = 'abgeloest' AND r.t_expired IS NULL AND ($refs.all_history OR
-        {{ holds_on_from_the_read }}
-      ))
+      AND (r.aktiv OR r.grund = 'abgeloest' AND r.t_expired IS NULL)
+    WITH r, o, CASE WHEN r.aktiv THEN true ELSE
+      {{ holds_on_from_the_read }}
+    END AS steht
+    WHERE steht OR $refs.all_history
+    WITH r, o ORDER BY steht DESC
     WITH type(r) AS rel,
          collect([r, o])[..CASE WHEN $refs.all_history THEN 100 ELSE 10 END] AS few
     UNWIND few AS f
@@ -421,9 +425,12 @@ CALL (since) {
     WITH e WHERE checked
     MATCH (e)<-[r]-(o:Entitaet)
     WHERE type(r) IN $typed_in AND r.character_id = $character_id
-      AND (r.aktiv OR r.grund = 'abgeloest' AND r.t_expired IS NULL AND ($refs.all_history OR
-        {{ holds_on_from_the_read }}
-      ))
+      AND (r.aktiv OR r.grund = 'abgeloest' AND r.t_expired IS NULL)
+    WITH r, o, CASE WHEN r.aktiv THEN true ELSE
+      {{ holds_on_from_the_read }}
+    END AS steht
+    WHERE steht OR $refs.all_history
+    WITH r, o ORDER BY steht DESC
     WITH type(r) AS rel,
          collect([r, o])[..CASE WHEN $refs.all_history THEN 100 ELSE 10 END] AS few
     UNWIND few AS f

@@ -380,8 +380,9 @@ class Planner(History):
 
     def restore_types(self, before: Mapping[str, tuple[Any, ...]]) -> list[str]:
         """After a take-back, for the entities whose facts it changed (`before`: their
-        `span_of` as read), the type a fact that stands implies where the entity has no
-        specific type: written from now, implied. A type that rested on a cancelled
+        `span_of` as read), the type a fact that stands implies (what it needs, not a
+        type its triple carried) where the entity has no specific type: written from
+        now, implied, with that fact's herkunft. A type that rested on a cancelled
         event went with it while a fact told since still implied it (told while it held,
         that fact wrote none): Kassel, a Stadt by the event, read sonstiges beside "Lena
         wohnt in Kassel" (a stranger's attack). And a value brought back whose type had
@@ -394,17 +395,20 @@ class Planner(History):
             now = self.type_now(entity_id)
             if now is not None and now.wert not in (None, "sonstiges"):
                 continue
+            # (What a fact needs, not the type its triple carried: that is what was said
+            # with it, and a correction of it is no correction of the fact; `implied`.)
             implying = next(
                 (f for f in self.state.facts.values()
                  if entity_id in (f.start_id, f.end_id) and self.stands(f)
-                 and self.implied(f, entity_id, carried=True) not in (None, "sonstiges")),
+                 and f.herkunft is not None
+                 and self.implied(f, entity_id) not in (None, "sonstiges")),
                 None)
-            if implying is None:
+            if implying is None or implying.herkunft is None:
                 continue
-            typ = self.implied(implying, entity_id, carried=True)
+            typ = self.implied(implying, entity_id)
             assert typ is not None
             _, fakt_id, _ = self.assert_fact(
-                entity_id, self.canon["typ"], implying.herkunft or "mensch", wert=typ)
+                entity_id, self.canon["typ"], implying.herkunft, wert=typ)
             if self.state.facts[fakt_id].new is not None:
                 written.append(fakt_id)
             self.set_type_now(entity_id)
@@ -962,6 +966,8 @@ class Planner(History):
         saved = copy.deepcopy((self.state, self.ops))
         before = self.spans()
         retired, again = self.take_back_all(wrong, "berichtigt")
+        # (Restored before the clash check, so what it writes is checked too.)
+        typen = self.restore_types(before)
         clash = self.type_clash(before)
         if clash is not None:
             self.state, self.ops = saved
@@ -973,7 +979,6 @@ class Planner(History):
                 "correct that fact first",
                 konflikt=fact.id,
             )
-        typen = self.restore_types(before)
         if rel.name == "typ" and subj.id in self.state.entities:
             # The entity's type is what stands at the order's time (one brought back, or
             # none): a later triple of the order was checked against the type taken back.
