@@ -725,9 +725,9 @@ FACT_PROPERTIES: tuple[Property, ...] = (
     Property(
         "subjekt_typ",
         "the type the triple that wrote this fact carried in its own `typ` field for its "
-        "subject (not `sonstiges`): a correction or cancel of the fact takes that type back "
-        "too, where only such facts gave it; absent otherwise, and on data from before "
-        "2026-12-07",
+        "subject (not `sonstiges`), or the first triple that told it again with one: a "
+        "correction or cancel of the fact takes that type back too, where only such facts "
+        "gave it; absent otherwise, and on data from before 2026-12-07",
         "STRING_OR_NULL",
     ),
 )
