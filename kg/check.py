@@ -158,6 +158,9 @@ CHECKS: dict[str, tuple[int, str]] = {
     "type_missing": (
         8, "every entity that a fact standing in a pair gives a type has a specific type there"
     ),
+    "sonstiges_after_type": (
+        8, "no sonstiges holds after a specific type began in its pair (rule 4)"
+    ),
     "transitive_cycles": (8, "no transitive relation closes a cycle within a pair"),
     "typ_values": (8, "every type fact's value is one of the six types"),
     "auftrag_key": (8, "an idempotency key is used at most once in a pair"),
@@ -475,6 +478,7 @@ def guard_results(one: Checks, canon: Canon, u: str | None, n: int) -> list[Job]
                 **{k: rules[k] for k in ("subjekt_typen", "objekt_typ", "klassen")}),
         one.job("check_type_missing", user_id=u, samples=n, objekt_typ=rules["objekt_typ"],
                 klassen=rules["klassen"], subjekt_typ=rules["subjekt_typ_one"]),
+        one.job("check_sonstiges_after_type", user_id=u, samples=n),
         one.job("check_transitive_cycles", user_id=u, transitive=canon.transitive_types,
                 samples=n),
         one.job("check_typ_values", user_id=u, typen=list(TYPEN), samples=n),

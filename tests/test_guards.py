@@ -1204,6 +1204,35 @@ def test_check_sees_an_entity_without_the_type_a_fact_gives_it(planted: Pair, wh
     assert not check(planted, "type_missing").ok
 
 
+def test_sonstiges_told_for_the_day_a_type_to_come_begins_holds_nowhere(pair: Pair) -> None:
+    """Rule 4 over time (the types' stress run): Rex sonstiges now, an objekt from 2099;
+    "Rex sonstiges" from the objekt's day comes after it and never replaces it. It ended
+    the objekt, and Rex read sonstiges from 2099."""
+    pair.write(t("Rex", "typ", wert="sonstiges"))
+    pair.write(t("Rex", "typ", wert="objekt", ereignis=ahead("Umbau", "2099-01-01")))
+    result = pair.write(t("Rex", "typ", wert="sonstiges", ereignis=ahead("Tag", "2099-01-01")))
+    assert result.ergebnisse[0].ausgang == "nachgetragen", result
+    assert pair.mappe("Rex", gueltig_am=date(2099, 6, 1)).typ == "objekt"
+    assert pair.mappe("Rex").typ == "sonstiges"
+    assert check(pair, "sonstiges_after_type").ok
+
+
+def test_check_sees_a_sonstiges_after_a_specific_type(planted: Pair) -> None:
+    """Rule 4 over time: "no specific type yet" never follows a specific type. The
+    types' stress run found "Rex sonstiges" for the day an objekt to come began ending
+    that objekt, with `kg check` clean. Planted: Rex sonstiges now and an objekt from
+    2099 (clean), then their values swapped by hand: a tier now, sonstiges from 2099."""
+    planted.write(t("Rex", "typ", wert="sonstiges"))
+    planted.write(t("Rex", "typ", wert="objekt", ereignis=ahead("Umbau", "2099-01-01")))
+    assert check(planted, "sonstiges_after_type").ok
+    planted.cypher("MATCH (:Entitaet {user_id: $u, name: 'Rex'})-[r:TYP]->(w) "
+                   "WHERE r.t_expired IS NULL "
+                   "SET w.wert = CASE w.wert WHEN 'sonstiges' THEN 'tier' ELSE 'sonstiges' END",
+                   u=planted.user_id)
+    found = check(planted, "sonstiges_after_type")
+    assert found.count == 1 and "(sonstiges) after tier " in found.samples[0], found
+
+
 def test_check_sees_a_cycle(planted: Pair) -> None:
     plant_fact(planted, "LIEGT_IN", "Hessen", "Kassel")
     found = check(planted, "transitive_cycles")

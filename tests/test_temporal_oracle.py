@@ -1164,3 +1164,58 @@ def test_before_the_first_type_the_first_that_holds_somewhere(store: SyncMemory)
         state.with_event(TYP, objekt, DAYS[4], True)
         state.with_event(TYP, tier, DAYS[4], False)
         state.with_event(TYP, tier, DAYS[2], True)
+
+
+
+def test_no_type_told_where_a_type_to_come_holds_holds_nowhere(store: SyncMemory) -> None:
+    """The types' hunt (`TypeRecord`, after 23 minutes): Rex sonstiges now, an objekt
+    from 3 March 2027; "Rex sonstiges" from that day, told later, comes after the objekt,
+    which it never replaces (rule 4): it holds nowhere (nachgetragen). The store ended the
+    objekt with it, and Rex read sonstiges from March. Taking the objekt back lets it
+    hold."""
+    sonstiges, objekt = TYPES.index("sonstiges"), TYPES.index("objekt")
+    with replay(store) as state:
+        state.write_one(TYP, sonstiges, None)
+        state.with_event(TYP, objekt, on(2027, 3, 3), False)
+        state.with_event(TYP, sonstiges, on(2027, 3, 3), False)
+        state.take_back(TYP, objekt)
+
+
+def test_no_type_told_within_a_type_to_come_moves_and_comes_back(store: SyncMemory) -> None:
+    """As above, told for a day inside the objekt's span: it holds nowhere, its event
+    moves within that span, a move past the objekt's first day is refused (a move never
+    reorders values), and cancelling the objekt's event lets it hold from its day."""
+    sonstiges, objekt = TYPES.index("sonstiges"), TYPES.index("objekt")
+    with replay(store) as state:
+        state.write_one(TYP, sonstiges, None)
+        first = state.with_event(TYP, objekt, on(2027, 3, 3), False)
+        later = state.with_event(TYP, sonstiges, on(2027, 6, 1), False)
+        state.move(later, on(2027, 4, 1))
+        state.move(later, on(2026, 12, 24))
+        state.cancel(first)
+
+
+def test_the_replay_that_found_a_type_to_come_replaced(store: SyncMemory) -> None:
+    """The sequence as the hunt found it (hypothesis seed
+    180053877688373562831380654259125427471), with takes-back, cancels and moves
+    before its last step."""
+    p = datetime(2000, 1, 1, tzinfo=UTC)
+    with replay(store, 2937, [p, p, p, p]) as state:
+        state.take_back(TYP, 0)
+        state.take_back(TYP, 0)
+        state.write_one(TYP, 2, None)
+        state.take_back(TYP, 0)
+        e0 = state.with_event(TYP, 2, on(2027, 3, 3), True)
+        e1 = state.with_event(TYP, 1, on(2027, 3, 3), False)
+        state.take_back(TYP, 0)
+        state.write_one(TYP, 0, None)
+        state.cancel(e0)
+        state.write_one(TYP, 0, None)
+        e2 = state.with_event(TYP, 0, on(2026, 1, 20), False)
+        state.move(e2, on(2026, 1, 20))
+        state.move(e2, on(2026, 11, 28))
+        state.cancel(e2)
+        state.take_back(TYP, 0)
+        state.move(e1, on(2026, 11, 28))
+        state.move(e1, on(2027, 3, 3))
+        state.with_event(TYP, 2, on(2027, 3, 3), False)

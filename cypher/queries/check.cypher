@@ -1311,6 +1311,39 @@ RETURN count(*) AS count,
        collect(coalesce(e.name, e.id, elementId(e)) + ' (no type) vs ' + fakt)[..$samples]
          AS samples;
 
+// name: check_sonstiges_after_type
+// Item 8, rule 4 over time: "no specific type yet" never follows a specific type. No
+// current `sonstiges` version of an entity's pair that holds somewhere (not taken back,
+// not squeezed to nothing) begins where or after a specific type of that pair begins
+// (a current version never taken back; one squeezed to nothing counts too: it comes
+// before the value that squeezed it). Days as a reader takes them (`span_now`). "Rex
+// sonstiges" told for the day an objekt to come began ended that objekt, and Rex read
+// sonstiges from then. Samples: the sonstiges and the type it follows.
+// params: $user_id, $samples
+// :param user_id => 'demo-user'
+// :param samples => 5
+MATCH (e:Entitaet)-[x:TYP]->(:Wert {wert: 'sonstiges'})
+WHERE ($user_id IS NULL OR e.user_id = $user_id) AND x.t_expired IS NULL
+  AND coalesce(x.grund, 'abgeloest') = 'abgeloest'
+  AND EXISTS {
+    MATCH (e)-[t:TYP]->(w:Wert)
+    WHERE t.t_expired IS NULL AND t.character_id = x.character_id AND w.wert <> 'sonstiges'
+      AND coalesce(t.grund, 'abgeloest') = 'abgeloest'
+  }
+{{ span_now }}
+WITH e, x AS s, ab AS s_ab
+WHERE bis IS NULL OR bis > ab
+MATCH (e)-[x:TYP]->(w:Wert)
+WHERE x.t_expired IS NULL AND x.character_id = s.character_id AND w.wert <> 'sonstiges'
+  AND coalesce(x.grund, 'abgeloest') = 'abgeloest'
+{{ span_now }}
+WITH s, x AS t, w, ab
+WHERE ab <= s_ab
+WITH s, min(w.wert + ' ' + coalesce(t.id, elementId(t))) AS typ
+RETURN count(*) AS count,
+       collect(coalesce(s.id, elementId(s)) + ' (sonstiges) after ' + typ)[..$samples]
+         AS samples;
+
 // fragment: stands
 // The fact version `r` stands: active, or a value superseded from a day ahead that holds
 // on (`holds_on_from_the_read`).

@@ -283,6 +283,15 @@ class Planner(History):
                             squeezed.append(fact)
         fakt_id = self.made_ids.setdefault(
             (self._index, f"fakt {rel.rel_type} {subjekt_id} {objekt_id} {wert}"), new_id())
+        # "No specific type yet" told for a time a specific type holds, or begins within
+        # the event's precision: it comes after that type, which it never replaces (rule
+        # 4). It holds nowhere and ends nothing, followed by those types; taking them back
+        # lets it hold ("Rex objekt from 3 March 2027", then "Rex sonstiges from that
+        # day": the sonstiges ended the objekt).
+        behind = sorted(f.id for f in ended.values()
+                        if rel.name == "typ" and wert == "sonstiges" and f.wert != wert)
+        if behind:
+            ended, following = {}, []
         for fact in ended.values():
             self.end_at(fact, start, timeline_id, [fakt_id])
         for fact in unknown:
@@ -291,6 +300,10 @@ class Planner(History):
             earlier = list(fact.props.get("abgeloest_durch") or ())
             self.change(fact, abgeloest_durch=[*earlier, fakt_id])
         upcoming = min(following, key=lambda f: (f.start, f.id)) if following else None
+        followers = behind or ([upcoming.id] if upcoming else None)
+        # Where the next value begins now (its chain's day, not the day stored when it
+        # was written: the event may have moved since).
+        end = start if behind else max(upcoming.start, start) if upcoming else None
         fact = FactState(
             id=fakt_id,
             rel=rel.rel_type,
@@ -298,9 +311,9 @@ class Planner(History):
             end_id=objekt_id,
             wert=wert,
             start=start,
-            end=upcoming.start if upcoming else None,
-            aktiv=upcoming is None,
-            grund="abgeloest" if upcoming else None,
+            end=end,
+            aktiv=end is None,
+            grund="abgeloest" if followers else None,
         )
         fact.new = {
             "id": fact.id,
@@ -310,25 +323,21 @@ class Planner(History):
             "herkunft": herkunft,
             "auftrag_id": self.auftrag.auftrag_id,
             "t_valid": start,
-            "t_invalid": None,  # set below when a later value is known
+            "t_invalid": end,
             "t_expired": None,
-            "aktiv": upcoming is None,
-            "grund": "abgeloest" if upcoming else None,
+            "aktiv": end is None,
+            "grund": "abgeloest" if followers else None,
             "staerke_decay": 1.0,
             "last_touched": self.jetzt,
             "timeline_id": timeline_id,
             "timeline_bis": upcoming.props.get("timeline_id") if upcoming else None,
-            "abgeloest_durch": [upcoming.id] if upcoming else None,
+            "abgeloest_durch": followers,
         }
-        if upcoming is not None:
-            # Where the next value begins now (its chain's day, not the day stored when
-            # it was written: the event may have moved since).
-            fact.new["t_invalid"] = max(upcoming.start, start)
         fact.props = fact.new
         self.state.facts[fact.id] = fact
         self.ops.facts.append(fact)
         ids = sorted([*ended, *(f.id for f in unknown)])
-        if upcoming is not None:
+        if end is not None:
             return "nachgetragen", fact.id, ids
         return ("abgeloest" if ids else "geschrieben"), fact.id, ids
 
