@@ -49,13 +49,10 @@ CALL (e) {
   RETURN w.wert AS typ LIMIT 1
 }
 
-// fragment: typed_span
-// Where a fact `r` that binds a type begins and ends: `ab_tag` and `bis_tag`, the days
-// of its events' chains as they are now (null without one), and `t_valid` and
-// `t_invalid` in epoch microseconds (a value of another type, an edit by hand, as it
-// is). The type checks compare a type with the facts within its span: Bello is a tier
-// until he becomes a car, and Lena's home in Kassel until 2098 does not contradict
-// Kassel the organisation from 2099.
+// fragment: chain_days
+// The days the event chains of the fact version `r` have now, as stored (null without
+// a chain): `ab_tag`, of the active end of the chain it begins with (`timeline_id`),
+// and `bis_tag`, of the chain of the value that follows it (`timeline_bis`).
 OPTIONAL CALL (r) {
   WITH r WHERE r.timeline_id IS NOT NULL
   MATCH (:TimelineEintrag {id: r.timeline_id})-[:NACHFOLGER*0..]->(ta:TimelineEintrag)
@@ -68,6 +65,15 @@ OPTIONAL CALL (r) {
   WHERE NOT (tb)-[:NACHFOLGER]->(:TimelineEintrag)
   RETURN tb.beginn AS bis_tag LIMIT 1
 }
+
+// fragment: typed_span
+// Where a fact `r` that binds a type begins and ends: `ab_tag` and `bis_tag`, the days
+// of its events' chains as they are now (`chain_days`), and `t_valid` and `t_invalid`
+// in epoch microseconds (a value of another type, an edit by hand, as it is). The type
+// checks compare a type with the facts within its span: Bello is a tier until he
+// becomes a car, and Lena's home in Kassel until 2098 does not contradict Kassel the
+// organisation from 2099.
+{{ chain_days }}
 WITH r, o, ab_tag, bis_tag,
      CASE WHEN r.t_valid IS :: ZONED DATETIME
        THEN r.t_valid.epochSeconds * 1000000 + r.t_valid.microsecond
@@ -350,10 +356,7 @@ CALL (since) {
   CALL (outgoing, incoming, far, followers) {
     UNWIND outgoing + incoming + far + followers AS f
     WITH f, f.r AS r WHERE r IS NOT NULL
-    OPTIONAL MATCH (:TimelineEintrag {id: r.timeline_id})-[:NACHFOLGER*0..]->(ta:TimelineEintrag)
-    WHERE NOT (ta)-[:NACHFOLGER]->(:TimelineEintrag)
-    OPTIONAL MATCH (:TimelineEintrag {id: r.timeline_bis})-[:NACHFOLGER*0..]->(tb:TimelineEintrag)
-    WHERE NOT (tb)-[:NACHFOLGER]->(:TimelineEintrag)
+    {{ chain_days }}
     // Instants as epoch microseconds, the day of the last decay as yyyymmdd: the
     // driver's temporal types cost the writer more CPU to decode than the rest of the
     // order. A value of another type (an edit by hand) comes as it is.
@@ -378,8 +381,8 @@ CALL (since) {
                         THEN r.decay_am.year * 10000 + r.decay_am.month * 100 + r.decay_am.day
                         ELSE r.decay_am END},
                     start_id: f.start_id,
-                    end_id: f.end_id, wert: f.wert, ab_tag: ta.beginn,
-                    bis_tag: tb.beginn}) AS facts
+                    end_id: f.end_id, wert: f.wert, ab_tag: ab_tag,
+                    bis_tag: bis_tag}) AS facts
   }
   // What its facts say about its type: up to 10 facts per relation type that hold now
   // or later (active, or superseded from a day ahead), of the relations that imply a
