@@ -42,6 +42,7 @@ from kg.plan.state import (
     EntityState,
     FactState,
     Place,
+    Span,
     State,
     day_start,
     new_id,
@@ -387,9 +388,9 @@ class Planner(History):
         again = self.restore_types(before)
         return result.model_copy(update={"typ_fakten": again}) if again else result
 
-    def restore_types(self, before: Mapping[str, tuple[Any, ...]]) -> list[str]:
+    def restore_types(self, before: Mapping[str, Span]) -> list[str]:
         """After a take-back, for the entities whose facts it changed (`before`: their
-        `span_of` as read), the type a fact that stands implies (what it needs, not a
+        `span` as read), the type a fact that stands implies (what it needs, not a
         type its triple carried) where the entity has no specific type: written from
         now, implied, with that fact's herkunft. A type that rested on a cancelled
         event went with it while a fact told since still implied it (told while it held,
@@ -497,10 +498,9 @@ class Planner(History):
                 yield fact
 
     def stands(self, fact: FactState) -> bool:
-        """Active, or a value superseded from a day ahead that holds on until then (the
-        Mappe shows it: "noch bis")."""
-        return fact.aktiv or (fact.grund == "abgeloest" and fact.end is not None
-                              and fact.end > self.now and not fact.empty)
+        """Active, or a value superseded from a day ahead that holds on until then
+        (`Span.stands`)."""
+        return fact.span().stands(self.now)
 
     def implying(self, entity_id: str, typ: str) -> FactState | None:
         """The first fact of the entity in the pair that stands (`stands`) and makes it
@@ -592,32 +592,27 @@ class Planner(History):
             **({"konflikt": current.id} if current else {}),
         )
 
-    @staticmethod
-    def span_of(fact: FactState) -> tuple[Any, ...]:
-        """What `type_clash` compares of a fact before and after a take-back or a move."""
-        return fact.start, fact.end, fact.grund, fact.aktiv
+    def spans(self) -> dict[str, Span]:
+        """Every fact's `span`, for `type_clash`."""
+        return {f.id: f.span() for f in self.state.facts.values()}
 
-    def spans(self) -> dict[str, tuple[Any, ...]]:
-        """Every fact's `span_of`, for `type_clash`."""
-        return {f.id: self.span_of(f) for f in self.state.facts.values()}
-
-    def changed_ends(self, before: Mapping[str, tuple[Any, ...]]) -> set[str]:
-        """The entities whose type facts changed since `before` (each fact's `span_of`
+    def changed_ends(self, before: Mapping[str, Span]) -> set[str]:
+        """The entities whose type facts changed since `before` (each fact's `span`
         as read), and the ends of the other facts that changed: brought back, held on
         longer or taken back ("Lena wohnt in Kassel" again, once Berlin was taken back,
         beside Kassel the organisation since)."""
         return {
             end for f in self.state.facts.values()
-            if before.get(f.id) != self.span_of(f)
+            if before.get(f.id) != f.span()
             for end in ((f.start_id,) if f.rel == "TYP" else (f.start_id, f.end_id))
             if end is not None
         }
 
     def type_clash(
-        self, before: Mapping[str, tuple[Any, ...]], moved: Iterable[str] | None = None
+        self, before: Mapping[str, Span], moved: Iterable[str] | None = None
     ) -> tuple[str, str, FactState] | None:
         """After a take-back or a move, for the entities whose type facts it changed,
-        and the ends of the other facts it changed (`before`: each fact's `span_of` as
+        and the ends of the other facts it changed (`before`: each fact's `span` as
         read; `moved`: the entities whose type facts' days a move changed on their
         event), each type they have from the order's time on (the one that holds, then
         each later one) against their facts within its span. The first clash: (entity
@@ -643,22 +638,17 @@ class Planner(History):
                         return self.name_of(entity_id), typ.wert, fact
         return None
 
-    def clashed_before(self, before: Mapping[str, tuple[Any, ...]], typ: FactState,
+    def clashed_before(self, before: Mapping[str, Span], typ: FactState,
                        fact: FactState) -> bool:
         """The type and the fact contradicted each other before the take-back or the
-        move already, by their spans as read (`span_of`): a clash the store had (a hand
+        move already, by their spans as read (`FactState.span`): a clash the store had (a hand
         edit, data of an older version) is no reason to refuse this one."""
         if typ.id not in before or fact.id not in before:
             return False
-        t_start, t_end, t_grund, _ = before[typ.id]
-        f_start, f_end, f_grund, f_aktiv = before[fact.id]
-        type_held = (t_grund in (None, "abgeloest") and (t_end is None or t_end > self.now)
-                     and not (t_end is not None and t_end <= t_start))
-        fact_stood = f_aktiv or (f_grund == "abgeloest" and f_end is not None
-                                 and f_end > self.now and f_end > f_start)
-        since = max(t_start, self.now)
-        return (type_held and fact_stood and (t_end is None or f_start < t_end)
-                and (f_end is None or f_end > since))
+        t, f = before[typ.id], before[fact.id]
+        since = max(t.start, self.now)
+        return (t.holds_from(self.now) and f.stands(self.now)
+                and (t.end is None or f.start < t.end) and (f.end is None or f.end > since))
 
     def type_fact(self, entity: Resolved) -> FactState | None:
         """The type fact a refusal names: the one `entity.typ` was read from."""

@@ -59,6 +59,38 @@ class FactState:
     def empty(self) -> bool:
         return self.end is not None and self.end <= self.start
 
+    def span(self) -> Span:
+        """What it says of its valid time now (compared before and after a take-back or a
+        move: `Planner.type_clash`)."""
+        return Span(self.start, self.end, self.grund, self.aktiv)
+
+
+@dataclass(frozen=True)
+class Span:
+    """A fact's valid time and state at one moment of a plan."""
+
+    start: datetime
+    end: datetime | None
+    grund: str | None
+    aktiv: bool
+
+    @property
+    def empty(self) -> bool:
+        """Squeezed to nothing: it holds nowhere."""
+        return self.end is not None and self.end <= self.start
+
+    def stands(self, now: datetime) -> bool:
+        """Active, or a value superseded from a day ahead that holds on until then (the
+        Mappe shows it: "noch bis")."""
+        return self.aktiv or (self.grund == "abgeloest" and self.end is not None
+                              and self.end > now and not self.empty)
+
+    def holds_from(self, now: datetime) -> bool:
+        """Never taken back, not squeezed to nothing, and not ended by `now`: it holds
+        then or later (a type's span the type checks compare with)."""
+        return (self.grund in (None, "abgeloest") and not self.empty
+                and (self.end is None or self.end > now))
+
 
 #: Where a value began: its start, and the first id of the event it began with (if any).
 Place = tuple[datetime, str | None]
