@@ -1211,7 +1211,11 @@ def test_sonstiges_told_for_the_day_a_type_to_come_begins_holds_nowhere(pair: Pa
     pair.write(t("Rex", "typ", wert="sonstiges"))
     pair.write(t("Rex", "typ", wert="objekt", ereignis=ahead("Umbau", "2099-01-01")))
     result = pair.write(t("Rex", "typ", wert="sonstiges", ereignis=ahead("Tag", "2099-01-01")))
-    assert result.ergebnisse[0].ausgang == "nachgetragen", result
+    said = result.ergebnisse[0]
+    assert said.ausgang == "nachgetragen", result
+    assert said.meldung == ("Rex ist vom Typ sonstiges holds nowhere: Rex ist vom Typ objekt "
+                            "holds or begins by then, and sonstiges never replaces a type "
+                            "(correct that type first, if it is wrong)"), said
     assert pair.mappe("Rex", gueltig_am=date(2099, 6, 1)).typ == "objekt"
     assert pair.mappe("Rex").typ == "sonstiges"
     assert check(pair, "sonstiges_after_type").ok
@@ -1231,6 +1235,32 @@ def test_check_sees_a_sonstiges_after_a_specific_type(planted: Pair) -> None:
                    u=planted.user_id)
     found = check(planted, "sonstiges_after_type")
     assert found.count == 1 and "(sonstiges) after tier " in found.samples[0], found
+
+
+def test_check_sees_a_type_ended_by_a_sonstiges_that_began_before_it(planted: Pair) -> None:
+    """The same defect within an event's precision (a review): "Rex objekt" from 10
+    March and then "Rex sonstiges" in March ended the objekt where it began, and the
+    sonstiges held from the 1st: it begins before the type, which names it as its
+    follower. Planted: Rex sonstiges now and an objekt from 2099 (clean), then by hand
+    the objekt squeezed and followed by the sonstiges, which holds on."""
+    planted.write(t("Rex", "typ", wert="sonstiges"))
+    planted.write(t("Rex", "typ", wert="objekt", ereignis=ahead("Umbau", "2099-01-10")))
+    assert check(planted, "sonstiges_after_type").ok
+    planted.cypher(
+        "MATCH (:Entitaet {user_id: $u, name: 'Rex'})-[o:TYP]->(:Wert {wert: 'objekt'}), "
+        "(:Entitaet {user_id: $u, name: 'Rex'})-[s:TYP]->(:Wert {wert: 'sonstiges'}) "
+        "WHERE o.t_expired IS NULL AND s.t_expired IS NULL "
+        "SET o.aktiv = false, o.grund = 'abgeloest', o.t_invalid = o.t_valid, "
+        "o.abgeloest_durch = [s.id], s.aktiv = true, s.grund = null, s.t_invalid = null, "
+        "s.timeline_bis = null, s.abgeloest_durch = null", u=planted.user_id)
+    assert planted.mappe("Rex", gueltig_am=date(2099, 6, 1)).typ == "sonstiges"
+    found = check(planted, "sonstiges_after_type")
+    assert found.count == 1 and "(sonstiges) after objekt " in found.samples[0], found
+    # The mend the docs give: correct the sonstiges; the objekt it ended holds again.
+    planted.write(berichtigungen=[{"subjekt": "Rex", "beziehung": "typ", "wert": "sonstiges",
+                                   "herkunft": "mensch"}])
+    assert planted.mappe("Rex", gueltig_am=date(2099, 6, 1)).typ == "objekt"
+    assert check(planted, "sonstiges_after_type").ok
 
 
 def test_check_sees_a_cycle(planted: Pair) -> None:

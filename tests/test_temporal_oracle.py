@@ -1195,6 +1195,32 @@ def test_no_type_told_within_a_type_to_come_moves_and_comes_back(store: SyncMemo
         state.cancel(first)
 
 
+
+@pytest.mark.parametrize("then", ["none", "objekt", "cancel", "move"])
+def test_a_sonstiges_behind_two_types_stays_so_while_one_remains(
+    store: SyncMemory, then: str
+) -> None:
+    """A review of the rule above: a sonstiges "in March 2027" told after an objekt from
+    the 3rd and a tier from the 1st (no event) comes after both. Taking the tier back
+    ended it where the objekt begins: it held from the 1st to the 3rd beside the
+    sonstiges that held before (`einwertig_overlap`). It stays squeezed while the objekt
+    remains, and holds once that is taken back, cancelled, or moved and cancelled."""
+    sonstiges, objekt, tier = (TYPES.index(t) for t in ("sonstiges", "objekt", "tier"))
+    with replay(store) as state:
+        state.write_one(TYP, sonstiges, None)
+        event = state.with_event(TYP, objekt, on(2027, 3, 3), False)
+        state.write_one(TYP, tier, at(2027, 3, 1))
+        month = state.with_event(TYP, sonstiges, on(2027, 3, 3), True)
+        state.take_back(TYP, tier)
+        if then == "objekt":
+            state.take_back(TYP, objekt)
+        elif then == "cancel":
+            state.cancel(event)
+        elif then == "move":
+            state.move(event, on(2027, 3, 20))
+            state.move(month, on(2027, 4, 3))
+            state.cancel(event)
+
 def test_the_replay_that_found_a_type_to_come_replaced(store: SyncMemory) -> None:
     """The sequence as the hunt found it (hypothesis seed
     180053877688373562831380654259125427471), with takes-back, cancels and moves

@@ -1316,9 +1316,11 @@ RETURN count(*) AS count,
 // current `sonstiges` version of an entity's pair that holds somewhere (not taken back,
 // not squeezed to nothing) begins where or after a specific type of that pair begins
 // (a current version never taken back; one squeezed to nothing counts too: it comes
-// before the value that squeezed it). Days as a reader takes them (`span_now`). "Rex
-// sonstiges" told for the day an objekt to come began ended that objekt, and Rex read
-// sonstiges from then. Samples: the sonstiges and the type it follows.
+// before the value that squeezed it), nor is named as the value that follows one
+// (`abgeloest_durch`: a type that began within the sonstiges's event's precision, ended
+// by it). Days as a reader takes them (`span_now`). "Rex sonstiges" told for the day an
+// objekt to come began ended that objekt, and Rex read sonstiges from then. Samples:
+// the sonstiges and the type it follows.
 // params: $user_id, $samples
 // :param user_id => 'demo-user'
 // :param samples => 5
@@ -1331,14 +1333,16 @@ WHERE ($user_id IS NULL OR e.user_id = $user_id) AND x.t_expired IS NULL
       AND coalesce(t.grund, 'abgeloest') = 'abgeloest'
   }
 {{ span_now }}
-WITH e, x AS s, ab AS s_ab
+WITH e, x, ab, bis
 WHERE bis IS NULL OR bis > ab
+WITH e, x AS s, ab AS s_ab
 MATCH (e)-[x:TYP]->(w:Wert)
 WHERE x.t_expired IS NULL AND x.character_id = s.character_id AND w.wert <> 'sonstiges'
   AND coalesce(x.grund, 'abgeloest') = 'abgeloest'
 {{ span_now }}
-WITH s, x AS t, w, ab
+WITH s, s_ab, x AS t, w, ab
 WHERE ab <= s_ab
+   OR s.id IN CASE WHEN t.abgeloest_durch IS :: LIST<ANY> THEN t.abgeloest_durch ELSE [] END
 WITH s, min(w.wert + ' ' + coalesce(t.id, elementId(t))) AS typ
 RETURN count(*) AS count,
        collect(coalesce(s.id, elementId(s)) + ' (sonstiges) after ' + typ)[..$samples]

@@ -221,9 +221,10 @@ class History:
                 # value's event, it would follow that event's moves from now on (a value
                 # squeezed to nothing holding again when the event moved later), so it is
                 # recorded as ending with the followers that remain.
-                if (taken.timeline_id is not None and (
-                        before.props.get("timeline_bis") == taken.timeline_id)) or (
-                        self._bound_to_plain(before, taken)):
+                if not self._behind_a_type(before, taken) and (
+                        (taken.timeline_id is not None
+                         and before.props.get("timeline_bis") == taken.timeline_id)
+                        or self._bound_to_plain(before, taken)):
                     self._end_with_the_rest(before, taken, behind,
                                             self._upcoming(before, rel, taken))
                 elif [fid for fid in behind
@@ -510,6 +511,17 @@ class History:
         still named as holding the end)."""
         return (taken.timeline_id is None and before.props.get("timeline_bis") is None
                 and before.end is not None and before.end == as_utc(taken.t_valid))
+
+    def _behind_a_type(self, before: FactState, taken: Taken) -> bool:
+        """True when `before` is "no specific type yet" squeezed to nothing behind
+        specific types (rule 4: it comes after them, `Planner.assert_fact`) and one of
+        them other than the taken-back one remains: it stays squeezed, and never ends
+        where the first of them begins as another value would (a sonstiges "in March",
+        told after an objekt from the 3rd and a tier from the 1st, held from the 1st to
+        the 3rd beside the sonstiges that held before, once the tier was taken back)."""
+        return (before.rel == "TYP" and before.wert == "sonstiges" and before.empty
+                and any(f.id != taken.id and f.valid and f.wert != "sonstiges"
+                        for f in self._followers(before)))
 
     def _still_followed(self, before: FactState, taken: Taken) -> bool:
         """True when a value other than the taken-back one follows `before` where it ends

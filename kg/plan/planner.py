@@ -156,6 +156,12 @@ class Planner(History):
             self.fact_text(f) for fid in fact.new.get("abgeloest_durch") or ()
             if (f := self.state.facts.get(fid)) is not None
         ]
+        if fact.rel == "TYP" and fact.wert == "sonstiges" and there:
+            return result.model_copy(update={"meldung": (
+                f"{self.fact_text(fact)} holds nowhere: {', '.join(there)} holds or begins "
+                "by then, and sonstiges never replaces a type (correct that type first, if "
+                "it is wrong)"
+            )})
         return result.model_copy(update={"meldung": (
             f"{self.fact_text(fact)} holds nowhere: "
             f"{', '.join(there) or 'another value'} begins where it begins (two values of "
