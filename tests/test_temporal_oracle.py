@@ -73,7 +73,9 @@ INSTANTS = [
     at(2025, 6, 1),
     at(2026, 3, 15, 12),
     at(2026, 11, 10),
+    at(2026, 11, 28),
     at(2027, 2, 1),
+    at(2027, 3, 1),
 ]
 # Event days, fixed so CI's derandomized sequences stay the same: chosen in November
 # 2026, several in the store clock's month then, so the precision window matters; values
