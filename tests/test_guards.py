@@ -1263,6 +1263,29 @@ def test_check_sees_a_type_ended_by_a_sonstiges_that_began_before_it(planted: Pa
     assert check(planted, "sonstiges_after_type").ok
 
 
+def test_a_backup_with_a_type_an_older_version_broke_restores(
+    planted: Pair, tmp_path: Path
+) -> None:
+    """Two states the writer left before this version, which reads take as they are:
+    an entity without the type a fact gives it (a cancel took it), and a sonstiges that
+    ended a type to come. `kg check` names them since; a backup made before must still
+    restore (the import runs the checks of item 8). Planted: Kassel's type deleted, and
+    Rex a tier now and sonstiges from 2099."""
+    planted.cypher("MATCH (:Entitaet {user_id: $u, name: 'Kassel'})-[t:TYP]->(w) DELETE t, w",
+                   u=planted.user_id)
+    planted.write(t("Rex", "typ", wert="sonstiges"))
+    planted.write(t("Rex", "typ", wert="objekt", ereignis=ahead("Umbau", "2099-01-01")))
+    planted.cypher("MATCH (:Entitaet {user_id: $u, name: 'Rex'})-[r:TYP]->(w) "
+                   "SET w.wert = CASE w.wert WHEN 'sonstiges' THEN 'tier' ELSE 'sonstiges' END",
+                   u=planted.user_id)
+    memory = planted.store.memory
+    planted.store.run(memory.export(tmp_path / "backup.jsonl", planted.user_id))
+    planted.store.run(memory.purge(planted.user_id))
+    planted.store.run(memory.import_file(tmp_path / "backup.jsonl"))
+    assert not check(planted, "type_missing").ok
+    assert not check(planted, "sonstiges_after_type").ok
+
+
 def test_check_sees_a_cycle(planted: Pair) -> None:
     plant_fact(planted, "LIEGT_IN", "Hessen", "Kassel")
     found = check(planted, "transitive_cycles")

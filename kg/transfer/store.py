@@ -53,7 +53,8 @@ T = TypeVar("T")
 IMPORT_CHECK_ITEMS = frozenset({1, 2, 3, 4, 5, 8, 9})
 #: Checks of those items an import does not judge: states an older version wrote, which
 #: reads take as they are. A backup of such a store must restore; `kg check` names them.
-IMPORT_TAKES = frozenset({"duplicate_values", "ereignis_person", "fact_first_touch"})
+IMPORT_TAKES = frozenset({"duplicate_values", "ereignis_person", "fact_first_touch",
+                          "type_missing", "sonstiges_after_type"})
 #: Records per `UNWIND` query of an import, and lines per progress report.
 BATCH = 2000
 
