@@ -292,11 +292,11 @@ class Planner(History):
             (self._index, f"fakt {rel.rel_type} {subjekt_id} {objekt_id} {wert}"), new_id())
         # "No specific type yet" told for a time a specific type holds, or begins within
         # the event's precision: it comes after that type, which it never replaces (rule
-        # 4). It holds nowhere and ends nothing, followed by those types; taking them back
-        # lets it hold ("Rex objekt from 3 March 2027", then "Rex sonstiges from that
-        # day": the sonstiges ended the objekt).
-        behind = sorted(f.id for f in ended.values()
-                        if rel.name == "typ" and wert == "sonstiges" and f.wert != wert)
+        # 4). It holds nowhere and ends nothing, followed by those types, and holds once
+        # none of them remains (`History._behind_a_type`). ("Rex objekt from 3 March
+        # 2027", then "Rex sonstiges from that day": the sonstiges ended the objekt.)
+        behind = (sorted(f.id for f in ended.values() if f.wert != wert)
+                  if rel.name == "typ" and wert == "sonstiges" else [])
         if behind:
             ended, following = {}, []
         for fact in ended.values():
@@ -647,8 +647,8 @@ class Planner(History):
     def clashed_before(self, before: Mapping[str, Span], typ: FactState,
                        fact: FactState) -> bool:
         """The type and the fact contradicted each other before the take-back or the
-        move already, by their spans as read (`FactState.span`): a clash the store had (a hand
-        edit, data of an older version) is no reason to refuse this one."""
+        move already, by their spans as read (`FactState.span`): a clash the store had
+        (a hand edit, data of an older version) is no reason to refuse this one."""
         if typ.id not in before or fact.id not in before:
             return False
         t, f = before[typ.id], before[fact.id]
