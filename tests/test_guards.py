@@ -1686,6 +1686,28 @@ def test_a_class_of_the_past_is_refused_where_another_type_began_since(
     check_clean(pair)
 
 
+@pytest.mark.parametrize("how", ["zeitpunkt", "ereignis"])
+def test_the_type_now_told_for_a_time_a_class_makes_another_is_refused(
+    pair: Pair, how: str,
+) -> None:
+    """A stranger's attack on types in time: Bello an organisation now, "ist ein Auto"
+    from 10 March 2027 (an objekt from then), then "Bello typ organisation" from 1 April.
+    The type told was the type now, so the facts were not asked, and it superseded the
+    objekt beside the class that stood on: `kg check` failed (type_contradicts_fact).
+    Checked against the type that holds where it begins, it is refused."""
+    pair.write(t("Bello", "typ", wert="organisation"))
+    pair.write(t("Bello", "ist_ein", wert="Auto"), zeitpunkt="2027-03-10T00:00:00Z")
+    told = t("Bello", "typ", wert="organisation")
+    if how == "zeitpunkt":
+        result = pair.write(told, zeitpunkt="2027-04-01T00:00:00Z").ergebnisse[0]
+    else:
+        result = pair.write({**told, "ereignis": ahead("Umzug", "2027-04-01")}).ergebnisse[0]
+    assert (result.ausgang, result.grund) == ("abgelehnt", "typkonflikt"), result
+    assert "ist ein Auto" in (result.meldung or ""), result
+    assert pair.mappe("Bello", gueltig_am=date(2027, 5, 1)).typ == "objekt"
+    check_clean(pair)
+
+
 def test_a_class_to_come_of_the_type_that_holds_then_leaves_it_implied(pair: Pair) -> None:
     """The same review: Bello an objekt by "Lena besitzt Bello"; "Bello ist ein Auto"
     from an event ahead found the objekt holding then and touched it, and a touched type

@@ -396,12 +396,14 @@ CALL (since) {
   // that a value superseded implies stays when a later one is taken back (Tom's home in
   // Kassel of 2010 to 2015 keeps Kassel an ort once Lena's is corrected).
   // Only where the plan checks them: for an entity the order may give a type other
-  // than its type in the pair ($refs.claims, by normalised name and by id), and for
+  // than its type in the pair ($refs.claims, by normalised name and by id), or any type
+  // where the order tells a time of its own ($refs.since: another type may hold then,
+  // "Bello typ organisation" from April beside "ist ein Auto" from March), and for
   // corrections (a type only the corrected facts implied goes with them).
   WITH *, $refs.all_history
        OR any(t IN coalesce($refs.claims[e.name_norm], [])
                    + coalesce($refs.claims[e.id], [])
-              WHERE typ IS NULL OR t <> typ) AS checked
+              WHERE typ IS NULL OR t <> typ OR $refs.since IS NOT NULL) AS checked
   CALL (e, checked) {
     WITH e WHERE checked
     MATCH (e)-[r]->(o)

@@ -536,7 +536,12 @@ class Planner(History):
                 "that type first",
                 konflikt=later.id,
             )
-        fact = self.contradicting(entity.id, typ, since) if entity.typ != typ else None
+        # Not asked where the entity is of that type where it begins already (its facts
+        # agree with it then). The type now is not that type where the new one begins
+        # later: "Bello typ organisation" from April, an organisation now, passed beside
+        # "ist ein Auto" from March, which makes him an objekt from then.
+        held = self.type_at(entity, since or self.now)
+        fact = self.contradicting(entity.id, typ, since) if held != typ else None
         if fact is not None:
             raise Rejected(
                 "abgelehnt",
@@ -545,6 +550,17 @@ class Planner(History):
                 f"'{self.fact_text(fact)}' ({fact.id}); correct that fact first",
                 konflikt=fact.id,
             )
+
+    def type_at(self, entity: Resolved, instant: datetime) -> str | None:
+        """The entity's type at `instant` by the type facts the order read (the value
+        that holds then, before the first value the first), else the type it was read
+        with (the read's instant)."""
+        types = [] if entity.id is None else self.current(entity.id, "TYP", False)
+        held = next((f for f in types if f.contains(instant)), None) or min(
+            types, key=lambda f: (f.start, not f.aktiv, f.id), default=None)
+        if held is None:
+            return entity.typ
+        return None if held.wert == "sonstiges" else held.wert
 
     def later_type(self, entity_id: str, typ: str | None = None,
                    allowed: tuple[str, ...] = ()) -> FactState | None:
