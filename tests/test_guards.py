@@ -1708,6 +1708,26 @@ def test_the_type_now_told_for_a_time_a_class_makes_another_is_refused(
     check_clean(pair)
 
 
+@pytest.mark.parametrize("zeitpunkt", [None, "2025-06-01T00:00:00Z"])
+def test_a_triple_carrying_the_type_its_subject_has_is_written_beside_a_type_to_come(
+    pair: Pair, zeitpunkt: str | None,
+) -> None:
+    """A stranger's second attack on types in time: Bello a tier, "ist ein Auto" from an
+    event in 2027; "Bello hat Halsband" with the triple's own `typ: tier` was refused
+    ("this would make it a tier on into that time"), though Bello is a tier then and the
+    fact needs no type. The same triple without the field was written."""
+    pair.write(t("Bello", "typ", wert="tier"), zeitpunkt="2025-01-01T00:00:00Z")
+    pair.write(t("Bello", "ist_ein", wert="Auto", ereignis=ahead("Umbau", "2099-03-01")))
+    extra = {"zeitpunkt": zeitpunkt} if zeitpunkt else {}
+    result = pair.write({**t("Bello", "hat", wert="Halsband"), "typ": "tier"}, **extra)
+    assert outcomes(result) == [("geschrieben", None)], result
+    assert result.ergebnisse[0].typ_fakten == []
+    # A type the subject does not have then is still refused beside the type to come.
+    other = pair.write({**t("Bello", "hat", wert="Napf"), "typ": "objekt"}, **extra)
+    assert outcomes(other)[0][1] == "typkonflikt", other
+    check_clean(pair)
+
+
 def test_a_class_to_come_of_the_type_that_holds_then_leaves_it_implied(pair: Pair) -> None:
     """The same review: Bello an objekt by "Lena besitzt Bello"; "Bello ist ein Auto"
     from an event ahead found the objekt holding then and touched it, and a touched type

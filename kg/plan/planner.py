@@ -788,7 +788,13 @@ class Planner(History):
                 konflikt=later.id,
             )
         subj_typ = self.subject_type(rel, tripel, subj)
-        if subj_typ:
+        # Only the triple's own `typ` field says it, and the subject is of that type at
+        # the order's time: nothing is written, and the fact does not need the type
+        # (it was refused beside a type to come: "this would make it a tier on into
+        # that time").
+        carried = subj_typ is not None and subj_typ == tripel.typ and not subject_claims(
+            rel, tripel.model_copy(update={"typ": None}), self.canon)
+        if subj_typ and not (carried and self.type_at(subj, self.now) == subj_typ):
             self.check_type(subj, subj_typ, stated=rel.name == "typ",
                             since=self.event_day(tripel) if rel.name in ("typ", "ist_ein")
                             else None)
