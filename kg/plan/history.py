@@ -90,11 +90,15 @@ class History:
         return [f for f in self.current(entity_id, rel_type, both) if f.aktiv]
 
     def type_now(self, entity_id: str) -> FactState | None:
-        """The entity's type fact at the order's valid time: the value that holds then
-        (one superseded from a day ahead holds until that day, though no longer
-        active), and before the first value the first, as the Mappe reads it."""
+        """The entity's type fact at the order's valid time (`type_fact_at`)."""
+        return self.type_fact_at(entity_id, self.now)
+
+    def type_fact_at(self, entity_id: str, instant: datetime) -> FactState | None:
+        """The entity's type fact at `instant`, of those the order read: the value that
+        holds then (one superseded from a day ahead holds until that day, though no
+        longer active), and before the first value the first, as the Mappe reads it."""
         types = self.current(entity_id, "TYP", False)
-        held = next((f for f in types if f.contains(self.now)), None)
+        held = next((f for f in types if f.contains(instant)), None)
         return held or min(types, key=lambda f: (f.start, not f.aktiv, f.id), default=None)
 
     def set_type_now(self, entity_id: str) -> None:

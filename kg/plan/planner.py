@@ -555,9 +555,7 @@ class Planner(History):
         """The entity's type at `instant` by the type facts the order read (the value
         that holds then, before the first value the first), else the type it was read
         with (the read's instant)."""
-        types = [] if entity.id is None else self.current(entity.id, "TYP", False)
-        held = next((f for f in types if f.contains(instant)), None) or min(
-            types, key=lambda f: (f.start, not f.aktiv, f.id), default=None)
+        held = None if entity.id is None else self.type_fact_at(entity.id, instant)
         if held is None:
             return entity.typ
         return None if held.wert == "sonstiges" else held.wert
